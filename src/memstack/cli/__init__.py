@@ -1,0 +1,21 @@
+"""The ``memstack`` command line. Each command group lives in its own module and is registered here."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memstack")
+def main() -> None:
+    """memstack: layered context and long-term memory for LLM apps."""
+
+
+def _register() -> None:
+    # Imported here so `memstack --help` stays fast and optional parts fail only when used.
+    pass
+
+
+_register()

@@ -1,0 +1,121 @@
+"""Library configuration: constructor arguments first, environment second, defaults last.
+
+Nothing here runs at import time; ``Config.resolve()`` reads the environment when it is called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from memstack.errors import ConfigError, InputError
+
+__all__ = ["DEFAULT_TIER_LIMITS", "Config", "TierLimits"]
+
+DEFAULT_TIER_LIMITS: Mapping[str, int | None] = MappingProxyType({"free": 50, "lite": 100, "pro": 500, "premium": None})
+
+
+@dataclass(frozen=True, slots=True)
+class TierLimits:
+    """Active-memory limit per subscription tier; ``None`` means unlimited."""
+
+    limits: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TIER_LIMITS))
+    default_tier: str = "free"
+
+    def limit_for(self, tier: str | None) -> int | None:
+        name = (tier or self.default_tier).lower()
+        if name not in self.limits:
+            raise InputError(f"unknown tier {tier!r}; configured tiers: {', '.join(self.limits)}")
+        return self.limits[name]
+
+    @classmethod
+    def parse(cls, spec: str, default_tier: str = "free") -> TierLimits:
+        """Parse ``"free=50,lite=100,pro=500,premium=unlimited"``."""
+        limits: dict[str, int | None] = {}
+        for part in filter(None, (p.strip() for p in spec.split(","))):
+            name, _, value = part.partition("=")
+            value = value.strip().lower()
+            if not name or not value:
+                raise ConfigError(f"bad tier limit {part!r}; write it as name=NUMBER or name=unlimited")
+            if value in {"unlimited", "none", "inf"}:
+                limits[name.strip().lower()] = None
+            elif value.isdigit():
+                limits[name.strip().lower()] = int(value)
+            else:
+                raise ConfigError(f"bad tier limit {part!r}; the limit must be a whole number or 'unlimited'")
+        if default_tier not in limits:
+            raise ConfigError(f"the default tier {default_tier!r} is not among the tiers {sorted(limits)}")
+        return cls(limits=limits, default_tier=default_tier)
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything an engine needs to know before it opens its store and models.
+
+    ``home``: data directory (``$MEMSTACK_HOME``, default ``./.memstack``), holds ``memstack.db``.
+    ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
+    ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
+    Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
+    """
+
+    home: Path = Path(".memstack")
+    database_url: str | None = None
+    embedder: str = "local:minilm"
+    chat_model: str | None = None
+    classifier_model: str | None = None
+    summarizer_model: str | None = None
+    tiers: TierLimits = field(default_factory=TierLimits)
+    vector_cache_mb: int = 512
+    badge_wait_s: float = 3.0
+
+    @classmethod
+    def resolve(cls, **overrides: Any) -> Config:
+        """Build a config from explicit arguments, falling back to ``MEMSTACK_*`` variables."""
+        env: dict[str, Any] = {}
+        if (home := _env("MEMSTACK_HOME")) is not None:
+            env["home"] = Path(home)
+        for key in ("database_url", "embedder", "chat_model", "classifier_model", "summarizer_model"):
+            if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
+                env[key] = value
+        if (spec := _env("MEMSTACK_TIER_LIMITS")) is not None:
+            env["tiers"] = TierLimits.parse(spec, _env("MEMSTACK_DEFAULT_TIER") or "free")
+        for key, conv in (("vector_cache_mb", int), ("badge_wait_s", float)):
+            if (raw := _env(f"MEMSTACK_{key.upper()}")) is not None:
+                try:
+                    env[key] = conv(raw)
+                except ValueError:
+                    raise ConfigError(f"MEMSTACK_{key.upper()}={raw!r} is not a number") from None
+        explicit = {k: v for k, v in overrides.items() if v is not None}
+        unknown = set(explicit) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(f"unknown setting(s) {sorted(unknown)}; see memstack.Config")
+        if "home" in explicit:
+            explicit["home"] = Path(explicit["home"])
+        return replace(cls(), **{**env, **explicit})
+
+    @property
+    def backend(self) -> str:
+        url = self.database_url
+        if url is None or url.startswith("sqlite:"):
+            return "sqlite"
+        if url.startswith(("postgresql://", "postgres://")):
+            return "postgres"
+        raise ConfigError(
+            f"unsupported database URL {url!r}; use postgresql://user:pass@host/db or sqlite:///path/memstack.db"
+        )
+
+    @property
+    def sqlite_path(self) -> Path:
+        url = self.database_url
+        if url and url.startswith("sqlite:///"):
+            return Path(url.removeprefix("sqlite:///"))
+        return self.home / "memstack.db"

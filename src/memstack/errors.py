@@ -1,0 +1,139 @@
+"""Every error memstack raises on purpose.
+
+Each message says what went wrong and what to do about it. Callers catch the
+branch they can handle; ``MemstackError`` catches all of them::
+
+    MemstackError
+    ├── ConfigError              bad settings, missing extra, unknown model string
+    ├── InputError               the caller sent something unusable (HTTP 4xx)
+    │   ├── DimensionMismatch    a vector of the wrong length for the store
+    │   └── NotFound             unknown user, memory, session, context or agent
+    ├── LimitReached             the user's tier allows no more memories
+    ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
+    ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
+    ├── StoreError               the database failed; nothing was half-written
+    │   ├── StoreUnavailable     cannot connect (server down, bad URL, missing pgvector)
+    │   ├── StoreBusy            another writer holds the database
+    │   └── MigrationError       the schema cannot be brought up to date
+    └── ProviderError            a model endpoint failed (status, body)
+        ├── ProviderTimeout      no answer within the deadline
+        └── MalformedResponse    the answer could not be parsed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "ConfigError",
+    "DimensionMismatch",
+    "InputError",
+    "LimitReached",
+    "MalformedResponse",
+    "MemstackError",
+    "MigrationError",
+    "NotFound",
+    "OverrideViolation",
+    "ProviderError",
+    "ProviderTimeout",
+    "StoreBusy",
+    "StoreError",
+    "StoreUnavailable",
+]
+
+
+class MemstackError(Exception):
+    """Base class of every error memstack raises on purpose."""
+
+
+class ConfigError(MemstackError):
+    """A setting is missing or invalid, or an optional dependency is not installed."""
+
+
+class InputError(MemstackError):
+    """The caller passed something memstack cannot accept; the message says what to send instead."""
+
+
+class DimensionMismatch(InputError):
+    """A vector's length differs from the dimension the store was created with."""
+
+    def __init__(self, expected: int, got: int) -> None:
+        super().__init__(
+            f"vector has {got} dimensions but this store holds {expected}-d vectors; "
+            "embed with the store's embedding model, or run `memstack reembed` to switch models"
+        )
+        self.expected = expected
+        self.got = got
+
+
+class NotFound(InputError):
+    """The named object does not exist (or belongs to another user or tenant)."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {kind}s list`)")
+        self.kind = kind
+        self.key = key
+
+
+class LimitReached(MemstackError):
+    """The user already holds as many active memories as their tier allows."""
+
+    def __init__(self, tier: str, limit: int) -> None:
+        super().__init__(f"the {tier} tier keeps at most {limit} memories; forget some or upgrade to keep more")
+        self.tier = tier
+        self.limit = limit
+
+    @property
+    def upgrade_prompt(self) -> str:
+        return (
+            f"You've reached the {self.limit}-memory limit of the {self.tier} plan. "
+            "Upgrade to let me remember more, or ask me to forget something you no longer need."
+        )
+
+
+class BudgetExceeded(MemstackError):
+    """The layers that are never trimmed do not fit in the token budget."""
+
+    def __init__(self, needed: int, budget: int) -> None:
+        super().__init__(
+            f"the untrimmable layers need {needed} tokens but the budget is {budget}; "
+            "raise budget_tokens or shorten the agent's core, the delegated task or the message"
+        )
+        self.needed = needed
+        self.budget = budget
+
+
+class OverrideViolation(MemstackError):
+    """A lower layer tried to take the place of a higher one, or layers 1-2 were tampered with."""
+
+
+class StoreError(MemstackError):
+    """The store failed; the operation was rolled back and nothing stored was changed."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached or lacks something it needs (e.g. the pgvector extension)."""
+
+
+class StoreBusy(StoreError):
+    """Another writer holds the database lock longer than the busy timeout."""
+
+
+class MigrationError(StoreError):
+    """The schema could not be migrated to the version this memstack needs."""
+
+
+class ProviderError(MemstackError):
+    """A model endpoint answered with an error or could not be used."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class ProviderTimeout(ProviderError):
+    """The model endpoint did not answer within the deadline."""
+
+
+class MalformedResponse(ProviderError):
+    """The model answered, but not in the shape the prompt asked for."""

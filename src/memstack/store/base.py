@@ -1,0 +1,117 @@
+"""The storage contract: one small async Protocol per role.
+
+A backend is one subpackage that implements every role and passes ``tests/store/test_contract.py``.
+Every method is scoped by a :class:`~memstack.types.UserRef` *inside* the query, never filtered after.
+Writes are transactions: on any failure nothing is half-written and a :class:`~memstack.errors.StoreError`
+(or an :class:`~memstack.errors.InputError` for bad arguments) is raised.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Protocol, Self, runtime_checkable
+
+from memstack.types import (
+    DeletedBy,
+    HistoryAction,
+    Memory,
+    MemoryEvent,
+    MemoryFilter,
+    MemoryPatch,
+    NewMemory,
+    ScoredMemory,
+    UserRef,
+    Vector,
+)
+
+__all__ = ["MemoryIndex", "MemoryStore", "Store"]
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Long-term memories and their append-only history."""
+
+    async def add(
+        self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
+    ) -> Memory:
+        """Insert one memory. With ``limit``, raise ``LimitReached`` if the user already has that many active
+        memories; the count and the insert are one transaction."""
+        ...
+
+    async def get(self, user: UserRef, memory_id: str) -> Memory:
+        """One memory, active or not (``NotFound`` if it is not this user's)."""
+        ...
+
+    async def update(
+        self,
+        user: UserRef,
+        memory_id: str,
+        patch: MemoryPatch,
+        embedding: Vector | None = None,
+        *,
+        action: HistoryAction = HistoryAction.UPDATE,
+        actor: str = "user",
+        note: str = "",
+    ) -> Memory:
+        """Change fields (``embedding`` must accompany a content change) and record before/after."""
+        ...
+
+    async def forget(
+        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+    ) -> Memory:
+        """Soft delete: inactive, restorable, history kept. ``merged_into`` records a consolidation."""
+        ...
+
+    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
+        """Make a soft-deleted memory active again (tier limit applies)."""
+        ...
+
+    async def delete(self, user: UserRef, memory_id: str) -> None:
+        """Permanent delete: the row and its vector are gone; a ``delete`` history row remains."""
+        ...
+
+
+@runtime_checkable
+class MemoryIndex(Protocol):
+    """Reading memories back: listing, counting, nearest-neighbour and full-text search."""
+
+    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        """Newest first, filtered by category / text / agent / deleted, paged by limit and offset."""
+        ...
+
+    async def count_active(self, user: UserRef) -> int: ...
+
+    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        """Every create/update/forget/restore/merge/delete of one memory, oldest first."""
+        ...
+
+    async def nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """The ``k`` active memories closest to ``vector`` by cosine similarity, best first, in one call.
+
+        Exactly ``min(k, matching memories)`` results: never fewer because of index post-filtering."""
+        ...
+
+    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+        """Full-text (BM25-style) search over active memories, best first."""
+        ...
+
+
+class Store(Protocol):
+    """A backend: owns its connections, created with the embedding dimension it stores."""
+
+    @property
+    def memories(self) -> MemoryStore: ...
+
+    @property
+    def index(self) -> MemoryIndex: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def close(self) -> None: ...

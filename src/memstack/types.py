@@ -1,0 +1,311 @@
+"""Domain types shared by every part of memstack.
+
+All are frozen dataclasses: values, not handles. HTTP schemas live in the server, not here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memstack.errors import InputError
+
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "Category",
+    "DeletedBy",
+    "Fact",
+    "Fragment",
+    "FragmentStatus",
+    "HistoryAction",
+    "Layer",
+    "Memory",
+    "MemoryEvent",
+    "MemoryFilter",
+    "MemoryPatch",
+    "NewMemory",
+    "RawMessage",
+    "ScoredMemory",
+    "SessionState",
+    "Source",
+    "TurnSummary",
+    "UserRef",
+    "Vector",
+    "new_id",
+    "utcnow",
+]
+
+Vector = npt.NDArray[np.float32]
+
+#: Longest memory content accepted; longer text is a document, not a memory.
+MAX_CONTENT_CHARS = 2000
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def new_id(prefix: str) -> str:
+    """A sortable unique id: ``prefix_`` + 48-bit millisecond time + 80 random bits, base32."""
+    n = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        n, r = divmod(n, 32)
+        chars.append(_CROCKFORD[r])
+    return f"{prefix}_{''.join(reversed(chars))}"
+
+
+class Category(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    GOAL = "goal"
+    LEARNINGSTYLE = "learningstyle"
+    SCHEDULE = "schedule"
+    GENERAL = "general"
+
+    @classmethod
+    def parse(cls, value: str) -> Category:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in cls)
+            raise InputError(f"unknown category {value!r}; use one of: {allowed}") from None
+
+
+class Source(StrEnum):
+    AUTO = "auto"  # saved by the classifier
+    EXPLICIT = "explicit"  # the user said "remember ..."
+    MANUAL = "manual"  # added through the API, CLI or UI
+    CONSOLIDATED = "consolidated"  # merged from several memories
+
+
+class DeletedBy(StrEnum):
+    AI = "ai"  # soft delete by the assistant's forget tool: restorable
+    USER = "user"  # the user's own delete (a permanent delete removes the row)
+
+
+class HistoryAction(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    SUPERSEDE = "supersede"  # a contradicting newer fact replaced this content
+    FORGET = "forget"
+    RESTORE = "restore"
+    MERGE = "merge"  # consolidated into another memory
+    DELETE = "delete"  # permanent delete: the history row outlives the memory
+
+
+@dataclass(frozen=True, slots=True)
+class UserRef:
+    """Whose data: every store call is scoped by tenant and user inside the query."""
+
+    user_id: str
+    tenant: str = "default"
+
+    def __post_init__(self) -> None:
+        for name in ("user_id", "tenant"):
+            value = getattr(self, name)
+            if not value or len(value) > 200 or not value.isprintable():
+                raise InputError(f"{name} must be 1-200 printable characters, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a caller supplies to store a memory; the store assigns id and timestamps."""
+
+    content: str
+    category: Category = Category.GENERAL
+    source: Source = Source.MANUAL
+    confidence: float = 1.0
+    agent_id: str | None = None
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    source_turn_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_content(self.content)
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+
+def check_content(content: str) -> None:
+    if not content or not content.strip():
+        raise InputError("memory content is empty; send the fact to remember as text")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InputError(
+            f"memory content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
+            "Store one short fact per memory"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """Fields to change; ``None`` leaves a field as it is. Changing content re-embeds."""
+
+    content: str | None = None
+    category: Category | None = None
+    confidence: float | None = None
+    expires_at: datetime | None = None
+    observed_at: datetime | None = None
+    source_turn_ids: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.content is not None:
+            check_content(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    user_id: str
+    tenant: str
+    agent_id: str | None
+    content: str
+    category: Category
+    source: Source
+    confidence: float
+    is_active: bool
+    deleted_by: DeletedBy | None
+    created_at: datetime
+    updated_at: datetime
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    merged_into: str | None = None
+    source_turn_ids: tuple[str, ...] = ()
+    embedding: Vector | None = field(default=None, compare=False, repr=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The JSON-able state recorded in history (no vector)."""
+        return {
+            "content": self.content,
+            "category": self.category.value,
+            "source": self.source.value,
+            "confidence": self.confidence,
+            "is_active": self.is_active,
+            "deleted_by": self.deleted_by.value if self.deleted_by else None,
+            "observed_at": self.observed_at.isoformat() if self.observed_at else None,
+            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "merged_into": self.merged_into,
+            "source_turn_ids": list(self.source_turn_ids),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One row of a memory's append-only history."""
+
+    id: int
+    memory_id: str
+    action: HistoryAction
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    at: datetime
+    actor: str  # "ai", "user", "system"
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    memory: Memory
+    score: float  # cosine similarity for vector search, a rank score for text search
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    categories: tuple[Category, ...] = ()
+    text: str | None = None  # full-text match on content
+    agent_id: str | None = None  # memories of this agent plus the user's shared ones
+    include_deleted: bool = False
+    limit: int = 100
+    offset: int = 0
+
+
+class Layer(IntEnum):
+    """The context stack. Order is authority and trim priority (DESIGN §2)."""
+
+    CORE = 1
+    CHARACTERISTICS = 2
+    SESSION = 3
+    DELEGATED = 4
+    FACTS = 5
+    MEMORY = 6
+    SUMMARIES = 7
+    TURN_LOG = 8
+    THREAD = 9
+    CURRENT = 10
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class FragmentStatus(StrEnum):
+    KEPT = "kept"
+    TRIMMED = "trimmed"
+    QUARANTINED = "quarantined"
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """One piece of text in the assembled context, with where it came from."""
+
+    layer: Layer
+    source: str  # e.g. "agent:tutor#core", "memory:mem_...", "turn:12"
+    text: str
+    tokens: int = 0
+    pinned: bool = False  # never trimmed
+    flags: tuple[str, ...] = ()
+    status: FragmentStatus = FragmentStatus.KEPT
+    reason: str = ""
+    role: str | None = None  # chat role for layers 9-10
+    score: float | None = None  # retrieval score for layer 6
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A base-truth entry of a session; hard exceptions are never pruned or trimmed."""
+
+    text: str
+    hard_exception: bool = False
+    since_turn: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSummary:
+    turn: int
+    user_summary: str
+    assistant_summary: str
+    unsummarized: bool = False  # raw fallback stored; a background retry is due
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    role: str  # user | assistant | tool
+    content: str
+    turn: int
+    at: datetime | None = None
+    keep_extra_turns: int = 0  # long messages stay in the window a little longer
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    session_id: str
+    user_id: str
+    tenant: str
+    agent: str | None
+    turn_count: int
+    base_truth: tuple[Fact, ...] = ()
+    turn_log: tuple[TurnSummary, ...] = ()
+    raw_window: tuple[RawMessage, ...] = ()
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    ended_at: datetime | None = None
