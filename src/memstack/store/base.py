@@ -9,6 +9,7 @@ Writes are transactions: on any failure nothing is half-written and a :class:`~m
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Protocol, Self, runtime_checkable
 
 from memstack.types import (
@@ -36,6 +37,12 @@ class MemoryStore(Protocol):
     ) -> Memory:
         """Insert one memory. With ``limit``, raise ``LimitReached`` if the user already has that many active
         memories; the count and the insert are one transaction."""
+        ...
+
+    async def add_many(
+        self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
+    ) -> builtins.list[Memory]:
+        """Bulk insert (imports, benchmarks, re-embedding): one transaction, no tier limit, history recorded."""
         ...
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
