@@ -1,0 +1,179 @@
+"""The SQLite store's ``MemoryIndex`` role: listing, counting, history, full-text and vector search.
+
+``nearest`` is the hot path. When the user's vectors are cached and nothing was committed since the caches were
+last checked, it scores them on the calling thread (a worker thread for very large users) and takes the rows from
+the row cache, so a warm search never waits for the database thread; otherwise it reads what it misses in one
+indexed query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import sqlite3
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from memstack.errors import InputError, NotFound, StoreError
+from memstack.store.sqlite._cache import Hit, UserVectors
+from memstack.store.sqlite._core import Core, check_agent, user_key
+from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite._rows import (
+    CATEGORY_CODES,
+    COLUMNS,
+    event_from_row,
+    fts_match,
+    memory_from_row,
+    parse_category,
+    unit_vector,
+)
+from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
+
+__all__ = ["SQLiteIndex"]
+
+_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
+_LARGE_SCAN = 2_000_000  # floats scored per search above which scoring leaves the event loop (~1 ms of work)
+
+
+class SQLiteIndex:
+    """Reads memories back; never writes."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        flt = flt or MemoryFilter()
+        if flt.limit < 1 or flt.offset < 0:
+            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
+        check_agent(flt.agent_id)
+        sql = [f"SELECT {COLUMNS} FROM memories WHERE tenant = ? AND user_id = ?"]
+        args: builtins.list[Any] = [user.tenant, user.user_id]
+        if not flt.include_deleted:
+            sql.append("AND is_active = 1")
+        if flt.categories:
+            cats = [parse_category(c).value for c in flt.categories]
+            sql.append(f"AND category IN ({', '.join('?' * len(cats))})")
+            args += cats
+        if flt.agent_id is not None:
+            sql.append("AND (agent_id IS NULL OR agent_id = ?)")
+            args.append(flt.agent_id)
+        if flt.text is not None:
+            match = fts_match(user, flt.text, any_word=False)
+            if match is None:
+                return []
+            sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
+            args.append(match)
+        sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
+        args += [flt.limit, flt.offset]
+        query = " ".join(sql)
+        rows = await self._core.run(lambda conn: conn.execute(query, args).fetchall())
+        return [memory_from_row(r) for r in rows]
+
+    async def count_active(self, user: UserRef) -> int:
+        return await self._core.run(lambda conn: self._core.count(conn, user))
+
+    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        rows = await self._core.run(
+            lambda conn: conn.execute(
+                "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
+                "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id",
+                (user.tenant, user.user_id, memory_id),
+            ).fetchall()
+        )
+        if not rows:
+            raise NotFound("memory", memory_id)
+        return [event_from_row(r) for r in rows]
+
+    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        match = fts_match(user, query, any_word=True)
+        if match is None:
+            return []
+        sql = (
+            f"SELECT {_M_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts "
+            "JOIN memories m ON m.pk = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 "
+            "ORDER BY rank LIMIT ?"
+        )
+        rows = await self._core.run(lambda conn: conn.execute(sql, (match, user.tenant, user.user_id, k)).fetchall())
+        return [ScoredMemory(memory_from_row(r[:-1]), -float(r[-1])) for r in rows]
+
+    async def nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Exact cosine top-``k`` of the user's active memories; ``flt`` may restrict categories, agent and text
+        (its paging and ``include_deleted`` do not apply)."""
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        query = unit_vector(vector, self._core.dim)
+        flt = flt or MemoryFilter()
+        check_agent(flt.agent_id)
+        cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
+        key = user_key(user)
+        for _ in range(5):  # a concurrent write between scoring and reading rows makes us score again
+            if not self._core.is_fresh():
+                await self._core.run(self._core.sync)
+            entry = self._core.vectors.get(key)
+            if entry is None:
+                entry = await self._core.run(partial(self._load, user))
+            only: set[int] | None = None
+            if flt.text is not None:
+                only = await self._core.run(partial(self._text_pks, user, flt.text))
+            search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
+            hits = await asyncio.to_thread(search) if entry.n * self._core.dim > _LARGE_SCAN else search()
+            found = self._core.rows.get_many(h.id for h in hits)
+            missing = [h for h in hits if h.id not in found]
+            if missing:
+                fetched = await self._core.run(partial(self._fetch_active, missing))
+                if fetched is None:
+                    continue
+                found.update(fetched)
+            if all(h.id in found for h in hits):
+                return [ScoredMemory(found[h.id], h.score) for h in hits]
+        raise StoreError("the memories kept changing during the search; try again")
+
+    def _load(self, user: UserRef, conn: sqlite3.Connection) -> UserVectors:
+        """Database thread: read the user's active vectors (one indexed query) and cache them."""
+        with transaction(conn, write=False):
+            self._core.note_foreign(conn)
+            rows = conn.execute(
+                "SELECT pk, id, category, agent_id, embedding FROM memories "
+                "WHERE tenant = ? AND user_id = ? AND is_active = 1",
+                (user.tenant, user.user_id),
+            ).fetchall()
+
+        matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
+        cats = [CATEGORY_CODES[parse_category(r[2])] for r in rows]
+        entry = UserVectors(
+            self._core.dim, [r[0] for r in rows], [r[1] for r in rows], matrix, cats, [r[3] for r in rows]
+        )
+        self._core.vectors.put(user_key(user), entry)
+        return entry
+
+    def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
+        match = fts_match(user, text, any_word=False)
+        if match is None:
+            return set()
+        rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def _fetch_active(self, hits: builtins.list[Hit], conn: sqlite3.Connection) -> dict[str, Memory] | None:
+        """Database thread: the rows of ``hits`` (one query by primary key); ``None`` if any changed meanwhile."""
+        with transaction(conn, write=False):
+            before = self._core.main_seen
+            self._core.note_foreign(conn)
+            if self._core.main_seen != before:
+                return None
+            marks = ", ".join("?" * len(hits))
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM memories WHERE pk IN ({marks}) AND is_active = 1", [h.pk for h in hits]
+            ).fetchall()
+        memories = {r[0]: memory_from_row(r) for r in rows}
+        if len(memories) != len(hits):
+            return None
+        for memory in memories.values():
+            self._core.rows.put(memory)
+        return memories
