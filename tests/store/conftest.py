@@ -96,4 +96,3 @@ class Vectors:
 @pytest.fixture
 def vecs() -> Vectors:
     return Vectors()
-

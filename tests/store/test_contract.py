@@ -216,7 +216,7 @@ async def test_list_filters_by_category_text_agent_and_deleted(store: Store, vec
     assert coach.id not in ids(await store.index.list(ALICE, MemoryFilter(agent_id="tutor")))
     everything = await store.index.list(ALICE, MemoryFilter(include_deleted=True))
     assert ids(everything) == {pref.id, goal.id, tutor.id, coach.id, gone.id}
-    assert [m for m in everything if m.id == gone.id][0].deleted_by == DeletedBy.USER
+    assert next(m for m in everything if m.id == gone.id).deleted_by == DeletedBy.USER
 
 
 async def test_text_filters_treat_search_syntax_as_words(store: Store, vecs) -> None:
