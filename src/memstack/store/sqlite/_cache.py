@@ -222,12 +222,21 @@ class VectorCache:
 
 
 class RowCache:
-    """The last ``capacity`` active memories read or written, by id: lets a cached search skip the database."""
+    """The last ``capacity`` active memories read or written, by id: lets a cached search skip the database.
+
+    Writers ``put``/``discard``; a reader that fetched rows outside the database thread adds them with
+    ``fill(generation, ...)``, which does nothing if any writer changed the cache since the reader took
+    ``generation``: a row read just before a commit never replaces the committed one."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._lock = threading.Lock()
         self._rows: OrderedDict[str, Memory] = OrderedDict()
+        self._generation = 0
+
+    @property
+    def generation(self) -> int:
+        return self._generation
 
     def get_many(self, ids: Iterable[str]) -> dict[str, Memory]:
         found: dict[str, Memory] = {}
@@ -239,19 +248,31 @@ class RowCache:
                     found[id_] = row
         return found
 
+    def _insert(self, memory: Memory) -> None:
+        self._rows[memory.id] = memory
+        self._rows.move_to_end(memory.id)
+        while len(self._rows) > self.capacity:
+            self._rows.popitem(last=False)
+
     def put(self, memory: Memory) -> None:
-        if self.capacity <= 0:
-            return
         with self._lock:
-            self._rows[memory.id] = memory
-            self._rows.move_to_end(memory.id)
-            while len(self._rows) > self.capacity:
-                self._rows.popitem(last=False)
+            self._generation += 1
+            if self.capacity > 0:
+                self._insert(memory)
+
+    def fill(self, generation: int, memories: Iterable[Memory]) -> None:
+        with self._lock:
+            if generation != self._generation or self.capacity <= 0:
+                return
+            for memory in memories:
+                self._insert(memory)
 
     def discard(self, memory_id: str) -> None:
         with self._lock:
+            self._generation += 1
             self._rows.pop(memory_id, None)
 
     def clear(self) -> None:
         with self._lock:
+            self._generation += 1
             self._rows.clear()

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memstack.errors import InputError, NotFound, StoreError
 from memstack.store.sqlite._cache import RowCache, VectorCache
-from memstack.store.sqlite._db import Database, data_version, map_error, transaction
+from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector
 
@@ -79,7 +79,8 @@ class Core:
     # -- other processes' writes ----------------------------------------------------------------------------------
 
     def open_watch(self) -> None:
-        self._watch = self.db.connect(check_same_thread=False)
+        # Never waits for a lock: whoever uses it from the event loop falls back to the database thread instead.
+        self._watch = self.db.connect(check_same_thread=False, busy_timeout_s=0.0)
 
     def close_watch(self) -> None:
         with self._watch_lock:
@@ -105,6 +106,19 @@ class Core:
             try:
                 return data_version(self._watch)
             except sqlite3.Error as exc:
+                raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
+
+    def read_now(self, sql: str, args: Sequence[Any]) -> list[Any] | None:
+        """Calling thread: one short read on the watch connection, which never waits; ``None`` if it would have to
+        (then do the read on the database thread)."""
+        with self._watch_lock:
+            if self._watch is None:
+                raise StoreError(f"the store on {self.db.path} is closed; open it again")
+            try:
+                return self._watch.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                if is_busy(exc):
+                    return None
                 raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
 
     def is_fresh(self) -> bool:

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from memstack.errors import MemstackError, StoreBusy, StoreError, StoreUnavailable
 
-__all__ = ["Database", "data_version", "map_error", "transaction"]
+__all__ = ["Database", "data_version", "is_busy", "map_error", "transaction"]
 
 T = TypeVar("T")
 
@@ -26,12 +26,21 @@ _BUSY_CODES = {"SQLITE_BUSY", "SQLITE_LOCKED"}
 _UNAVAILABLE_CODES = {"SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_PERM", "SQLITE_AUTH"}
 
 
+def _code(exc: sqlite3.Error) -> str:
+    """The primary result code (``SQLITE_BUSY`` for ``SQLITE_BUSY_SNAPSHOT``)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return "_".join(name.split("_", 2)[:2])
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    return _code(exc) in _BUSY_CODES or "database is locked" in str(exc)
+
+
 def map_error(exc: sqlite3.Error, path: Path, busy_timeout_s: float) -> StoreError:
     """The typed error for a ``sqlite3`` failure, saying what the user can do about it."""
     name = getattr(exc, "sqlite_errorname", "") or ""
-    base = name.split("_", 2)[:2]
-    code = "_".join(base)
-    if code in _BUSY_CODES or "database is locked" in str(exc):
+    code = _code(exc)
+    if is_busy(exc):
         return StoreBusy(
             f"another process is writing to {path} and held the lock for more than {busy_timeout_s:g} s; "
             "try again, or stop the other writer"
@@ -86,11 +95,10 @@ class Database:
             self._executor = None
             raise
 
-    def connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    def connect(self, *, check_same_thread: bool = True, busy_timeout_s: float | None = None) -> sqlite3.Connection:
         """A new connection with memstack's settings (WAL, busy timeout, autocommit outside ``transaction``)."""
-        conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=check_same_thread
-        )
+        timeout = self.busy_timeout_s if busy_timeout_s is None else busy_timeout_s
+        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=check_same_thread)
         try:
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":

@@ -127,9 +127,11 @@ class SQLiteIndex:
             found = self._core.rows.get_many(h.id for h in hits)
             missing = [h for h in hits if h.id not in found]
             if missing:
-                fetched = await self._core.run(partial(self._fetch_active, missing))
-                if fetched is None:
-                    continue
+                fetched = self._read_active_now(missing)
+                if fetched is None:  # the database was busy: read on the database thread instead
+                    fetched = await self._core.run(partial(self._fetch_active, missing))
+                if fetched is None or len(fetched) != len(missing):
+                    continue  # changed since the vectors were scored
                 found.update(fetched)
             if all(h.id in found for h in hits):
                 return [ScoredMemory(found[h.id], h.score) for h in hits]
@@ -160,6 +162,20 @@ class SQLiteIndex:
         rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}
 
+    def _read_active_now(self, hits: builtins.list[Hit]) -> dict[str, Memory] | None:
+        """Calling thread: the active rows of ``hits`` by primary key (one query that never waits for a lock);
+        ``None`` if the database was busy."""
+        generation = self._core.rows.generation
+        marks = ", ".join("?" * len(hits))
+        rows = self._core.read_now(
+            f"SELECT {COLUMNS} FROM memories WHERE pk IN ({marks}) AND is_active = 1", [h.pk for h in hits]
+        )
+        if rows is None:
+            return None
+        memories = {r[0]: memory_from_row(r) for r in rows}
+        self._core.rows.fill(generation, memories.values())
+        return memories
+
     def _fetch_active(self, hits: builtins.list[Hit], conn: sqlite3.Connection) -> dict[str, Memory] | None:
         """Database thread: the rows of ``hits`` (one query by primary key); ``None`` if any changed meanwhile."""
         with transaction(conn, write=False):
@@ -172,8 +188,5 @@ class SQLiteIndex:
                 f"SELECT {COLUMNS} FROM memories WHERE pk IN ({marks}) AND is_active = 1", [h.pk for h in hits]
             ).fetchall()
         memories = {r[0]: memory_from_row(r) for r in rows}
-        if len(memories) != len(hits):
-            return None
-        for memory in memories.values():
-            self._core.rows.put(memory)
+        self._core.rows.fill(self._core.rows.generation, memories.values())
         return memories

@@ -11,6 +11,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from memstack.errors import InputError, LimitReached
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, check_actor, check_agent, opt_ts, user_key, utc
@@ -32,6 +34,7 @@ from memstack.types import (
     UserRef,
     Vector,
     new_id,
+    new_ids,
     utcnow,
 )
 
@@ -46,6 +49,8 @@ _HISTORY = (
     "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_FTS_INSERT = "INSERT INTO memories_fts (rowid, content, fts_owner) VALUES (?, ?, ?)"
+_FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, content, fts_owner) SELECT pk, content, fts_owner FROM memories"
 _UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
 
 
@@ -55,12 +60,13 @@ class SQLiteMemories:
     def __init__(self, core: Core) -> None:
         self._core = core
 
-    def _prepare(self, user: UserRef, memory: NewMemory, now: datetime) -> Memory:
+    @staticmethod
+    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, embedding: Vector) -> Memory:
         check_agent(memory.agent_id)
         if not isinstance(memory.content, str):
             raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
         return Memory(
-            id=new_id("mem"),
+            id=memory_id,
             user_id=user.user_id,
             tenant=user.tenant,
             agent_id=memory.agent_id,
@@ -76,10 +82,12 @@ class SQLiteMemories:
             expires_at=utc(memory.expires_at),
             merged_into=None,
             source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
+            embedding=embedding,
         )
 
     @staticmethod
-    def _insert_row(pk: int | None, m: Memory, vector: Vector, owner: str) -> tuple[Any, ...]:
+    def _insert_row(pk: int | None, m: Memory, blob: bytes, owner: str, created: str) -> tuple[Any, ...]:
+        turns = json.dumps(list(m.source_turn_ids)) if m.source_turn_ids else "[]"
         return (
             pk,
             m.id,
@@ -92,14 +100,14 @@ class SQLiteMemories:
             m.confidence,
             1,
             None,
-            to_ts(m.created_at),
-            to_ts(m.updated_at),
+            created,
+            created,
             opt_ts(m.observed_at),
             opt_ts(m.expires_at),
             None,
-            json.dumps(list(m.source_turn_ids)),
+            turns,
             owner,
-            vector.astype("<f4").tobytes(),
+            blob,
         )
 
     @staticmethod
@@ -124,24 +132,27 @@ class SQLiteMemories:
         vector = unit_vector(embedding, self._core.dim)
         if limit is not None and limit < 0:
             raise InputError(f"limit must be zero or more, got {limit}")
-        new = self._prepare(user, memory, utcnow())
-        return await self._core.run(partial(self._add_sync, user, new, vector, limit, check_actor(actor)))
+        new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
+        return await self._core.run(partial(self._add_sync, user, new, limit, check_actor(actor)))
 
-    def _add_sync(
-        self, user: UserRef, new: Memory, vector: Vector, limit: int | None, actor: str, conn: sqlite3.Connection
-    ) -> Memory:
+    def _add_sync(self, user: UserRef, new: Memory, limit: int | None, actor: str, conn: sqlite3.Connection) -> Memory:
+        assert new.embedding is not None
+        owner, blob = fts_owner(user), new.embedding.astype("<f4").tobytes()
+
         def body(conn: sqlite3.Connection) -> int:
             # Count and insert under one write lock: concurrent adds cannot both pass the limit.
             if limit is not None and self._core.count(conn, user) >= limit:
                 raise LimitReached("current", limit)
-            cursor = conn.execute(_INSERT, self._insert_row(None, new, vector, fts_owner(user)))
+            cursor = conn.execute(_INSERT, self._insert_row(None, new, blob, owner, to_ts(new.created_at)))
+            pk = int(cursor.lastrowid or 0)
+            conn.execute(_FTS_INSERT, (pk, new.content, owner))
             history = self._history_row(user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
             conn.execute(_HISTORY, history)
-            return int(cursor.lastrowid or 0)
+            return pk
 
         pk = self._core.write(conn, body)
-        self._core.cached_change(user, pk, new, vector, was_active=False)
-        return replace(new, embedding=vector)
+        self._core.cached_change(user, pk, new, new.embedding, was_active=False)
+        return new
 
     async def add_many(
         self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
@@ -157,25 +168,25 @@ class SQLiteMemories:
         if not batch:
             return []
         now = utcnow()
-        new = [self._prepare(user, m, now) for m in batch]
+        ids = new_ids("mem", len(batch))
+        new = [self._prepare(user, m, now, i, v) for m, i, v in zip(batch, ids, matrix, strict=True)]
         owner, key, at = fts_owner(user), user_key(user), to_ts(now)
+        blobs = np.ascontiguousarray(matrix, dtype="<f4")
 
         def body(conn: sqlite3.Connection) -> tuple[int, bool]:
             base = int(conn.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0])
             first_for_user = self._core.vectors.peek(key) is None and self._core.count(conn, user) == 0
-            conn.executemany(_INSERT, (self._insert_row(base + i + 1, m, matrix[i], owner) for i, m in enumerate(new)))
-            conn.executemany(
-                _HISTORY,
-                (
-                    (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "")
-                    for m in new
-                ),
+            rows = (self._insert_row(base + i + 1, m, blobs[i].tobytes(), owner, at) for i, m in enumerate(new))
+            conn.executemany(_INSERT, rows)
+            conn.execute(f"{_FTS_INSERT_FROM} WHERE pk > ?", (base,))
+            history = (
+                (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "") for m in new
             )
+            conn.executemany(_HISTORY, history)
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)
         pks = list(range(base + 1, base + 1 + len(new)))
-        ids = [m.id for m in new]
         cats = [CATEGORY_CODES[m.category] for m in new]
         agents = [m.agent_id for m in new]
         entry = self._core.vectors.peek(key)
@@ -184,7 +195,7 @@ class SQLiteMemories:
             self._core.vectors.fit()
         elif first_for_user:  # write-through: a new user's vectors are all in hand
             self._core.vectors.put(key, UserVectors(self._core.dim, pks, ids, matrix, cats, agents))
-        return [replace(m, embedding=matrix[i]) for i, m in enumerate(new)]
+        return new
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
         _, memory = await self._core.run(lambda conn: self._core.fetch(conn, user, memory_id))
