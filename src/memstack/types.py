@@ -30,6 +30,7 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUsage",
     "NewMemory",
     "RawMessage",
     "ScoredMemory",
@@ -240,6 +241,19 @@ class MemoryFilter:
     include_deleted: bool = False
     limit: int = 100
     offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUsage:
+    """How much of a user's tier limit their active memories use."""
+
+    tier: str
+    active: int
+    limit: int | None  # None: unlimited
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(self.limit - self.active, 0)
 
 
 class Layer(IntEnum):
