@@ -115,27 +115,35 @@ def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
     return out
 
 
+# Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.
+_CATEGORIES = {c.value: c for c in Category}
+_SOURCES = {s.value: s for s in Source}
+_DELETED_BY = {d.value: d for d in DeletedBy}
+_fromiso = datetime.fromisoformat
+
+
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> Memory:
-    vec = np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None
-    confidence = float(row[7])
+    """A :class:`Memory` from the ``COLUMNS`` of one row (with the embedding when its blob is given)."""
+    (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
+    created, updated, observed, expires, merged_into, turns = row[10:16]
     return Memory(
-        id=row[0],
-        tenant=row[1],
-        user_id=row[2],
-        agent_id=row[3],
-        content=row[4],
-        category=Category(row[5]),
-        source=Source(row[6]),
-        confidence=confidence if math.isfinite(confidence) else 0.0,
-        is_active=bool(row[8]),
-        deleted_by=DeletedBy(row[9]) if row[9] is not None else None,
-        created_at=datetime.fromisoformat(row[10]),
-        updated_at=datetime.fromisoformat(row[11]),
-        observed_at=from_ts(row[12]),
-        expires_at=from_ts(row[13]),
-        merged_into=row[14],
-        source_turn_ids=tuple(json.loads(row[15])),
-        embedding=vec,
+        id=id_,
+        tenant=tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        content=content,
+        category=_CATEGORIES[category],
+        source=_SOURCES[source],
+        confidence=float(confidence) if math.isfinite(confidence) else 0.0,
+        is_active=bool(is_active),
+        deleted_by=_DELETED_BY[deleted_by] if deleted_by is not None else None,
+        created_at=_fromiso(created),
+        updated_at=_fromiso(updated),
+        observed_at=_fromiso(observed) if observed is not None else None,
+        expires_at=_fromiso(expires) if expires is not None else None,
+        merged_into=merged_into,
+        source_turn_ids=() if turns == "[]" else tuple(json.loads(turns)),
+        embedding=np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None,
     )
 
 
