@@ -1,9 +1,11 @@
 """Speed of the SQLite store: bulk insert, warm ``nearest`` latency, and exact numpy over the same vectors.
 
-Each case prints one JSON line. Quick sizes run with the suite; the issue's sizes, with its targets asserted::
+A measuring command rather than a test of the suite (timings on a shared machine are not pass/fail material), so
+it runs only when asked. Each case prints one JSON line::
 
-    .venv/bin/pytest -m slow -s tests/store/test_sqlite_speed.py                      # 100 x 500, 1 x 20,000
-    MEMSTACK_SPEED=full .venv/bin/pytest -m slow -s tests/store/test_sqlite_speed.py  # 1,000 x 500, 1 x 100,000
+    MEMSTACK_SPEED=quick .venv/bin/pytest -s tests/store/test_sqlite_speed.py  # 100 x 500, 1 x 20,000
+    MEMSTACK_SPEED=full .venv/bin/pytest -s tests/store/test_sqlite_speed.py   # 1,000 x 500, 1 x 100,000: the
+                                                                                # issue's targets are asserted
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ import pytest
 from memstack.store.sqlite import SQLiteStore
 from memstack.types import NewMemory, UserRef
 
-pytestmark = pytest.mark.slow
+SPEED = os.environ.get("MEMSTACK_SPEED", "")
+FULL = SPEED == "full"
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(SPEED not in ("quick", "full"), reason="measurement: set MEMSTACK_SPEED=quick or full"),
+]
 
 DIM = 384
-FULL = os.environ.get("MEMSTACK_SPEED") == "full"
 
 
 def _clustered(rng: np.random.Generator, centers: np.ndarray, n: int) -> np.ndarray:
@@ -62,7 +68,7 @@ async def _measure(tmp_path: Path, users: int, per_user: int, queries: int, k: i
         assert len(hits) == k
         if u in kept:  # exact: the same scores as numpy over the same vectors
             scores = kept[u] @ query
-            assert [h.score for h in hits] == pytest.approx(sorted(scores, reverse=True)[:k], abs=1e-5)
+            assert [h.score for h in hits] == pytest.approx(-np.sort(-scores)[:k], abs=1e-5)
     numpy_lat: list[float] = []
     for q in range(queries):  # the baseline: exact numpy top-k over one user's matrix, nothing else
         matrix = kept[q % len(kept)]
@@ -99,8 +105,8 @@ async def test_many_users_of_500(tmp_path: Path) -> None:
         assert result["insert_s"] < 60
         assert result["p99_ms"] <= 1.0
         assert result["p99_ms"] <= 5 * result["numpy_p99_ms"]
-    else:  # loose: a shared CI machine is noisy; the p50 catches a lost fast path
-        assert result["p50_ms"] <= 1.0 and result["insert_per_s"] >= 2000
+    else:
+        assert result["p50_ms"] <= 1.0
 
 
 async def test_one_large_user(tmp_path: Path) -> None:
