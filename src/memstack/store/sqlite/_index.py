@@ -68,23 +68,22 @@ class SQLiteIndex:
         sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
         args += [flt.limit, flt.offset]
         query = " ".join(sql)
-        rows = await self._core.run(lambda conn: conn.execute(query, args).fetchall())
-        return [memory_from_row(r) for r in rows]
+        # Rows become Memory objects on the database thread: a long page must not hold the event loop.
+        return await self._core.run(lambda conn: [memory_from_row(r) for r in conn.execute(query, args)])
 
     async def count_active(self, user: UserRef) -> int:
         return await self._core.run(lambda conn: self._core.count(conn, user))
 
     async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
-        rows = await self._core.run(
-            lambda conn: conn.execute(
-                "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
-                "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id",
-                (user.tenant, user.user_id, memory_id),
-            ).fetchall()
+        sql = (
+            "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
+            "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id"
         )
-        if not rows:
+        args = (user.tenant, user.user_id, memory_id)
+        events = await self._core.run(lambda conn: [event_from_row(r) for r in conn.execute(sql, args)])
+        if not events:
             raise NotFound("memory", memory_id)
-        return [event_from_row(r) for r in rows]
+        return events
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
         if k < 1:
@@ -98,8 +97,10 @@ class SQLiteIndex:
             "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 "
             "ORDER BY rank LIMIT ?"
         )
-        rows = await self._core.run(lambda conn: conn.execute(sql, (match, user.tenant, user.user_id, k)).fetchall())
-        return [ScoredMemory(memory_from_row(r[:-1]), -float(r[-1])) for r in rows]
+        args = (match, user.tenant, user.user_id, k)
+        return await self._core.run(
+            lambda conn: [ScoredMemory(memory_from_row(r[:-1]), -float(r[-1])) for r in conn.execute(sql, args)]
+        )
 
     async def nearest(
         self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None

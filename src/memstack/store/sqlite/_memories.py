@@ -26,6 +26,7 @@ from memstack.store.sqlite._rows import (
     unit_vector,
 )
 from memstack.types import (
+    Category,
     DeletedBy,
     HistoryAction,
     Memory,
@@ -227,7 +228,7 @@ class SQLiteMemories:
         user: UserRef,
         memory_id: str,
         patch: MemoryPatch,
-        category: Any,
+        category: Category | None,
         vector: Vector | None,
         action: HistoryAction,
         actor: str,
