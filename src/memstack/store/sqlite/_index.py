@@ -142,6 +142,9 @@ class SQLiteIndex:
         """Database thread: read the user's active vectors (one indexed query) and cache them."""
         with transaction(conn, write=False):
             self._core.note_foreign(conn)
+            cached = self._core.vectors.peek(user_key(user))
+            if cached is not None:  # another search loaded it while this one waited
+                return cached
             rows = conn.execute(
                 "SELECT pk, id, category, agent_id, embedding FROM memories "
                 "WHERE tenant = ? AND user_id = ? AND is_active = 1",
