@@ -152,7 +152,8 @@ class SQLiteIndex:
             ).fetchall()
 
         matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
-        cats = [CATEGORY_CODES[parse_category(r[2])] for r in rows]
+        codes = {c.value: code for c, code in CATEGORY_CODES.items()}
+        cats = [codes[r[2]] for r in rows]
         entry = UserVectors(
             self._core.dim, [r[0] for r in rows], [r[1] for r in rows], matrix, cats, [r[3] for r in rows]
         )
