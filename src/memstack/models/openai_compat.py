@@ -189,9 +189,10 @@ class OpenAIChatModel:
     ) -> ChatResponse:
         params = self._params(messages, tools, tool_choice, response_format, temperature, max_tokens)
         deadline = self.timeout if timeout is None else timeout
+        client = self.client  # created (and the SDK imported) before the deadline starts
         with provider_errors(self.name, self.endpoint, deadline):
             async with asyncio.timeout(deadline):
-                completion = await self.client.chat.completions.create(**params, timeout=deadline)
+                completion = await client.chat.completions.create(**params, timeout=deadline)
         return self._response(completion)
 
     async def stream(
@@ -210,9 +211,10 @@ class OpenAIChatModel:
         if self.endpoint.provider.stream_usage:
             params["stream_options"] = {"include_usage": True}
         deadline = self.timeout if timeout is None else timeout
+        client = self.client
         with provider_errors(self.name, self.endpoint, deadline):
             async with asyncio.timeout(deadline):
-                response = await self.client.chat.completions.create(**params, timeout=deadline)
+                response = await client.chat.completions.create(**params, timeout=deadline)
         calls: dict[int, list[str]] = {}  # index -> [id, name, argument fragments...]
         finish: str | None = None
         usage: Usage | None = None

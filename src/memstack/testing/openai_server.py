@@ -46,12 +46,10 @@ A pytest fixture::
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
 import itertools
 import json
 import logging
-import re
 import threading
 import time
 from collections import deque
@@ -61,10 +59,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import h11
-import numpy as np
 
-from memstack.embed.hashing import HashingEmbedder
 from memstack.errors import InputError
+from memstack.testing._openai_wire import (
+    Exchange,
+    completion_body,
+    embeddings_body,
+    error_body,
+    model_row,
+    read_request,
+    stream_events,
+)
 
 if TYPE_CHECKING:
     from memstack.embed.remote import OpenAIEmbedder
@@ -74,7 +79,6 @@ __all__ = ["RecordedRequest", "Reply", "ScriptedOpenAIServer", "ScriptedToolCall
 
 logger = logging.getLogger(__name__)
 
-_WORDS = re.compile(r"\s*\S+\s*|\s+")
 _ids = itertools.count(1)
 
 
@@ -96,7 +100,7 @@ class Reply:
 
     content: str | None = None
     tool_calls: tuple[ScriptedToolCall, ...] = ()
-    finish_reason: str | None = None  # default: "tool_calls" when there are tool calls, else "stop"
+    finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"; "" sends null
     status: int = 200
     error_body: str | None = None  # raw body of an error reply
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -137,8 +141,7 @@ class Reply:
         """An HTTP error; the body is an OpenAI error object with ``message`` unless ``body`` gives it raw."""
         if status < 400:
             raise InputError(f"an error reply needs a 4xx/5xx status, got {status}; use Reply.text for a success")
-        kind = "server_error" if status >= 500 else "rate_limit_error" if status == 429 else "invalid_request_error"
-        raw = body if body is not None else json.dumps({"error": {"message": message, "type": kind, "code": status}})
+        raw = body if body is not None else error_body(status, message)
         return cls(status=status, error_body=raw, **options)
 
     @classmethod
@@ -150,8 +153,10 @@ class Reply:
         return replace(self, delay_s=seconds)
 
     @property
-    def finish(self) -> str:
-        return self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
+    def finish(self) -> str | None:
+        if self.finish_reason is not None:
+            return self.finish_reason or None
+        return "tool_calls" if self.tool_calls else "stop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,47 +223,6 @@ def _coerce(value: Any) -> Reply:
     if isinstance(value, Mapping):
         return Reply.json(dict(value))
     raise InputError(f"a scripted reply must be a Reply, str or dict, got {type(value).__name__}")
-
-
-class _Exchange:
-    """Writes one HTTP response on an h11 connection."""
-
-    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
-        self.conn = conn
-        self.writer = writer
-
-    async def _write(self, event: h11.Event) -> None:
-        data = self.conn.send(event)
-        if data:
-            self.writer.write(data)
-            await self.writer.drain()
-
-    async def send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> bool:
-        head = {"content-type": "application/json", "content-length": str(len(body)), **(headers or {})}
-        await self._write(h11.Response(status_code=status, headers=list(head.items())))
-        await self._write(h11.Data(data=body))
-        await self._write(h11.EndOfMessage())
-        return True
-
-    async def json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> bool:
-        return await self.send(status, json.dumps(value).encode(), headers)
-
-    async def error(self, status: int, message: str) -> bool:
-        return await self.send(status, (Reply.error(status, message).error_body or "").encode())
-
-    async def start_stream(self, headers: Mapping[str, str]) -> None:
-        head = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
-        await self._write(h11.Response(status_code=200, headers=list(head.items())))
-
-    async def event(self, data: str) -> None:
-        await self._write(h11.Data(data=f"data: {data}\n\n".encode()))
-
-    async def end(self) -> None:
-        await self._write(h11.EndOfMessage())
-
-    def drop(self) -> bool:
-        self.writer.transport.abort()
-        return False
 
 
 class ScriptedOpenAIServer:
@@ -458,10 +422,10 @@ class ScriptedOpenAIServer:
         conn = h11.Connection(h11.SERVER)
         try:
             while True:
-                incoming = await self._read(conn, reader)
+                incoming = await read_request(conn, reader)
                 if incoming is None:
                     return
-                keep_alive = await self._dispatch(_Exchange(conn, writer), *incoming)
+                keep_alive = await self._dispatch(Exchange(conn, writer), *incoming)
                 if not keep_alive or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
@@ -474,24 +438,7 @@ class ScriptedOpenAIServer:
                 self._tasks.discard(task)
             writer.close()
 
-    @staticmethod
-    async def _read(conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request, bytes] | None:
-        request: h11.Request | None = None
-        body = bytearray()
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await reader.read(65536))
-            elif isinstance(event, h11.Request):
-                request = event
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage) and request is not None:
-                return request, bytes(body)
-            else:  # ConnectionClosed or PAUSED
-                return None
-
-    async def _dispatch(self, ex: _Exchange, request: h11.Request, raw: bytes) -> bool:
+    async def _dispatch(self, ex: Exchange, request: h11.Request, raw: bytes) -> bool:
         method = request.method.decode()
         path = request.target.decode().split("?", 1)[0]
         headers = {name.decode().lower(): value.decode() for name, value in request.headers}
@@ -512,7 +459,7 @@ class ScriptedOpenAIServer:
         if (method, route) == ("POST", "/embeddings"):
             return await self._embeddings(ex, record)
         if (method, route) == ("GET", "/models"):
-            return await ex.json(200, {"object": "list", "data": [_model_row(m) for m in self._model_names()]})
+            return await ex.json(200, {"object": "list", "data": [model_row(m) for m in self._model_names()]})
         return await ex.error(
             404, f"no route {method} {path}; served: /v1/chat/completions, /v1/embeddings, /v1/models"
         )
@@ -546,7 +493,7 @@ class ScriptedOpenAIServer:
                 return Reply.error(500, f"the scripted reply function raised {type(exc).__name__}: {exc}")
         return _coerce(entry)
 
-    async def _fault(self, ex: _Exchange, reply: Reply) -> bool | None:
+    async def _fault(self, ex: Exchange, reply: Reply) -> bool | None:
         """Apply a reply's delay; answer its drop or error and return keep-alive, or None to go on."""
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
@@ -556,22 +503,28 @@ class ScriptedOpenAIServer:
             return await ex.send(reply.status, (reply.error_body or "").encode(), reply.headers)
         return None
 
-    async def _chat(self, ex: _Exchange, record: RecordedRequest) -> bool:
+    async def _chat(self, ex: Exchange, record: RecordedRequest) -> bool:
         if not record.model or not record.messages:
             return await ex.error(400, "send a JSON object with 'model' and a non-empty 'messages' list")
         reply = await self._next_reply(record)
         if (answered := await self._fault(ex, reply)) is not None:
             return answered
         completion_id = f"chatcmpl-{next(_ids)}"
-        usage = _usage(record, reply)
+        calls = [call.wire() for call in reply.tool_calls]
+        if reply.usage is not None:
+            prompt, completion = reply.usage
+        else:  # word counts stand in for tokens
+            prompt = len(record.text.split())
+            completion = len((reply.content or "").split()) + sum(len(c.arguments.split()) for c in reply.tool_calls)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         if not record.stream:
-            message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-            if reply.tool_calls:
-                message["tool_calls"] = [call.wire() for call in reply.tool_calls]
-            choice = {"index": 0, "message": message, "finish_reason": reply.finish, "logprobs": None}
-            body = {**_envelope(completion_id, record, "chat.completion"), "choices": [choice], "usage": usage}
+            body = completion_body(completion_id, record.model, reply.content, calls, reply.finish, usage)
             return await ex.json(200, body, reply.headers)
-        events = _stream_events(completion_id, record, reply, usage)
+        options = record._get("stream_options")
+        wants_usage = isinstance(options, dict) and options.get("include_usage")
+        events = stream_events(
+            completion_id, record.model, reply.content, calls, reply.finish, usage if wants_usage else None
+        )
         await ex.start_stream(reply.headers)
         for sent, event in enumerate(events):
             if reply.drop_after_chunks is not None and sent >= reply.drop_after_chunks:
@@ -580,10 +533,9 @@ class ScriptedOpenAIServer:
                 await asyncio.sleep(reply.chunk_delay_s)
             await ex.event(json.dumps(event))
         await ex.event("[DONE]")
-        await ex.end()
-        return True
+        return await ex.end()
 
-    async def _embeddings(self, ex: _Exchange, record: RecordedRequest) -> bool:
+    async def _embeddings(self, ex: Exchange, record: RecordedRequest) -> bool:
         with self._lock:
             fault = self._embedding_faults.popleft() if self._embedding_faults else None
         if fault is not None and (answered := await self._fault(ex, fault)) is not None:
@@ -595,55 +547,5 @@ class ScriptedOpenAIServer:
         dim = record._get("dimensions") or self.embedding_dim
         if not isinstance(dim, int) or dim < 1:
             return await ex.error(400, "'dimensions' must be a positive integer")
-        vectors = HashingEmbedder(dim).embed_sync(texts) * np.float32(2.5)
-        as_base64 = record._get("encoding_format") == "base64"
-        data = [
-            {
-                "object": "embedding",
-                "index": i,
-                "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode() if as_base64 else v.tolist(),
-            }
-            for i, v in enumerate(vectors)
-        ]
-        tokens = sum(len(t.split()) for t in texts)
-        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        return await ex.json(200, {"object": "list", "data": data, "model": record.model, "usage": usage})
-
-
-def _model_row(name: str) -> dict[str, Any]:
-    return {"id": name, "object": "model", "created": 0, "owned_by": "scripted"}
-
-
-def _envelope(completion_id: str, record: RecordedRequest, kind: str) -> dict[str, Any]:
-    return {"id": completion_id, "object": kind, "created": int(time.time()), "model": record.model}
-
-
-def _usage(record: RecordedRequest, reply: Reply) -> dict[str, int]:
-    if reply.usage is not None:
-        prompt, completion = reply.usage
-    else:
-        prompt = len(record.text.split())
-        completion = len((reply.content or "").split()) + sum(len(c.arguments.split()) for c in reply.tool_calls)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _stream_events(completion_id: str, record: RecordedRequest, reply: Reply, usage: dict[str, int]) -> list[Any]:
-    """The SSE payloads of a streamed reply: role, text word by word, tool calls in fragments, finish, usage."""
-    head = _envelope(completion_id, record, "chat.completion.chunk")
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
-
-    events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": piece}) for piece in _WORDS.findall(reply.content or "")]
-    for index, call in enumerate(reply.tool_calls):
-        opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
-        events.append(chunk({"tool_calls": [opening]}))
-        for start in range(0, len(call.arguments), 8):
-            fragment = {"index": index, "function": {"arguments": call.arguments[start : start + 8]}}
-            events.append(chunk({"tool_calls": [fragment]}))
-    events.append(chunk({}, reply.finish))
-    options = record._get("stream_options")
-    if isinstance(options, dict) and options.get("include_usage"):
-        events.append({**head, "choices": [], "usage": usage})
-    return events
+        body = embeddings_body(record.model, texts, dim, as_base64=record._get("encoding_format") == "base64")
+        return await ex.json(200, body)
