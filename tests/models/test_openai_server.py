@@ -3,7 +3,9 @@
 import asyncio
 import base64
 import json
+import textwrap
 import time
+from typing import Any
 
 import httpx
 import numpy as np
@@ -183,3 +185,14 @@ def test_error_replies_need_an_error_status() -> None:
 
     with pytest.raises(InputError, match="4xx/5xx"):
         Reply.error(200)
+
+
+async def test_the_quick_start_in_the_module_docstring_runs() -> None:
+    from memstack.testing import openai_server
+
+    doc = openai_server.__doc__ or ""
+    block = doc.split("Quick start::", 1)[1].split("\nScripts:", 1)[0]
+    source = "async def quick_start():\n" + textwrap.indent(textwrap.dedent(block).strip("\n"), "    ")
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    await namespace["quick_start"]()

@@ -9,13 +9,14 @@ never mix in a store.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memstack.embed.base import normalize
+from memstack.embed.base import Embedder, normalize
 from memstack.errors import ConfigError, MalformedResponse
 from memstack.models.providers import Provider, resolve_endpoint
 from memstack.types import Vector
@@ -96,7 +97,8 @@ class OpenAIEmbedder:
         if self._shorten:
             params["dimensions"] = self._dim
         with provider_errors(self.name, self.endpoint, self._timeout):
-            response = await self._client.embeddings.create(**params)
+            async with asyncio.timeout(self._timeout):
+                response = await self._client.embeddings.create(**params)
         rows = sorted(response.data or (), key=lambda item: item.index)
         if len(rows) != len(texts):
             raise MalformedResponse(
@@ -129,3 +131,7 @@ class OpenAIEmbedder:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+if TYPE_CHECKING:  # mypy proves the class satisfies the protocol
+    _protocol_check: type[Embedder] = OpenAIEmbedder

@@ -17,10 +17,10 @@ import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstack.errors import ConfigError, MalformedResponse, ProviderError, ProviderTimeout
-from memstack.models.base import ToolChoice, request_json
+from memstack.models.base import ChatModel, ToolChoice, request_json
 from memstack.models.messages import (
     ChatChunk,
     ChatResponse,
@@ -317,6 +317,10 @@ class OpenAIChatModel:
             usage=_usage(getattr(completion, "usage", None)),
             model=getattr(completion, "model", None) or self.model,
         )
+
+
+if TYPE_CHECKING:  # mypy proves the class satisfies the protocol
+    _protocol_check: type[ChatModel] = OpenAIChatModel
 
 
 def _usage(raw: Any) -> Usage | None:

@@ -5,6 +5,7 @@ official ``openai`` SDK alike. Nothing is mocked: clients speak HTTP/1.1 to a so
 
 Quick start::
 
+    from memstack.models import Message
     from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 
     async with ScriptedOpenAIServer() as server:           # `with ScriptedOpenAIServer() as server:` in sync code
@@ -372,11 +373,10 @@ class ScriptedOpenAIServer:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if exc is None:
-            self.stop()
-        else:  # the test already failed: keep its exception
-            self.handler_errors.clear()
-            self.stop()
+        if exc is not None:  # the block already failed: let its exception win over a handler's
+            with self._lock:
+                self.handler_errors.clear()
+        self.stop()
 
     async def __aenter__(self) -> ScriptedOpenAIServer:
         return await asyncio.to_thread(self.start)
