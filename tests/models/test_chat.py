@@ -273,3 +273,29 @@ async def test_models_close_their_client_and_can_be_reopened(server: ScriptedOpe
     await model.aclose()  # idempotent
     assert (await model.complete(HI)).text == "two"  # a new client on demand
     await model.aclose()
+
+
+@pytest.mark.parametrize(
+    ("body", "kept"),
+    [
+        ("<html><body>Welcome to nginx!</body></html>", "nginx"),
+        ('{"object": "chat.completion", "choices": []}', '"choices":[]'),
+        ('{"choices": [{"message": {"role": "assistant", "content": 5}}]}', '"content":5'),
+        ("{not json", "{not json"),
+    ],
+)
+async def test_answers_that_are_not_chat_completions_are_malformed(
+    server: ScriptedOpenAIServer, body: str, kept: str
+) -> None:
+    server.script("gpt-4o-mini", Reply.raw(body))
+    async with server.chat_model() as model:
+        with pytest.raises(MalformedResponse, match="API root") as info:
+            await model.complete(HI)
+    assert kept in (info.value.body or "")
+
+
+async def test_a_stream_request_answered_without_events_is_malformed(server: ScriptedOpenAIServer) -> None:
+    server.script("gpt-4o-mini", Reply.raw('{"choices": []}', headers={"content-type": "text/event-stream"}))
+    async with server.chat_model() as model:
+        with pytest.raises(MalformedResponse, match="ended before the model finished"):
+            await collect(model.stream(HI))

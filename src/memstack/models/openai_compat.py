@@ -121,7 +121,9 @@ def provider_errors(name: str, endpoint: Endpoint, timeout: float, *, mid_answer
             f"{where} reported an error: {exc.message}", body=json.dumps(exc.body, default=str)
         ) from exc
     except json.JSONDecodeError as exc:
-        raise MalformedResponse(f"{where} answered with invalid JSON ({exc.msg}); is it OpenAI-compatible?") from exc
+        raise MalformedResponse(
+            f"{where} answered with invalid JSON ({exc.msg}); is it an OpenAI-compatible API root?", body=exc.doc[:2000]
+        ) from exc
     except transport as exc:
         raise _connection_error(where, endpoint, exc, mid_answer) from exc
 
@@ -231,8 +233,8 @@ class OpenAIChatModel:
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
-                finish = choice.finish_reason or finish
-                delta = choice.delta
+                finish = getattr(choice, "finish_reason", None) or finish
+                delta = getattr(choice, "delta", None)
                 for position, fragment in enumerate(getattr(delta, "tool_calls", None) or ()):
                     index = getattr(fragment, "index", None)
                     entry = calls.setdefault(position if index is None else index, [f"call_{len(calls)}", ""])
@@ -242,8 +244,9 @@ class OpenAIChatModel:
                     if function is not None:
                         entry[1] = getattr(function, "name", None) or entry[1]
                         entry.append(getattr(function, "arguments", None) or "")
-                if getattr(delta, "content", None):
-                    yield ChatChunk(text=delta.content, model=model)
+                text = getattr(delta, "content", None)
+                if text and isinstance(text, str):
+                    yield ChatChunk(text=text, model=model)
         finally:
             await response.close()
         if finish is None:
@@ -301,19 +304,27 @@ class OpenAIChatModel:
         return params
 
     def _response(self, completion: Any) -> ChatResponse:
-        if not getattr(completion, "choices", None):
-            raise MalformedResponse(f"{self.name} answered without any choice; retry the call", body=str(completion))
-        choice = completion.choices[0]
-        message = choice.message
+        choices = getattr(completion, "choices", None)
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if message is None or not (content is None or isinstance(content, str)):
+            raise MalformedResponse(
+                f"{self.name} at {self.endpoint.base_url} did not answer with an OpenAI chat completion; check that "
+                "the base URL is the API root (it usually ends in /v1)",
+                body=_preview(completion),
+            )
         tool_calls = tuple(
-            ToolCall.parse(call.id, call.function.name, call.function.arguments)
-            for call in getattr(message, "tool_calls", None) or ()
+            ToolCall.parse(
+                str(getattr(call, "id", "") or f"call_{i}"), str(call.function.name), call.function.arguments
+            )
+            for i, call in enumerate(getattr(message, "tool_calls", None) or ())
             if getattr(call, "function", None) is not None
         )
         return ChatResponse(
-            text=message.content or "",
+            text=content or "",
             tool_calls=tool_calls,
-            finish_reason=choice.finish_reason,
+            finish_reason=getattr(choice, "finish_reason", None),
             usage=_usage(getattr(completion, "usage", None)),
             model=getattr(completion, "model", None) or self.model,
         )
@@ -321,6 +332,11 @@ class OpenAIChatModel:
 
 if TYPE_CHECKING:  # mypy proves the class satisfies the protocol
     _protocol_check: type[ChatModel] = OpenAIChatModel
+
+
+def _preview(value: Any) -> str:
+    dump = getattr(value, "model_dump_json", None)
+    return str(dump(warnings=False) if callable(dump) else value)[:2000]
 
 
 def _usage(raw: Any) -> Usage | None:

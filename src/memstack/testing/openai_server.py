@@ -22,6 +22,7 @@ next one. A reply is a ``Reply``, a ``str`` (text), a ``dict`` (a JSON object as
     Reply.tool_call("recall_memory", {"query": "x"})   Reply.calling(ScriptedToolCall(...), ...)
     Reply.malformed_json()                             Reply.error(500, "boom")   Reply.error(429, headers=...)
     Reply.dropped()                                    Reply.text("late").after(2.0)   # delay before answering
+    Reply.raw("<html>502</html>", status=200)          # any body, e.g. a proxy's page where JSON was expected
     Reply.text("long answer", drop_after_chunks=3)     # a stream that breaks after 3 SSE events
 
 Function hook (like pydantic-ai's ``FunctionModel``): ``server.handle(fn, model="*")`` answers every request for that
@@ -103,7 +104,7 @@ class Reply:
     tool_calls: tuple[ScriptedToolCall, ...] = ()
     finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"; "" sends null
     status: int = 200
-    error_body: str | None = None  # raw body of an error reply
+    body: str | None = None  # a raw response body, sent as it is instead of a completion
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # wait before answering (timeouts, races)
     chunk_delay_s: float = 0.0  # wait between stream events
@@ -143,7 +144,12 @@ class Reply:
         if status < 400:
             raise InputError(f"an error reply needs a 4xx/5xx status, got {status}; use Reply.text for a success")
         raw = body if body is not None else error_body(status, message)
-        return cls(status=status, error_body=raw, **options)
+        return cls(status=status, body=raw, **options)
+
+    @classmethod
+    def raw(cls, body: str, status: int = 200, **options: Any) -> Reply:
+        """Any body with any status, e.g. HTML from a proxy where JSON was expected."""
+        return cls(status=status, body=body, **options)
 
     @classmethod
     def dropped(cls, **options: Any) -> Reply:
@@ -499,8 +505,8 @@ class ScriptedOpenAIServer:
             await asyncio.sleep(reply.delay_s)
         if reply.drop:
             return ex.drop()
-        if reply.status >= 400:
-            return await ex.send(reply.status, (reply.error_body or "").encode(), reply.headers)
+        if reply.body is not None:
+            return await ex.send(reply.status, reply.body.encode(), reply.headers)
         return None
 
     async def _chat(self, ex: Exchange, record: RecordedRequest) -> bool:
