@@ -100,3 +100,18 @@ def test_get_embedder_routes_provider_strings_to_the_remote_embedder(monkeypatch
         get_embedder("openai:")
     with pytest.raises(ConfigError, match="positive"):
         OpenAIEmbedder("m", provider="ollama", batch_size=0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<html>not an API</html>",
+        '{"object": "list", "data": []}',
+        '{"object": "list", "data": [{"index": 0, "embedding": "AAAA"}]}',
+    ],
+)
+async def test_answers_that_are_not_embeddings_are_malformed(server: ScriptedOpenAIServer, body: str) -> None:
+    server.script_embeddings(Reply.raw(body))
+    async with server.embedder() as embedder:
+        with pytest.raises(MalformedResponse):
+            await embedder.embed(["hello"])

@@ -99,14 +99,16 @@ class OpenAIEmbedder:
         with provider_errors(self.name, self.endpoint, self._timeout):
             async with asyncio.timeout(self._timeout):
                 response = await self._client.embeddings.create(**params)
-        rows = sorted(response.data or (), key=lambda item: item.index)
-        if len(rows) != len(texts):
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != len(texts):
+            count = len(data) if isinstance(data, list) else "no"
             raise MalformedResponse(
-                f"{self.name} returned {len(rows)} embeddings for {len(texts)} texts; check the endpoint's batch limit "
-                "and lower batch_size",
+                f"{self.name} returned {count} embeddings for {len(texts)} texts; check that the base URL is the API "
+                "root (usually ending in /v1) and the endpoint's batch limit (lower batch_size)",
                 body=str(response)[:2000],
             )
-        lengths = {len(row.embedding) if isinstance(row.embedding, list) else -1 for row in rows}
+        vectors = [getattr(row, "embedding", None) for row in sorted(data, key=lambda row: getattr(row, "index", 0))]
+        lengths = {len(v) if isinstance(v, list) else -1 for v in vectors}
         expected = self._dim if self._dim is not None else max(lengths)
         if lengths != {expected}:
             got = "/".join(str(n) if n >= 0 else "non-list" for n in sorted(lengths))
@@ -116,7 +118,7 @@ class OpenAIEmbedder:
                 body=str(response)[:2000],
             )
         self._dim = expected
-        matrix: Vector = np.asarray([row.embedding for row in rows], dtype=np.float32)
+        matrix: Vector = np.asarray(vectors, dtype=np.float32)
         return matrix
 
     async def aclose(self) -> None:
