@@ -93,8 +93,17 @@ def unit_vector(vector: Any, dim: int) -> Vector:
         raise InputError(f"expected one vector of {dim} numbers, got an array of shape {arr.shape}")
     if arr.shape[0] != dim:
         raise DimensionMismatch(dim, int(arr.shape[0]))
-    row: Vector = unit_matrix(arr[None, :], dim)[0]
-    return row
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = math.sqrt(float(arr @ arr))
+    if not math.isfinite(norm):  # NaN or inf in the vector, or finite values too large to square in float32
+        if not np.isfinite(arr).all():
+            raise InputError("vector contains NaN or infinite values; check the embedder's output")
+        arr = arr / np.abs(arr).max()
+        norm = math.sqrt(float(arr @ arr))
+    if norm == 0.0:
+        raise InputError("vector is all zeros and has no direction; embed some text first")
+    out: Vector = arr / np.float32(norm)
+    return out
 
 
 def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
