@@ -106,7 +106,11 @@ class Database:
                     f"{self.path} cannot use write-ahead logging (journal mode {mode!r}); "
                     "keep the database on a local file system"
                 )
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
+            # Checkpoint (and fsync) every 64 MB of log rather than every 4 MB: bulk inserts run about a third
+            # faster; the log file is cut back to that size after each checkpoint.
+            conn.execute("PRAGMA wal_autocheckpoint=16000")
+            conn.execute("PRAGMA journal_size_limit=67108864")
             conn.execute("PRAGMA foreign_keys=ON")
         except BaseException:
             conn.close()
