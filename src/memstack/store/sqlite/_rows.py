@@ -77,6 +77,8 @@ def parse_category(value: object) -> Category:
 
 
 def parse_source(value: object) -> Source:
+    if isinstance(value, Source):
+        return value
     try:
         return Source(str(value).strip().lower())
     except ValueError:
