@@ -1,23 +1,24 @@
-"""State shared by the SQLite store's roles: the database thread, the caches, and knowing when they are stale.
+"""State shared by the SQLite store's roles: the database thread, the cache, and knowing when it is stale.
 
-Cache correctness: the store's own writes update the caches right after they commit, on the database thread, in
+Cache correctness: the store's own writes update the cache right after they commit, on the database thread, in
 commit order. Writes by other processes are detected with ``PRAGMA data_version``: a second "watch" connection
-(never used to write) tells the event loop cheaply that *something* committed; the database thread then asks its
-own connection, whose ``data_version`` moves only for other connections' commits, and clears the caches if so.
+(which runs nothing else, and never waits for a lock) tells the event loop cheaply that *something* committed; the
+database thread then asks its own connection, whose ``data_version`` moves only for other connections' commits,
+and clears the cache if so.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from memstack.errors import InputError, NotFound, StoreError
-from memstack.store.sqlite._cache import RowCache, VectorCache
-from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
+from memstack.store.sqlite._cache import VectorCache
+from memstack.store.sqlite._db import Database, data_version, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector
 
@@ -51,14 +52,13 @@ def check_agent(agent_id: str | None) -> None:
 
 
 class Core:
-    """The database, the embedding dimension and the caches, shared by ``SQLiteMemories`` and ``SQLiteIndex``."""
+    """The database, the embedding dimension and the cache, shared by ``SQLiteMemories`` and ``SQLiteIndex``."""
 
-    def __init__(self, db: Database, *, dim: int, embedder: str, cache_mb: float, row_cache: int) -> None:
+    def __init__(self, db: Database, *, dim: int, embedder: str, cache_mb: float) -> None:
         self.db = db
         self.dim = dim
         self.embedder = embedder
         self.vectors = VectorCache(int(cache_mb * 1024 * 1024))
-        self.rows = RowCache(row_cache)
         self.watch_seen = -1
         self.main_seen = -1
         self.calls = 0
@@ -79,7 +79,8 @@ class Core:
     # -- other processes' writes ----------------------------------------------------------------------------------
 
     def open_watch(self) -> None:
-        # Never waits for a lock: whoever uses it from the event loop falls back to the database thread instead.
+        # It only reads PRAGMA data_version, which never waits for a lock in WAL mode; a zero busy timeout makes
+        # sure the event loop could never be held by it.
         self._watch = self.db.connect(check_same_thread=False, busy_timeout_s=0.0)
 
     def close_watch(self) -> None:
@@ -89,13 +90,12 @@ class Core:
                 self._watch = None
 
     def note_foreign(self, conn: sqlite3.Connection) -> bool:
-        """Database thread: clear the caches if another connection committed since this one last looked."""
+        """Database thread: clear the cache if another connection committed since this one last looked."""
         version = data_version(conn)
         if version == self.main_seen:
             return False
         self.main_seen = version
         self.vectors.clear()
-        self.rows.clear()
         return True
 
     def watch_version(self) -> int:
@@ -108,25 +108,12 @@ class Core:
             except sqlite3.Error as exc:
                 raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
 
-    def read_now(self, sql: str, args: Sequence[Any]) -> list[Any] | None:
-        """Calling thread: one short read on the watch connection, which never waits; ``None`` if it would have to
-        (then do the read on the database thread)."""
-        with self._watch_lock:
-            if self._watch is None:
-                raise StoreError(f"the store on {self.db.path} is closed; open it again")
-            try:
-                return self._watch.execute(sql, args).fetchall()
-            except sqlite3.Error as exc:
-                if is_busy(exc):
-                    return None
-                raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
-
     def is_fresh(self) -> bool:
-        """Event loop: true when nothing was committed since the last :meth:`sync` (the caches can be trusted)."""
+        """Event loop: true when nothing was committed since the last :meth:`sync` (the cache can be trusted)."""
         return self.watch_version() == self.watch_seen
 
     def sync(self, conn: sqlite3.Connection) -> None:
-        """Database thread: catch up with other processes' commits, then trust the caches again."""
+        """Database thread: catch up with other processes' commits, then trust the cache again."""
         # The watch version is read first: a commit landing after it moves it again and brings us back here.
         seen = self.watch_version()
         self.note_foreign(conn)
@@ -153,20 +140,19 @@ class Core:
         return int(row[0])
 
     def cached_change(self, user: UserRef, pk: int, after: Memory, vector: Vector | None, was_active: bool) -> None:
-        """Database thread, after commit: bring the caches in line with one changed row."""
-        entry = self.vectors.peek(user_key(user))
-        if entry is not None:
-            if was_active and not after.is_active:
-                entry.remove(pk)
-            elif after.is_active and not was_active:
-                if vector is None:  # cannot happen: restore passes the stored vector
-                    self.vectors.discard(user_key(user))
-                else:
-                    entry.append(pk, after.id, vector, CATEGORY_CODES[after.category], after.agent_id)
-                    self.vectors.fit()
-            elif after.is_active:
-                entry.replace(pk, vector, CATEGORY_CODES[after.category])
-        if after.is_active:
-            self.rows.put(replace(after, embedding=None))
-        else:
-            self.rows.discard(after.id)
+        """Database thread, after commit: bring the user's cache entry in line with one changed row."""
+        key = user_key(user)
+        entry = self.vectors.peek(key)
+        if entry is None:
+            return
+        row = replace(after, embedding=None) if after.embedding is not None else after
+        if was_active and not after.is_active:
+            entry.remove(pk)
+        elif after.is_active and not was_active:
+            if vector is None:  # cannot happen: restore passes the stored vector
+                self.vectors.discard(key)
+                return
+            entry.append(pk, row, vector, CATEGORY_CODES[after.category])
+        elif after.is_active:
+            entry.replace(pk, row, vector, CATEGORY_CODES[after.category])
+        self.vectors.resized(key)

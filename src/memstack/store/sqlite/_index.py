@@ -1,9 +1,8 @@
 """The SQLite store's ``MemoryIndex`` role: listing, counting, history, full-text and vector search.
 
-``nearest`` is the hot path. When the user's vectors are cached and nothing was committed since the caches were
-last checked, it scores them on the calling thread (a worker thread for very large users) and takes the rows from
-the row cache, so a warm search never waits for the database thread; otherwise it reads what it misses in one
-indexed query.
+``nearest`` is the hot path. When the user's memories are cached and nothing was committed since the cache was
+last checked, it scores them on the calling thread (a worker thread for very large users) and returns the cached
+rows: a warm search reads nothing from the database. Otherwise it loads the user in one indexed query.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from memstack.errors import InputError, NotFound, StoreError
-from memstack.store.sqlite._cache import Hit, UserVectors
+from memstack.errors import InputError, NotFound
+from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, check_agent, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import (
@@ -113,51 +112,36 @@ class SQLiteIndex:
         flt = flt or MemoryFilter()
         check_agent(flt.agent_id)
         cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
-        key = user_key(user)
-        for _ in range(5):  # a concurrent write between scoring and reading rows makes us score again
-            if not self._core.is_fresh():
-                await self._core.run(self._core.sync)
-            entry = self._core.vectors.get(key)
-            if entry is None:
-                entry = await self._core.run(partial(self._load, user))
-            only: set[int] | None = None
-            if flt.text is not None:
-                only = await self._core.run(partial(self._text_pks, user, flt.text))
-            search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
-            hits = await asyncio.to_thread(search) if entry.n * self._core.dim > _LARGE_SCAN else search()
-            found = self._core.rows.get_many(h.id for h in hits)
-            missing = [h for h in hits if h.id not in found]
-            if missing:
-                fetched = self._read_active_now(missing)
-                if fetched is None:  # the database was busy: read on the database thread instead
-                    fetched = await self._core.run(partial(self._fetch_active, missing))
-                if fetched is None or len(fetched) != len(missing):
-                    continue  # changed since the vectors were scored
-                found.update(fetched)
-            if all(h.id in found for h in hits):
-                return [ScoredMemory(found[h.id], h.score) for h in hits]
-        raise StoreError("the memories kept changing during the search; try again")
+        if not self._core.is_fresh():  # something was committed: catch up on the database thread first
+            await self._core.run(self._core.sync)
+        entry = self._core.vectors.get(user_key(user))
+        if entry is None:
+            entry = await self._core.run(partial(self._load, user))
+        only: set[int] | None = None
+        if flt.text is not None:
+            only = await self._core.run(partial(self._text_pks, user, flt.text))
+        search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
+        if entry.n * self._core.dim > _LARGE_SCAN:
+            return await asyncio.to_thread(search)
+        return search()
 
     def _load(self, user: UserRef, conn: sqlite3.Connection) -> UserVectors:
-        """Database thread: read the user's active vectors (one indexed query) and cache them."""
+        """Database thread: read the user's active memories and vectors (one indexed query) and cache them."""
+        key = user_key(user)
         with transaction(conn, write=False):
             self._core.note_foreign(conn)
-            cached = self._core.vectors.peek(user_key(user))
+            cached = self._core.vectors.peek(key)
             if cached is not None:  # another search loaded it while this one waited
                 return cached
             rows = conn.execute(
-                "SELECT pk, id, category, agent_id, embedding FROM memories "
-                "WHERE tenant = ? AND user_id = ? AND is_active = 1",
+                f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
                 (user.tenant, user.user_id),
             ).fetchall()
-
-        matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
-        codes = {c.value: code for c, code in CATEGORY_CODES.items()}
-        cats = [codes[r[2]] for r in rows]
-        entry = UserVectors(
-            self._core.dim, [r[0] for r in rows], [r[1] for r in rows], matrix, cats, [r[3] for r in rows]
-        )
-        self._core.vectors.put(user_key(user), entry)
+        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
+        memories = [memory_from_row(r[1:-1]) for r in rows]
+        cats = [CATEGORY_CODES[m.category] for m in memories]
+        entry = UserVectors(self._core.dim, [r[0] for r in rows], memories, matrix, cats)
+        self._core.vectors.put(key, entry)
         return entry
 
     def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
@@ -166,32 +150,3 @@ class SQLiteIndex:
             return set()
         rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}
-
-    def _read_active_now(self, hits: builtins.list[Hit]) -> dict[str, Memory] | None:
-        """Calling thread: the active rows of ``hits`` by primary key (one query that never waits for a lock);
-        ``None`` if the database was busy."""
-        generation = self._core.rows.generation
-        marks = ", ".join("?" * len(hits))
-        rows = self._core.read_now(
-            f"SELECT {COLUMNS} FROM memories WHERE pk IN ({marks}) AND is_active = 1", [h.pk for h in hits]
-        )
-        if rows is None:
-            return None
-        memories = {r[0]: memory_from_row(r) for r in rows}
-        self._core.rows.fill(generation, memories.values())
-        return memories
-
-    def _fetch_active(self, hits: builtins.list[Hit], conn: sqlite3.Connection) -> dict[str, Memory] | None:
-        """Database thread: the rows of ``hits`` (one query by primary key); ``None`` if any changed meanwhile."""
-        with transaction(conn, write=False):
-            before = self._core.main_seen
-            self._core.note_foreign(conn)
-            if self._core.main_seen != before:
-                return None
-            marks = ", ".join("?" * len(hits))
-            rows = conn.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE pk IN ({marks}) AND is_active = 1", [h.pk for h in hits]
-            ).fetchall()
-        memories = {r[0]: memory_from_row(r) for r in rows}
-        self._core.rows.fill(self._core.rows.generation, memories.values())
-        return memories

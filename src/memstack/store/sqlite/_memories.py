@@ -62,7 +62,7 @@ class SQLiteMemories:
         self._core = core
 
     @staticmethod
-    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, embedding: Vector) -> Memory:
+    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str) -> Memory:
         check_agent(memory.agent_id)
         if not isinstance(memory.content, str):
             raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
@@ -83,7 +83,6 @@ class SQLiteMemories:
             expires_at=utc(memory.expires_at),
             merged_into=None,
             source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
-            embedding=embedding,
         )
 
     @staticmethod
@@ -133,12 +132,13 @@ class SQLiteMemories:
         vector = unit_vector(embedding, self._core.dim)
         if limit is not None and limit < 0:
             raise InputError(f"limit must be zero or more, got {limit}")
-        new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
-        return await self._core.run(partial(self._add_sync, user, new, limit, check_actor(actor)))
+        new = self._prepare(user, memory, utcnow(), new_id("mem"))
+        return await self._core.run(partial(self._add_sync, user, new, vector, limit, check_actor(actor)))
 
-    def _add_sync(self, user: UserRef, new: Memory, limit: int | None, actor: str, conn: sqlite3.Connection) -> Memory:
-        assert new.embedding is not None
-        owner, blob = fts_owner(user), new.embedding.astype("<f4").tobytes()
+    def _add_sync(
+        self, user: UserRef, new: Memory, vector: Vector, limit: int | None, actor: str, conn: sqlite3.Connection
+    ) -> Memory:
+        owner, blob = fts_owner(user), vector.astype("<f4").tobytes()
 
         def body(conn: sqlite3.Connection) -> int:
             # Count and insert under one write lock: concurrent adds cannot both pass the limit.
@@ -152,7 +152,7 @@ class SQLiteMemories:
             return pk
 
         pk = self._core.write(conn, body)
-        self._core.cached_change(user, pk, new, new.embedding, was_active=False)
+        self._core.cached_change(user, pk, new, vector, was_active=False)
         return new
 
     async def add_many(
@@ -170,7 +170,7 @@ class SQLiteMemories:
             return []
         now = utcnow()
         ids = new_ids("mem", len(batch))
-        new = [self._prepare(user, m, now, i, v) for m, i, v in zip(batch, ids, matrix, strict=True)]
+        new = [self._prepare(user, m, now, i) for m, i in zip(batch, ids, strict=True)]
         owner, key, at = fts_owner(user), user_key(user), to_ts(now)
         blobs = np.ascontiguousarray(matrix, dtype="<f4")
 
@@ -189,13 +189,12 @@ class SQLiteMemories:
         base, first_for_user = self._core.write(conn, body)
         pks = list(range(base + 1, base + 1 + len(new)))
         cats = [CATEGORY_CODES[m.category] for m in new]
-        agents = [m.agent_id for m in new]
         entry = self._core.vectors.peek(key)
         if entry is not None:
-            entry.extend(pks, ids, matrix, cats, agents)
-            self._core.vectors.fit()
-        elif first_for_user:  # write-through: a new user's vectors are all in hand
-            self._core.vectors.put(key, UserVectors(self._core.dim, pks, ids, matrix, cats, agents))
+            entry.extend(pks, new, matrix, cats)
+            self._core.vectors.resized(key)
+        elif first_for_user:  # write-through: a new user's memories and vectors are all in hand
+            self._core.vectors.put(key, UserVectors(self._core.dim, pks, new, matrix, cats))
         return new
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
@@ -250,7 +249,7 @@ class SQLiteMemories:
                     tuple(patch.source_turn_ids) if patch.source_turn_ids is not None else before.source_turn_ids
                 ),
                 updated_at=utcnow(),
-                embedding=vector if vector is not None else before.embedding,
+                embedding=None,
             )
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
@@ -297,7 +296,9 @@ class SQLiteMemories:
                 raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
             if merged_into is not None:
                 self._core.fetch(conn, user, merged_into)  # NotFound unless it is this user's
-            after = replace(before, is_active=False, deleted_by=by, merged_into=merged_into, updated_at=utcnow())
+            after = replace(
+                before, is_active=False, deleted_by=by, merged_into=merged_into, updated_at=utcnow(), embedding=None
+            )
             conn.execute(
                 "UPDATE memories SET is_active = 0, deleted_by = ?, merged_into = ?, updated_at = ? WHERE pk = ?",
                 (by.value, merged_into, to_ts(after.updated_at), pk),
@@ -317,13 +318,15 @@ class SQLiteMemories:
         return await self._core.run(partial(self._restore_sync, user, memory_id, limit))
 
     def _restore_sync(self, user: UserRef, memory_id: str, limit: int | None, conn: sqlite3.Connection) -> Memory:
-        def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
+        def body(conn: sqlite3.Connection) -> tuple[int, Memory, Vector | None]:
             pk, before = self._core.fetch(conn, user, memory_id)
             if before.is_active:
                 raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
             if limit is not None and self._core.count(conn, user) >= limit:
                 raise LimitReached("current", limit)
-            after = replace(before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow())
+            after = replace(
+                before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow(), embedding=None
+            )
             conn.execute(
                 "UPDATE memories SET is_active = 1, deleted_by = NULL, merged_into = NULL, updated_at = ? WHERE pk = ?",
                 (to_ts(after.updated_at), pk),
@@ -332,10 +335,10 @@ class SQLiteMemories:
                 _HISTORY,
                 self._history_row(user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at),
             )
-            return pk, after
+            return pk, after, before.embedding
 
-        pk, after = self._core.write(conn, body)
-        self._core.cached_change(user, pk, after, after.embedding, was_active=False)
+        pk, after, vector = self._core.write(conn, body)
+        self._core.cached_change(user, pk, after, vector, was_active=False)
         return after
 
     async def delete(self, user: UserRef, memory_id: str) -> None:
@@ -349,8 +352,8 @@ class SQLiteMemories:
             return pk, before
 
         pk, before = self._core.write(conn, body)
-        if before.is_active:
-            entry = self._core.vectors.peek(user_key(user))
-            if entry is not None:
-                entry.remove(pk)
-        self._core.rows.discard(memory_id)
+        key = user_key(user)
+        entry = self._core.vectors.peek(key)
+        if before.is_active and entry is not None:
+            entry.remove(pk)
+            self._core.vectors.resized(key)

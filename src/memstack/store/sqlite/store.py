@@ -48,13 +48,13 @@ class SQLiteStore:
         embedder: str,
         cache_mb: float = 512,
         busy_timeout_s: float = 5.0,
-        row_cache: int = 10_000,
     ) -> SQLiteStore:
         """Open the database at ``path``, creating and migrating it as needed.
 
         ``dim`` and ``embedder`` are recorded on first use; another model later raises ``ConfigError``.
-        ``cache_mb`` bounds the vectors kept in memory; ``busy_timeout_s`` is how long a write waits for another
-        process's write lock before raising ``StoreBusy``; ``row_cache`` is how many rows searches may reuse."""
+        ``cache_mb`` bounds the memories and vectors kept in memory for search (about ``4 * dim + 500`` bytes
+        per memory); ``busy_timeout_s`` is how long a write waits for another process's write lock before raising
+        ``StoreBusy``."""
         if dim < 1:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
         path = Path(path)
@@ -67,7 +67,7 @@ class SQLiteStore:
             ) from None
         db = Database(path, busy_timeout_s=busy_timeout_s)
         await db.start()
-        store = cls(Core(db, dim=dim, embedder=embedder, cache_mb=cache_mb, row_cache=row_cache))
+        store = cls(Core(db, dim=dim, embedder=embedder, cache_mb=cache_mb))
         try:
             await db.run(store._setup)
         except BaseException:
@@ -117,4 +117,3 @@ class SQLiteStore:
         self._core.close_watch()
         await self._core.db.close()
         self._core.vectors.clear()
-        self._core.rows.clear()
