@@ -44,7 +44,7 @@ def _ms(samples: list[float], q: float) -> float:
 async def _measure(tmp_path: Path, users: int, per_user: int, queries: int, k: int = 10) -> dict[str, float | int]:
     rng = np.random.default_rng(2024)
     centers = rng.normal(size=(64, DIM)).astype(np.float32)
-    cache_mb = users * per_user * (DIM * 4 + 200) / 2**20 + 64  # every user's vectors fit: a warm cache
+    cache_mb = users * per_user * (DIM * 4 + 600) / 2**20 + 64  # every user fits: a warm cache
     store = await SQLiteStore.open(tmp_path / "speed.db", dim=DIM, embedder="speed:384", cache_mb=cache_mb)
     kept: list[np.ndarray] = []  # every user's vectors, for exactness checks and the numpy baseline
     contents = [f"memory number {i} about topic {i % 97}" for i in range(per_user)]
@@ -90,6 +90,7 @@ async def _measure(tmp_path: Path, users: int, per_user: int, queries: int, k: i
         "numpy_p50_ms": _ms(numpy_lat, 50),
         "numpy_p99_ms": _ms(numpy_lat, 99),
         "cached_users": stats.cached_users,
+        "cache_mb": round(stats.cached_bytes / 2**20),
     }
 
 
