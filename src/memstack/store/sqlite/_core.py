@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from memstack.errors import InputError, NotFound, StoreError
 from memstack.store.sqlite._cache import VectorCache
-from memstack.store.sqlite._db import Database, data_version, map_error, transaction
+from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector
 
@@ -79,8 +79,8 @@ class Core:
     # -- other processes' writes ----------------------------------------------------------------------------------
 
     def open_watch(self) -> None:
-        # It only reads PRAGMA data_version, which never waits for a lock in WAL mode; a zero busy timeout makes
-        # sure the event loop could never be held by it.
+        # Used from the event loop, so it never waits for a lock (busy timeout 0): when SQLite answers busy
+        # (rare in WAL mode: recovery, a checkpoint resetting the log) the database thread, which waits, takes over.
         self._watch = self.db.connect(check_same_thread=False, busy_timeout_s=0.0)
 
     def close_watch(self) -> None:
@@ -98,26 +98,30 @@ class Core:
         self.vectors.clear()
         return True
 
-    def watch_version(self) -> int:
-        """Any thread: moves whenever anyone (this store included) committed since the last call."""
+    def watch_version(self) -> int | None:
+        """Any thread: moves whenever anyone (this store included) committed since the last call; ``None`` when
+        the database is momentarily busy."""
         with self._watch_lock:
             if self._watch is None:
                 raise StoreError(f"the store on {self.db.path} is closed; open it again")
             try:
                 return data_version(self._watch)
             except sqlite3.Error as exc:
+                if is_busy(exc):
+                    return None
                 raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
 
     def is_fresh(self) -> bool:
         """Event loop: true when nothing was committed since the last :meth:`sync` (the cache can be trusted)."""
-        return self.watch_version() == self.watch_seen
+        version = self.watch_version()
+        return version is not None and version == self.watch_seen
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Database thread: catch up with other processes' commits, then trust the cache again."""
         # The watch version is read first: a commit landing after it moves it again and brings us back here.
         seen = self.watch_version()
         self.note_foreign(conn)
-        self.watch_seen = seen
+        self.watch_seen = seen if seen is not None else -1
 
     # -- rows -------------------------------------------------------------------------------------------------------
 

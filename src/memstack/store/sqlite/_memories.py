@@ -56,7 +56,7 @@ _UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.
 
 
 class SQLiteMemories:
-    """Adds, changes and removes memories; the caches follow each commit."""
+    """Adds, changes and removes memories; the cache follows each commit."""
 
     def __init__(self, core: Core) -> None:
         self._core = core
@@ -112,7 +112,15 @@ class SQLiteMemories:
 
     @staticmethod
     def _history_row(
-        user: UserRef, memory_id: str, action: HistoryAction, before: Memory | None, after: Memory | None, **kw: Any
+        user: UserRef,
+        memory_id: str,
+        action: HistoryAction,
+        before: Memory | None,
+        after: Memory | None,
+        *,
+        at: datetime | None = None,
+        actor: str = "user",
+        note: str = "",
     ) -> tuple[Any, ...]:
         return (
             memory_id,
@@ -121,9 +129,9 @@ class SQLiteMemories:
             action.value,
             json.dumps(before.snapshot()) if before is not None else None,
             json.dumps(after.snapshot()) if after is not None else None,
-            to_ts(kw.get("at") or utcnow()),
-            kw.get("actor", "user"),
-            kw.get("note", ""),
+            to_ts(at or utcnow()),
+            actor,
+            note,
         )
 
     async def add(
