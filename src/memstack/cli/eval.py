@@ -1,0 +1,96 @@
+"""``memstack eval …``: measuring commands. Each prints one JSON object as its LAST line of stdout with ``--json``.
+
+Add a subcommand with ``@eval_group.command("name")``; data always comes from ``--data PATH`` (nothing is bundled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from memstack.errors import MemstackError
+
+__all__ = ["eval_group", "run_async"]
+
+T = TypeVar("T")
+
+
+def run_async(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine for a command; memstack errors become a one-line message and exit status 1."""
+    try:
+        return asyncio.run(make())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _data_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--data", "data", required=True, type=click.Path(path_type=Path), help=help_text)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure memstack on evaluation data (passed with --data; nothing is bundled)."""
+
+
+@eval_group.command("dedup")
+@_data_option("STS-B CSV (s1,s2,score) or PAWS TSV (id,s1,s2,label).")
+@click.option("--format", "fmt", type=click.Choice(["stsb", "paws"]), default="stsb", show_default=True)
+@click.option("--embedder", default=None, help="Embedder spec (default: the configured one, local:minilm).")
+@click.option("--calibrate", is_flag=True, help="Derive the rule's parameters from this (training) file instead.")
+@click.option("--min-precision", default=0.80, show_default=True, help="With --calibrate: precision to keep.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def dedup_command(
+    data: Path, fmt: str, embedder: str | None, calibrate: bool, min_precision: float, as_json: bool, progress: bool
+) -> None:
+    """Decide duplicate / not for every pair with the production dedup rule.
+
+    Last line: {"pairs","threshold","precision","recall","f1"}. With --calibrate, prints how the parameters are
+    derived and ends with them as JSON (paste into memstack.capture.dedup.CALIBRATED).
+    """
+    from memstack.capture.dedup import DedupRule
+    from memstack.config import Config
+    from memstack.embed import get_embedder
+    from memstack.evals import dedup as ev
+    from memstack.evals.common import emit
+
+    async def main() -> None:
+        pairs = ev.load_pairs(data, fmt)
+        emb = get_embedder(embedder or Config.resolve().embedder)
+        try:
+            cosines = await ev.embed_pairs(emb, pairs, show_progress=progress)
+        finally:
+            await emb.aclose()
+        if calibrate:
+            params, lines = ev.calibrate(emb.name, pairs, [float(c) for c in cosines], min_precision=min_precision)
+            for line in lines:
+                click.echo(line)
+            emit(
+                {
+                    "embedder": params.embedder,
+                    "weights": dict(params.weights),
+                    "bias": params.bias,
+                    "threshold": params.threshold,
+                    "min_order": params.min_order,
+                    "update_cosine": params.update_cosine,
+                }
+            )
+            return
+        result = ev.evaluate(DedupRule.for_embedder(emb.name), pairs, [float(c) for c in cosines])
+        detail = result.pop("detail")
+        if as_json:
+            emit({"detail": detail})
+            emit(result)
+        else:
+            click.echo(json.dumps(detail, indent=2))
+            click.echo(
+                f"{result['pairs']} pairs: precision {result['precision']:.3f}, recall {result['recall']:.3f}, "
+                f"F1 {result['f1']:.3f} (threshold {result['threshold']})"
+            )
+
+    run_async(main)
