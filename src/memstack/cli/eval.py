@@ -94,3 +94,42 @@ def dedup_command(
             )
 
     run_async(main)
+
+
+@eval_group.command("extraction")
+@_data_option("LoCoMo JSON (a list of conversations with 'conversation' and 'observation').")
+@click.option("--classifier", default=None, help="offline (default) or a model string, e.g. openai:gpt-4o-mini.")
+@click.option("--limit", type=int, default=None, help="Only the first N turns (quick runs).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def extraction_command(data: Path, classifier: str | None, limit: int | None, as_json: bool, progress: bool) -> None:
+    """Run the configured classifier over every LoCoMo turn against the turns cited by 'observation'.
+
+    Last line: {"turns","precision","recall","f1","p50_ms","p99_ms"}.
+    """
+    from memstack.capture import get_classifier
+    from memstack.config import Config
+    from memstack.evals import extraction as ev
+    from memstack.evals.common import emit
+
+    async def main() -> None:
+        turns = ev.load_turns(data)[:limit] if limit else ev.load_turns(data)
+        spec = classifier or Config.resolve().classifier_model
+        clf = get_classifier(None if spec == "offline" else spec)
+        try:
+            result = await ev.evaluate(clf, turns, show_progress=progress)
+        finally:
+            await clf.aclose()
+        detail = result.pop("detail")
+        if as_json:
+            emit({"detail": detail})
+            emit(result)
+        else:
+            click.echo(json.dumps(detail, indent=2))
+            click.echo(
+                f"{result['turns']} turns ({detail['classifier']}): precision {result['precision']:.3f}, "
+                f"recall {result['recall']:.3f}, F1 {result['f1']:.3f}; p50 {result['p50_ms']} ms, "
+                f"p99 {result['p99_ms']} ms"
+            )
+
+    run_async(main)
