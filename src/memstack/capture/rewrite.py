@@ -51,7 +51,7 @@ _PRONOUNS = {
 
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:hey|hi|hello|yeah|yes|yep|yup|oh|ah|wow|well|so|ok|okay|sure|honestly|btw|by the way|also|and|but|"
-    r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|right|true)"
+    r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|true)"
     r"(?:[\s,]+[A-Z][a-z]+(?=[,!.]))?[\s,!.:;-]+)+",
     re.IGNORECASE,
 )

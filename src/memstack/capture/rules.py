@@ -44,7 +44,8 @@ _TASK = _rx(
     r"^(?:please|pls|can you|could you|would you|will you|can u|i need you to|i want you to|i'd like you to|"
     r"i would like you to|help me|let's|let us|write|explain|give me|tell me|show me|make|create|summari[sz]e|"
     r"translate|list|generate|fix|find|calculate|draft|rewrite|check|describe|compare|suggest|recommend|draw|"
-    r"convert|solve|define|quiz me|teach me|how do i|how can i|how should i|what should i|should i|do i|can i)\b"
+    r"convert|solve|define|quiz me|teach me|how do i|how can i|how should i|what should i|should i|do i|can i|"
+    r"check (?:it|this|that) out|check out|take a look|look at|imagine|guess what)\b"
 )
 _REQUEST = _rx(
     r"\b(?:i need|i want|i'd like|i would like|i'm looking for|im looking for)\s+(?:you|help|some help|to know|"
@@ -87,8 +88,9 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
     (
         Category.PREFERENCE,
         _rx(
-            r"\b(?:love|loves|like|likes|enjoy|enjoys|prefer|prefers|hate|hates|dislike|can't stand|favou?rite|fan of|"
-            r"into|passionate about|obsessed with|allergic|vegetarian|vegan|my go-to|rather)\b"
+            r"\b(?:lov(?:e|es|ed)|lik(?:e|es|ed)|enjoy(?:s|ed)?|prefer(?:s|red)?|hat(?:e|es|ed)|dislike[sd]?|"
+            r"can't stand|favou?rite|fan of|into|passionate about|passion|obsessed with|hooked on|hobby|hobbies|"
+            r"allergic|vegetarian|vegan|my go-to|rather)\b"
         ),
     ),
     (
@@ -110,6 +112,16 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
         ),
     ),
 )
+
+
+# "I went / took / visited …": a personal event, worth keeping even without a category cue.
+_EVENT = _rx(
+    r"\b(?:i|we)\s+(?:just |recently |finally |also |actually )?(?:went|took|made|got|visited|attended|finished|"
+    r"started|bought|read|watched|saw|met|joined|won|lost|ran|tried|learned|learnt|found|built|painted|wrote|"
+    r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had)\b"
+)
+# Second person inside a first-person sentence: usually about the other side ("I'm here for you").
+_ADDRESSED = _rx(r"\b(?:you|your|you're|yours)\b")
 
 
 def might_disclose(message: str) -> bool:
@@ -163,7 +175,10 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Claus
             continue  # about the other side, not the user
         if has_subject:
             category = _category(sentence)
-            out.append(Clause(sentence, False, category, 0.8 if category else 0.55))
+            strength = 0.8 if category else 0.7 if _EVENT.search(sentence) else 0.55
+            if _ADDRESSED.search(sentence):
+                strength -= 0.2
+            out.append(Clause(sentence, False, category, strength))
         elif _OBJECT.search(sentence):
             out.append(Clause(sentence, False, _category(sentence), 0.45))
         elif question is not None and index == 0 and len(sentence.split()) >= 2:
