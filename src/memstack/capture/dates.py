@@ -249,11 +249,11 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
         if kind == "month" and _modal_may(m):
             continue
         resolved = _resolve(kind, m.groupdict(), today, tense)
+        taken.append((m.start(), m.end()))
         if resolved is None:
-            continue
+            continue  # "February 30": not a date, and not "February" either
         first, last, granularity = resolved
         found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity))
-        taken.append((m.start(), m.end()))
     return sorted(found, key=lambda d: d.start)
 
 

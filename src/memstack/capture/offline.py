@@ -86,13 +86,13 @@ class OfflineClassifier:
         return out[:MAX_CANDIDATES]
 
     def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
-        text, mentions = resolve(clause.text, at)
+        text, _ = resolve(clause.text, at)
         expires = expiry_for(find_dates(clause.text, at), at)
         category = clause.category or nearest
-        if expires is not None and (category in (Category.GENERAL, Category.FACT) or nearest is Category.SCHEDULE):
-            category = Category.SCHEDULE
-        if category is Category.SCHEDULE and expires is None and not mentions:
-            category = Category.GENERAL  # a schedule needs a date; without one it is a plain statement
+        if expires is not None and category in (Category.GENERAL, Category.FACT, Category.SCHEDULE):
+            category = Category.SCHEDULE  # a dated event ahead: kept with its date, expires after it
+        elif category is Category.SCHEDULE and expires is None:
+            category = Category.GENERAL  # a past or undated event is a plain statement
         content = third_person(text).rstrip(" ,;:-")
         if clause.reply_to is not None:
             content = f"Asked {clause.reply_to!r}, User said: {content}"

@@ -80,9 +80,7 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
         Category.LEARNINGSTYLE,
         _rx(
             r"\b(?:i learn|learn(?:ing)? (?:best|better)|i understand (?:better|best)|helps? me (?:learn|understand|"
-            r"remember|focus|study)|explanations?|examples? (?:help|work)|visual learner|diagrams?|step[- ]by[- ]step|"
-            r"flashcards?|hands-on|analogies|bullet points|"
-            r"(?:short|concise|detailed|simple) (?:answers|explanations))\b"
+            r"remember|focus|study)|visual learner|step[- ]by[- ]step|hands-on)\b"
         ),
     ),
     (
@@ -92,6 +90,10 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
             r"can't stand|favou?rite|fan of|into|passionate about|passion|obsessed with|hooked on|hobby|hobbies|"
             r"allergic|vegetarian|vegan|my go-to|rather)\b"
         ),
+    ),
+    (
+        Category.LEARNINGSTYLE,
+        _rx(r"\b(?:explanations?|examples? (?:help|work)|diagrams?|flashcards?|analogies)\b"),
     ),
     (
         Category.GOAL,
@@ -119,6 +121,14 @@ _EVENT = _rx(
     r"\b(?:i|we)\s+(?:just |recently |finally |also |actually )?(?:went|took|made|got|visited|attended|finished|"
     r"started|bought|read|watched|saw|met|joined|won|lost|ran|tried|learned|learnt|found|built|painted|wrote|"
     r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had)\b"
+)
+# A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
+_DATED = _rx(
+    r"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|this (?:week|weekend|month)|(?:on |this |last )(?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|in (?:a|an|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?)|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)"
 )
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
 _ADDRESSED = _rx(r"\b(?:you|your|you're|yours)\b")
@@ -175,12 +185,15 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Claus
             continue  # about the other side, not the user
         if has_subject:
             category = _category(sentence)
+            if category is None and _DATED.search(sentence):
+                category = Category.SCHEDULE
             strength = 0.8 if category else 0.7 if _EVENT.search(sentence) else 0.55
             if _ADDRESSED.search(sentence):
                 strength -= 0.2
             out.append(Clause(sentence, False, category, strength))
         elif _OBJECT.search(sentence):
-            out.append(Clause(sentence, False, _category(sentence), 0.45))
+            category = _category(sentence)
+            out.append(Clause(sentence, False, category, 0.7 if category else 0.45))
         elif question is not None and index == 0 and len(sentence.split()) >= 2:
             out.append(Clause(sentence, False, None, 0.4, reply_to=question))
     return out
