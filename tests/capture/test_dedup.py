@@ -1,3 +1,5 @@
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -21,12 +23,15 @@ def memory(id_: str, content: str) -> Memory:
     return Memory(id_, "u1", "default", None, content, Category.FACT, Source.AUTO, 0.9, True, None, T0, T0)
 
 
+Cosine = Callable[[str, str], float]
+
+
 @pytest.fixture(scope="module")
-def minilm_cosine():  # type: ignore[no-untyped-def]
+def minilm_cosine() -> Cosine:
     emb = get_embedder("local:minilm")
 
     def cosine(a: str, b: str) -> float:
-        va, vb = emb.embed_sync([a, b])  # type: ignore[attr-defined]
+        va, vb = asyncio.run(emb.embed([a, b]))
         return float(va @ vb)
 
     return cosine
@@ -48,7 +53,7 @@ def minilm_cosine():  # type: ignore[no-untyped-def]
         ("User's sister lives in Berlin", "User lives in Paris", DedupAction.NEW),
     ],
 )
-def test_minilm_decisions(minilm_cosine, new: str, old: str, action: DedupAction) -> None:  # type: ignore[no-untyped-def]
+def test_minilm_decisions(minilm_cosine: Cosine, new: str, old: str, action: DedupAction) -> None:
     rule = DedupRule.for_embedder("local:minilm")
     got, _, reason = rule.judge(new, old, minilm_cosine(new, old))
     assert got is action, reason

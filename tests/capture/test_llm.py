@@ -1,6 +1,7 @@
 import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,8 @@ def server() -> Iterator[ScriptedOpenAIServer]:
         yield scripted
 
 
-def classifier(server: ScriptedOpenAIServer, **options: object) -> LLMClassifier:
-    return LLMClassifier(server.chat_model(MODEL), owns_model=True, **options)  # type: ignore[arg-type]
+def classifier(server: ScriptedOpenAIServer, **options: Any) -> LLMClassifier:
+    return LLMClassifier(server.chat_model(MODEL), owns_model=True, **options)
 
 
 async def test_the_seed_contract_round_trip(server: ScriptedOpenAIServer) -> None:

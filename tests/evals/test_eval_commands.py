@@ -58,7 +58,7 @@ def test_eval_dedup_paws_counts_word_swaps_as_not_duplicates(tmp_path: Path) -> 
         ("3", "She moved to Paris in 1990 .", "She moved to Paris in 1990 .", "1"),
         ("4", "In 1990 , she moved to Paris .", "She moved to Paris in 1990 .", "1"),
     ]
-    data.write_text("".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
+    data.write_bytes("".join("\t".join(r) + "\r\n" for r in rows).encode())  # the PAWS release uses CRLF
     result = CliRunner().invoke(main, ["eval", "dedup", "--data", str(data), "--format", "paws", "--json"])
     assert result.exit_code == 0, result.output
     out = last_json(result.stdout)

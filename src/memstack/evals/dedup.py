@@ -55,7 +55,7 @@ def load_pairs(path: Path, fmt: str) -> list[Pair]:
                 pairs.append(Pair(s1, s2, score >= STSB_DUPLICATE, score))
         elif fmt == "paws":
             for line, text in enumerate(fh, start=1):
-                cols = text.rstrip("\n").split("\t")
+                cols = text.rstrip("\r\n").split("\t")
                 if cols == [""]:
                     continue
                 if len(cols) != 4 or cols[3] not in ("0", "1"):
