@@ -121,8 +121,9 @@ def _relative(query: str, now: datetime) -> TimeRange | None:
             step = {"last": -1, "this": 0, "next": 1}[which]
             if unit in ("week", "weekend"):
                 monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
-                start, end = (monday + timedelta(days=5), monday + timedelta(days=7)) if unit == "weekend" else (
-                    monday, monday + timedelta(days=7))  # fmt: skip
+                start, end = monday, monday + timedelta(days=7)
+                if unit == "weekend":
+                    start = monday + timedelta(days=5)
             elif unit == "month":
                 index = now.year * 12 + now.month - 1 + step
                 start, end = _month_range(index // 12, index % 12 + 1)
