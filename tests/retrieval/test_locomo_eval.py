@@ -104,3 +104,14 @@ def test_unreadable_data_says_what_to_pass(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("[{}]")
     with pytest.raises(InputError, match="LoCoMo"):
         load_locomo(tmp_path / "bad.json")
+
+
+def test_settings_can_be_changed_for_ablations(locomo_file: Path) -> None:
+    runner = CliRunner()
+    base = ["eval", "locomo", "--data", str(locomo_file), "--embedder", "hash:64", "--json"]
+    plain = runner.invoke(main, [*base, "--set", "context_turns=0", "--set", "dense_weight=0"])
+    assert plain.exit_code == 0, plain.output
+    assert json.loads(plain.stdout.splitlines()[-1])["questions"] == 6
+    for bad in ("nope=1", "dense_weight=x", "dense_weight=-1", "context_turns"):
+        result = runner.invoke(main, [*base, "--set", bad])
+        assert result.exit_code == 2 and "--set" in result.output

@@ -6,9 +6,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from memstack.retrieval import RetrievalSettings
 
 __all__ = ["eval_group"]
 
@@ -23,11 +26,22 @@ def eval_group() -> None:
 @click.option("--conversations", default="", help="Comma-separated sample ids to evaluate (default: all).")
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
 @click.option("--model", default=None, help="Chat model whose tokenizer counts tokens (default o200k).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Change a retrieval setting, e.g. --set dense_weight=0 (ablations; see RetrievalSettings).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON line per conversation, the overall result last.")
-def locomo(data: Path, conversations: str, embedder: str, model: str | None, as_json: bool) -> None:
+def locomo(
+    data: Path, conversations: str, embedder: str, model: str | None, overrides: tuple[str, ...], as_json: bool
+) -> None:
     """Retrieval hit@k / recall@k of LoCoMo evidence turns, tokens per query and recall latency."""
     from memstack.embed import get_embedder
     from memstack.evals.locomo import load_locomo, run_locomo
+
+    settings = _settings(overrides)
 
     convs = load_locomo(data)
     wanted = [c.strip() for c in conversations.split(",") if c.strip()]
@@ -38,7 +52,7 @@ def locomo(data: Path, conversations: str, embedder: str, model: str | None, as_
         convs = [c for c in convs if c.id in wanted]
     total = sum(len(c.questions) for c in convs)
     with click.progressbar(length=total, label="questions", file=sys.stderr) as bar:
-        job = run_locomo(convs, get_embedder(embedder), model=model, progress=bar.update)
+        job = run_locomo(convs, get_embedder(embedder), settings=settings, model=model, progress=bar.update)
         result, per_conversation = asyncio.run(job)
     if as_json:
         for line in per_conversation:
@@ -46,6 +60,30 @@ def locomo(data: Path, conversations: str, embedder: str, model: str | None, as_
         click.echo(json.dumps(result))
     else:
         _table(result, per_conversation)
+
+
+def _settings(overrides: tuple[str, ...]) -> RetrievalSettings:
+    from dataclasses import fields, replace
+
+    from memstack.errors import InputError
+    from memstack.retrieval import RetrievalSettings
+
+    types = {f.name: f.type for f in fields(RetrievalSettings)}
+    changes: dict[str, Any] = {}
+    for item in overrides:
+        name, _, raw = item.partition("=")
+        if name not in types or not raw:
+            raise click.BadParameter(
+                f"{item!r}: write NAME=VALUE with NAME one of {', '.join(types)}", param_hint="--set"
+            )
+        try:
+            changes[name] = int(raw) if types[name] in ("int", int) else float(raw)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: {raw!r} is not a number", param_hint="--set") from None
+    try:
+        return replace(RetrievalSettings(), **changes)
+    except InputError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set") from None
 
 
 def _table(result: dict[str, Any], per_conversation: list[dict[str, Any]]) -> None:
