@@ -140,6 +140,10 @@ def test_bad_input_is_refused_with_a_reason() -> None:
         retriever.search("x", k=0)
     with pytest.raises(InputError, match="id"):
         Passage("", "text")
+    with pytest.raises(InputError, match="unique"):
+        retriever.add([Passage("a", "again")], np.ones((1, 4), dtype=np.float32))
+    with pytest.raises(InputError, match="not a passage"):
+        retriever.windows(HybridRetriever().search("x") or _lexical().search("lake", k=1))
     with pytest.raises(InputError, match="weights"):
         RetrievalSettings(dense_weight=-1)
     assert HybridRetriever().search("anything") == []

@@ -108,6 +108,7 @@ class HybridRetriever:
         self._thread_last: dict[int, int] = {}
         self._thread_tokens: list[list[str]] = []
         self._vectors: list[Vector] = []
+        self._position: dict[str, int] = {}
         self._cache: dict[str, object] = {}
 
     def __len__(self) -> int:
@@ -131,6 +132,9 @@ class HybridRetriever:
                 raise InputError("passages were added without vectors before; add all with vectors or none")
         elif self._vectors:
             raise InputError("this retriever holds vectors; pass one vector per passage")
+        ids = [p.id for p in passages]
+        if len(set(ids)) != len(ids) or not self._position.keys().isdisjoint(ids):
+            raise InputError("passage ids must be unique; each archived turn or memory is added once")
         for row, passage in enumerate(passages):
             self._add_one(passage, None if vectors is None else matrix[row])
         self._cache.clear()
@@ -155,6 +159,7 @@ class HybridRetriever:
             key.extend(self._tokens[back])
             back = self._prev[back]
         self._keys.add_tokens(key)
+        self._position[passage.id] = index
         self._passages.append(passage)
         self._tokens.append(tokens)
         self._prev.append(previous)
@@ -198,12 +203,18 @@ class HybridRetriever:
         days: npt.NDArray[np.float64] = self._cache["days"]  # type: ignore[assignment]
         return days
 
+    def _weights(self) -> npt.NDArray[np.float64] | None:
+        if "weights" not in self._cache:
+            weights = np.array([p.weight for p in self._passages], dtype=np.float64)
+            self._cache["weights"] = weights if np.any(weights != 1.0) else None
+        cached: npt.NDArray[np.float64] | None = self._cache["weights"]  # type: ignore[assignment]
+        return cached
+
     def scores(
         self, query: str, query_vector: Vector | None = None, *, now: datetime | None = None
     ) -> tuple[npt.NDArray[np.float64], TimeRange | None]:
         """The fused score of every passage, in insertion order, and the time range read from the query."""
         s = self.settings
-        n = len(self._passages)
         when = _naive_utc(now) if now is not None else _naive_utc(datetime.now(UTC))
         time_range = find_time_range(query, when) if s.time_weight > 0 else None
         terms = query_terms(time_range.strip(query) if time_range else query)
@@ -224,8 +235,9 @@ class HybridRetriever:
             days = self._days()
             distance = np.nan_to_num(np.maximum(np.maximum(start - days, days - end), 0.0), nan=np.inf)
             fused = fused * time_boost(distance, s.time_weight, s.time_tau_days)
-        if n and any(p.weight != 1.0 for p in self._passages):
-            fused = fused * np.array([p.weight for p in self._passages])
+        weights = self._weights()
+        if weights is not None:
+            fused = fused * weights
         return fused, time_range
 
     def search(
@@ -244,10 +256,11 @@ class HybridRetriever:
         """Each hit with the ``before`` passages preceding it in its thread (default: ``context_turns``), overlapping
         windows merged, in thread order: what a prompt shows, with no passage twice."""
         back = self.settings.context_turns if before is None else before
-        position = {p.id: i for i, p in enumerate(self._passages)}
         chosen: set[int] = set()
         for hit in hits:
-            i = position[hit.passage.id]
+            if hit.passage.id not in self._position:
+                raise InputError(f"hit {hit.passage.id!r} is not a passage of this retriever")
+            i = self._position[hit.passage.id]
             chosen.add(i)
             for _ in range(back):
                 i = self._prev[i]
