@@ -19,8 +19,10 @@ from memstack.errors import InputError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "BaseTruthDiff",
     "Category",
     "DeletedBy",
+    "Exchange",
     "Fact",
     "Fragment",
     "FragmentStatus",
@@ -32,6 +34,7 @@ __all__ = [
     "MemoryPatch",
     "NewMemory",
     "RawMessage",
+    "Route",
     "ScoredMemory",
     "SessionState",
     "Source",
@@ -309,3 +312,40 @@ class SessionState:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class Route(StrEnum):
+    """How deeply one exchange is summarized (seed 04 §6)."""
+
+    SHORT = "short"  # summary only
+    MEDIUM = "medium"  # summary + base-truth diff
+    LONG = "long"  # summary + diff + the reply kept longer in the raw window
+    CODE = "code"  # code-heavy: always a diff
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user message and the assistant's reply to it: what the summarizer reads."""
+
+    turn: int
+    user: str
+    assistant: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTruthDiff:
+    """A summarizer's proposed change to base truth, applied remove → update → add.
+
+    ``update`` entries are complete replacement strings (``"Python version: 3.12"``); ``hard`` lists the
+    entries of ``add``/``update`` that are hard constraints (things that must never/always be done).
+    """
+
+    add: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    hard: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.add or self.update or self.remove)
