@@ -18,6 +18,7 @@ from memstack.session.base import Summarizer, TurnDraft
 from memstack.session.consolidate import Consolidation, consolidate_base_truth, consolidation_due, merge_facts
 from memstack.session.diff import DiffResult, DiffWarning, WarningKind, apply_diff
 from memstack.session.extractive import OfflineSummarizer, session_line
+from memstack.session.lock import HeldLock, LocalSessionLocks, SessionLocks
 from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary
 from memstack.session.routing import RouteDecision, route_exchange
 from memstack.session.settings import SessionSettings
@@ -28,9 +29,12 @@ __all__ = [
     "Consolidation",
     "DiffResult",
     "DiffWarning",
+    "HeldLock",
+    "LocalSessionLocks",
     "OfflineSummarizer",
     "Outcome",
     "RouteDecision",
+    "SessionLocks",
     "SessionSettings",
     "Summarizer",
     "SummaryRunner",

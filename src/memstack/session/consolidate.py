@@ -7,7 +7,8 @@ condense more freely; :func:`consolidate_base_truth` then guards what it returns
 
 Guarantees, whoever consolidates:
 * every hard exception survives verbatim: one a model dropped or rewrote is restored (and reported);
-* a model cannot invent: a fact whose numbers, names or content words are not in the old base truth is rejected;
+* a model cannot invent: a fact whose numbers, names or content words are not in the old base truth is rejected,
+  and so is any new wording of a rule (must / never / avoid …): rules are kept verbatim or not touched;
 * a model cannot create hard exceptions: only text identical to an old hard exception is hard;
 * a failed or empty consolidation leaves base truth as it was (offline merging still runs).
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from memstack.errors import ProviderError
 from memstack.session.base import Summarizer
+from memstack.session.diff import is_hard_rule
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Verdict, check_support
 from memstack.session.text import count_words, fact_key, normalize, numbers, similarity
@@ -128,9 +130,11 @@ async def consolidate_base_truth(
         norm = normalize(fact.text)
         if not norm or norm in seen:
             continue
-        if norm not in old_by_text and check_support(fact.text, source, s).verdict is not Verdict.SUPPORTED:
+        if norm not in old_by_text and (
+            is_hard_rule(fact.text) or check_support(fact.text, source, s).verdict is not Verdict.SUPPORTED
+        ):
             rejected.append(fact.text)
-            log.warning("consolidation: rejected %r, not supported by the previous base truth", fact.text)
+            log.warning("consolidation: rejected %r: new wording of a rule, or not in the old base truth", fact.text)
             continue
         seen.add(norm)
         previous = old_by_text.get(norm)

@@ -90,7 +90,9 @@ _REPLY_DECISION = re.compile(
 )
 _DEF = re.compile(r"^\s*(?:async\s+)?(def|class|function|fn|func)\s+([A-Za-z_]\w*)\s*(.*?)\s*[:{]?\s*$")
 _PY_CUT = re.compile(
-    r"\s*(?:,\s*(?:but|because|since|so|which|not)\b|;|\s+because\b|\s+but\b|\s+so that\b|\s+not\s+\S+$).*$", re.I
+    r"\s*(?:,\s*(?:but|because|since|so|which|not)\b|;|\s+because\b|\s+but\b|\s+so that\b|\s+not\s+\S+$|"
+    r",?\s+and\s+(?:i|we|my|our|it|the|they|you)\b).*$",
+    re.I,
 )
 
 

@@ -7,8 +7,9 @@
 | long   | either message ≥ ``long_words``                 | yes  | ``long_extra_turns``  |
 | code   | code-heavy, whatever the length                 | yes  | yes when also long    |
 
-\\* unless the user states a constraint or a correction (``SessionSettings.diff_on_constraint_cue``): routing
-saves cost, it must not drop "Never use semicolons."
+\\* unless the user's message has a cue (``SessionSettings.diff_on_cue``): a rule, a correction, a lifted rule or a
+first-person fact, preference or decision. Routing saves cost; it must not drop "Never use semicolons." or
+"My name is Dana."
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from memstack.session.settings import SessionSettings
 from memstack.session.text import count_words, split_code
 from memstack.types import Exchange, Route
 
-__all__ = ["CONSTRAINT_CUE", "CORRECTION_CUE", "RouteDecision", "route_exchange"]
+__all__ = ["CONSTRAINT_CUE", "CORRECTION_CUE", "FACT_CUE", "RouteDecision", "route_exchange"]
 
 #: Words that state a rule about what must or must not happen.
 CONSTRAINT_CUE = re.compile(
@@ -32,6 +33,13 @@ CONSTRAINT_CUE = re.compile(
 CORRECTION_CUE = re.compile(
     r"\b(actually|correction|i meant|i mean|scratch that|instead|changed? (?:it |that )?to|switch(?:ed)? to|"
     r"moved to|turns out|no longer|not anymore|any ?more|forget (?:about|that)|never ?mind|update:|rather than)\b",
+    re.IGNORECASE,
+)
+
+#: A first-person fact, preference or decision, or a rule being lifted.
+FACT_CUE = re.compile(
+    r"\b(my|our|i'm|i am|i prefer|i like|i love|i hate|i'd rather|i work|i live|call me|let's|we'll|we will|we use|"
+    r"i use|we're using|i'm using|you can (?:now )?use|(?:is|are) (?:now )?allowed|feel free to)\b",
     re.IGNORECASE,
 )
 
@@ -67,10 +75,8 @@ def route_exchange(exchange: Exchange, settings: SessionSettings | None = None) 
         reason = f"{max(uw, aw)} words ≥ {s.long_words}"
         return RouteDecision(Route.LONG, True, True, extra, uw, aw, code_lines, reason)
     if uw < s.short_words and aw < s.short_words:
-        cue = s.diff_on_constraint_cue and bool(
-            CONSTRAINT_CUE.search(exchange.user) or CORRECTION_CUE.search(exchange.user)
-        )
-        reason = "short, but the user states a constraint or correction" if cue else "short and incidental"
+        cue = s.diff_on_cue and any(c.search(exchange.user) for c in (CONSTRAINT_CUE, CORRECTION_CUE, FACT_CUE))
+        reason = "short, but the user states a rule, a correction or a fact" if cue else "short and incidental"
         return RouteDecision(Route.SHORT, cue, False, 0, uw, aw, code_lines, reason)
     reason = f"{max(uw, aw)} words"
     return RouteDecision(Route.MEDIUM, True, False, 0, uw, aw, code_lines, reason)

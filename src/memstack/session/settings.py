@@ -16,8 +16,9 @@ class SessionSettings:
     Window: ``window`` raw messages are kept verbatim; a long reply stays ``long_extra_turns`` turns longer.
     Routing: both messages under ``short_words`` words → summary only; either at ``long_words`` or more → long;
     an exchange whose code lines make up ``code_ratio`` of its lines (or that has ``code_min_lines`` code lines)
-    is code-heavy. ``diff_on_constraint_cue`` also extracts a diff from short exchanges that state a constraint or
-    a correction ("never…", "actually…"): a four-word "Never use semicolons." must not be lost to routing.
+    is code-heavy. ``diff_on_cue`` also extracts a diff from short exchanges whose user message states a rule, a
+    correction or a first-person fact ("never…", "actually…", "my name is…"): "Never use semicolons." must not be
+    lost to routing.
     Summarizer: ``timeout_s`` per call, ``malformed_retries`` retries of a malformed answer with the same payload;
     summaries are capped at ``user_summary_words`` / ``assistant_summary_words``.
     Diff: update targets matched fuzzily at ``update_similarity``, removals at ``remove_similarity``; an entry
@@ -33,7 +34,7 @@ class SessionSettings:
     long_words: int = 200
     code_ratio: float = 0.3
     code_min_lines: int = 8
-    diff_on_constraint_cue: bool = True
+    diff_on_cue: bool = True
     timeout_s: float = 8.0
     malformed_retries: int = 1
     user_summary_words: int = 25

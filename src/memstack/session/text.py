@@ -100,8 +100,23 @@ def stem(word: str) -> str:
     return w
 
 
+_NEGATIONS = (
+    (re.compile(r"\b(?:can ?not|can'?t)\b", re.I), "cannot"),
+    (re.compile(r"\b(?:do not|don'?t)\b", re.I), "dont"),
+    (re.compile(r"\b(?:does not|doesn'?t)\b", re.I), "doesnt"),
+    (re.compile(r"\b(?:must not|mustn'?t)\b", re.I), "mustnt"),
+    (re.compile(r"\b(?:should not|shouldn'?t)\b", re.I), "shouldnt"),
+    (re.compile(r"\b(?:will not|won'?t)\b", re.I), "wont"),
+)
+
+
 def content_words(text: str, *, framing: bool = False) -> set[str]:
-    """Stemmed words that carry meaning: stop words removed, and also framing words when ``framing``."""
+    """Stemmed words that carry meaning: stop words removed, and also framing words when ``framing``.
+
+    Negations are kept as one canonical word each ("can't", "can not" → ``cannot``; "do not" → ``dont``)."""
+    text = text.replace("’", "'")
+    for pattern, canon in _NEGATIONS:
+        text = pattern.sub(canon, text)
     out = set()
     for tok in tokens(text):
         low = tok.lower()
