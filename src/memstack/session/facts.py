@@ -7,6 +7,8 @@ What it recognises, mostly in the user's message (facts about the user and the w
 * **key: value** — ``my|our|the <key> is <value>`` → ``Key: value`` (``The deadline is Friday`` → ``Deadline: Friday``),
   dotted versions (``Python 3.12`` → ``Python version: 3.12``);
 * **preferences and identity** — ``I prefer / like / hate …``, ``I'm a …``, ``I work at …``, ``I live in …``;
+* **goals and events** — ``I'm planning to …``, ``my goal is to …``, ``I want to …``; ``I just started / joined /
+  adopted / moved to …``;
 * **decisions** — ``let's …``, ``we'll use …``, ``go with …``; from the assistant, ``I've switched / replaced …``;
 * **code** — signatures of functions and classes defined in code blocks → ``Function name: def name(...)``;
 * **corrections** — with "actually", "instead", "switched to" … a fact whose key (or near-identical wording) is
@@ -73,6 +75,17 @@ _PREFERENCE = re.compile(
 _IDENTITY = re.compile(
     r"\bI(?:'m| am)\s+(?!not\b|sure\b|going\b|trying\b|looking\b|asking\b|wondering\b|working on\b|getting\b)"
     r"(a|an|the|from|based in|based at)\s+(.+)|\bI\s+(work|live|study|teach)\s+(at|in|for|as|on)\s+(.+)",
+    re.I,
+)
+_GOAL = re.compile(
+    r"\b(?:i'm|i am|we're|we are)\s+(?:planning|hoping|aiming|going)\s+to\s+(?!ask\b|say\b|try\b)(.+)|"
+    r"\b(?:my|our)\s+(?:goal|plan|dream|aim)\s+is\s+to\s+(.+)|"
+    r"\b(?:i|we)\s+(?:want|hope|plan|intend|need)\s+to\s+(?!know\b|ask\b|see\b|understand\b|say\b|check\b)(.+)",
+    re.I,
+)
+_EVENT = re.compile(
+    r"\bI(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(went to|started|joined|finished|adopted|bought|moved to|"
+    r"visited|signed up for|graduated from|got (?:a|an|my)|took up|launched|opened|lost my|won)\s+(.+)",
     re.I,
 )
 _DECISION = re.compile(
@@ -171,6 +184,12 @@ def _from_user_sentence(sentence: str, base_truth: Sequence[Fact], removals: lis
         else:
             phrase = f"{m.group(3).lower()}s {m.group(4).lower()} {_PY_CUT.sub('', m.group(5)).strip(' .')}"
         out.append(_Found(f"User {cap_words(phrase, _FACT_WORDS)}", False, rank + 0.4))
+    if m := _GOAL.search(body):
+        goal = _PY_CUT.sub("", next(g for g in m.groups() if g)).strip(" .!")
+        out.append(_Found(f"Goal: {cap_words(goal, _FACT_WORDS)}", False, rank + 0.45))
+    if m := _EVENT.search(body):
+        what = _PY_CUT.sub("", m.group(2)).strip(" .!")
+        out.append(_Found(f"User {m.group(1).lower()} {cap_words(what, _FACT_WORDS)}", False, rank + 0.46))
     if m := _USES.search(body):
         what = _PY_CUT.sub("", m.group(1) or m.group(2)).strip(" .")
         if what and not versions:
@@ -223,8 +242,12 @@ def _assemble(
     picked: dict[str, _Found] = {}
     for item in sorted(found, key=lambda f: (not f.hard, f.rank)):
         norm = normalize(item.text)
-        if norm in existing or norm in picked:
-            continue
+        if (
+            norm in existing
+            or norm in picked
+            or not content_words(item.text.partition(": ")[2] or item.text, framing=True)
+        ):
+            continue  # known already, or says nothing ("Decision: do it")
         key = fact_key(item.text)
         item.update = key in keys or (
             correcting

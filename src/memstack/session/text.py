@@ -49,7 +49,8 @@ FRAMING = frozenset(
     """user users assistant constraint constraints preference preferences decision decisions fact facts note notes
     requirement requirements currently now new newly old still stated states said says mentioned noted asked wants
     want wanted prefers prefer preferred likes like liked dislikes dislike needs need needed uses use using used
-    working work works project version key value hard exception rule rules instead anymore longer""".split()  # noqa: SIM905
+    working work works project version key value hard exception rule rules instead anymore longer
+    goal goals""".split()  # noqa: SIM905
 )
 
 
