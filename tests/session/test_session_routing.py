@@ -70,7 +70,9 @@ def test_thresholds_are_configurable() -> None:
     assert decision.route is Route.LONG and decision.keep_extra_turns == 1
 
 
-def turn(window: tuple[RawMessage, ...], n: int, reply: str = "short reply", s: SessionSettings | None = None):  # type: ignore[no-untyped-def]
+def turn(
+    window: tuple[RawMessage, ...], n: int, reply: str = "short reply", s: SessionSettings | None = None
+) -> tuple[RawMessage, ...]:
     ex = Exchange(n, f"question {n}", reply)
     return push_exchange(window, ex, route_exchange(ex, s), s)
 

@@ -63,7 +63,10 @@ LIFT_CUE = re.compile(
 RELAX_CUE = re.compile(r"\b(allowed|permitted|(?:ok|okay|fine) to|can (?:now )?use|may (?:now )?use|no longer)\b", re.I)
 _RULE_WORDS = frozenset(
     stem(w)
-    for w in "never must mustnt always cannot dont doesnt shouldnt not avoid allowed forbidden required only".split()  # noqa: SIM905
+    for w in (
+        *("never", "must", "mustnt", "always", "cannot", "dont", "doesnt", "shouldnt"),
+        *("not", "avoid", "allowed", "forbidden", "required", "only"),
+    )
 )
 
 
