@@ -14,8 +14,9 @@ from memstack.session import (
     SummaryRunner,
     TurnDraft,
     WarningKind,
+    summarize_session,
 )
-from memstack.types import BaseTruthDiff, Exchange, Fact, Route
+from memstack.types import BaseTruthDiff, Exchange, Fact, Route, TurnSummary
 
 from .fakes import ScriptedSummarizer
 
@@ -150,3 +151,28 @@ async def test_offline_summarizer_runs_under_the_same_policy() -> None:
     assert result.outcome is Outcome.SUMMARIZED and result.summarizer == "offline:extractive"
     assert "offline" in result.flags
     assert any(f.hard_exception and "backwards compatible" in f.text for f in result.base_truth)
+
+
+LOG = [
+    TurnSummary(1, "Asked to plan a trip to Lisbon", "Suggested three days"),
+    TurnSummary(2, "Asked for food tips", "Pastéis"),
+]
+
+
+async def test_cross_session_line_is_capped_and_falls_back_offline() -> None:
+    long_line = ScriptedSummarizer([], line="The user planned a Lisbon trip " + "and more " * 30)
+    line = await summarize_session(long_line, LOG, (), SessionSettings(cross_session_words=12))
+    assert len(line.split()) == 12 and line.startswith("The user planned a Lisbon trip")
+    for failing in (ProviderError("down", status=500), "   "):
+        fake = ScriptedSummarizer([], line=failing) if isinstance(failing, str) else FailingLine(failing)
+        assert await summarize_session(fake, LOG, ()) == "Asked to plan a trip to Lisbon; later asked for food tips"
+    assert await summarize_session(long_line, [], ()) == ""
+
+
+class FailingLine(ScriptedSummarizer):
+    def __init__(self, error: Exception) -> None:
+        super().__init__([])
+        self.error = error
+
+    async def summarize_session(self, turn_log, base_truth):  # type: ignore[no-untyped-def]
+        raise self.error

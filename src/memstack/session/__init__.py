@@ -19,7 +19,7 @@ from memstack.session.consolidate import Consolidation, consolidate_base_truth, 
 from memstack.session.diff import DiffResult, DiffWarning, WarningKind, apply_diff
 from memstack.session.extractive import OfflineSummarizer, session_line
 from memstack.session.lock import HeldLock, LocalSessionLocks, SessionLocks
-from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary
+from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary, summarize_session
 from memstack.session.routing import RouteDecision, route_exchange
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Support, Verdict, check_support
@@ -52,4 +52,5 @@ __all__ = [
     "push_exchange",
     "route_exchange",
     "session_line",
+    "summarize_session",
 ]

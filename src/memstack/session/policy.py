@@ -27,12 +27,13 @@ from enum import StrEnum
 from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
 from memstack.session.base import Summarizer, TurnDraft
 from memstack.session.diff import DiffWarning, apply_diff
+from memstack.session.extractive import session_line
 from memstack.session.routing import RouteDecision, route_exchange
 from memstack.session.settings import SessionSettings
 from memstack.session.text import cap_words, count_words
 from memstack.types import BaseTruthDiff, Exchange, Fact, TurnSummary
 
-__all__ = ["Outcome", "SummaryRunner", "TurnResult", "fallback_summary"]
+__all__ = ["Outcome", "SummaryRunner", "TurnResult", "fallback_summary", "summarize_session"]
 
 log = logging.getLogger("memstack.session")
 
@@ -177,3 +178,26 @@ class SummaryRunner:
             summarizer=self.summarizer.name,
             flags=tuple(dict.fromkeys(flags)),
         )
+
+
+async def summarize_session(
+    summarizer: Summarizer,
+    turn_log: Sequence[TurnSummary],
+    base_truth: Sequence[Fact],
+    settings: SessionSettings | None = None,
+) -> str:
+    """The cross-session line (layer 7) for a session that ended or resumed: the summarizer's, cut to
+    ``cross_session_words``; the offline line when the summarizer fails, times out or returns nothing."""
+    s = settings or SessionSettings()
+    if not turn_log:
+        return ""
+    try:
+        async with asyncio.timeout(s.timeout_s):
+            line = (await summarizer.summarize_session(tuple(turn_log), tuple(base_truth))).strip()
+    except (TimeoutError, ProviderError) as exc:
+        log.warning(
+            "cross-session summary by %s failed (%s); using the offline line", summarizer.name, exc or "timeout"
+        )
+        line = ""
+    line = " ".join(line.split())
+    return cap_words(line, s.cross_session_words) if line else session_line(turn_log, base_truth, s.cross_session_words)
