@@ -9,7 +9,8 @@ The pieces, each usable alone::
     if consolidation_due(turn, last, len(facts), settings):
         merged = await consolidate_base_truth(summarizer, facts, settings)
 
-``OfflineSummarizer`` is the default (rules + extraction, labelled offline).
+``OfflineSummarizer`` is the default (rules + extraction, labelled offline); ``ModelSummarizer`` uses a chat model
+(its own model setting, ``Config.summarizer_model``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from memstack.session.base import Summarizer, TurnDraft
 from memstack.session.consolidate import Consolidation, consolidate_base_truth, consolidation_due, merge_facts
 from memstack.session.diff import DiffResult, DiffWarning, WarningKind, apply_diff
 from memstack.session.extractive import OfflineSummarizer, session_line
+from memstack.session.llm import JsonChatModel, ModelSummarizer
 from memstack.session.lock import HeldLock, LocalSessionLocks, SessionLocks
 from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary, summarize_session
 from memstack.session.routing import RouteDecision, route_exchange
@@ -30,7 +32,9 @@ __all__ = [
     "DiffResult",
     "DiffWarning",
     "HeldLock",
+    "JsonChatModel",
     "LocalSessionLocks",
+    "ModelSummarizer",
     "OfflineSummarizer",
     "Outcome",
     "RouteDecision",
