@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstack.session import OfflineSummarizer, SummaryRunner, WarningKind
+from memstack.session.diff import is_hard_rule
 from memstack.session.extractive import session_line, summarize_message
 from memstack.types import Exchange, Fact, Route, TurnSummary
 
@@ -132,3 +133,27 @@ def test_session_line_is_short_and_user_focused() -> None:
     assert line.startswith("Asked to design the users endpoint")
     assert "cannot use any ORM" in line
     assert session_line([], bt, 30) == ""
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("We can't use any ORM", True),
+        ("Never use numpy", True),
+        ("Always answer in French", True),
+        ("Don't log personal data", True),
+        ("The API must stay backwards compatible", True),
+        ("you should never call eval", True),
+        ("I don't have a car", False),
+        ("I always forget my keys", False),
+        ("I can't figure out the bug", False),
+        ("I don't know", False),
+    ],
+)
+def test_rules_are_directives_not_any_negation(sentence: str, rule: bool) -> None:
+    assert is_hard_rule(sentence) is rule
+
+
+async def test_first_person_negations_are_not_rules() -> None:
+    result = await run(Exchange(1, "I don't have a car and I always forget my keys.", "That sounds hard."))
+    assert not [f for f in result.base_truth if f.hard_exception]

@@ -43,10 +43,26 @@ log = logging.getLogger("memstack.session")
 
 MAX_FACT_CHARS = 500
 
-#: A rule about what must or must not be done.
+#: Words that state a rule wherever they stand.
 HARD_CUE = re.compile(
-    r"\b(can ?not|can't|must|mustn't|never|always|don't|do not|not allowed|forbidden|avoid|required|"
-    r"under no circumstances|no \w+ allowed|only use)\b",
+    r"\b(must|mustn't|must not|not allowed|forbidden|avoid|required to|is required|are required|"
+    r"under no circumstances|no \w+ allowed|only use|at all times)\b",
+    re.IGNORECASE,
+)
+#: never / always / can't / don't state a rule when they direct an action ("never use", "don't log"), open the
+#: sentence ("Always answer in French"), or follow "you" / "we" — not in "I always forget" or "I don't know".
+_DIRECTIVE = re.compile(
+    r"^(?:(?:please|and|but|also|so)\s+)?(?:never|always|don't|do not|avoid)\b|"
+    r"\b(?:you|we)\s+(?:should\s+|must\s+)?(?:never|always|can ?not|can't|don't|do not|shouldn't|should not)\b|"
+    r"\b(?:never|always|can ?not|can't|don't|do not|shouldn't|should not)\s+(?:\w+\s+)?"
+    r"(?:use|using|eat|drink|install|import|add|include|change|modify|touch|exceed|spend|share|send|deploy|run|call|"
+    r"mention|remove|delete|rename|write|push|commit|store|log|expose|break|rely|depend|answer|reply|respond|"
+    r"reveal|show|print|schedule|book|contact|email)\b",
+    re.IGNORECASE,
+)
+_NOT_RULES = re.compile(
+    r"\b(?:don't|do not|can't|cannot|can not)\s+(?:really\s+)?(?:know|think|understand|remember|care|mind|get|see|"
+    r"worry|figure|find|tell|wait|believe|decide|imagine|stop|help)\b",
     re.IGNORECASE,
 )
 #: The user lifting a rule they set earlier.
@@ -106,7 +122,12 @@ class DiffResult(NamedTuple):
 
 
 def is_hard_rule(text: str) -> bool:
-    return bool(HARD_CUE.search(text))
+    """Whether ``text`` states a rule (must / never use / always answer / can't use / don't log / avoid …)."""
+    body = text.partition(": ")[2] if text.lower().startswith(("constraint:", "rule:")) else text
+    body = body.strip()
+    if _NOT_RULES.search(body):
+        return bool(HARD_CUE.search(body))
+    return bool(HARD_CUE.search(body) or _DIRECTIVE.search(body))
 
 
 def lifts(fact: Fact, user_message: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from memstack.embed.base import Embedder
 from memstack.session.base import TurnDraft
 from memstack.session.consolidate import merge_facts
-from memstack.session.diff import HARD_CUE
+from memstack.session.diff import is_hard_rule
 from memstack.session.facts import extract_diff
 from memstack.session.routing import route_exchange
 from memstack.session.settings import SessionSettings
@@ -77,7 +77,7 @@ def _score(sentence: str, pos: int, count: int, *, user: bool) -> float:
         score += 1.0  # the first quarter: constraints and the ask usually come first
     if user and (sentence.rstrip().endswith("?") or _REQUEST.match(sentence) or _first_word(sentence) in _IMPERATIVE):
         score += 1.5
-    if HARD_CUE.search(sentence):
+    if is_hard_rule(sentence):
         score += 1.2
     score += 0.4 * min(3, len(names(sentence)) + len(numbers(sentence)))
     if not user and _ANSWER.search(sentence):
@@ -94,7 +94,7 @@ def _score(sentence: str, pos: int, count: int, *, user: bool) -> float:
 def _noise(sentence: str) -> bool:
     """Greetings, acknowledgements and "Here it is:" lines carry nothing to remember."""
     words = count_words(sentence)
-    if words <= 3 and _FILLER.match(sentence) and not HARD_CUE.search(sentence):
+    if words <= 3 and _FILLER.match(sentence) and not is_hard_rule(sentence):
         return True
     return sentence.rstrip().endswith(":") and words <= 6
 

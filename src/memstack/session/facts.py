@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memstack.session.diff import HARD_CUE, LIFT_CUE, lifts
+from memstack.session.diff import LIFT_CUE, is_hard_rule, lifts
 from memstack.session.routing import CORRECTION_CUE
 from memstack.session.settings import SessionSettings
 from memstack.session.text import (
@@ -44,9 +44,6 @@ __all__ = ["extract_diff"]
 _FACT_WORDS = 30
 _LEAD = re.compile(
     r"^(?:(?:please|also|and|but|so|oh|ok|okay|remember|note|btw|by the way|one more thing)\b[,:]?\s+)+", re.I
-)
-_NOT_RULES = re.compile(
-    r"\b(?:don't|do not|can't|cannot) (?:know|think|understand|remember|care|mind|get|see|worry)\b", re.I
 )
 _SUBJECT = re.compile(
     r"^(?:i|we|you)\s+(?=(?:can ?not|can't|must|mustn't|never|always|don't|do not|have to|need to|"
@@ -154,7 +151,7 @@ def _from_user_sentence(sentence: str, base_truth: Sequence[Fact], removals: lis
             withdrawn = not fact.hard_exception and bool(_REMOVE_CUE.search(text)) and _names_fact(text, fact)
             if lifted or withdrawn:
                 removals.append(fact.text)
-    if HARD_CUE.search(text) and not _NOT_RULES.search(text) and not LIFT_CUE.search(text):
+    if is_hard_rule(text) and not LIFT_CUE.search(text):
         rule = _SUBJECT.sub("", text.rstrip("?")).replace("can't", "cannot").replace("can not", "cannot")
         rule = rule[:1].lower() + rule[1:] if rule[1:2].islower() else rule
         out.append(_Found(f"Constraint: {cap_words(rule, _FACT_WORDS)}", True, rank))
