@@ -33,6 +33,9 @@ class ScriptedJsonModel:
             raise answer
         return answer
 
+    async def aclose(self) -> None:
+        return None
+
 
 EX = Exchange(3, "We must support Python 3.9. Can you drop the walrus operator?", "Done: replaced := with two lines.")
 ANSWER = {

@@ -19,7 +19,7 @@ from memstack.session.base import Summarizer, TurnDraft
 from memstack.session.consolidate import Consolidation, consolidate_base_truth, consolidation_due, merge_facts
 from memstack.session.diff import DiffResult, DiffWarning, WarningKind, apply_diff
 from memstack.session.extractive import OfflineSummarizer, session_line
-from memstack.session.llm import JsonChatModel, ModelSummarizer
+from memstack.session.llm import JsonChatModel, ModelSummarizer, get_summarizer
 from memstack.session.lock import HeldLock, LocalSessionLocks, SessionLocks
 from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary, summarize_session
 from memstack.session.routing import RouteDecision, route_exchange
@@ -52,6 +52,7 @@ __all__ = [
     "consolidate_base_truth",
     "consolidation_due",
     "fallback_summary",
+    "get_summarizer",
     "merge_facts",
     "push_exchange",
     "route_exchange",

@@ -10,9 +10,10 @@ endpoint errors, and checks every diff entry against the exchange.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from memstack.session.base import TurnDraft
+from memstack.session.extractive import OfflineSummarizer
 from memstack.session.llm_format import (
     consolidate_prompt,
     parse_facts,
@@ -24,7 +25,7 @@ from memstack.session.llm_format import (
 from memstack.session.settings import SessionSettings
 from memstack.types import Exchange, Fact, Route, TurnSummary
 
-__all__ = ["JsonChatModel", "ModelSummarizer"]
+__all__ = ["JsonChatModel", "ModelSummarizer", "get_summarizer"]
 
 
 class JsonChatModel(Protocol):
@@ -41,6 +42,8 @@ class JsonChatModel(Protocol):
         max_tokens: int | None = None,
         timeout: float | None = None,
     ) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class ModelSummarizer:
@@ -65,6 +68,16 @@ class ModelSummarizer:
     def name(self) -> str:
         return self.model.name
 
+    async def aclose(self) -> None:
+        """Close the model's connections (the summarizer owns the model it was given)."""
+        await self.model.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def _ask(self, system: str | None, user: str) -> dict[str, Any]:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": user})
@@ -82,3 +95,17 @@ class ModelSummarizer:
     async def summarize_session(self, turn_log: Sequence[TurnSummary], base_truth: Sequence[Fact]) -> str:
         prompt = session_prompt(turn_log, base_truth, self.settings.cross_session_words)
         return parse_line(await self._ask(None, prompt))
+
+
+def get_summarizer(
+    spec: str | None = None, settings: SessionSettings | None = None, **model_options: Any
+) -> OfflineSummarizer | ModelSummarizer:
+    """The summarizer for a model string (``Config.summarizer_model``): ``None`` or ``"offline"`` gives the offline
+    extractive one; ``openai:gpt-4o``, ``ollama:llama3.2``, … a :class:`ModelSummarizer` on that endpoint
+    (``model_options`` go to :func:`memstack.models.get_model`: ``base_url``, ``api_key``, ``timeout``…)."""
+    if spec is None or spec in ("offline", "offline:extractive"):
+        return OfflineSummarizer(settings)
+    from memstack.models import get_model
+
+    model: JsonChatModel = get_model(spec, **model_options)
+    return ModelSummarizer(model, settings)
