@@ -19,6 +19,7 @@ from memstack.errors import InputError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "Artifact",
     "BaseTruthDiff",
     "Category",
     "DeletedBy",
@@ -349,3 +350,21 @@ class BaseTruthDiff:
     @property
     def is_empty(self) -> bool:
         return not (self.add or self.update or self.remove)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A code block or draft cut from one turn, kept verbatim so "the version from turn 3" can be found again.
+
+    ``kind`` is ``code`` or ``draft``; ``role`` says whose message it came from; ``index`` orders several artifacts
+    of one turn. Stores fill ``session_id`` and ``created_at``."""
+
+    turn: int
+    kind: str
+    content: str
+    role: str = "assistant"
+    language: str = ""
+    label: str = ""
+    index: int = 0
+    session_id: str = ""
+    created_at: datetime | None = None
