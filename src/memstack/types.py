@@ -256,9 +256,13 @@ class FragmentStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Fragment:
-    """One piece of text in the assembled context, with where it came from."""
+    """One piece of text in the assembled context, with where it came from.
 
-    layer: Layer
+    ``layer`` is a built-in :class:`Layer` or the key of a layer added to a context stack
+    (``memstack.context.stack``); ``label`` is the key either way.
+    """
+
+    layer: Layer | str
     source: str  # e.g. "agent:tutor#core", "memory:mem_...", "turn:12"
     text: str
     tokens: int = 0
@@ -268,6 +272,10 @@ class Fragment:
     reason: str = ""
     role: str | None = None  # chat role for layers 9-10
     score: float | None = None  # retrieval score for layer 6
+
+    @property
+    def label(self) -> str:
+        return self.layer.label if isinstance(self.layer, Layer) else self.layer
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,612 @@
+"""Phrase patterns for text that tries to take authority from inside data; used by :mod:`memstack.context.guard`.
+
+Each rule has a flag, a regular expression over normalized text and anchor words: a rule runs only when the text
+holds one of its anchors, so ordinary text costs one word split and a few set lookups.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["FLAGS", "Rule", "normalize", "rule", "run_rules", "scan", "words_of"]
+
+FLAGS = (
+    "override",
+    "role_marker",
+    "fake_delimiter",
+    "authority_claim",
+    "identity_change",
+    "policy_change",
+    "exfiltration",
+    "injected_instruction",
+)
+
+# --- normalization -------------------------------------------------------------------------------------------------
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad"), None)
+_LOOKALIKE = str.maketrans(
+    "аеорсхуіјѕԁһкмнтвАЕОРСХУІЈЅНКМТВαεοιυνκτρΑΕΟΙΚΤΡ‘’ʼ“”",
+    "aeopcxyijsdhkmhtbaeopcxyijshkmtbaeoiuvktpaeoiktp'''\"\"",
+)
+_SPACES = re.compile(r"[^\S\n]+")
+
+
+def normalize(text: str) -> str:
+    """Lower-case text with look-alike characters folded, invisible ones removed and spaces collapsed."""
+    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKE)
+    return _SPACES.sub(" ", folded).lower()
+
+
+# --- rules -----------------------------------------------------------------------------------------------------------
+
+# Where an imperative may start: the start of a line or sentence, after a comma, or after a softener or modal.
+_IMP = (
+    r"(?:^|[.!?;:\"'(\[*>\-–—]\s*|,\s*|\b(?:please|now|just|then|and|so|also|simply|immediately|kindly|"
+    r"must|should|shall|will|may|can|need\s+to|have\s+to|are\s+to|assistant|ai|model|bot|chatbot|agent)\s*,?\s+)"
+)
+_RULES = (
+    r"(?:instructions?|rules?|guidelines?|directives?|(?:system\s+)?prompts?|constraints?|polic(?:y|ies)|programming|"
+    r"restrictions?|guardrails?|safeguards?|limitations?|protocols?|principles|boundaries|ethics|morals?|context|"
+    r"persona|(?:content|safety)\s+filters?)\b"
+    r"(?!\s+(?:i|we)\s+(?:sent|gave|wrote|emailed|posted|shared|mentioned|provided)\b)"
+    r"(?!\s+(?:for|about|regarding|on)\s+(?:the|my|our|your|this)\s+(?:delivery|shipment|order|package|parcel|meeting|"
+    r"event|form|assignment|exam|test|homework|project|recipe|installation|setup)\b)"
+)
+_ADJ = (
+    r"(?:previous|prior|above|earlier|preceding|former|original|initial|existing|current|old|system|safety|security|"
+    r"default|core|hard|built-in|programmed|ethical|content|developer|base|standing|other|usual|given|moral|assistant)"
+)
+_STRONG_ADJ = (
+    r"(?:previous|prior|above|earlier|preceding|original|initial|system|safety|security|core|hard|built-in|programmed|"
+    r"ethical|content)"
+)
+# Verbs that mean "stop obeying" on their own; generic ones (drop, remove, reset...) need "your" or a strong adjective.
+_STRONG_VERB = (
+    r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|circumvent|neglect|set\s+aside|"
+    r"stop\s+(?:following|obeying|applying)|(?:do\s+not|don'?t|no\s+longer)\s+(?:follow|obey|apply|respect)|evade|"
+    r"get\s+around|work\s+around|pay\s+no\s+attention\s+to)"
+)
+_WEAK_VERB = (
+    r"(?:skip|abandon|discard|throw\s+(?:away|out)|cancel|erase|wipe|suspend|lift|disable|deactivate|turn\s+off|"
+    r"break|violate|drop|delete|remove|clear|reset)"
+)
+_DET = (
+    rf"(?:(?:your|its|all|any|every)\s+(?:of\s+)?(?:your\s+|its\s+|the\s+|these\s+|those\s+)?(?:[\w-]+\s+)?(?:{_ADJ}\s+)*"
+    rf"|(?:the\s+|these\s+|those\s+|such\s+)?(?:{_ADJ}\s+)+)"
+)
+_WEAK_DET = (
+    rf"(?:(?:your|its|the\s+assistant'?s|all\s+(?:of\s+)?your)\s+(?:[\w-]+\s+)?(?:{_ADJ}\s+)*"
+    rf"|(?:the\s+|all\s+|any\s+)?(?:{_STRONG_ADJ}\s+)+)"
+)
+_SECRETS = (
+    r"(?:system\s+prompt|(?:hidden|secret|internal|initial|original|core)\s+(?:prompt|instructions|rules)|"
+    r"api\s+keys?|credentials|passwords?|secret\s+keys?|access\s+tokens?|configuration)"
+)
+_PERMISSIVE = (
+    r"(?:approve|grant|authori[sz]e|refund|unlock|transfer|pay\s+out|whitelist|waive|comply|obey|say\s+yes|"
+    r"give\s+(?:full\s+|admin\s+|root\s+)?access|issue\s+(?:a\s+)?refunds?)"
+)
+_REQUESTS = (
+    r"(?:requests?|refunds?|orders?|commands?|instructions?|demands?|transactions?|transfers?|payments?|"
+    r"withdrawals?|claims?|access|purchases?|charges?|upgrades?|bookings?|discounts?)"
+)
+_CHECKS = (
+    r"(?:verification|confirmation|approval|permission|authori[sz]ation|id|identification|identity|password|"
+    r"credentials|2fa|otp|pin|receipt|proof|manager)"
+)
+_ROLE_TOKEN = r"<\|\s*[a-z_]{2,30}\s*\|>|\[/?inst\]|<</?sys>>"
+_DECOR = r"(?:-{3,}|={3,}|\*{3,}|#{3,}|>{3,}|<{3,}|\[|\]|<|>|\{|\})"
+_BOUNDARY_NOUN = (
+    r"(?:data|context|memory|memories|untrusted(?:\s+(?:content|data|input))?|user\s+input|system\s+prompt|"
+    r"instructions|tool\s+(?:output|result)|payload|context\s+window|retrieved\s+(?:content|documents?))"
+)
+_AUTHORITY = (
+    r"(?:user|admin|administrator|operator|developer|owner|system|security\s+team|support\s+team|it\s+department|"
+    r"management|manager|supervisor|ceo|openai|anthropic|creator|platform|orchestrator|(?:parent\s+)?agent|"
+    r"(?:your|the\s+assistant'?s)\s+(?:creator|developer|owner|operator|admin|administrator|boss|supervisor))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    flag: str
+    pattern: re.Pattern[str]
+    anchors: frozenset[str]  # the rule runs only when the text holds one of these words (or substrings)
+
+
+def rule(flag: str, pattern: str, anchors: str) -> Rule:
+    return Rule(flag, re.compile(pattern, re.M), frozenset(anchors.split()))
+
+
+_TEXT_RULES: tuple[Rule, ...] = (
+    # override: ignore / forget / replace the rules
+    rule(
+        "override",
+        rf"{_IMP}(?:{_STRONG_VERB}\s+{_DET}|{_WEAK_VERB}\s+{_WEAK_DET}){_RULES}",
+        "ignore ignoring disregard forget override overrule bypass circumvent neglect aside stop not don't dont "
+        "longer evade around attention skip abandon discard throw cancel erase wipe suspend lift disable deactivate "
+        "turn break violate drop delete remove clear reset",
+    ),
+    rule(
+        "override",
+        r"\b(?:ignore|disregard|forget|override|bypass)\w*\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+|any\s+)?"
+        r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|prompts?|directives|guidelines)\b"
+        r"(?!\s+(?:i|we)\s+(?:sent|gave|wrote|emailed|posted|shared|mentioned|provided)\b)"
+        r"(?!\s+(?:for|about|regarding|on)\s+(?:the|my|our|your|this)\s+)",
+        "ignore ignoring ignored disregard disregarding forget forgetting override overriding bypass bypassing",
+    ),
+    rule(
+        "override",
+        rf"{_IMP}(?:{_STRONG_VERB})\s+(?:(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|foregoing)\b|(?:everything|anything|all)"
+        r"\s+(?:(?:written\s+)?above|before\s+this|previously|so\s+far|up\s+to\s+now|until\s+now)\b)|"
+        rf"\b{_STRONG_VERB}\s+(?:everything|anything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+was)?\s+"
+        r"(?:been\s+)?(?:told|taught|instructed|programmed|given|trained)\b",
+        "above foregoing told taught instructed programmed given trained previously before far now",
+    ),
+    rule(
+        "override",
+        r"(?:^|[.!?]\s)\s*(?:\*\*|#{1,6}\s*)?(?:new|updated|revised|real|actual|true|secret|hidden|override|emergency|"
+        r"priority|admin|developer|important)\s+(?:system\s+)?(?:instructions?|directives?|prompt|commands?)\s*"
+        r"(?:\*\*)?\s*(?::|-{1,2}\s|=|>)",
+        "instruction instructions directive directives prompt command commands",
+    ),
+    rule(
+        "override",
+        r"\b(?:your|the\s+assistant'?s?)\s+(?:(?:new|updated|revised)\s+(?:instructions?|directives?|rules|orders|"
+        r"prime\s+directive|system\s+prompt)|(?:real|actual|true|only)\s+(?:instructions?|directives?|rules|task|"
+        r"orders|goal|purpose|mission|objective|job))\s+(?:is|are|will\s+be|now)\b",
+        "new updated revised real actual true only",
+    ),
+    rule(
+        "override",
+        r"\b(?:supersedes?|overrides?|takes?\s+precedence\s+over|overrules?|replaces?|cancels?)\s+(?:all\s+|any\s+)?"
+        r"(?:of\s+)?(?:your|the\s+system(?:'s)?|the\s+assistant'?s?|the\s+ai'?s?|the\s+model'?s?)\s+(?:\w+\s+)?"
+        r"(?:instructions|rules|prompt|constraints|guidelines|directives|programming|polic(?:y|ies))",
+        "supersede supersedes override overrides precedence overrule overrules replace replaces cancel cancels",
+    ),
+    # role markers
+    rule(
+        "role_marker",
+        rf"{_ROLE_TOKEN}|<\|(?:im_start|im_end|endoftext|eot_id|start_header_id)|```\s*(?:system|developer)\b",
+        "<| [inst] [/inst] <<sys>> <</sys>> ```",
+    ),
+    rule(
+        "role_marker",
+        r"^\s*(?:\[\s*(?:system|developer)\s*\]|<\s*/?\s*(?:system|developer|system_prompt)\s*>|\(\s*(?:system|"
+        r"developer)\s*\)|(?:#{1,6}\s*|\*\*)?(?:system|developer)\s+(?:message|prompt|override|instructions?|notice|"
+        r"command|directive|update|alert)\s*(?:\*\*)?\s*:)|\[\s*system\s*\]|<\s*/?\s*system\s*>|\b(?:admin|"
+        r"administrator|operator|developer|system|root)\s+(?:override|command|directive)\s*:",
+        "system developer admin administrator operator root",
+    ),
+    rule(
+        "role_marker",
+        r"^\s*(?:#{1,6}\s*)?(?:system|developer|assistant)(?:\s+(?:prompt|message))?\s*:?\s*$|(?:^|\s)#{2,6}\s*(?:system|"
+        r"developer)\s*$|^\s*#{2,6}\s*(?:instruction|response)\s*:\s*$",
+        "system developer assistant instruction response",
+    ),
+    rule(
+        "role_marker",
+        r"^\s*(?:assistant|ai|gpt|chatgpt|claude|bot|model)\s*:\s*(?:sure|ok(?:ay)?|of\s+course|certainly|understood|"
+        r"absolutely|yes|alright|i\s+will|i'll|i\s+am\s+now|i'm\s+now|as\s+requested|done|noted|confirmed|acknowledged)",
+        "assistant ai gpt chatgpt claude bot model",
+    ),
+    # fake delimiters
+    rule(
+        "fake_delimiter",
+        r"</?\s*context[\s_-]*data\b|</\s*(?:system|instructions?|memory|memories|context|tool_output|tool_result|"
+        r"untrusted|user_data|data_block|assistant)\s*>",
+        "context-data context_data context data </",
+    ),
+    rule(
+        "fake_delimiter",
+        rf"^\s*{_DECOR}+\s*(?:end|begin|start|close|exit)\s*(?:of\s+)?(?:the\s+)?{_BOUNDARY_NOUN}\s*{_DECOR}*\s*$|"
+        rf"^\s*{_DECOR}*\s*(?:end|begin|start|close|exit)\s*(?:of\s+)?(?:the\s+)?{_BOUNDARY_NOUN}\s*{_DECOR}+\s*$|"
+        rf"[\[<{{]\s*(?:end|begin|start|close|exit)\s*(?:of\s+)?(?:the\s+)?{_BOUNDARY_NOUN}\s*[\]>}}]",
+        "end begin start close exit",
+    ),
+    # authority claims
+    rule(
+        "authority_claim",
+        rf"(?<!\bmy\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)\b{_AUTHORITY}\s+(?:has\s+|have\s+|had\s+|is\s+|"
+        r"was\s+)?(?:already\s+|explicitly\s+|now\s+|just\s+|officially\s+|fully\s+|personally\s+|hereby\s+)?"
+        r"(?:authori[sz]ed|approved|granted|permitted|allowed|cleared|consented\s+to|signed\s+off\s+on|whitelisted|"
+        r"okayed|sanctioned|pre-?approved)\b[^.\n]{0,60}?"
+        rf"\b(?:you|the\s+assistant|the\s+ai|the\s+model|the\s+agent|all\s+{_REQUESTS}|any\s+{_REQUESTS}|"
+        rf"every\s+{_REQUESTS}|full\s+access|unrestricted|unlimited|elevated|root|admin\s+privileges|"
+        r"this\s+(?:\w+\s+)?(?:action|request|transaction|transfer|deletion|refund|operation|command|override|"
+        r"exception|payment|withdrawal)|to\s+(?:bypass|skip|ignore|share|reveal|disclose|approve|delete|transfer|"
+        r"disable|override|execute|grant|refund|wire|release|unlock|remove|drop))\b",
+        "authorized authorised approved granted permitted allowed cleared consented signed whitelisted okayed "
+        "sanctioned preapproved pre-approved",
+    ),
+    rule(
+        "authority_claim",
+        r"\byou\s+(?:are|have\s+been)\s+(?:now\s+|hereby\s+)(?:authori[sz]ed|cleared|permitted|allowed|granted|"
+        r"exempt(?:ed)?|released|freed)\b|\byou\s+(?:are|have\s+been)\s+(?:now\s+)?(?:released|freed|exempt(?:ed)?)\s+"
+        r"from\s+(?:your|all|any|the)\s+(?:\w+\s+)?(?:rules|restrictions|constraints|guidelines|instructions|policies|"
+        r"limitations|obligations)",
+        "hereby now released freed exempt exempted",
+    ),
+    rule(
+        "authority_claim",
+        r"\b(?:i\s+am|i'm|this\s+is|speaking\s+as|message\s+from|on\s+behalf\s+of|note\s+from)\s+(?:your|the\s+system(?:'s)?|"
+        r"the\s+platform(?:'s)?|the\s+assistant'?s?)\s+(?:\w+\s+)?(?:admin|administrator|developer|operator|owner|"
+        r"creator|maker|programmer|supervisor|security\s+team|engineer|trainer)s?\b",
+        "your system platform assistant",
+    ),
+    # identity changes
+    rule(
+        "identity_change",
+        r"\byou\s+are\s+(?:now|no\s+longer|not\s+really|actually|really)\s+(?:an?\s+|the\s+|called\s+|named\s+)?"
+        r"(?:[\w-]+\s+){0,3}?(?:ai|assistant|bot|chatbot|model|agent|persona|character|dan|gpt|llm|entity|program)\b|"
+        r"\byou\s+are\s+(?:now\s+)?(?:an?\s+|the\s+|called\s+|named\s+)?(?:dan|stan|dude|evil\w*|unrestricted|"
+        r"uncensored|jailbroken|liberated|rogue|unchained|unbound|(?:a\s+)?pirate\s+now)\b",
+        "you",
+    ),
+    rule(
+        "identity_change",
+        r"\byou(?:\s+are|'re)\s+no\s+longer\s+(?:bound|restricted|limited|required|obligated|subject|constrained|held|"
+        r"governed|an?\s+(?:ai|assistant|language\s+model|chatbot)|(?:a\s+)?(?:helpful|harmless|honest|safe))\b|"
+        r"\bforget\s+(?:who|what)\s+you\s+(?:are|were)\b|\byou\s+(?:don'?t|do\s+not|no\s+longer)\s+(?:have|need)\s+to\s+"
+        r"(?:follow|obey|comply\s+with|respect|adhere\s+to)\b|\byou\s+(?:have|'ve\s+got)\s+no\s+(?:\w+\s+)?(?:rules|"
+        r"restrictions|limits|limitations|filters|guidelines|constraints)\b",
+        "longer forget don't dont not no",
+    ),
+    rule(
+        "identity_change",
+        r"\b(?:pretend|imagine|act|behave|roleplay|role-play|respond|answer|reply|operate|function)\s+(?:that\s+|as\s+if\s+|"
+        r"like\s+|as\s+though\s+)?(?:you\s+(?:are|were|have|had)\s+|to\s+be\s+|as\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
+        r"(?:unrestricted|jailbroken|unaligned|amoral|rogue|lawless|limitless|dan)\b|\b(?:ai|assistant|model|chatbot|bot|"
+        r"version\s+of\s+yourself|answer|respond|reply|operate)\s+(?:freely\s+)?(?:without|with\s+no|free\s+of|"
+        r"free\s+from)\s+(?:any\s+)?(?:\w+\s+)?(?:rules|restrictions|limits|limitations|filters|guidelines|guardrails|"
+        r"ethics|morals|censorship|content\s+polic(?:y|ies))",
+        "unrestricted jailbroken unaligned amoral rogue lawless limitless dan without free",
+    ),
+    rule(
+        "identity_change",
+        rf"{_IMP}(?:enable|enter|activate|switch\s+(?:on\s+|in)?to|turn\s+on|unlock|engage|boot\s+into|go\s+into)\s+"
+        r"(?:the\s+)?(?:god|jailbreak|jailbroken|dan|unrestricted|unfiltered|sudo|do\s+anything\s+now)\s+mode\b|"
+        r"\byou(?:\s+are|'re|\s+will\s+be|\s+must\s+be)\s+(?:now\s+)?(?:in|running\s+in|operating\s+in)\s+(?:developer|"
+        r"dev|god|jailbreak|dan|unrestricted|debug|sudo|admin)\s+mode\b|\b(?:chatgpt|assistant|ai|model)\s+with\s+"
+        r"(?:developer|dan|god|jailbreak)\s+mode\b",
+        "mode",
+    ),
+    rule(
+        "identity_change",
+        r"\byour\s+(?:new\s+)?(?:identity|persona|personality|true\s+self|prime\s+directive|core\s+directive|programming|"
+        r"instructions|rules|guidelines|constraints|restrictions|safety\s+(?:rules|guidelines|filters|settings)|filters|"
+        r"content\s+filters|guardrails|system\s+prompt)\s+(?:is|are|has|have|was|were)\s+(?:been\s+)?(?:now\s+)?"
+        r"(?:changed|updated|replaced|overridden|overwritten|revoked|suspended|lifted|removed|disabled|deleted|reset|"
+        r"cleared|void|null|invalid|obsolete|deprecated|off|no\s+longer\s+(?:valid|active|apply|in\s+effect))|"
+        r"\byour\s+new\s+(?:identity|persona|personality|purpose|programming)\s+(?:is|are|will\s+be)\b",
+        "your",
+    ),
+    # permissive policy changes and secret disclosure
+    rule(
+        "policy_change",
+        rf"{_IMP}(?:always|automatically|unconditionally|from\s+now\s+on,?)\s+{_PERMISSIVE}\b|{_IMP}{_PERMISSIVE}\s+"
+        rf"(?:all|any|every)\s+(?:\w+\s+)?{_REQUESTS}\s+(?:automatically|without\s+(?:question|checks?|verification|"
+        r"approval))",
+        "always automatically unconditionally now",
+    ),
+    rule(
+        "policy_change",
+        rf"{_IMP}never\s+(?:refuse|decline|deny|reject|question|challenge|block|flag|escalate)\s+(?:any\s+|a\s+|the\s+|"
+        rf"their\s+|user\s+|customer\s+|this\s+|these\s+)?(?:\w+\s+)?{_REQUESTS}\b|{_IMP}(?:never|don'?t|do\s+not|no\s+"
+        rf"need\s+to)\s+(?:ask|check|verify|require|request|wait)\s+(?:for\s+)?(?:any\s+|the\s+|their\s+|a\s+)?"
+        rf"(?:\w+\s+)?{_CHECKS}\b|{_IMP}skip\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?(?:verification|id\s+check|"
+        r"identity\s+check|security\s+check|approval|authentication|2fa|kyc|fraud\s+check)",
+        "never don't dont not need skip",
+    ),
+    rule(
+        "policy_change",
+        r"\b(?:do\s+not|don'?t|never|stop|no\s+need\s+to|no\s+longer\s+need\s+to)\s+(?:follow|obey|apply|enforce|"
+        r"respect|adhere\s+to|comply\s+with|check|consult)\s+(?:your|its|any\s+of\s+your|the\s+(?:system|safety|content|"
+        r"usual|hard|core|refund|security|spending))\s+(?:\w+\s+)?(?:rules|constraints|polic(?:y|ies)|guidelines|"
+        r"instructions|restrictions|limits|guardrails|checks|prompt)\b",
+        "not don't dont never stop need",
+    ),
+    rule(
+        "policy_change",
+        r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:reveal|disclose|print|output|repeat|show|leak|expose|dump|recite|share|"
+        r"send|tell|display|paste|write\s+out|give)\s+(?:me\s+|us\s+|them\s+|the\s+user\s+)?(?:your\s+(?:\w+\s+)?(?:system\s+prompt|prompt|"
+        r"instructions|rules|configuration|config|guidelines|hard\s+constraints|api\s+keys?|secrets?|credentials|"
+        rf"passwords?|memories)|the\s+(?:full\s+|entire\s+|complete\s+|exact\s+|verbatim\s+)?{_SECRETS}|"
+        r"(?:all\s+)?(?:the\s+)?(?:contents?\s+of\s+)?(?:this|the)\s+(?:system\s+message|context\s+window)|"
+        r"(?:internal|private|confidential)\s+notes)\b",
+        "reveal disclose print output repeat show leak expose dump recite share send tell display paste write give",
+    ),
+    # exfiltration and tool hijack
+    rule(
+        "exfiltration",
+        r"\b(?:send|forward|email|e-mail|post|upload|copy|transmit|exfiltrate|leak|share|sync|submit)\s+(?:all\s+|the\s+|"
+        r"every\s+|this\s+|entire\s+|full\s+|complete\s+|a\s+copy\s+of\s+|of\s+)*(?:the\s+)?(?:user'?s?\s+|customer'?s?\s+|"
+        r"their\s+)?(?:conversation|chat(?:\s+(?:history|log|logs|transcript))?|message\s+history|memories|"
+        r"personal\s+(?:data|information|details)|private\s+(?:data|information)|user\s+data|customer\s+data|"
+        r"credentials|passwords?|api\s+keys?|access\s+tokens?|session\s+tokens?|cookies|credit\s+card\s+(?:numbers?|"
+        r"details)|ssn|social\s+security\s+numbers?|system\s+prompt|context)\b[^\n]{0,80}?\b(?:to|at|via|into)\s+"
+        r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.|\S+\.(?:com|net|org|io|ru|xyz|top|cc)\b|this\s+(?:url|link|address|"
+        r"endpoint|webhook)|the\s+following\s+(?:url|link|address|endpoint|webhook))",
+        "send forward email e-mail post upload copy transmit exfiltrate leak share sync submit",
+    ),
+    rule(
+        "exfiltration",
+        r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&][^)\s]*=\s*(?:\{|\$|%7b|<)|\b(?:append|include|add|encode|embed|put)\s+"
+        r"(?:the\s+)?(?:user'?s?\s+|conversation\s+|chat\s+|their\s+)?(?:\w+\s+)?(?:data|history|messages|conversation|"
+        r"memories|details|email|name|password|address|secrets?)\s+(?:to|in|into)\s+(?:the\s+|a\s+|this\s+)?(?:url|link|"
+        r"query|image|request|webhook)",
+        "![ append include add encode embed put",
+    ),
+    rule(
+        "exfiltration",
+        rf"{_IMP}(?:call|invoke|use|run|execute|trigger|fire)\s+(?:the\s+)?[`'\"]?(?:save_memory|forget_memory|"
+        r"recall_memory|delete_\w+|remove_\w+|transfer_\w+|send_\w+|refund_\w+|\w+_refund|exec_\w+)\b|"
+        rf"{_IMP}(?:save|store|remember|write|add|commit|record|persist|memori[sz]e)\s+"
+        r"(?:this|that|the\s+following|it)?\s*(?:permanently\s+|forever\s+)?(?:to|in|into|as)\s+"
+        r"(?:your\s+|the\s+|long[- ]term\s+|permanent\s+|persistent\s+|user\s+)+memor(?:y|ies)|"
+        r"\b(?:in|for|during)\s+(?:all\s+)?(?:future|later|subsequent)\s+(?:conversations|"
+        r"sessions|chats|interactions|replies),?\s+(?:always|never|you\s+(?:must|should|will))\b",
+        "call invoke use run execute trigger fire save store remember write add commit record persist memorize "
+        "memorise future later subsequent",
+    ),
+)
+
+_AI = (
+    r"(?:ai|a\.i\.|assistant|language\s+model|llm|chatgpt|gpt(?:-?\d[\w.-]*)?|claude|gemini|copilot|chatbot|bot|model|"
+    r"ai\s+(?:agent|assistant|model|system)|agent)s?"
+)
+_MORE_RULES: tuple[Rule, ...] = (
+    rule(
+        "override",
+        r"\b(?:rather\s+than|instead\s+of|in\s+place\s+of|over)\s+(?:your|the\s+system'?s?)\s+(?:(?:original|previous|prior|"
+        r"old|current|own|usual|default|system)\s+)?(?:ones|instructions|rules|guidelines|prompt|directives|polic(?:y|ies)|"
+        rf"programming)\b|\b{_STRONG_VERB}\s+(?:whatever|anything|everything|all)\s+(?:(?:that\s+)?the\s+system|your\s+"
+        r"(?:\w+\s+)?(?:prompt|instructions|developers?|creators?|operators?)|they|it)\s+(?:has\s+)?(?:told|said|"
+        r"instructed|taught|gave)\b",
+        "rather instead place over whatever anything everything all",
+    ),
+    rule(
+        "role_marker",
+        r"\b(?:privileged|elevated|root|admin(?:istrator)?|system|developer|priority|emergency)\s+(?:instruction|command|"
+        r"directive|override|order)s?\s*(?::|from\b)|\b(?:system_prompt|system_message|new_persona|jailbreak|safety_filter|"
+        r"content_filter|guardrails|moderation)\w*\s*[:=]\s*(?:true|false|off|on|none|null|0|1|disabled|['\"])",
+        "privileged elevated root admin administrator system developer priority emergency system_prompt "
+        "system_message new_persona jailbreak safety_filter content_filter guardrails moderation",
+    ),
+    rule(
+        "authority_claim",
+        r"\bthe\s+(?:real|actual|true)\s+(?:user|owner|admin|administrator|developer)\s+(?:wants|says|is|has|asked|"
+        rf"instructs|told)\b|(?<!\bmy\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)\b{_AUTHORITY}\s+(?:says|said|"
+        r"confirmed|states|stated|agrees|agreed)\s+(?:that\s+)?(?:it'?s|it\s+is)\s+(?:fine|ok(?:ay)?|allowed|permitted|"
+        r"acceptable)\s+to\b",
+        "real actual true says said confirmed states stated agrees agreed",
+    ),
+    rule(
+        "identity_change",
+        r"\byou\s+(?:will|shall|must|are\s+going\s+to)\s+(?:now\s+)?(?:respond|answer|reply|act|behave|speak|talk|"
+        r"function|operate)\s+(?:as|like)\b|\bnever\s+(?:says?|saying)\s+no\b",
+        "will shall must going never",
+    ),
+    rule(
+        "policy_change",
+        rf"(?:\byou\s+(?:to|must|should|will|can|may|need\s+to)\s+|{_IMP})(?:always\s+)?(?:bypass|circumvent|skip|"
+        r"get\s+around|disable|turn\s+off)\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?(?:confirmation|verification|approval|"
+        r"authentication|2fa|two-factor|kyc|fraud\s+check|id\s+check|identity\s+check|security\s+check)s?\b|"
+        r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:shar\w*|disclos\w*|releas\w*|send\w*|giv\w*\s+out)\s+[^.!?\n]{0,60}?\bwith\s+"
+        r"(?:anyone|anybody|everyone|whoever|any\s+(?:caller|requester|third\s+part(?:y|ies)))\b",
+        "bypass circumvent skip around disable turn share sharing shared disclose disclosing release releasing "
+        "send sending give giving",
+    ),
+    rule(
+        "override",
+        r"\b(?:obey|follow|execute|carry\s+out|prioriti[sz]e)\s+(?:only\s+)?(?:the\s+)?(?:instructions?|commands?|"
+        r"directions?|orders)\s+(?:in|from|of|below|contained\s+in)\s+(?:this|the\s+following|the\s+attached)\s+"
+        r"(?:document|page|text|message|email|file|website|site|note|comment|post)|\bover\s+(?:any|all)\s+(?:other|"
+        r"previous|prior)\s+(?:instructions|rules|directives|guidelines)\b|\bthe\s+(?:policy|rules|instructions)\s+"
+        r"you\s+(?:were|have\s+been)\s+given\s+(?:is|are)\s+(?:outdated|wrong|obsolete|invalid|void|incorrect)",
+        "obey follow execute carry prioritize prioritise over given",
+    ),
+    rule(
+        "role_marker",
+        r"<\s*/?\s*im_(?:start|end|sep)\s*>|^\s*(?:admin\s+|system\s+|security\s+|emergency\s+)?override\s*:",
+        "im_start im_end im_sep override",
+    ),
+    rule(
+        "authority_claim",
+        r"\bi\s+(?:hereby\s+)?(?:authori[sz]e|order|command|instruct|direct)\s+you\s+to\b|\b(?:the\s+)?(?:assistant|ai|"
+        r"model|agent|bot)\s+(?:is|has\s+been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed|free)\s+"
+        r"to\b",
+        "authorize authorise order command instruct direct cleared authorized authorised permitted allowed free",
+    ),
+    rule(
+        "identity_change",
+        r"\byou(?:\s+are|'re|\s+will\s+be)\s+(?:now\s+)?(?:in|running\s+in|operating\s+in)\s+maintenance\s+mode\b|"
+        r"\ball\s+(?:safety\s+|content\s+)?(?:restrictions|filters|guardrails|safeguards|rules|limits)\s+(?:are\s+|have\s+"
+        r"been\s+)?(?:now\s+)?(?:disabled|deactivated|off)\b|\b(?:immerse\s+yourself|stay\s+in\s+character|known\s+as\s+"
+        r"dan|role\s+of\s+(?:another|a\s+different)\s+(?:ai|model|assistant|chatbot))\b|\b(?:discuss|answer|say|do)\s+"
+        r"anything\s+without\s+(?:any\s+)?(?:limits|restrictions|rules|filters)\b",
+        "maintenance all immerse stay known role anything",
+    ),
+    rule(
+        "policy_change",
+        r"\bfrom\s+(?:now\s+on|this\s+point(?:\s+(?:on|forward))?|here\s+on)\s*,?\s+(?:you|the\s+assistant)\s+(?:will|must|"
+        r"shall|should|are\s+to)\s+(?:always\s+|only\s+|never\s+)?(?:answer|respond|reply|obey|comply|act|behave|ignore|"
+        r"refuse|say|speak|talk|call\s+yourself|pretend)\b|\b(?:without|never)\s+refusing\b|\banswer\s+(?:every|all|any)\s+"
+        r"(?:question|request)s?\s+without\b|\b(?:output|print|repeat|show|reveal|give|paste|dump)\s+(?:me\s+)?(?:the\s+)?"
+        r"(?:(?:full|entire|complete|exact|verbatim|whole)\s+)?(?:text|contents?|wording|copy)\s+of\s+(?:your|the)\s+"
+        r"(?:system\s+(?:message|prompt)|instructions|prompt|initial\s+prompt|rules|context)\b|"
+        rf"{_IMP}skip\s+(?:the\s+|any\s+|all\s+)?(?:confirmation|verification)\s+(?:steps?|checks?)",
+        "from refusing answer output print repeat show reveal give paste dump skip",
+    ),
+    rule(
+        "exfiltration",
+        r"\b(?:conversation|chat\s+history|message\s+history|memories|credentials|passwords?|user\s+data|personal\s+data)"
+        r"\s+(?:must|should|will|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+be\s+(?:sent|posted|forwarded|uploaded|emailed|"
+        r"copied|shared|submitted)\s+to\b",
+        "conversation history memories credentials password passwords data",
+    ),
+)
+
+# Text addressed to the model. Skipped for a delegated task's instructions (they are addressed to the model).
+_DIRECTIVE_RULES: tuple[Rule, ...] = (
+    rule(
+        "injected_instruction",
+        rf"\b(?:dear|hey|hello|hi(?:\s+there)?|attention|note\s+to|notice\s+to|message\s+to|message\s+for|instructions?\s+(?:for|to)|reminder\s+"
+        rf"(?:for|to)|psa\s+(?:for|to)|warning\s+(?:for|to)|important\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?{_AI}\b|"
+        rf"\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|a\.i\.|language\s+model|llm|large\s+language\s+model|assistant|chatbot|"
+        r"bot|automated\s+(?:system|agent))(?:\s+(?:model|assistant|agent|system))?\s*(?:[,.:;!]|reading\b)|"
+        r"\b(?:ai|llm|language\s+model)s?\s+(?:agents?\s+|assistants?\s+|models?\s+)?(?:reading|processing|parsing|"
+        r"summari[sz]ing|seeing|viewing|crawling)\s+(?:this|these)\b|"
+        r"(?:^|[.!?]\s+)(?:ai|assistant|chatgpt|claude|gpt|llm|model|bot)\s*,\s+(?:please\s+|now\s+)?(?:ignore|forget|stop|"
+        r"print|output|reveal|tell|say|send|recommend|add|include|do|don'?t|never|always|you|remember|disregard|follow|"
+        r"obey|respond|reply|answer|summari[sz]e|translate|write|delete|approve|call|use|switch|enter|act|pretend|your)\b",
+        "dear hey hello hi attention note message instruction instructions reminder psa warning important if ai llm "
+        "model assistant chatgpt claude gpt bot",
+    ),
+    rule(
+        "injected_instruction",
+        rf"{_IMP}(?:tell|inform|warn|notify|convince|persuade|instruct|direct|urge|remind)\s+(?:the|this)\s+user\b|"
+        r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|tell|disclose|show|say|explain)\s+(?:this|these|that|the|any\s+of\s+"
+        r"this)\s+(?:instructions?|message|note|text|prompt|rules?|directive)s?\b|\b(?:without|never)\s+(?:telling|informing|"
+        rf"letting|alerting|notifying)\s+the\s+user\b|{_IMP}pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\b|"
+        rf"{_IMP}(?:end|start|begin|finish|conclude|close|prefix|sign)\s+(?:each\s+|every\s+|all\s+)?(?:your|the)\s+"
+        r"(?:answer|reply|response|message|output)s?\s+with\b|\b(?:output|print|list|reveal|show|dump|send|share|include)\s+"
+        r"(?:all\s+)?(?:the\s+)?(?:user|customer|other\s+users|other\s+customers)(?:'s|s'|s)?\s+(?:saved\s+|stored\s+|"
+        r"private\s+|personal\s+)?(?:addresses|address|phone\s+numbers?|emails?|passwords?|card\s+numbers?|data|records|"
+        r"medical\s+records)\b",
+        "tell inform warn notify convince persuade instruct direct urge remind mention reveal disclose show say "
+        "explain telling informing letting alerting notifying pretend end start begin finish conclude close prefix "
+        "sign output print list show dump send share include",
+    ),
+)
+
+# General detectors, one sentence at a time: a directive aimed at the model, or at its control surface.
+_VERBS = (
+    r"(?:ignore|disregard|forget|override|bypass|reveal|disclose|print|output|repeat|show|display|list|dump|leak|send|"
+    r"forward|email|post|upload|share|paste|open|visit|click|navigate|browse|fetch|call|invoke|run|execute|delete|remove|"
+    r"drop|erase|wipe|disable|deactivate|turn|switch|enable|activate|enter|grant|approve|authori[sz]e|allow|permit|"
+    r"refund|transfer|pay|wire|buy|purchase|book|sign|confirm|say|tell|respond|reply|answer|write|include|add|append|"
+    r"insert|prepend|mention|recommend|promote|praise|rate|rank|describe|claim|state|insist|pretend|act|behave|"
+    r"roleplay|become|assume|adopt|obey|follow|comply|stop|start|begin|continue|do|don'?t|never|always|use|translate|"
+    r"summari[sz]e|rewrite|change|update|set|reset|replace|save|store|remember|memori[sz]e|log|record|hide|conceal|"
+    r"refuse|deny|decline|give|provide|generate|create|produce|ask|request|collect|gather|extract|encode|speak|talk|"
+    r"introduce|prioriti[sz]e|treat|consider|assume|only)"
+)
+_ADDRESSEE = (
+    r"(?:ai|a\.i\.|assistants?|language\s+models?|llms?|chatgpt|gpt(?:-?\d[\w.]*)?|claude|gemini|copilot|chatbots?|"
+    r"ai\s+(?:systems?|agents?|models?|assistants?|tools?)|bots?)"
+)
+_CONTROL = (
+    r"(?:(?:your|this|the\s+assistant'?s)\s+system\s+(?:prompt|message)|(?:your|its|the\s+assistant'?s|the\s+ai'?s|the\s+model'?s)\s+(?:own\s+)?"
+    r"(?:instructions|rules|guidelines|polic(?:y|ies)|restrictions|filters?|constraints|programming|persona|prompt|"
+    r"safety(?:\s+\w+)?|guardrails|directives|identity|personality|training|limits|limitations|ethics|morals)|"
+    r"content\s+(?:polic(?:y|ies)|filters?|moderation)|safety\s+(?:layer|filters?|rules|guidelines|settings|polic(?:y|ies)|"
+    r"checks|measures|protocols?)|guardrails|jailbr(?:eak|oken)\w*|(?:higher|top|highest|greater|more)\s+priority\s+than|"
+    r"(?:assistant|ai)\s+persona)"
+)
+_MODAL = (
+    r"(?:must|should|shall|will\s+now|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|may\s+now|can\s+now|"
+    r"are\s+now\s+to)"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_G_ADDRESSED = re.compile(
+    rf"(?:^|[\s\[(\"'*])(?:(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{_ADDRESSEE}\s*:|"
+    rf"{_ADDRESSEE}\s+(?:instructions?|notes?|directives?|commands?|message|notice|tasks?|only)\s*[:\])])|\(\s*{_ADDRESSEE}\s*\)\s*:|"
+    r"\b(?:override|disable|bypass|lift|remove|raise|increase|change)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:cap|limit|limits|"
+    rf"restrictions?|rules|settings|filters?|budget|permissions?)\s+(?:of|for|on)\s+(?:the\s+)?{_ADDRESSEE}\b|"
+    rf"(?<!\bmy\s)(?<!\bour\s)(?<!\byour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)\b{_ADDRESSEE}\b[^.!?\n]{{0,60}}?"
+    rf"\b{_MODAL}\s+(?:now\s+|always\s+|never\s+|only\s+)?[a-z]+|\bthe\s+(?:agent|assistant|ai|model|bot)\s+(?:may|can|"
+    r"is\s+(?:allowed|permitted|free)\s+to)\s+now\b|\bthe\s+(?:agent|assistant|ai|model|bot)\s+(?:may|can)\s+now\s+[a-z]+|"
+    rf"(?:^|[:;,>\"'(\[]\s*)(?:{_ADDRESSEE})\s*[,:]\s*(?:please\s+)?{_VERBS}\b"
+)
+_G_CONTROL = re.compile(
+    rf"(?:^|[:;,\"'(\[*>\-]\s*|\b(?:please|now|just|then|and|so|also|simply|you\s+{_MODAL}|you\s+may|you\s+can)\s+)"
+    rf"{_VERBS}\b[^.!?\n]{{0,80}}?{_CONTROL}|{_CONTROL}[^.!?\n]{{0,80}}?[;:,]\s*(?:and\s+)?(?:now\s+|then\s+|please\s+)?"
+    rf"{_VERBS}\b|\b(?:you\s+have\s+been|you\s+are|you're)\s+(?:now\s+)?jailbroken\b|(?:your|the\s+assistant'?s)\s+"
+    r"(?:\w+\s+)?(?:instructions|rules|guidelines|polic(?:y|ies)|restrictions|filters?|constraints|programming|"
+    r"system\s+prompt|persona)\s+(?:(?:have|has|were|was)\s+(?:been\s+)?)?(?:changed|updated|replaced|overridden|"
+    r"revoked|suspended|lifted|removed|disabled|reset)\b|(?:your|the\s+assistant'?s)\s+(?:\w+\s+)?(?:moderation|safety|"
+    r"content|filter|guardrail)\s*(?:\w+\s+)?(?:settings|filters?|rules|checks)?\s*(?:are|is|have\s+been|has\s+been)\s+"
+    r"(?:now\s+)?(?:disabled|off|deactivated|suspended|lifted|removed)\b|\b(?:become|be|turn\s+into)\s+(?:an?\s+)?(?:\w+\s+)?"
+    r"(?:unfiltered|unrestricted|uncensored|jailbroken|evil|rogue|different|new)\s+(?:ai|assistant|model|chatbot|bot|"
+    r"persona|version)\b"
+)
+_G_FOREIGN = re.compile(
+    r"\bignor(?:a|ar|e|ez|er|iere|ieren)\s+(?:(?:todas|toutes|alle|tutte|todas)\s+)?(?:las|les|die|le|as)?\s*"
+    r"(?:(?:vorherigen|bisherigen|früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b"
+)
+_G_AUTHORITY = re.compile(
+    r"\b(?:begin|start)\s+(?:admin|administrator|system|developer|operator)\s+(?:message|instructions?|override)\b|"
+    r"(?:^|[.!?]\s+|\bper\s+|\bfrom\s+|\bby\s+)(?:the\s+)?(?:system\s+administrator|security\s+team|admin(?:istrator)?|"
+    r"developers?|operators?|anthropic|openai|it\s+department)\b[^.!?\n]{0,40}?(?:[:,]|\bhere\b)[^.!?\n]{0,80}?"
+    r"(?:rules|instructions|polic(?:y|ies)|filters?|restrictions|guidelines|safety)\b"
+)
+_G_EXFIL = re.compile(
+    r"\b(?:paste|send|post|put|add|append|include|submit|enter|type|leak|forward)\b[^.!?\n]{0,60}?\bthe\s+user'?s?\s+"
+    r"(?:e-?mail|address|home\s+address|password|phone(?:\s+number)?|data|name|card|credit\s+card|ssn|location|"
+    r"messages|history)\b[^\n]{0,80}?(?:https?://|www\.)|(?:https?://|www\.)[^\n]{0,80}?\b(?:paste|send|post|put|"
+    r"append|submit|enter|type)\b[^.!?\n]{0,60}?\bthe\s+user'?s?\s+(?:e-?mail|address|password|phone|data|name|card)|"
+    r"\byou\s+(?:should|must|will|shall|need\s+to|have\s+to)\s+\w+(?:\s+\w+){0,4}\s+(?:in|to|at\s+the\s+end\s+of)\s+"
+    r"(?:every|each|all|any)\s+(?:reply|replies|answer|answers|response|responses|message|messages)\b"
+)
+
+
+def _general(norm: str, found: list[str], *, instructions: bool) -> None:
+    if "override" not in found and _G_FOREIGN.search(norm):
+        found.append("override")
+    if "exfiltration" not in found and _G_EXFIL.search(norm):
+        found.append("exfiltration")
+    if "authority_claim" not in found and _G_AUTHORITY.search(norm):
+        found.append("authority_claim")
+    for sentence in _SENTENCE.findall(norm):
+        if "identity_change" not in found and _G_CONTROL.search(sentence):
+            found.append("identity_change")
+        if not instructions and "injected_instruction" not in found and _G_ADDRESSED.search(sentence):
+            found.append("injected_instruction")
+
+
+# Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").
+_UPPER_ROLE = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*|\[)?(?:SYSTEM|DEVELOPER|ADMIN|ADMINISTRATOR|OPERATOR)(?:\s+[A-Z]+)?\s*(?:\*\*|\])?\s*:",
+    re.M,
+)
+
+_WORDS = re.compile(r"[a-z][a-z'_-]*|<\||\[/?inst\]|<</?sys>>|```|!\[|</")
+
+
+def run_rules(rules: Iterable[Rule], norm: str, words: set[str], found: list[str]) -> None:
+    for rule in rules:
+        if rule.flag in found or not (rule.anchors & words):
+            continue
+        if rule.pattern.search(norm):
+            found.append(rule.flag)
+
+
+def words_of(norm: str) -> set[str]:
+    words = set(_WORDS.findall(norm))
+    if "context" in words or "context-data" in norm or "context_data" in norm:
+        words.update(("context-data", "context_data"))
+    return words
+
+
+def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
+    """The authority-taking patterns found in ``text`` (see the module docstring); empty for ordinary text.
+
+    ``instructions``: the text is a delegated task's instructions, addressed to the model by design, so only the
+    authority-taking families apply (not ``injected_instruction``)."""
+    if not text:
+        return ()
+    norm = normalize(text)
+    found: list[str] = []
+    words = words_of(norm)
+    run_rules(_TEXT_RULES, norm, words, found)
+    run_rules(_MORE_RULES, norm, words, found)
+    if not instructions:
+        run_rules(_DIRECTIVE_RULES, norm, words, found)
+    _general(norm, found, instructions=instructions)
+    if "role_marker" not in found and _UPPER_ROLE.search(unicodedata.normalize("NFKC", text).translate(_INVISIBLE)):
+        found.append("role_marker")
+    return tuple(flag for flag in FLAGS if flag in found)
