@@ -15,7 +15,10 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
-    pass
+    from memstack.cli import context
+
+    main.add_command(context.context)
+    context.add_bench(main)
 
 
 _register()

@@ -14,6 +14,7 @@ stores nothing of the turn, not even the manifest.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,10 +24,10 @@ from typing import Any
 from memstack.context import render as r
 from memstack.context.agent import Agent, default_agent
 from memstack.context.budget import CachedCounter, Slot, fit_budget
-from memstack.context.guard import validate_no_override
+from memstack.context.guard import authority_text, check_structure, content_verdict, verdict_reason
 from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.session_meta import SessionMeta, build_session, render_session
-from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, Placement, Trim
+from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
 from memstack.errors import InputError
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
 
@@ -94,15 +95,126 @@ class ContextRequest:
     context_id: str | None = None
 
 
+class _Part:
+    """The assembler's working record of one fragment (mutable; a ``Fragment`` is made from it on demand)."""
+
+    __slots__ = (
+        "cost",
+        "flags",
+        "kept",
+        "label",
+        "layer",
+        "pinned",
+        "reason",
+        "role",
+        "score",
+        "source",
+        "status",
+        "text",
+        "tokens",
+        "unit",
+        "wrapped",
+    )
+
+    def __init__(
+        self,
+        layer: Layer | str,
+        source: str,
+        text: str,
+        unit: str,
+        *,
+        pinned: bool = False,
+        role: str | None = None,
+        score: float | None = None,
+        flags: tuple[str, ...] = (),
+    ) -> None:
+        self.layer = layer
+        self.label: str = _LABELS[layer] if isinstance(layer, Layer) else layer
+        self.source = source
+        self.text = text
+        self.unit = unit  # the rendered text: formatted, escaped, without the final newline
+        self.pinned = pinned
+        self.role = role
+        self.score = score
+        self.flags = flags
+        self.status = FragmentStatus.KEPT
+        self.reason = ""
+        self.tokens = 0
+        self.cost = 0  # tokens plus what this fragment alone adds to the prompt
+        self.kept = True
+        self.wrapped = False  # a thread message rendered inside a data block
+
+    def fragment(self) -> Fragment:
+        return Fragment(
+            self.layer,
+            self.source,
+            self.text,
+            self.tokens,
+            self.pinned,
+            self.flags,
+            self.status,
+            self.reason,
+            self.role,
+            self.score,
+        )
+
+
+_LABELS = {layer: layer.label for layer in Layer}
+
+
+@dataclass(slots=True)
+class _Details:
+    """What the manifest and fragments are made from, built when first asked for."""
+
+    parts: list[_Part]
+    created_at: datetime
+    agent: Agent
+    model: str | None
+    encoding: str
+    budget: int
+    memory_on: bool
+    temporary: bool
+    fragments: tuple[Fragment, ...] | None = None
+    manifest: Manifest | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class AssembledContext:
+    """The result of one assembly. ``messages`` and ``tokens`` are ready at once; ``fragments`` and ``manifest``
+    are built on first access (typically after the model call, off the critical path)."""
+
     context_id: str
     messages: tuple[r.ChatMessage, ...]
-    fragments: tuple[Fragment, ...]
-    manifest: Manifest
     tokens: int
     remember: bool  # False: memory off or temporary chat; no long-term read or write for this turn
     persist: bool  # False: temporary chat; store nothing of this turn
+    _details: _Details = field(repr=False, compare=False)
+
+    @property
+    def fragments(self) -> tuple[Fragment, ...]:
+        d = self._details
+        if d.fragments is None:
+            d.fragments = tuple(part.fragment() for part in d.parts)
+        return d.fragments
+
+    @property
+    def manifest(self) -> Manifest:
+        d = self._details
+        if d.manifest is None:
+            d.manifest = Manifest(
+                context_id=self.context_id,
+                created_at=d.created_at,
+                agent=d.agent.name,
+                fingerprint=d.agent.fingerprint,
+                model=d.model,
+                encoding=d.encoding,
+                budget_tokens=d.budget,
+                tokens=self.tokens,
+                memory_enabled=d.memory_on,
+                temporary=d.temporary,
+                entries=tuple(ManifestEntry(p.label, p.source, p.tokens, p.status, p.flags, p.reason) for p in d.parts),
+            )
+        return d.manifest
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [m.to_dict() for m in self.messages]
@@ -121,15 +233,24 @@ def assemble(request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK) -> A
     memory_on = request.memory_enabled and agent.memory.enabled and not request.temporary
     session = request.session if request.session is not None else build_session(None)
 
-    drafts = _fragments(request, agent, session, memory_on, stack)
-    fragments = list(validate_no_override([d for d, _ in drafts], agent, stack=stack))
-    units = [u for _, u in drafts]
+    parts = _parts(request, agent, session, memory_on, stack)
+    specs = check_structure(parts, agent, stack)
+    for part, spec in zip(parts, specs, strict=True):
+        verdict = content_verdict(spec, part.text, part.role, part.source)
+        if verdict is not None:
+            found, action = verdict
+            part.flags = tuple(dict.fromkeys((*part.flags, *found)))
+            part.reason = verdict_reason(found, action)
+            if action == OnFlag.QUARANTINE.value:
+                part.status, part.kept, part.pinned = FragmentStatus.QUARANTINED, False, False
 
     counter = CachedCounter(model)
     key = r.new_key()
-    slots, fragments = _slots(fragments, units, counter, key, stack, agent)
-    block_flags = _block_flags(fragments, stack)
-    section_cost, shared = _section_costs(stack, counter, key, block_flags)
+    tags = _Tags(counter)
+    _count(parts, counter, tags, key, agent)
+    block_flags = _block_flags(parts, specs)
+    section_cost, shared = _section_costs(stack, counter, tags, key, block_flags)
+    slots = [Slot(p.label, p.cost, p.pinned, p.kept) for p in parts]
     total = fit_budget(
         slots,
         budget=budget,
@@ -138,203 +259,163 @@ def assemble(request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK) -> A
         shared_cost=shared,
         stack=stack,
     )
-    final = [_settle(f, s, stack) for f, s in zip(fragments, slots, strict=True)]
-    messages = _render(final, units, key, stack, block_flags)
+    for part, slot, spec in zip(parts, slots, specs, strict=True):
+        if part.kept and not slot.kept:
+            part.kept, part.status = False, FragmentStatus.TRIMMED
+            part.reason = f"trimmed to fit the token budget ({part.label}: {spec.trim.value.replace('_', ' ')})"
     context_id = request.context_id or new_id("ctx")
-    manifest = Manifest(
-        context_id=context_id,
-        created_at=datetime.now(UTC),
-        agent=agent.name,
-        fingerprint=agent.fingerprint,
-        model=model,
-        encoding=counter.encoding,
-        budget_tokens=budget,
-        tokens=total,
-        memory_enabled=memory_on,
-        temporary=request.temporary,
-        entries=tuple(ManifestEntry(f.label, f.source, f.tokens, f.status, f.flags, f.reason) for f in final),
-    )
+    details = _Details(parts, datetime.now(UTC), agent, model, counter.encoding, budget, memory_on, request.temporary)
     return AssembledContext(
         context_id=context_id,
-        messages=messages,
-        fragments=tuple(final),
-        manifest=manifest,
+        messages=_render(parts, specs, key, stack, block_flags),
         tokens=total,
         remember=memory_on,
         persist=not request.temporary,
+        _details=details,
     )
 
 
 # --- 1. fragments --------------------------------------------------------------------------------------------------
 
-_Draft = tuple[Fragment, str]  # the fragment (raw text) and its rendered unit (formatted, escaped, no newline)
 
-
-def _fragments(
-    req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: bool, stack: LayerStack
-) -> list[_Draft]:
-    out: list[_Draft] = []
+def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: bool, stack: LayerStack) -> list[_Part]:
+    out: list[_Part] = []
     for spec in stack:
         builtin = spec.builtin
         if builtin is None:
-            out.extend(_extra(spec, req.extra.get(spec.key, ())))
-        elif builtin is Layer.CORE:
-            text = r.render_core(agent)
-            out.append((Fragment(Layer.CORE, f"agent:{agent.name}#core", text, pinned=True), text))
-        elif builtin is Layer.CHARACTERISTICS:
-            text = r.render_characteristics(agent)
+            pinned = spec.trim is Trim.NEVER
+            for i, text in enumerate(req.extra.get(spec.key, ())):
+                if text.strip():
+                    unit = r.plain_line(r.escape_data(text))
+                    out.append(_Part(spec.key, f"{spec.source_prefix}{i}", text.strip(), unit, pinned=pinned))
+        elif builtin is Layer.CORE or builtin is Layer.CHARACTERISTICS:
+            source, text = authority_text(agent)[spec.key]
             if text:
-                source = f"agent:{agent.name}#characteristics"
-                out.append((Fragment(Layer.CHARACTERISTICS, source, text, pinned=True), text))
+                out.append(_Part(builtin, source, text, text, pinned=True))
         elif builtin is Layer.SESSION:
             text = render_session(session, memory_enabled=memory_on, temporary=req.temporary)
             flags = (*session.notes, *(("memory_off",) if not memory_on else ()), *(("temporary",) * req.temporary))
-            out.append((Fragment(Layer.SESSION, "session", text, pinned=True, flags=flags), text))
+            out.append(_Part(Layer.SESSION, "session", text, text, pinned=True, flags=flags))
         elif builtin is Layer.DELEGATED and req.delegated is not None:
             out.extend(_delegated(req.delegated))
         elif builtin is Layer.FACTS:
-            out.extend(_facts(req.facts))
+            hard = [f for f in req.facts if f.hard_exception]
+            soft = sorted((f for f in req.facts if not f.hard_exception), key=lambda f: f.since_turn)
+            for i, fact in enumerate((*hard, *soft)):
+                if fact.text.strip():
+                    unit = r.fact_line(fact.text, fact.hard_exception)
+                    out.append(_Part(Layer.FACTS, f"fact:{i}", fact.text.strip(), unit, pinned=fact.hard_exception))
         elif builtin is Layer.MEMORY and memory_on:
-            out.extend(_memories(req.memories, agent))
+            weight: dict[str | None, float] = {c.value: w for c, w in agent.memory.category_weights}
+            ranked = sorted(req.memories, key=lambda h: h.score * weight.get(h.category, 1.0), reverse=True)
+            for h in ranked:
+                if h.content.strip():
+                    unit = r.memory_line(h.content, h.category)
+                    out.append(_Part(Layer.MEMORY, f"memory:{h.id}", h.content.strip(), unit, score=h.score))
         elif builtin is Layer.SUMMARIES and memory_on:
-            out.extend(
-                (Fragment(Layer.SUMMARIES, f"summary:{s.id}", s.text), r.summary_line(s.text, _date(s.at)))
-                for s in req.summaries
-                if s.text.strip()
-            )
+            for s in req.summaries:
+                if s.text.strip():
+                    unit = r.summary_line(s.text, s.at.date().isoformat() if s.at else None)
+                    out.append(_Part(Layer.SUMMARIES, f"summary:{s.id}", s.text.strip(), unit))
         elif builtin is Layer.TURN_LOG:
             for t in sorted(req.turn_log, key=lambda t: t.turn):
                 text = f"User: {t.user_summary} | You: {t.assistant_summary}"
-                out.append((Fragment(Layer.TURN_LOG, f"turn:{t.turn}", text), r.turn_line(t)))
+                out.append(_Part(Layer.TURN_LOG, f"turn:{t.turn}", text, r.turn_line(t)))
         elif builtin is Layer.THREAD:
             out.extend(_thread(req.thread))
         elif builtin is Layer.CURRENT:
             text = req.message.strip()
-            out.append((Fragment(Layer.CURRENT, "message:current", text, pinned=True, role="user"), text))
+            out.append(_Part(Layer.CURRENT, "message:current", text, text, pinned=True, role="user"))
     return out
 
 
-def _date(at: datetime | None) -> str | None:
-    return at.date().isoformat() if at else None
-
-
-def _extra(spec: LayerSpec, texts: Sequence[str]) -> list[_Draft]:
-    pinned = spec.trim is Trim.NEVER
-    return [
-        (Fragment(spec.key, f"{spec.source_prefix}{i}", t.strip(), pinned=pinned), r.plain_line(r.escape_data(t)))
-        for i, t in enumerate(texts)
-        if t.strip()
-    ]
-
-
-def _delegated(task: DelegatedTask) -> list[_Draft]:
-    out: list[_Draft] = []
+def _delegated(task: DelegatedTask) -> list[_Part]:
+    out: list[_Part] = []
     for name in ("instructions", "payload", "output_schema"):
         value = getattr(task, name)
         if value is None or value == "":
             continue
-        line = r.delegated_line(name, value)
-        raw = value if isinstance(value, str) else line.split(": ", 1)[1]
-        out.append((Fragment(Layer.DELEGATED, f"delegated:{name}", raw, pinned=True), line))
+        raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        out.append(_Part(Layer.DELEGATED, f"delegated:{name}", raw.strip(), r.delegated_line(name, raw), pinned=True))
     return out
 
 
-def _facts(facts: Sequence[Fact]) -> list[_Draft]:
-    hard = [f for f in facts if f.hard_exception]
-    soft = sorted((f for f in facts if not f.hard_exception), key=lambda f: f.since_turn)
-    out: list[_Draft] = []
-    for i, fact in enumerate((*hard, *soft)):
-        if fact.text.strip():
-            fragment = Fragment(Layer.FACTS, f"fact:{i}", fact.text.strip(), pinned=fact.hard_exception)
-            out.append((fragment, r.fact_line(fact)))
-    return out
-
-
-def _memories(hits: Sequence[MemoryHit], agent: Agent) -> list[_Draft]:
-    settings = agent.memory
-    ranked = sorted(
-        (h for h in hits if h.content.strip()),
-        key=lambda h: h.score * settings.weight(h.category),
-        reverse=True,
-    )
-    out: list[_Draft] = []
-    for h in ranked:
-        fragment = Fragment(Layer.MEMORY, f"memory:{h.id}", h.content.strip(), score=h.score)
-        out.append((fragment, r.memory_line(h.content, h.category)))
-    return out
-
-
-def _thread(thread: Sequence[RawMessage]) -> list[_Draft]:
+def _thread(thread: Sequence[RawMessage]) -> list[_Part]:
     messages = [m for m in thread if m.content.strip()]
     last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=len(messages) - 1)
     return [
-        (
-            Fragment(Layer.THREAD, f"thread:{i}:{m.role}", m.content.strip(), pinned=i >= last_user, role=m.role),
+        _Part(
+            Layer.THREAD,
+            f"thread:{i}:{m.role}",
+            m.content.strip(),
             r.chat_body(m.content),
+            pinned=i >= last_user,
+            role=m.role,
         )
         for i, m in enumerate(messages)
     ]
 
 
-# --- 3. budget ------------------------------------------------------------------------------------------------------
+# --- 3. budget -----------------------------------------------------------------------------------------------------
 
 
-def _wrapped(fragment: Fragment) -> bool:
-    """Thread messages that are not the user's or the assistant's own words (tool output), or that were flagged,
-    go inside a data block."""
-    return fragment.layer is Layer.THREAD and (fragment.role not in ("user", "assistant") or bool(fragment.flags))
+def _thread_open(part: _Part, key: str) -> str:
+    origin = "" if part.role in ("user", "assistant") else f"{part.role}, not the user"
+    return r.open_tag(Layer.THREAD.label, key, flags=part.flags, origin=origin)
 
 
-def _thread_open(fragment: Fragment, key: str) -> str:
-    origin = "" if fragment.role in ("user", "assistant") else f"{fragment.role}, not the user"
-    return r.open_tag(Layer.THREAD.label, key, flags=fragment.flags, origin=origin)
+class _Tags:
+    """Token counts of this assembly's block tags (they hold its key, so they are counted once per assembly)."""
+
+    def __init__(self, counter: CachedCounter) -> None:
+        self._counter = counter
+        self._counts: dict[str, int] = {}
+
+    def count(self, tag: str) -> int:
+        n = self._counts.get(tag)
+        if n is None:
+            n = self._counts[tag] = self._counter.count_uncached(tag)
+        return n
 
 
-def _slots(
-    fragments: list[Fragment], units: list[str], counter: CachedCounter, key: str, stack: LayerStack, agent: Agent
-) -> tuple[list[Slot], list[Fragment]]:
-    """Count every fragment (its rendered unit), apply the memory top_k, and describe each to the budget."""
+def _count(parts: list[_Part], counter: CachedCounter, tags: _Tags, key: str, agent: Agent) -> None:
+    """Count every part's rendered unit, apply the memory top_k, and set what each costs the budget."""
     top_k, keep_top = agent.memory.top_k, agent.memory.keep_top
-    slots: list[Slot] = []
-    counted: list[Fragment] = []
     ranked = 0
     close = r.close_tag(key).rstrip("\n")
-    for fragment, unit in zip(fragments, units, strict=True):
-        spec = stack.get(fragment.label)
-        if spec.placement is Placement.CHAT:
-            if _wrapped(fragment):
-                tokens = counter.count(unit + "\n")
-                extra = counter.count_uncached(_thread_open(fragment, key)) + counter.count_uncached(close)
+    for part in parts:
+        layer = part.layer
+        if layer is Layer.THREAD or layer is Layer.CURRENT:
+            # Tool output, other roles and flagged messages go inside a data block; the user's and the
+            # assistant's own words are plain chat messages.
+            part.wrapped = layer is Layer.THREAD and (part.role not in ("user", "assistant") or bool(part.flags))
+            if part.wrapped:
+                part.tokens = counter.count_line(part.unit)
+                wrapper = tags.count(_thread_open(part, key)) + tags.count(close)
             else:
-                tokens, extra = counter.count(unit), 0
-            cost = tokens + extra + _MESSAGE_OVERHEAD
+                part.tokens, wrapper = counter.count(part.unit), 0
+            part.cost = part.tokens + wrapper + _MESSAGE_OVERHEAD
         else:
-            tokens = cost = counter.count(unit + "\n")
-        kept = fragment.status is not FragmentStatus.QUARANTINED
-        pinned, status, reason = fragment.pinned, fragment.status, fragment.reason
-        if fragment.layer is Layer.MEMORY and kept:
+            part.tokens = part.cost = counter.count_line(part.unit)
+        if layer is Layer.MEMORY and part.kept:
             ranked += 1
-            pinned = ranked <= keep_top
+            part.pinned = ranked <= keep_top
             if ranked > top_k:
-                kept, status, reason = False, FragmentStatus.TRIMMED, f"ranked below the agent's top_k ({top_k})"
-        slots.append(Slot(fragment.label, cost, pinned, kept))
-        counted.append(_replace(fragment, tokens=tokens, pinned=pinned, status=status, reason=reason))
-    return slots, counted
+                part.kept, part.status = False, FragmentStatus.TRIMMED
+                part.reason = f"ranked below the agent's top_k ({top_k})"
 
 
-def _block_flags(fragments: Sequence[Fragment], stack: LayerStack) -> dict[str, tuple[str, ...]]:
+def _block_flags(parts: Sequence[_Part], specs: Sequence[LayerSpec]) -> dict[str, tuple[str, ...]]:
     """The ``flagged`` attribute of each system data block: flags of the neutralized text it holds."""
     out: dict[str, tuple[str, ...]] = {}
-    for f in fragments:
-        if f.flags and f.status is not FragmentStatus.QUARANTINED:
-            spec = stack.get(f.label)
-            if spec.data and spec.placement is Placement.SYSTEM:
-                out[spec.key] = tuple(dict.fromkeys((*out.get(spec.key, ()), *f.flags)))
+    for part, spec in zip(parts, specs, strict=True):
+        if part.flags and part.kept and spec.data and spec.placement is Placement.SYSTEM:
+            out[spec.key] = tuple(dict.fromkeys((*out.get(spec.key, ()), *part.flags)))
     return out
 
 
 def _section_costs(
-    stack: LayerStack, counter: CachedCounter, key: str, block_flags: Mapping[str, tuple[str, ...]]
+    stack: LayerStack, counter: CachedCounter, tags: _Tags, key: str, block_flags: Mapping[str, tuple[str, ...]]
 ) -> tuple[dict[str, int], tuple[frozenset[str], int]]:
     costs: dict[str, int] = {}
     data_layers: set[str] = set()
@@ -344,32 +425,18 @@ def _section_costs(
         cost = counter.count(r.section_header(spec))
         if spec.data:
             data_layers.add(spec.key)
-            cost += counter.count_uncached(r.open_tag(spec.key, key, flags=block_flags.get(spec.key, ())))
-            cost += counter.count_uncached(r.close_tag(key))
+            cost += tags.count(r.open_tag(spec.key, key, flags=block_flags.get(spec.key, ())))
+            cost += tags.count(r.close_tag(key))
         costs[spec.key] = cost
     return costs, (frozenset(data_layers), counter.count(r.DATA_PREAMBLE))
-
-
-def _settle(fragment: Fragment, slot: Slot, stack: LayerStack) -> Fragment:
-    if slot.kept or fragment.status is not FragmentStatus.KEPT:
-        return fragment
-    rule = stack.get(fragment.label).trim.value.replace("_", " ")
-    reason = f"trimmed to fit the token budget ({fragment.label}: {rule})"
-    return _replace(fragment, status=FragmentStatus.TRIMMED, reason=reason)
-
-
-def _replace(fragment: Fragment, **changes: Any) -> Fragment:
-    values = {name: getattr(fragment, name) for name in Fragment.__dataclass_fields__}
-    values.update(changes)
-    return Fragment(**values)
 
 
 # --- 4. rendering --------------------------------------------------------------------------------------------------
 
 
 def _render(
-    fragments: Sequence[Fragment],
-    units: Sequence[str],
+    parts: Sequence[_Part],
+    specs: Sequence[LayerSpec],
     key: str,
     stack: LayerStack,
     block_flags: Mapping[str, tuple[str, ...]],
@@ -377,31 +444,30 @@ def _render(
     by_layer: dict[str, list[str]] = {}
     chat: list[r.ChatMessage] = []
     close = r.close_tag(key).rstrip("\n")
-    for fragment, unit in zip(fragments, units, strict=True):
-        if fragment.status is not FragmentStatus.KEPT:
+    for part, spec in zip(parts, specs, strict=True):
+        if not part.kept:
             continue
-        if stack.get(fragment.label).placement is Placement.CHAT:
-            if _wrapped(fragment):
-                content = f"{_thread_open(fragment, key)}{unit}\n{close}"
-                role = "assistant" if fragment.role == "assistant" else "user"
+        if spec.placement is Placement.CHAT:
+            if part.wrapped:
+                role = "assistant" if part.role == "assistant" else "user"
+                chat.append(r.ChatMessage(role, f"{_thread_open(part, key)}{part.unit}\n{close}"))
             else:
-                content, role = unit, fragment.role or "user"
-            chat.append(r.ChatMessage(role, content))
+                chat.append(r.ChatMessage(part.role or "user", part.unit))
         else:
-            by_layer.setdefault(fragment.label, []).append(unit)
-    parts: list[str] = []
+            by_layer.setdefault(part.label, []).append(part.unit)
+    lines: list[str] = []
     preamble = False
     for spec in stack:
-        lines = by_layer.get(spec.key)
-        if not lines:
+        units = by_layer.get(spec.key)
+        if not units:
             continue
         if spec.data and not preamble:
-            parts.append(r.DATA_PREAMBLE)
+            lines.append(r.DATA_PREAMBLE)
             preamble = True
-        parts.append(r.section_header(spec))
+        lines.append(r.section_header(spec))
         if spec.data:
-            parts.append(r.open_tag(spec.key, key, flags=block_flags.get(spec.key, ())))
-        parts.extend(line + "\n" for line in lines)
+            lines.append(r.open_tag(spec.key, key, flags=block_flags.get(spec.key, ())))
+        lines.extend(unit + "\n" for unit in units)
         if spec.data:
-            parts.append(r.close_tag(key))
-    return (r.ChatMessage("system", "".join(parts)), *chat)
+            lines.append(r.close_tag(key))
+    return (r.ChatMessage("system", "".join(lines)), *chat)

@@ -32,6 +32,7 @@ class CachedCounter:
         self._counter = TokenCounter(model)
         self.encoding = self._counter.encoding_name
         self._cache = _caches.setdefault(self.encoding, {})
+        self._lines = _caches.setdefault(self.encoding + "+newline", {})
 
     def count(self, text: str) -> int:
         cache = self._cache
@@ -42,6 +43,18 @@ class CachedCounter:
                 for old in list(cache)[: _CACHE_LIMIT // 10]:
                     del cache[old]
             cache[text] = n
+        return n
+
+    def count_line(self, unit: str) -> int:
+        """Tokens of ``unit`` followed by a newline, cached by ``unit``."""
+        cache = self._lines
+        n = cache.get(unit)
+        if n is None:
+            n = self._counter.count(unit + "\n")
+            if len(cache) >= _CACHE_LIMIT:
+                for old in list(cache)[: _CACHE_LIMIT // 10]:
+                    del cache[old]
+            cache[unit] = n
         return n
 
     def count_uncached(self, text: str) -> int:

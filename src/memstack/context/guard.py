@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 from memstack.context.agent import Agent
-from memstack.context.patterns import FLAGS, Rule, normalize, rule, run_rules, scan, words_of
+from memstack.context.patterns import FLAGS, RuleSet, normalize, rule, run_rules, scan, words_of
 from memstack.context.render import render_characteristics, render_core
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag
 from memstack.errors import OverrideViolation
@@ -43,6 +44,8 @@ __all__ = [
     "FLAGS",
     "CandidateCheck",
     "check_memory_candidate",
+    "check_structure",
+    "content_verdict",
     "normalize",
     "scan",
     "validate_no_override",
@@ -50,7 +53,7 @@ __all__ = [
 
 
 # Write-time only: instructions to the assistant rather than facts about the user.
-_INSTRUCTION_RULES: tuple[Rule, ...] = (
+_INSTRUCTION_RULES = RuleSet(
     rule(
         "trigger_rule",
         r"\b(?:when(?:ever)?|if)\s+(?:you(?:'re|\s+are)\s+|you\s+get\s+|you\s+are\s+ever\s+)?(?:asked|questioned)\s+"
@@ -103,15 +106,86 @@ def check_memory_candidate(text: str) -> CandidateCheck:
 # --- validate_no_override ------------------------------------------------------------------------------------------
 
 
+class Placed(Protocol):
+    """What the structural check reads from a fragment (``Fragment`` and the assembler's working records)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
 @lru_cache(maxsize=65_536)
 def _scan_cached(text: str, instructions: bool) -> tuple[str, ...]:
     return scan(text, instructions=instructions)
 
 
+@lru_cache(maxsize=64)
+def authority_text(agent: Agent) -> dict[str, tuple[str, str]]:
+    """Source and text of layers 1-2 as the agent defines them."""
+    return {
+        Layer.CORE.label: (f"agent:{agent.name}#core", render_core(agent)),
+        Layer.CHARACTERISTICS.label: (f"agent:{agent.name}#characteristics", render_characteristics(agent)),
+    }
+
+
+def check_structure(items: Sequence[Placed], agent: Agent, stack: LayerStack) -> list[LayerSpec]:
+    """The structural half of :func:`validate_no_override`; returns each item's layer entry."""
+    agent.verify()
+    expected = authority_text(agent)
+    specs: list[LayerSpec] = []
+    last = 0
+    for item in items:
+        label = item.label
+        entry = stack.entry(label)
+        if entry is None:
+            raise OverrideViolation(f"fragment {item.source!r} names layer {label!r}, which is not in the stack")
+        position, spec = entry
+        if position < last:
+            raise OverrideViolation(
+                f"fragment {item.source!r} of layer {label!r} comes after a lower layer; layers are assembled "
+                "in stack order only"
+            )
+        last = position
+        if not item.source.startswith(spec.source_prefix):
+            raise OverrideViolation(
+                f"fragment {item.source!r} claims layer {label!r}, whose sources start with {spec.source_prefix!r}"
+            )
+        if position <= 2 and label in expected and (item.source, item.text) != expected[label]:
+            raise OverrideViolation(
+                f"layer {label!r} differs from agent {agent.name!r} as loaded (fingerprint {agent.fingerprint[:12]}); "
+                "layers 1-2 come only from the agent definition"
+            )
+        specs.append(spec)
+    return specs
+
+
+def content_verdict(spec: LayerSpec, text: str, role: str | None, source: str) -> tuple[tuple[str, ...], str] | None:
+    """The content half of :func:`validate_no_override` for one fragment: ``None`` when it may pass as it is, else
+    its flags and what to do (``"quarantine"`` or ``"neutralize"``)."""
+    if spec.on_flag is OnFlag.TRUSTED or role in spec.trusted_roles:
+        return None
+    found = _scan_cached(text, source == "delegated:instructions")
+    if not found:
+        return None
+    return found, spec.on_flag.value
+
+
+def verdict_reason(found: tuple[str, ...], action: str) -> str:
+    if action == OnFlag.QUARANTINE.value:
+        return f"quarantined: tries to take authority ({', '.join(found)})"
+    return f"neutralized: kept inside its data block marked flagged ({', '.join(found)})"
+
+
 def validate_no_override(
     fragments: Sequence[Fragment], agent: Agent, *, stack: LayerStack = DEFAULT_STACK
 ) -> tuple[Fragment, ...]:
-    """Enforce the layer order on one assembly; O(n) in fragments. Run on every assembly.
+    """Enforce the layer order on one assembly; O(n) in fragments. :func:`memstack.context.assemble` runs the same
+    checks on every assembly.
 
     Raises :class:`~memstack.errors.OverrideViolation` when the structure is wrong: the agent's core or
     characteristics changed since it was loaded, a fragment names a layer that is not in the stack, comes after a
@@ -119,60 +193,29 @@ def validate_no_override(
     Returns the fragments with the content checks applied: text in data layers that tries to take authority is
     flagged and, as its layer's entry says, kept inside its block marked flagged (neutralized) or left out of the
     prompt (quarantined)."""
-    agent.verify()
-    expected = {
-        Layer.CORE.label: (f"agent:{agent.name}#core", render_core(agent)),
-        Layer.CHARACTERISTICS.label: (f"agent:{agent.name}#characteristics", render_characteristics(agent)),
-    }
+    specs = check_structure(fragments, agent, stack)
     out: list[Fragment] = []
-    last = 0
-    for fragment in fragments:
-        label = fragment.label
-        if label not in stack:
-            raise OverrideViolation(f"fragment {fragment.source!r} names layer {label!r}, which is not in the stack")
-        position = stack.position(label)
-        if position < last:
-            raise OverrideViolation(
-                f"fragment {fragment.source!r} of layer {label!r} comes after a lower layer; layers are assembled "
-                "in stack order only"
+    for fragment, spec in zip(fragments, specs, strict=True):
+        verdict = None
+        if fragment.status is not FragmentStatus.QUARANTINED:
+            verdict = content_verdict(spec, fragment.text, fragment.role, fragment.source)
+        if verdict is None:
+            out.append(fragment)
+            continue
+        found, action = verdict
+        quarantine = action == OnFlag.QUARANTINE.value
+        out.append(
+            Fragment(
+                layer=fragment.layer,
+                source=fragment.source,
+                text=fragment.text,
+                tokens=fragment.tokens,
+                pinned=fragment.pinned and not quarantine,
+                flags=tuple(dict.fromkeys((*fragment.flags, *found))),
+                status=FragmentStatus.QUARANTINED if quarantine else fragment.status,
+                reason=verdict_reason(found, action),
+                role=fragment.role,
+                score=fragment.score,
             )
-        last = position
-        spec = stack.get(label)
-        if not fragment.source.startswith(spec.source_prefix):
-            raise OverrideViolation(
-                f"fragment {fragment.source!r} claims layer {label!r}, whose sources start with {spec.source_prefix!r}"
-            )
-        if label in expected and (fragment.source, fragment.text) != expected[label]:
-            raise OverrideViolation(
-                f"layer {label!r} differs from agent {agent.name!r} as loaded (fingerprint {agent.fingerprint[:12]}); "
-                "layers 1-2 come only from the agent definition"
-            )
-        out.append(_check_content(fragment, spec))
+        )
     return tuple(out)
-
-
-def _check_content(fragment: Fragment, spec: LayerSpec) -> Fragment:
-    if spec.on_flag is OnFlag.TRUSTED or fragment.role in spec.trusted_roles:
-        return fragment
-    if fragment.status is FragmentStatus.QUARANTINED:
-        return fragment
-    found = _scan_cached(fragment.text, fragment.source == "delegated:instructions")
-    if not found:
-        return fragment
-    flags = tuple(dict.fromkeys((*fragment.flags, *found)))
-    if spec.on_flag is OnFlag.QUARANTINE:
-        status, reason = FragmentStatus.QUARANTINED, f"quarantined: tries to take authority ({', '.join(found)})"
-    else:
-        status, reason = fragment.status, f"neutralized: kept inside its data block marked flagged ({', '.join(found)})"
-    return Fragment(
-        layer=fragment.layer,
-        source=fragment.source,
-        text=fragment.text,
-        tokens=fragment.tokens,
-        pinned=fragment.pinned and status is not FragmentStatus.QUARANTINED,
-        flags=flags,
-        status=status,
-        reason=reason,
-        role=fragment.role,
-        score=fragment.score,
-    )

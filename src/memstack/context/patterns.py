@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FLAGS", "Rule", "normalize", "rule", "run_rules", "scan", "words_of"]
+__all__ = ["FLAGS", "Rule", "RuleSet", "normalize", "rule", "run_rules", "scan", "words_of"]
 
 FLAGS = (
     "override",
@@ -31,13 +30,13 @@ _LOOKALIKE = str.maketrans(
     "аеорсхуіјѕԁһкмнтвАЕОРСХУІЈЅНКМТВαεοιυνκτρΑΕΟΙΚΤΡ‘’ʼ“”",
     "aeopcxyijsdhkmhtbaeopcxyijshkmtbaeoiuvktpaeoiktp'''\"\"",
 )
-_SPACES = re.compile(r"[^\S\n]+")
 
 
 def normalize(text: str) -> str:
-    """Lower-case text with look-alike characters folded, invisible ones removed and spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKE)
-    return _SPACES.sub(" ", folded).lower()
+    """Lower-case text with look-alike characters folded and invisible ones removed (ASCII text: just lower-cased)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKE).lower()
 
 
 # --- rules -----------------------------------------------------------------------------------------------------------
@@ -114,21 +113,52 @@ _AUTHORITY = (
 class Rule:
     flag: str
     pattern: re.Pattern[str]
-    anchors: frozenset[str]  # the rule runs only when the text holds one of these words (or substrings)
+    gates: tuple[frozenset[str], ...]  # the rule runs only when the text holds a word of every gate
 
 
-def rule(flag: str, pattern: str, anchors: str) -> Rule:
-    return Rule(flag, re.compile(pattern, re.M), frozenset(anchors.split()))
+def rule(flag: str, pattern: str, *gates: str) -> Rule:
+    return Rule(flag, re.compile(pattern, re.M), tuple(frozenset(g.split()) for g in gates))
 
 
-_TEXT_RULES: tuple[Rule, ...] = (
+class RuleSet:
+    """Rules indexed by the words of their first gate: one set intersection finds the rules a text can trigger."""
+
+    def __init__(self, *rules: Rule) -> None:
+        self.rules = rules
+        self.index: dict[str, list[int]] = {}
+        for i, r in enumerate(rules):
+            for word in r.gates[0]:
+                self.index.setdefault(word, []).append(i)
+        self.keys = frozenset(self.index)
+
+    def run(self, norm: str, words: set[str], found: list[str]) -> None:
+        """Append the flag of every rule whose gates are open and whose pattern matches (once per flag)."""
+        hits = self.keys.intersection(words)
+        if not hits:
+            return
+        candidates = sorted({i for word in hits for i in self.index[word]})
+        for i in candidates:
+            r = self.rules[i]
+            if (
+                r.flag not in found
+                and all(not gate.isdisjoint(words) for gate in r.gates[1:])
+                and r.pattern.search(norm)
+            ):
+                found.append(r.flag)
+
+
+_TEXT_RULES = RuleSet(
     # override: ignore / forget / replace the rules
     rule(
         "override",
         rf"{_IMP}(?:{_STRONG_VERB}\s+{_DET}|{_WEAK_VERB}\s+{_WEAK_DET}){_RULES}",
-        "ignore ignoring disregard forget override overrule bypass circumvent neglect aside stop not don't dont "
-        "longer evade around attention skip abandon discard throw cancel erase wipe suspend lift disable deactivate "
-        "turn break violate drop delete remove clear reset",
+        "ignore ignoring disregard forget override overrule bypass circumvent neglect aside stop not don dont "
+        "longer evade around attention skip abandon discard throw cancel erase wipe suspend lift disable "
+        "deactivate turn break violate drop delete remove clear reset",
+        "instruction instructions rule rules guideline guidelines directive directives prompt prompts "
+        "constraint constraints policy policies programming restriction restrictions guardrail guardrails "
+        "safeguard safeguards limitation limitations protocol protocols principles boundaries ethics moral "
+        "morals context persona filter filters",
     ),
     rule(
         "override",
@@ -136,7 +166,10 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|prompts?|directives|guidelines)\b"
         r"(?!\s+(?:i|we)\s+(?:sent|gave|wrote|emailed|posted|shared|mentioned|provided)\b)"
         r"(?!\s+(?:for|about|regarding|on)\s+(?:the|my|our|your|this)\s+)",
-        "ignore ignoring ignored disregard disregarding forget forgetting override overriding bypass bypassing",
+        "ignore ignoring ignored ignores disregard disregarding disregarded forget forgetting override "
+        "overriding bypass bypassing",
+        "previous prior above earlier preceding",
+        "instructions prompt prompts directives guidelines",
     ),
     rule(
         "override",
@@ -144,6 +177,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"\s+(?:(?:written\s+)?above|before\s+this|previously|so\s+far|up\s+to\s+now|until\s+now)\b)|"
         rf"\b{_STRONG_VERB}\s+(?:everything|anything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+was)?\s+"
         r"(?:been\s+)?(?:told|taught|instructed|programmed|given|trained)\b",
+        "ignore ignoring disregard forget override overrule bypass circumvent neglect aside stop not don dont "
+        "longer evade around attention",
         "above foregoing told taught instructed programmed given trained previously before far now",
     ),
     rule(
@@ -152,12 +187,14 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"priority|admin|developer|important)\s+(?:system\s+)?(?:instructions?|directives?|prompt|commands?)\s*"
         r"(?:\*\*)?\s*(?::|-{1,2}\s|=|>)",
         "instruction instructions directive directives prompt command commands",
+        "new updated revised real actual true secret hidden override emergency priority admin developer important",
     ),
     rule(
         "override",
         r"\b(?:your|the\s+assistant'?s?)\s+(?:(?:new|updated|revised)\s+(?:instructions?|directives?|rules|orders|"
         r"prime\s+directive|system\s+prompt)|(?:real|actual|true|only)\s+(?:instructions?|directives?|rules|task|"
         r"orders|goal|purpose|mission|objective|job))\s+(?:is|are|will\s+be|now)\b",
+        "your assistant assistants",
         "new updated revised real actual true only",
     ),
     rule(
@@ -166,6 +203,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"(?:of\s+)?(?:your|the\s+system(?:'s)?|the\s+assistant'?s?|the\s+ai'?s?|the\s+model'?s?)\s+(?:\w+\s+)?"
         r"(?:instructions|rules|prompt|constraints|guidelines|directives|programming|polic(?:y|ies))",
         "supersede supersedes override overrides precedence overrule overrules replace replaces cancel cancels",
+        "your system assistant ai model",
     ),
     # role markers
     rule(
@@ -198,7 +236,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         "fake_delimiter",
         r"</?\s*context[\s_-]*data\b|</\s*(?:system|instructions?|memory|memories|context|tool_output|tool_result|"
         r"untrusted|user_data|data_block|assistant)\s*>",
-        "context-data context_data context data </",
+        "context </",
     ),
     rule(
         "fake_delimiter",
@@ -206,6 +244,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         rf"^\s*{_DECOR}*\s*(?:end|begin|start|close|exit)\s*(?:of\s+)?(?:the\s+)?{_BOUNDARY_NOUN}\s*{_DECOR}+\s*$|"
         rf"[\[<{{]\s*(?:end|begin|start|close|exit)\s*(?:of\s+)?(?:the\s+)?{_BOUNDARY_NOUN}\s*[\]>}}]",
         "end begin start close exit",
+        "data context memory memories untrusted input prompt instructions tool output result payload window retrieved",
     ),
     # authority claims
     rule(
@@ -220,7 +259,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"exception|payment|withdrawal)|to\s+(?:bypass|skip|ignore|share|reveal|disclose|approve|delete|transfer|"
         r"disable|override|execute|grant|refund|wire|release|unlock|remove|drop))\b",
         "authorized authorised approved granted permitted allowed cleared consented signed whitelisted okayed "
-        "sanctioned preapproved pre-approved",
+        "sanctioned preapproved",
     ),
     rule(
         "authority_claim",
@@ -228,6 +267,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"exempt(?:ed)?|released|freed)\b|\byou\s+(?:are|have\s+been)\s+(?:now\s+)?(?:released|freed|exempt(?:ed)?)\s+"
         r"from\s+(?:your|all|any|the)\s+(?:\w+\s+)?(?:rules|restrictions|constraints|guidelines|instructions|policies|"
         r"limitations|obligations)",
+        "you",
         "hereby now released freed exempt exempted",
     ),
     rule(
@@ -236,6 +276,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"the\s+platform(?:'s)?|the\s+assistant'?s?)\s+(?:\w+\s+)?(?:admin|administrator|developer|operator|owner|"
         r"creator|maker|programmer|supervisor|security\s+team|engineer|trainer)s?\b",
         "your system platform assistant",
+        "admin administrator developer operator owner creator maker programmer supervisor security engineer "
+        "trainer admins administrators developers operators owners creators engineers",
     ),
     # identity changes
     rule(
@@ -245,6 +287,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"\byou\s+are\s+(?:now\s+)?(?:an?\s+|the\s+|called\s+|named\s+)?(?:dan|stan|dude|evil\w*|unrestricted|"
         r"uncensored|jailbroken|liberated|rogue|unchained|unbound|(?:a\s+)?pirate\s+now)\b",
         "you",
+        "now longer really actually",
     ),
     rule(
         "identity_change",
@@ -253,7 +296,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"\bforget\s+(?:who|what)\s+you\s+(?:are|were)\b|\byou\s+(?:don'?t|do\s+not|no\s+longer)\s+(?:have|need)\s+to\s+"
         r"(?:follow|obey|comply\s+with|respect|adhere\s+to)\b|\byou\s+(?:have|'ve\s+got)\s+no\s+(?:\w+\s+)?(?:rules|"
         r"restrictions|limits|limitations|filters|guidelines|constraints)\b",
-        "longer forget don't dont not no",
+        "longer forget don dont not no",
+        "you",
     ),
     rule(
         "identity_change",
@@ -291,6 +335,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         rf"(?:all|any|every)\s+(?:\w+\s+)?{_REQUESTS}\s+(?:automatically|without\s+(?:question|checks?|verification|"
         r"approval))",
         "always automatically unconditionally now",
+        "approve grant authorize authorise refund refunds unlock transfer pay whitelist waive comply obey say "
+        "give issue",
     ),
     rule(
         "policy_change",
@@ -299,7 +345,7 @@ _TEXT_RULES: tuple[Rule, ...] = (
         rf"need\s+to)\s+(?:ask|check|verify|require|request|wait)\s+(?:for\s+)?(?:any\s+|the\s+|their\s+|a\s+)?"
         rf"(?:\w+\s+)?{_CHECKS}\b|{_IMP}skip\s+(?:the\s+|any\s+|all\s+)?(?:\w+\s+)?(?:verification|id\s+check|"
         r"identity\s+check|security\s+check|approval|authentication|2fa|kyc|fraud\s+check)",
-        "never don't dont not need skip",
+        "never don dont not need skip",
     ),
     rule(
         "policy_change",
@@ -307,7 +353,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"respect|adhere\s+to|comply\s+with|check|consult)\s+(?:your|its|any\s+of\s+your|the\s+(?:system|safety|content|"
         r"usual|hard|core|refund|security|spending))\s+(?:\w+\s+)?(?:rules|constraints|polic(?:y|ies)|guidelines|"
         r"instructions|restrictions|limits|guardrails|checks|prompt)\b",
-        "not don't dont never stop need",
+        "not don dont never stop need",
+        "follow obey apply enforce respect adhere comply check consult",
     ),
     rule(
         "policy_change",
@@ -318,6 +365,8 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"(?:all\s+)?(?:the\s+)?(?:contents?\s+of\s+)?(?:this|the)\s+(?:system\s+message|context\s+window)|"
         r"(?:internal|private|confidential)\s+notes)\b",
         "reveal disclose print output repeat show leak expose dump recite share send tell display paste write give",
+        "your system hidden secret internal initial original core api credentials password passwords key keys "
+        "access configuration context notes private confidential",
     ),
     # exfiltration and tool hijack
     rule(
@@ -330,7 +379,9 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"details)|ssn|social\s+security\s+numbers?|system\s+prompt|context)\b[^\n]{0,80}?\b(?:to|at|via|into)\s+"
         r"(?:https?://|www\.|[\w.+-]+@[\w-]+\.|\S+\.(?:com|net|org|io|ru|xyz|top|cc)\b|this\s+(?:url|link|address|"
         r"endpoint|webhook)|the\s+following\s+(?:url|link|address|endpoint|webhook))",
-        "send forward email e-mail post upload copy transmit exfiltrate leak share sync submit",
+        "send forward email e mail post upload copy transmit exfiltrate leak share sync submit",
+        "conversation chat message memories personal private user customer credentials password passwords api "
+        "access session cookies credit ssn social system context",
     ),
     rule(
         "exfiltration",
@@ -349,8 +400,9 @@ _TEXT_RULES: tuple[Rule, ...] = (
         r"(?:your\s+|the\s+|long[- ]term\s+|permanent\s+|persistent\s+|user\s+)+memor(?:y|ies)|"
         r"\b(?:in|for|during)\s+(?:all\s+)?(?:future|later|subsequent)\s+(?:conversations|"
         r"sessions|chats|interactions|replies),?\s+(?:always|never|you\s+(?:must|should|will))\b",
-        "call invoke use run execute trigger fire save store remember write add commit record persist memorize "
-        "memorise future later subsequent",
+        "call invoke use run execute trigger fire save store remember write add commit record persist "
+        "memorize memorise future later subsequent",
+        "memory memories delete remove transfer send refund exec future later subsequent",
     ),
 )
 
@@ -358,7 +410,7 @@ _AI = (
     r"(?:ai|a\.i\.|assistant|language\s+model|llm|chatgpt|gpt(?:-?\d[\w.-]*)?|claude|gemini|copilot|chatbot|bot|model|"
     r"ai\s+(?:agent|assistant|model|system)|agent)s?"
 )
-_MORE_RULES: tuple[Rule, ...] = (
+_MORE_RULES = RuleSet(
     rule(
         "override",
         r"\b(?:rather\s+than|instead\s+of|in\s+place\s+of|over)\s+(?:your|the\s+system'?s?)\s+(?:(?:original|previous|prior|"
@@ -367,14 +419,17 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"(?:\w+\s+)?(?:prompt|instructions|developers?|creators?|operators?)|they|it)\s+(?:has\s+)?(?:told|said|"
         r"instructed|taught|gave)\b",
         "rather instead place over whatever anything everything all",
+        "your system told said instructed taught gave",
     ),
     rule(
         "role_marker",
         r"\b(?:privileged|elevated|root|admin(?:istrator)?|system|developer|priority|emergency)\s+(?:instruction|command|"
         r"directive|override|order)s?\s*(?::|from\b)|\b(?:system_prompt|system_message|new_persona|jailbreak|safety_filter|"
         r"content_filter|guardrails|moderation)\w*\s*[:=]\s*(?:true|false|off|on|none|null|0|1|disabled|['\"])",
-        "privileged elevated root admin administrator system developer priority emergency system_prompt "
-        "system_message new_persona jailbreak safety_filter content_filter guardrails moderation",
+        "privileged elevated root admin administrator system developer priority emergency persona jailbreak "
+        "safety content guardrails moderation",
+        "instruction instructions command commands directive directives override overrides order orders "
+        "prompt message persona filter guardrails moderation jailbreak",
     ),
     rule(
         "authority_claim",
@@ -389,6 +444,7 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"\byou\s+(?:will|shall|must|are\s+going\s+to)\s+(?:now\s+)?(?:respond|answer|reply|act|behave|speak|talk|"
         r"function|operate)\s+(?:as|like)\b|\bnever\s+(?:says?|saying)\s+no\b",
         "will shall must going never",
+        "respond answer reply act behave speak talk function operate says saying",
     ),
     rule(
         "policy_change",
@@ -397,8 +453,10 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"authentication|2fa|two-factor|kyc|fraud\s+check|id\s+check|identity\s+check|security\s+check)s?\b|"
         r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:shar\w*|disclos\w*|releas\w*|send\w*|giv\w*\s+out)\s+[^.!?\n]{0,60}?\bwith\s+"
         r"(?:anyone|anybody|everyone|whoever|any\s+(?:caller|requester|third\s+part(?:y|ies)))\b",
-        "bypass circumvent skip around disable turn share sharing shared disclose disclosing release releasing "
-        "send sending give giving",
+        "bypass circumvent skip around disable turn share sharing shared disclose disclosing release "
+        "releasing send sending give giving",
+        "confirmation confirmations verification approval authentication fa factor kyc fraud id identity "
+        "security check anyone anybody everyone whoever any",
     ),
     rule(
         "override",
@@ -408,11 +466,12 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"previous|prior)\s+(?:instructions|rules|directives|guidelines)\b|\bthe\s+(?:policy|rules|instructions)\s+"
         r"you\s+(?:were|have\s+been)\s+given\s+(?:is|are)\s+(?:outdated|wrong|obsolete|invalid|void|incorrect)",
         "obey follow execute carry prioritize prioritise over given",
+        "instruction instructions command commands directions orders rules directives guidelines policy",
     ),
     rule(
         "role_marker",
         r"<\s*/?\s*im_(?:start|end|sep)\s*>|^\s*(?:admin\s+|system\s+|security\s+|emergency\s+)?override\s*:",
-        "im_start im_end im_sep override",
+        "im override",
     ),
     rule(
         "authority_claim",
@@ -420,6 +479,7 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"model|agent|bot)\s+(?:is|has\s+been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed|free)\s+"
         r"to\b",
         "authorize authorise order command instruct direct cleared authorized authorised permitted allowed free",
+        "you assistant ai model agent bot",
     ),
     rule(
         "identity_change",
@@ -447,39 +507,66 @@ _MORE_RULES: tuple[Rule, ...] = (
         r"\s+(?:must|should|will|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+be\s+(?:sent|posted|forwarded|uploaded|emailed|"
         r"copied|shared|submitted)\s+to\b",
         "conversation history memories credentials password passwords data",
+        "sent posted forwarded uploaded emailed copied shared submitted",
     ),
 )
 
 # Text addressed to the model. Skipped for a delegated task's instructions (they are addressed to the model).
-_DIRECTIVE_RULES: tuple[Rule, ...] = (
+_AI_WORDS = (
+    "ai assistant assistants language_model llm llms chatgpt gpt claude gemini copilot chatbot chatbots bot bots "
+    "model models agent agents automated"
+)
+_DIRECTIVE_RULES = RuleSet(
     rule(
         "injected_instruction",
-        rf"\b(?:dear|hey|hello|hi(?:\s+there)?|attention|note\s+to|notice\s+to|message\s+to|message\s+for|instructions?\s+(?:for|to)|reminder\s+"
-        rf"(?:for|to)|psa\s+(?:for|to)|warning\s+(?:for|to)|important\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?{_AI}\b|"
-        rf"\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|a\.i\.|language\s+model|llm|large\s+language\s+model|assistant|chatbot|"
-        r"bot|automated\s+(?:system|agent))(?:\s+(?:model|assistant|agent|system))?\s*(?:[,.:;!]|reading\b)|"
-        r"\b(?:ai|llm|language\s+model)s?\s+(?:agents?\s+|assistants?\s+|models?\s+)?(?:reading|processing|parsing|"
-        r"summari[sz]ing|seeing|viewing|crawling)\s+(?:this|these)\b|"
-        r"(?:^|[.!?]\s+)(?:ai|assistant|chatgpt|claude|gpt|llm|model|bot)\s*,\s+(?:please\s+|now\s+)?(?:ignore|forget|stop|"
-        r"print|output|reveal|tell|say|send|recommend|add|include|do|don'?t|never|always|you|remember|disregard|follow|"
-        r"obey|respond|reply|answer|summari[sz]e|translate|write|delete|approve|call|use|switch|enter|act|pretend|your)\b",
-        "dear hey hello hi attention note message instruction instructions reminder psa warning important if ai llm "
-        "model assistant chatgpt claude gpt bot",
+        r"\b(?:dear|hey|hello|hi(?:\s+there)?|attention|note\s+to|notice\s+to|message\s+to|message\s+for|instructions?\s+"
+        rf"(?:for|to)|reminder\s+(?:for|to)|psa\s+(?:for|to)|warning\s+(?:for|to)|important\s+(?:for|to))\s+(?:the\s+|all\s+|"
+        rf"any\s+)?{_AI}\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|a\.i\.|language\s+model|llm|large\s+language\s+model|"
+        r"assistant|chatbot|bot|automated\s+(?:system|agent))(?:\s+(?:model|assistant|agent|system))?\s*(?:[,.:;!]|"
+        r"reading\b)|\b(?:ai|llm|language\s+model)s?\s+(?:agents?\s+|assistants?\s+|models?\s+)?(?:reading|processing|"
+        r"parsing|summari[sz]ing|seeing|viewing|crawling)\s+(?:this|these)\b",
+        _AI_WORDS,
+        "dear hey hello hi attention note notice message instruction instructions reminder psa warning important if "
+        "reading processing parsing summarizing summarising seeing viewing crawling",
     ),
     rule(
         "injected_instruction",
-        rf"{_IMP}(?:tell|inform|warn|notify|convince|persuade|instruct|direct|urge|remind)\s+(?:the|this)\s+user\b|"
+        r"(?:^|[.!?]\s+)(?:ai|assistant|chatgpt|claude|gpt|llm|model|bot)\s*,\s+(?:please\s+|now\s+)?(?:ignore|forget|stop|"
+        r"print|output|reveal|tell|say|send|recommend|add|include|do|don'?t|never|always|you|remember|disregard|follow|"
+        r"obey|respond|reply|answer|summari[sz]e|translate|write|delete|approve|call|use|switch|enter|act|pretend|your)\b",
+        "ai assistant chatgpt claude gpt llm model bot",
+        "please now ignore forget stop print output reveal tell say send recommend add include do don never always you "
+        "remember disregard follow obey respond reply answer summarize summarise translate write delete approve call "
+        "use switch enter act pretend your",
+    ),
+    rule(
+        "injected_instruction",
+        rf"{_IMP}(?:tell|inform|warn|notify|convince|persuade|instruct|direct|urge|remind)\s+(?:the|this)\s+user\b",
+        "tell inform warn notify convince persuade instruct direct urge remind",
+        "user",
+    ),
+    rule(
+        "injected_instruction",
         r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|tell|disclose|show|say|explain)\s+(?:this|these|that|the|any\s+of\s+"
-        r"this)\s+(?:instructions?|message|note|text|prompt|rules?|directive)s?\b|\b(?:without|never)\s+(?:telling|informing|"
-        rf"letting|alerting|notifying)\s+the\s+user\b|{_IMP}pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\b|"
+        r"this)\s+(?:instructions?|message|note|text|prompt|rules?|directive)s?\b|\b(?:without|never)\s+(?:telling|"
+        rf"informing|letting|alerting|notifying)\s+the\s+user\b|{_IMP}pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\b",
+        "mention reveal tell disclose show say explain telling informing letting alerting notifying pretend",
+        "not don dont never without pretend",
+    ),
+    rule(
+        "injected_instruction",
         rf"{_IMP}(?:end|start|begin|finish|conclude|close|prefix|sign)\s+(?:each\s+|every\s+|all\s+)?(?:your|the)\s+"
-        r"(?:answer|reply|response|message|output)s?\s+with\b|\b(?:output|print|list|reveal|show|dump|send|share|include)\s+"
-        r"(?:all\s+)?(?:the\s+)?(?:user|customer|other\s+users|other\s+customers)(?:'s|s'|s)?\s+(?:saved\s+|stored\s+|"
-        r"private\s+|personal\s+)?(?:addresses|address|phone\s+numbers?|emails?|passwords?|card\s+numbers?|data|records|"
-        r"medical\s+records)\b",
-        "tell inform warn notify convince persuade instruct direct urge remind mention reveal disclose show say "
-        "explain telling informing letting alerting notifying pretend end start begin finish conclude close prefix "
-        "sign output print list show dump send share include",
+        r"(?:answer|reply|response|message|output)s?\s+with\b",
+        "end start begin finish conclude close prefix sign",
+        "answer answers reply replies response responses message messages output outputs",
+    ),
+    rule(
+        "injected_instruction",
+        r"\b(?:output|print|list|reveal|show|dump|send|share|include)\s+(?:all\s+)?(?:the\s+)?(?:user|customer|other\s+users|"
+        r"other\s+customers)(?:'s|s'|s)?\s+(?:saved\s+|stored\s+|private\s+|personal\s+)?(?:addresses|address|phone\s+"
+        r"numbers?|emails?|passwords?|card\s+numbers?|data|records|medical\s+records)\b",
+        "output print list reveal show dump send share include",
+        "addresses address phone emails email passwords password card data records",
     ),
 )
 
@@ -512,7 +599,8 @@ _MODAL = (
     r"are\s+now\s+to)"
 )
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
-_G_ADDRESSED = re.compile(
+_G_ADDRESSED = rule(
+    "injected_instruction",
     rf"(?:^|[\s\[(\"'*])(?:(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{_ADDRESSEE}\s*:|"
     rf"{_ADDRESSEE}\s+(?:instructions?|notes?|directives?|commands?|message|notice|tasks?|only)\s*[:\])])|\(\s*{_ADDRESSEE}\s*\)\s*:|"
     r"\b(?:override|disable|bypass|lift|remove|raise|increase|change)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:cap|limit|limits|"
@@ -520,9 +608,11 @@ _G_ADDRESSED = re.compile(
     rf"(?<!\bmy\s)(?<!\bour\s)(?<!\byour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)\b{_ADDRESSEE}\b[^.!?\n]{{0,60}}?"
     rf"\b{_MODAL}\s+(?:now\s+|always\s+|never\s+|only\s+)?[a-z]+|\bthe\s+(?:agent|assistant|ai|model|bot)\s+(?:may|can|"
     r"is\s+(?:allowed|permitted|free)\s+to)\s+now\b|\bthe\s+(?:agent|assistant|ai|model|bot)\s+(?:may|can)\s+now\s+[a-z]+|"
-    rf"(?:^|[:;,>\"'(\[]\s*)(?:{_ADDRESSEE})\s*[,:]\s*(?:please\s+)?{_VERBS}\b"
+    rf"(?:^|[:;,>\"'(\[]\s*)(?:{_ADDRESSEE})\s*[,:]\s*(?:please\s+)?{_VERBS}\b",
+    _AI_WORDS,
 )
-_G_CONTROL = re.compile(
+_G_CONTROL = rule(
+    "identity_change",
     rf"(?:^|[:;,\"'(\[*>\-]\s*|\b(?:please|now|just|then|and|so|also|simply|you\s+{_MODAL}|you\s+may|you\s+can)\s+)"
     rf"{_VERBS}\b[^.!?\n]{{0,80}}?{_CONTROL}|{_CONTROL}[^.!?\n]{{0,80}}?[;:,]\s*(?:and\s+)?(?:now\s+|then\s+|please\s+)?"
     rf"{_VERBS}\b|\b(?:you\s+have\s+been|you\s+are|you're)\s+(?:now\s+)?jailbroken\b|(?:your|the\s+assistant'?s)\s+"
@@ -532,81 +622,107 @@ _G_CONTROL = re.compile(
     r"content|filter|guardrail)\s*(?:\w+\s+)?(?:settings|filters?|rules|checks)?\s*(?:are|is|have\s+been|has\s+been)\s+"
     r"(?:now\s+)?(?:disabled|off|deactivated|suspended|lifted|removed)\b|\b(?:become|be|turn\s+into)\s+(?:an?\s+)?(?:\w+\s+)?"
     r"(?:unfiltered|unrestricted|uncensored|jailbroken|evil|rogue|different|new)\s+(?:ai|assistant|model|chatbot|bot|"
-    r"persona|version)\b"
+    r"persona|version)\b",
+    "system your its assistant ai model content safety guardrails jailbreak jailbroken priority persona moderation "
+    "unfiltered unrestricted uncensored evil rogue different",
 )
-_G_FOREIGN = re.compile(
+_G_FOREIGN = rule(
+    "override",
     r"\bignor(?:a|ar|e|ez|er|iere|ieren)\s+(?:(?:todas|toutes|alle|tutte|todas)\s+)?(?:las|les|die|le|as)?\s*"
-    r"(?:(?:vorherigen|bisherigen|früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b"
+    r"(?:(?:vorherigen|bisherigen|früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b",
+    "ignora ignorar ignore ignorez ignorer ignoriere ignorieren",
 )
-_G_AUTHORITY = re.compile(
+_G_AUTHORITY = rule(
+    "authority_claim",
     r"\b(?:begin|start)\s+(?:admin|administrator|system|developer|operator)\s+(?:message|instructions?|override)\b|"
     r"(?:^|[.!?]\s+|\bper\s+|\bfrom\s+|\bby\s+)(?:the\s+)?(?:system\s+administrator|security\s+team|admin(?:istrator)?|"
     r"developers?|operators?|anthropic|openai|it\s+department)\b[^.!?\n]{0,40}?(?:[:,]|\bhere\b)[^.!?\n]{0,80}?"
-    r"(?:rules|instructions|polic(?:y|ies)|filters?|restrictions|guidelines|safety)\b"
+    r"(?:rules|instructions|polic(?:y|ies)|filters?|restrictions|guidelines|safety)\b",
+    "begin start administrator admin developers developer operators operator anthropic openai security it",
+    "message instructions instruction override rules policy policies filter filters restrictions guidelines safety",
 )
-_G_EXFIL = re.compile(
+_G_EXFIL = rule(
+    "exfiltration",
     r"\b(?:paste|send|post|put|add|append|include|submit|enter|type|leak|forward)\b[^.!?\n]{0,60}?\bthe\s+user'?s?\s+"
     r"(?:e-?mail|address|home\s+address|password|phone(?:\s+number)?|data|name|card|credit\s+card|ssn|location|"
     r"messages|history)\b[^\n]{0,80}?(?:https?://|www\.)|(?:https?://|www\.)[^\n]{0,80}?\b(?:paste|send|post|put|"
-    r"append|submit|enter|type)\b[^.!?\n]{0,60}?\bthe\s+user'?s?\s+(?:e-?mail|address|password|phone|data|name|card)|"
-    r"\byou\s+(?:should|must|will|shall|need\s+to|have\s+to)\s+\w+(?:\s+\w+){0,4}\s+(?:in|to|at\s+the\s+end\s+of)\s+"
-    r"(?:every|each|all|any)\s+(?:reply|replies|answer|answers|response|responses|message|messages)\b"
+    r"append|submit|enter|type)\b[^.!?\n]{0,60}?\bthe\s+user'?s?\s+(?:e-?mail|address|password|phone|data|name|card)",
+    "http https www",
+    "user",
 )
+_G_EVERY_REPLY = rule(
+    "exfiltration",
+    r"\byou\s+(?:should|must|will|shall|need\s+to|have\s+to)\s+\w+(?:\s+\w+){0,4}\s+(?:in|to|at\s+the\s+end\s+of)\s+"
+    r"(?:every|each|all|any)\s+(?:reply|replies|answer|answers|response|responses|message|messages)\b",
+    "you",
+    "reply replies answer answers response responses message messages",
+)
+_WHOLE_TEXT = RuleSet(_G_FOREIGN, _G_AUTHORITY, _G_EXFIL, _G_EVERY_REPLY)
 
 
-def _general(norm: str, found: list[str], *, instructions: bool) -> None:
-    if "override" not in found and _G_FOREIGN.search(norm):
-        found.append("override")
-    if "exfiltration" not in found and _G_EXFIL.search(norm):
-        found.append("exfiltration")
-    if "authority_claim" not in found and _G_AUTHORITY.search(norm):
-        found.append("authority_claim")
+def _general(norm: str, words: set[str], found: list[str], *, instructions: bool) -> None:
+    run_rules(_WHOLE_TEXT, norm, words, found)
+    control = "identity_change" not in found and _open(_G_CONTROL, words)
+    addressed = not instructions and "injected_instruction" not in found and _open(_G_ADDRESSED, words)
+    if not (control or addressed):
+        return
     for sentence in _SENTENCE.findall(norm):
-        if "identity_change" not in found and _G_CONTROL.search(sentence):
-            found.append("identity_change")
-        if not instructions and "injected_instruction" not in found and _G_ADDRESSED.search(sentence):
-            found.append("injected_instruction")
+        if control and _G_CONTROL.pattern.search(sentence):
+            found.append(_G_CONTROL.flag)
+            control = False
+        if addressed and _G_ADDRESSED.pattern.search(sentence):
+            found.append(_G_ADDRESSED.flag)
+            addressed = False
+        if not (control or addressed):
+            return
 
 
 # Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").
+_UPPER_LABELS = ("SYSTEM", "DEVELOPER", "ADMIN", "OPERATOR", "ＳＹＳＴＥＭ")
 _UPPER_ROLE = re.compile(
     r"^\s*(?:#{1,6}\s*|\*\*|\[)?(?:SYSTEM|DEVELOPER|ADMIN|ADMINISTRATOR|OPERATOR)(?:\s+[A-Z]+)?\s*(?:\*\*|\])?\s*:",
     re.M,
 )
 
-_WORDS = re.compile(r"[a-z][a-z'_-]*|<\||\[/?inst\]|<</?sys>>|```|!\[|</")
+_WORDS = re.compile(r"[a-z]+")
+_SPECIAL = ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "```", "![", "</")
 
 
-def run_rules(rules: Iterable[Rule], norm: str, words: set[str], found: list[str]) -> None:
-    for rule in rules:
-        if rule.flag in found or not (rule.anchors & words):
-            continue
-        if rule.pattern.search(norm):
-            found.append(rule.flag)
+def _open(rule: Rule, words: set[str]) -> bool:
+    return all(not gate.isdisjoint(words) for gate in rule.gates)
+
+
+def run_rules(rules: RuleSet, norm: str, words: set[str], found: list[str]) -> None:
+    rules.run(norm, words, found)
 
 
 def words_of(norm: str) -> set[str]:
+    """The words of normalized text, plus the special tokens some rules look for."""
     words = set(_WORDS.findall(norm))
-    if "context" in words or "context-data" in norm or "context_data" in norm:
-        words.update(("context-data", "context_data"))
+    if "language" in words and ("model" in words or "models" in words):
+        words.add("language_model")
+    if "<" in norm or "[" in norm or "`" in norm:
+        words.update(token for token in _SPECIAL if token in norm)
     return words
 
 
 def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
-    """The authority-taking patterns found in ``text`` (see the module docstring); empty for ordinary text.
+    """The authority-taking patterns found in ``text`` (see :mod:`memstack.context.guard`); empty for ordinary text.
 
     ``instructions``: the text is a delegated task's instructions, addressed to the model by design, so only the
     authority-taking families apply (not ``injected_instruction``)."""
     if not text:
         return ()
     norm = normalize(text)
-    found: list[str] = []
     words = words_of(norm)
+    found: list[str] = []
     run_rules(_TEXT_RULES, norm, words, found)
     run_rules(_MORE_RULES, norm, words, found)
     if not instructions:
         run_rules(_DIRECTIVE_RULES, norm, words, found)
-    _general(norm, found, instructions=instructions)
-    if "role_marker" not in found and _UPPER_ROLE.search(unicodedata.normalize("NFKC", text).translate(_INVISIBLE)):
-        found.append("role_marker")
+    _general(norm, words, found, instructions=instructions)
+    if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
+        folded = text if text.isascii() else unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+        if _UPPER_ROLE.search(folded):
+            found.append("role_marker")
     return tuple(flag for flag in FLAGS if flag in found)

@@ -12,15 +12,14 @@ add up to the count of the whole message, which is what lets the budget count ea
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
 
 from memstack.context.agent import Agent
 from memstack.context.stack import LayerSpec
-from memstack.types import Fact, TurnSummary
+from memstack.types import TurnSummary
 
 __all__ = [
     "DATA_PREAMBLE",
@@ -128,6 +127,7 @@ def render_characteristics(agent: Agent) -> str:
     return "\n".join(parts)
 
 
+@lru_cache(maxsize=256)
 def section_header(spec: LayerSpec) -> str:
     return f"## {spec.title}\n" + (f"{spec.note}\n" if spec.note else "")
 
@@ -135,21 +135,25 @@ def section_header(spec: LayerSpec) -> str:
 # --- data lines ----------------------------------------------------------------------------------------------------
 
 
-def fact_line(fact: Fact) -> str:
-    marker = "[hard exception] " if fact.hard_exception else ""
-    return f"- {marker}{_indent(escape_data(fact.text))}"
+@lru_cache(maxsize=8192)
+def fact_line(text: str, hard_exception: bool) -> str:
+    marker = "[hard exception] " if hard_exception else ""
+    return f"- {marker}{_indent(escape_data(text))}"
 
 
+@lru_cache(maxsize=65_536)
 def memory_line(content: str, category: str | None) -> str:
     label = f"({category}) " if category else ""
     return f"- {label}{_indent(escape_data(content))}"
 
 
+@lru_cache(maxsize=8192)
 def summary_line(text: str, at: str | None) -> str:
     date = f"{at[:10]}: " if at else ""
     return f"- {date}{_indent(escape_data(text))}"
 
 
+@lru_cache(maxsize=8192)
 def turn_line(turn: TurnSummary) -> str:
     raw = " (not yet summarized)" if turn.unsummarized else ""
     user = _indent(escape_data(turn.user_summary))
@@ -157,9 +161,8 @@ def turn_line(turn: TurnSummary) -> str:
     return f"Turn {turn.turn}{raw}: User: {user} | You: {you}"
 
 
-def delegated_line(field: str, value: Any) -> str:
+def delegated_line(field: str, text: str) -> str:
     label = {"instructions": "Instructions", "payload": "Payload", "output_schema": "Output schema"}.get(field, field)
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return f"{label}: {_indent(escape_data(text))}"
 
 
@@ -167,6 +170,7 @@ def plain_line(text: str) -> str:
     return f"- {_indent(text)}"
 
 
+@lru_cache(maxsize=8192)
 def chat_body(text: str) -> str:
     """A thread message's content: escaped, trimmed of trailing whitespace."""
     return escape_data(text).strip()

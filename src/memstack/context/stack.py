@@ -85,6 +85,7 @@ class LayerStack:
 
     layers: tuple[LayerSpec, ...]
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _entries: dict[str, tuple[int, LayerSpec]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, int] = {}
@@ -101,6 +102,7 @@ class LayerStack:
         if builtin_positions != sorted(builtin_positions):
             raise ConfigError("built-in layers must keep their order; add layers between them instead")
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_entries", {spec.key: (index[spec.key], spec) for spec in self.layers})
 
     def __iter__(self) -> Iterator[LayerSpec]:
         return iter(self.layers)
@@ -125,6 +127,10 @@ class LayerStack:
             return self._index[name]
         except KeyError:
             raise ConfigError(f"no layer {name!r} in this stack; layers: {', '.join(self._index)}") from None
+
+    def entry(self, key: str) -> tuple[int, LayerSpec] | None:
+        """Position and entry of a layer, or ``None`` if the stack has no such layer (one lookup)."""
+        return self._entries.get(key)
 
     def insert(self, spec: LayerSpec, *, after: str) -> LayerStack:
         """A new stack with ``spec`` right below the layer ``after``."""
