@@ -161,9 +161,11 @@ class _Reader:
                 return f"{self.origin}:{mark}"
         return self.origin
 
-    def fail(self, path: Path_, message: str) -> MemstackError:
+    def fail(self, path: Path_, message: str, *, at_key: bool = False) -> MemstackError:
         name = ".".join(str(p) for p in (*self.root, *path)) or "agent"
-        return self.error(f"{self.where(path)}: {name}: {message}")
+        key_mark = self.marks.get((*path, "#key")) if at_key else None
+        where = f"{self.origin}:{key_mark}" if key_mark else self.where(path)
+        return self.error(f"{where}: {name}: {message}")
 
     def mapping(self, value: Any, path: Path_, known: Sequence[str]) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
@@ -171,7 +173,9 @@ class _Reader:
         for key in value:
             if key not in known:
                 if self.strict:
-                    raise self.fail((*path, str(key)), f"unknown field; known fields here: {', '.join(known)}")
+                    raise self.fail(
+                        (*path, str(key)), f"unknown field; known fields here: {', '.join(known)}", at_key=True
+                    )
                 self.ignored.append(".".join(str(p) for p in (*self.root, *path, key)))
         return value
 
@@ -421,6 +425,7 @@ def _plain_node(loader: Any, node: Any, path: Path_, marks: dict[Path_, str], or
                     f"{origin}:{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}: "
                     f"field {key!r} appears twice; keep one"
                 )
+            marks[(*path, str(key), "#key")] = f"{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}"
             out[key] = _plain_node(loader, value_node, (*path, str(key)), marks, origin)
         return out
     if isinstance(node, yaml.SequenceNode):

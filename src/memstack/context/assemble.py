@@ -246,7 +246,7 @@ def assemble(request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK) -> A
 
     counter = CachedCounter(model)
     key = r.new_key()
-    tags = _Tags(counter)
+    tags = _Tags(counter, key)
     _count(parts, counter, tags, key, agent)
     block_flags = _block_flags(parts, specs)
     section_cost, shared = _section_costs(stack, counter, tags, key, block_flags)
@@ -365,17 +365,15 @@ def _thread_open(part: _Part, key: str) -> str:
 
 
 class _Tags:
-    """Token counts of this assembly's block tags (they hold its key, so they are counted once per assembly)."""
+    """Token counts of block tags. Keys are digits, so a tag costs the same whatever its key: count it once with a
+    placeholder key and cache it."""
 
-    def __init__(self, counter: CachedCounter) -> None:
+    def __init__(self, counter: CachedCounter, key: str) -> None:
         self._counter = counter
-        self._counts: dict[str, int] = {}
+        self._key = key
 
     def count(self, tag: str) -> int:
-        n = self._counts.get(tag)
-        if n is None:
-            n = self._counts[tag] = self._counter.count_uncached(tag)
-        return n
+        return self._counter.count(tag.replace(self._key, r.PLACEHOLDER_KEY))
 
 
 def _count(parts: list[_Part], counter: CachedCounter, tags: _Tags, key: str, agent: Agent) -> None:

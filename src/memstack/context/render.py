@@ -2,9 +2,9 @@
 
 Layers 1-8 become one system message with a fixed section per layer, in stack order (the seed 04 §4.1 template is
 the starting point); the thread (layer 9) and the current turn (layer 10) become chat messages. Text of the data
-layers sits inside ``<context-data layer="…" key="…">`` … ``</context-data key="…">`` blocks. The key is random for
-every assembly, and :func:`escape_data` defuses anything in the content that looks like a block tag or a chat-template
-token, so content can neither close its block nor open another.
+layers sits inside ``<context-data layer="…" key="…">`` … ``</context-data key="…">`` blocks. The key is random
+for every assembly (12 digits), and :func:`escape_data` defuses anything in the content that looks like a block tag
+or a chat-template token, so content can neither close its block nor open another.
 
 Every piece is a *unit* of text that ends with a newline and does not start with whitespace: token counts of units
 add up to the count of the whole message, which is what lets the budget count each fragment once and cache it.
@@ -56,9 +56,14 @@ class ChatMessage:
         return {"role": self.role, "content": self.content}
 
 
+KEY_LENGTH = 12
+PLACEHOLDER_KEY = "0" * KEY_LENGTH
+
+
 def new_key() -> str:
-    """A fresh block key: 48 random bits, so content cannot guess the closing tag."""
-    return secrets.token_hex(6)
+    """A fresh block key: 12 random digits (40 bits), so content cannot guess the closing tag. Digits because the
+    tokenizers split them in threes, one token each: a tag costs the same tokens whatever its key."""
+    return f"{secrets.randbelow(10**KEY_LENGTH):0{KEY_LENGTH}d}"
 
 
 def open_tag(layer: str, key: str, *, flags: tuple[str, ...] = (), origin: str = "") -> str:
