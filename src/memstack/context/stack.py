@@ -65,6 +65,16 @@ class LayerSpec:
     trusted_roles: frozenset[str] = frozenset()  # chat roles in this layer the guard does not scan
 
     def __post_init__(self) -> None:
+        try:  # accept the enums' string values too
+            for name, kind in (
+                ("mutability", Mutability),
+                ("trim", Trim),
+                ("on_flag", OnFlag),
+                ("placement", Placement),
+            ):
+                object.__setattr__(self, name, kind(getattr(self, name)))
+        except ValueError as exc:
+            raise ConfigError(f"layer {self.key!r}: {exc}") from None
         if not self.key.isidentifier():
             raise ConfigError(f"layer key {self.key!r} must be a lowercase identifier such as 'policy'")
         if self.data and self.on_flag is OnFlag.TRUSTED:
