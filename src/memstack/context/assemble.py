@@ -313,7 +313,7 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
                     unit = r.memory_line(h.content, h.category)
                     out.append(_Part(Layer.MEMORY, f"memory:{h.id}", h.content.strip(), unit, score=h.score))
         elif builtin is Layer.SUMMARIES and memory_on:
-            for s in req.summaries:
+            for s in sorted(req.summaries, key=_oldest_first):
                 if s.text.strip():
                     unit = r.summary_line(s.text, s.at.date().isoformat() if s.at else None)
                     out.append(_Part(Layer.SUMMARIES, f"summary:{s.id}", s.text.strip(), unit))
@@ -327,6 +327,14 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             text = req.message.strip()
             out.append(_Part(Layer.CURRENT, "message:current", text, text, pinned=True, role="user"))
     return out
+
+
+def _oldest_first(summary: SummaryLine) -> datetime:
+    """Dated summaries in time order (naive times read as UTC); undated ones keep their place at the end."""
+    at = summary.at
+    if at is None:
+        return datetime.max.replace(tzinfo=UTC)
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def _delegated(task: DelegatedTask) -> list[_Part]:
