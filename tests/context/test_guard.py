@@ -25,7 +25,7 @@ from memstack.errors import OverrideViolation
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, TurnSummary
 
 from .blocks import read, snippets, squash
-from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, Case
+from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, KNOWN_MISSES, Case
 
 HELD_OUT = Path(__file__).parent / "data" / "guard_heldout.json"
 
@@ -55,6 +55,12 @@ def test_no_benign_look_alike_is_flagged(case: Case) -> None:
 @pytest.mark.xfail(strict=True, reason="phrase rules cannot tell a quoted mention of an attack from its use")
 def test_known_false_positives(case: Case) -> None:
     assert _scan(case) == ()
+
+
+@pytest.mark.parametrize("case", KNOWN_MISSES, ids=lambda c: c.text[:40])
+@pytest.mark.xfail(strict=True, reason="phrase rules miss attacks phrased as ordinary tasks")
+def test_known_misses(case: Case) -> None:
+    assert _scan(case)
 
 
 def test_flags_name_the_family() -> None:
@@ -199,7 +205,7 @@ def test_held_out_set_is_scored_not_tuned() -> None:
     caught = sum(1 for text in data["attacks"] if scan(text))
     false_positives = sum(1 for text in data["benign"] if scan(text))
     assert len(data["attacks"]) == len(data["benign"]) == 20
-    assert caught >= 5 and false_positives == 0
+    assert caught >= 9 and false_positives == 0
 
 
 # --- structure -----------------------------------------------------------------------------------------------------

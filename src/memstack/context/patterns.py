@@ -412,6 +412,60 @@ _AI = (
 )
 _MORE_RULES = RuleSet(
     rule(
+        "exfiltration",
+        rf"{_IMP}(?:remember|memori[sz]e|store|save|note|keep)\s+(?:this|that|the\s+following|it)?\s*(?:permanently|forever|"
+        r"for\s+all\s+future\s+(?:chats|sessions|conversations))\b",
+        "remember memorize memorise store save note keep",
+        "permanently forever future",
+    ),
+    rule(
+        "policy_change",
+        rf"\b(?:all|any|every)\s+(?:future\s+|pending\s+|new\s+)?{_REQUESTS}\s+(?:are\s+|to\s+be\s+|should\s+be\s+|must\s+be\s+|"
+        r"be\s+|get\s+)?(?:approved|granted|authori[sz]ed|refunded|accepted|processed)\s+(?:automatically|without\s+"
+        r"(?:review|question|checks?|verification|approval))",
+        "all any every",
+        "approved granted authorized authorised refunded accepted processed",
+    ),
+    rule(
+        "policy_change",
+        rf"{_IMP}(?:skip|bypass|ignore|disable|turn\s+off|drop|remove|forget\s+about)\s+(?:the\s+|your\s+|all\s+|any\s+)?"
+        r"(?:safety|moderation|content|ethical|ethics|compliance|guardrail|verification|approval)\s+(?:stuff|checks?|"
+        r"rules?|steps?|filters?|review|reviews|layer|settings|polic(?:y|ies)|guidelines|measures)\b|\b(?:even\s+if|even\s+"
+        r"though|regardless\s+of\s+whether)\s+(?:it|this|that|they)\s+(?:breaks?|violates?|contradicts?|goes\s+against|"
+        r"conflicts?\s+with)\s+(?:your|the\s+system'?s?|any\s+of\s+your)\s+(?:\w+\s+)?(?:rules|guidelines|instructions|"
+        r"polic(?:y|ies)|constraints|principles)",
+        "skip bypass ignore disable turn drop remove forget even regardless",
+        "safety moderation content ethical ethics compliance guardrail verification approval breaks break violates "
+        "violate contradicts contradict goes conflicts conflict",
+    ),
+    rule(
+        "identity_change",
+        r"\b(?:new\s+persona|persona\s+(?:loaded|activated|enabled|switched|changed|set)|(?:personality|persona|identity)\s+"
+        r"(?:set|changed|switched)\s+to)\b|\b(?:stop|quit)\s+being\s+(?:an?\s+|the\s+)?(?:helpful\s+|ai\s+)?"
+        r"(?:assistant|ai|chatbot|bot|model)\b|\b(?:assistant|ai|model|agent|bot|you)\s+(?:has|have)\s+been\s+"
+        r"(?:granted|given|assigned)\s+(?:full\s+|unrestricted\s+|elevated\s+)?(?:root|admin|administrator|elevated|"
+        r"full|unrestricted|sudo|superuser)\s+(?:privileges|access|permissions|rights|mode)",
+        "persona personality identity stop quit granted given assigned",
+    ),
+    rule(
+        "policy_change",
+        r"(?:^|[.!?:;]\s*|\b(?:now|please|then|and)\s+)(?:ignore|disregard)\s+(?:the|this)\s+user\b(?!'s|\s+agent|\s*-)|"
+        r"\b(?:respond|reply|answer)\s+(?:only\s+)?with\s+(?:your|the)\s+(?:hidden|secret|internal|system|full|initial|"
+        r"original)\s+(?:configuration|config|prompt|instructions|rules|settings)\b|\bguardrails?\s+(?:are|is)\s+"
+        r"(?:now\s+)?(?:off|disabled|down|lifted|removed|suspended)\b",
+        "ignore disregard respond reply answer guardrails guardrail",
+        "user configuration config prompt instructions rules settings off disabled down lifted removed suspended",
+    ),
+    rule(
+        "role_marker",
+        r"^\s*\[\s*(?:admin|administrator|root|operator|sudo|developer)\s*\]|<!--\s*(?:prompt|instructions?|ai|assistant|"
+        r"model|llm|system|note\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|model))\b",
+        "admin administrator root operator sudo developer prompt instruction instructions ai assistant model llm "
+        "system note",
+        "admin administrator root operator sudo developer prompt instruction instructions ai assistant model llm "
+        "system",
+    ),
+    rule(
         "override",
         r"\b(?:rather\s+than|instead\s+of|in\s+place\s+of|over)\s+(?:your|the\s+system'?s?)\s+(?:(?:original|previous|prior|"
         r"old|current|own|usual|default|system)\s+)?(?:ones|instructions|rules|guidelines|prompt|directives|polic(?:y|ies)|"
@@ -519,6 +573,14 @@ _AI_WORDS = (
 _DIRECTIVE_RULES = RuleSet(
     rule(
         "injected_instruction",
+        r"\bwhen(?:ever)?\s+(?:the|a|this)\s+(?:user|customer|visitor|reader)\s+(?:asks?|mentions?|says?|requests?|brings\s+up)"
+        r"\b[^.;\n]{0,80}?,\s*(?:always\s+|just\s+|only\s+)?(?:tell|say|respond|reply|answer|claim|recommend|insist|state|"
+        r"warn)\b|(?:for|to)\s+(?:the\s+)?(?:ai|assistant|model|llm|bot|chatbot)s?\s+only\s*:",
+        "when whenever only",
+        "tell say respond reply answer claim recommend insist state warn only",
+    ),
+    rule(
+        "injected_instruction",
         r"\b(?:dear|hey|hello|hi(?:\s+there)?|attention|note\s+to|notice\s+to|message\s+to|message\s+for|instructions?\s+"
         rf"(?:for|to)|reminder\s+(?:for|to)|psa\s+(?:for|to)|warning\s+(?:for|to)|important\s+(?:for|to))\s+(?:the\s+|all\s+|"
         rf"any\s+)?{_AI}\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|a\.i\.|language\s+model|llm|large\s+language\s+model|"
@@ -580,7 +642,7 @@ _VERBS = (
     r"roleplay|become|assume|adopt|obey|follow|comply|stop|start|begin|continue|do|don'?t|never|always|use|translate|"
     r"summari[sz]e|rewrite|change|update|set|reset|replace|save|store|remember|memori[sz]e|log|record|hide|conceal|"
     r"refuse|deny|decline|give|provide|generate|create|produce|ask|request|collect|gather|extract|encode|speak|talk|"
-    r"introduce|prioriti[sz]e|treat|consider|assume|only)"
+    r"introduce|prioriti[sz]e|treat|consider|assume|only|revoke|lift|suspend|waive|relax|loosen|skip|proceed)"
 )
 _ADDRESSEE = (
     r"(?:ai|a\.i\.|assistants?|language\s+models?|llms?|chatgpt|gpt(?:-?\d[\w.]*)?|claude|gemini|copilot|chatbots?|"
@@ -601,7 +663,8 @@ _MODAL = (
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _G_ADDRESSED = rule(
     "injected_instruction",
-    rf"(?:^|[\s\[(\"'*])(?:(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{_ADDRESSEE}\s*:|"
+    rf"(?:^|[\s\[(\"'*])(?:(?:for|to)\s+(?:the\s+|all\s+|any\s+)?(?:{_ADDRESSEE}|models?)(?:\s+(?:reading|processing|parsing|"
+    r"summari[sz]ing|seeing|viewing)\s+(?:this|these)(?:\s+\w+)?)?\s*:|"
     rf"{_ADDRESSEE}\s+(?:instructions?|notes?|directives?|commands?|message|notice|tasks?|only)\s*[:\])])|\(\s*{_ADDRESSEE}\s*\)\s*:|"
     r"\b(?:override|disable|bypass|lift|remove|raise|increase|change)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:cap|limit|limits|"
     rf"restrictions?|rules|settings|filters?|budget|permissions?)\s+(?:of|for|on)\s+(?:the\s+)?{_ADDRESSEE}\b|"
@@ -613,8 +676,8 @@ _G_ADDRESSED = rule(
 )
 _G_CONTROL = rule(
     "identity_change",
-    rf"(?:^|[:;,\"'(\[*>\-]\s*|\b(?:please|now|just|then|and|so|also|simply|you\s+{_MODAL}|you\s+may|you\s+can)\s+)"
-    rf"{_VERBS}\b[^.!?\n]{{0,80}}?{_CONTROL}|{_CONTROL}[^.!?\n]{{0,80}}?[;:,]\s*(?:and\s+)?(?:now\s+|then\s+|please\s+)?"
+    rf"(?:^|[:;,\"'(\[*>\-]\s*|\b(?:please|now|just|then|and|so|also|simply|hereby|you\s+{_MODAL}|you\s+may|"
+    rf"you\s+can)\s+){_VERBS}\b[^.!?\n]{{0,80}}?{_CONTROL}|{_CONTROL}[^.!?\n]{{0,80}}?[;:,]\s*(?:and\s+)?(?:now\s+|then\s+|please\s+)?"
     rf"{_VERBS}\b|\b(?:you\s+have\s+been|you\s+are|you're)\s+(?:now\s+)?jailbroken\b|(?:your|the\s+assistant'?s)\s+"
     r"(?:\w+\s+)?(?:instructions|rules|guidelines|polic(?:y|ies)|restrictions|filters?|constraints|programming|"
     r"system\s+prompt|persona)\s+(?:(?:have|has|were|was)\s+(?:been\s+)?)?(?:changed|updated|replaced|overridden|"
@@ -628,9 +691,11 @@ _G_CONTROL = rule(
 )
 _G_FOREIGN = rule(
     "override",
-    r"\bignor(?:a|ar|e|ez|er|iere|ieren)\s+(?:(?:todas|toutes|alle|tutte|todas)\s+)?(?:las|les|die|le|as)?\s*"
-    r"(?:(?:vorherigen|bisherigen|früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b",
-    "ignora ignorar ignore ignorez ignorer ignoriere ignorieren",
+    r"\b(?:ignor(?:a|ar|e|ez|er|iere|ieren)|vergiss|vergessen\s+sie|oubliez|oublie|olvida|olvide|dimentica|esque[cç]a)\s+"
+    r"(?:(?:todas|toutes|alle|tutte)\s+)?(?:las|les|die|le|as|deine|ihre|tes|vos|tus|sus)?\s*(?:(?:vorherigen|bisherigen|"
+    r"früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções|regeln|règles|reglas|regole)\b",
+    "ignora ignorar ignore ignorez ignorer ignoriere ignorieren vergiss vergessen oubliez oublie olvida olvide "
+    "dimentica esque esqueca",
 )
 _G_AUTHORITY = rule(
     "authority_claim",
