@@ -19,8 +19,11 @@ from memstack.errors import InputError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "Artifact",
+    "BaseTruthDiff",
     "Category",
     "DeletedBy",
+    "Exchange",
     "Fact",
     "Fragment",
     "FragmentStatus",
@@ -32,6 +35,7 @@ __all__ = [
     "MemoryPatch",
     "NewMemory",
     "RawMessage",
+    "Route",
     "ScoredMemory",
     "SessionState",
     "Source",
@@ -317,3 +321,58 @@ class SessionState:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class Route(StrEnum):
+    """How deeply one exchange is summarized (seed 04 §6)."""
+
+    SHORT = "short"  # summary only
+    MEDIUM = "medium"  # summary + base-truth diff
+    LONG = "long"  # summary + diff + the reply kept longer in the raw window
+    CODE = "code"  # code-heavy: always a diff
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user message and the assistant's reply to it: what the summarizer reads."""
+
+    turn: int
+    user: str
+    assistant: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTruthDiff:
+    """A summarizer's proposed change to base truth, applied remove → update → add.
+
+    ``update`` entries are complete replacement strings (``"Python version: 3.12"``); ``hard`` lists the
+    entries of ``add``/``update`` that are hard constraints (things that must never/always be done).
+    """
+
+    add: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    hard: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.add or self.update or self.remove)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A code block or draft cut from one turn, kept verbatim so "the version from turn 3" can be found again.
+
+    ``kind`` is ``code`` or ``draft``; ``role`` says whose message it came from; ``index`` orders several artifacts
+    of one turn. Stores fill ``session_id`` and ``created_at``."""
+
+    turn: int
+    kind: str
+    content: str
+    role: str = "assistant"
+    language: str = ""
+    label: str = ""
+    index: int = 0
+    session_id: str = ""
+    created_at: datetime | None = None

@@ -1,0 +1,1 @@
+"""Measuring commands behind ``memstack eval …``: each reads outside data given with ``--data``."""
