@@ -34,8 +34,9 @@ from functools import lru_cache
 from typing import Protocol
 
 from memstack.context.agent import Agent
-from memstack.context.patterns import FLAGS, RuleSet, normalize, rule, run_rules, scan, words_of
+from memstack.context.patterns import FLAGS, scan
 from memstack.context.render import render_characteristics, render_core
+from memstack.context.rules import RuleSet, normalize, rule, run_rules, words_of
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag
 from memstack.errors import OverrideViolation
 from memstack.types import Fragment, FragmentStatus, Layer
