@@ -22,6 +22,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "Artifact",
     "BaseTruthDiff",
+    "Candidate",
     "Category",
     "DeletedBy",
     "Exchange",
@@ -151,6 +152,41 @@ def check_content(content: str) -> None:
         raise InputError(
             f"memory content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
             "Store one short fact per memory"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact a classifier proposes to remember; the capture pipeline dedups it and stores it as a memory.
+
+    ``content`` is a durable third-person statement ("User is a sophomore at UCLA"), dates made absolute.
+    ``explicit``: the user asked to remember it. ``observed_at``: when it was said. ``expires_at``: when a schedule
+    memory stops being useful. ``evidence``: the part of the message it came from.
+    """
+
+    content: str
+    category: Category
+    confidence: float
+    explicit: bool = False
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        check_content(self.content)
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+    def to_new_memory(self, *, agent_id: str | None = None, source_turn_ids: tuple[str, ...] = ()) -> NewMemory:
+        return NewMemory(
+            content=self.content,
+            category=self.category,
+            source=Source.EXPLICIT if self.explicit else Source.AUTO,
+            confidence=self.confidence,
+            agent_id=agent_id,
+            observed_at=self.observed_at,
+            expires_at=self.expires_at,
+            source_turn_ids=source_turn_ids,
         )
 
 
