@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -21,9 +21,15 @@ from memstack.errors import InputError
 __all__ = [
     "MAX_CONTENT_CHARS",
     "Artifact",
+    "BADGE_ACTIONS",
     "BaseTruthDiff",
     "Candidate",
     "Category",
+    "ChatDone",
+    "ChatEvent",
+    "ChatResult",
+    "ChatToken",
+    "ChatToolEvent",
     "DeletedBy",
     "Exchange",
     "Fact",
@@ -37,6 +43,7 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUpdate",
     "MemoryUsage",
     "NewMemory",
     "RawMessage",
@@ -44,7 +51,9 @@ __all__ = [
     "ScoredMemory",
     "SessionState",
     "Source",
+    "ToolUse",
     "TurnSummary",
+    "UpdateAction",
     "UserRef",
     "Vector",
     "new_id",
@@ -534,3 +543,101 @@ class Manifest:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a context manifest ({exc}); it must come from Manifest.to_dict()") from None
+
+
+# --- chat turns ------------------------------------------------------------------------------------------------------
+# What AsyncMemstack.chat returns, and the events of AsyncMemstack.chat_stream.
+
+
+class UpdateAction(StrEnum):
+    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
+
+    CREATED = "created"  # stored as a new memory
+    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
+    DUPLICATE = "duplicate"  # already remembered: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """One entry of a response's ``memory_updates`` badge.
+
+    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
+    remembered now (for a duplicate, the existing memory's text)."""
+
+    id: str | None
+    content: str
+    category: Category
+    action: UpdateAction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+
+#: Memory updates that show the "Memory updated" badge.
+BADGE_ACTIONS = frozenset({UpdateAction.CREATED, UpdateAction.UPDATED})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call the chat model made during a turn, and what was sent back to it."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    result: str  # the tool message content (JSON text)
+    error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    """One answered chat turn.
+
+    ``memory_updates``: what detection saved from this message if it finished within ``badge_wait_s`` (the badge);
+    ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
+    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_used``:
+    ids of the long-term memories placed in the context (transparency). ``offline``: the reply comes from the
+    offline responder, not from a model."""
+
+    session_id: str
+    reply: str
+    turn: int
+    memory_updates: tuple[MemoryUpdate, ...] = ()
+    context_id: str | None = None
+    upgrade_prompt: str | None = None
+    memory_pending: bool = False
+    memories_used: tuple[str, ...] = ()
+    tool_uses: tuple[ToolUse, ...] = ()
+    model: str = ""
+    offline: bool = False
+    memory_enabled: bool = True
+    temporary: bool = False
+    manifest: Manifest | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def badge(self) -> tuple[MemoryUpdate, ...]:
+        """The updates the "Memory updated" badge shows: memories created or updated by this message."""
+        return tuple(u for u in self.memory_updates if u.action in BADGE_ACTIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToken:
+    """A piece of the reply's text, as the model streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToolEvent:
+    """The model called a tool (between token events); ``use.result`` is what it got back."""
+
+    use: ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDone:
+    """The last event of a stream: the whole turn, with memory updates, context id and session id."""
+
+    result: ChatResult
+
+
+ChatEvent: TypeAlias = ChatToken | ChatToolEvent | ChatDone

@@ -1,0 +1,249 @@
+"""One chat turn, end to end (DESIGN §1), as an async stream of events.
+
+::
+
+    detection task starts at once (memory on, not temporary)        ── runs in parallel ──┐
+    wait for the session lock (the previous turn's phase 2)                               │
+    embed the message once → recall memories (layer 6) and summaries (layer 7)           │
+    assemble the context (layers 1-10, budget, validate_no_override, manifest)            │
+    phase 1: chat model call, streamed or not, tool calls executed and fed back           │
+    race detection against badge_wait_s ◀──────────────────────────────────────────────────┘
+    reply: ChatDone(ChatResult(reply, memory_updates, context_id, session_id, …))
+    phase 2 in the background, still under the session lock (SessionService.finish_turn)
+
+Nothing on the critical path waits for work it does not need: detection only joins at the badge race (and keeps
+running, and saving, when it loses); phase 2 starts after the reply. A turn that fails before replying releases the
+session lock (``abort_turn``); its detection still completes, since the user did say the message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memstack.capture.pipeline import CapturePipeline, DetectionResult
+from memstack.config import TierLimits
+from memstack.context import Agent, ContextRequest, DelegatedTask, MemoryHit, SessionMeta, SummaryLine, assemble
+from memstack.embed import Embedder
+from memstack.models import ChatModel, Message
+from memstack.session.service import SessionService, TurnHandle
+from memstack.store import Store
+from memstack.turn.background import Background
+from memstack.errors import InputError
+from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
+from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, run_phase1
+from memstack.types import (
+    ChatDone,
+    ChatEvent,
+    ChatResult,
+    FragmentStatus,
+    Layer,
+    Manifest,
+    MemoryFilter,
+    UserRef,
+    new_id,
+    utcnow,
+)
+
+__all__ = ["TurnParts", "TurnRequest", "TurnRunner", "TurnSettings"]
+
+log = logging.getLogger("memstack.turn")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSettings:
+    """``badge_wait_s``: how long the reply waits for detection (the badge race). ``summaries``: past-session lines
+    offered to layer 7. ``max_tool_rounds``: model calls that may ask for tools before it must answer."""
+
+    badge_wait_s: float = 3.0
+    summaries: int = 5
+    max_tool_rounds: int = 4
+    model_timeout_s: float | None = None
+    limits: TurnLimits = field(default_factory=TurnLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One checked chat call (made by :meth:`TurnRunner.prepare`). ``at``: when the message was received.
+    ``capture``: run detection on the message (off when the message is not the user's, as in a delegated run)."""
+
+    user: UserRef
+    message: str
+    agent: Agent
+    meta: SessionMeta
+    at: datetime
+    session_id: str | None = None
+    memory: bool = True
+    temporary: bool = False
+    delegated: DelegatedTask | None = None
+    capture: bool = True
+
+
+@dataclass(slots=True)
+class TurnParts:
+    """What a turn uses, owned by the engine."""
+
+    store: Store
+    embedder: Embedder
+    pipeline: CapturePipeline
+    sessions: SessionService
+    background: Background
+    chat_model: Callable[[Agent], ChatModel]
+    tools: Callable[[UserRef, Agent, datetime], ToolBox | None]
+    tiers: TierLimits
+    settings: TurnSettings = field(default_factory=TurnSettings)
+    clock: Callable[[], datetime] = utcnow
+
+
+class TurnRunner:
+    def __init__(self, parts: TurnParts) -> None:
+        self.parts = parts
+
+    def prepare(
+        self,
+        user: UserRef,
+        message: str,
+        agent: Agent,
+        *,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+        capture: bool = True,
+    ) -> TurnRequest:
+        """Check a chat call before any work starts; ``InputError`` says what to fix (empty or oversized message,
+        unknown time zone or tier, bad delegated task)."""
+        p = self.parts
+        check_message(message, p.settings.limits)
+        now = p.clock()
+        meta = session_meta(metadata, tenant=user.tenant, now=now)
+        p.tiers.limit_for(meta.tier)
+        if session_id is not None and not (0 < len(session_id) <= 200 and session_id.isprintable()):
+            raise InputError("session_id must be 1-200 printable characters; omit it to start a new session")
+        task = delegated_task(delegated, p.settings.limits)
+        return TurnRequest(user, message, agent, meta, now, session_id, memory, temporary, task, capture)
+
+    async def run(self, req: TurnRequest, *, stream: bool) -> AsyncIterator[ChatEvent]:
+        """Token and tool events (tokens only when ``stream``), then one ``ChatDone``."""
+        p = self.parts
+        now, meta = req.at, req.meta
+        remember = req.memory and req.agent.memory.enabled and not req.temporary
+        session_id = req.session_id or new_id("ses")
+        detection = None
+        if remember and req.capture:
+            detection = p.pipeline.start(
+                req.user, req.message, at=now, tier=meta.tier, session_id=session_id, turn=None, agent_id=None
+            )
+        handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
+        replied = False
+        try:
+            context_request = await self._context_request(req, meta, handle, remember, now)
+            context = assemble(context_request)
+            messages = [Message.from_openai(m.to_dict()) for m in context.messages]
+            done: Phase1Done | None = None
+            params = ModelParams(
+                req.agent.model.temperature,
+                req.agent.model.max_output_tokens,
+                p.settings.model_timeout_s,
+                p.settings.max_tool_rounds,
+            )
+            tools = p.tools(req.user, req.agent, now) if remember else None
+            async for event in run_phase1(p.chat_model(req.agent), messages, tools, params, stream=stream):
+                if isinstance(event, Phase1Done):
+                    done = event
+                else:
+                    yield event
+            assert done is not None  # run_phase1 always ends with it
+            found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
+            manifest = context.manifest
+            p.background.spawn(
+                self._phase2(handle, req.message, done.text, now), name=f"phase2:{handle.session_id}:{handle.turn}"
+            )
+            replied = True
+        finally:
+            if not replied:
+                await p.sessions.abort_turn(handle)
+        yield ChatDone(self._result(req, handle, done, detection, found, manifest, remember))
+
+    async def _context_request(
+        self, req: TurnRequest, meta: SessionMeta, handle: TurnHandle, remember: bool, now: datetime
+    ) -> ContextRequest:
+        p = self.parts
+        state = handle.state
+        memories: tuple[MemoryHit, ...] = ()
+        summaries: tuple[SummaryLine, ...] = ()
+        if remember:
+            vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
+            top_k = req.agent.memory.top_k
+            if top_k > 0:
+                flt = MemoryFilter(agent_id=req.agent.name)
+                hits = await p.store.index.nearest(req.user, vector, top_k, flt)
+                memories = tuple(
+                    MemoryHit.from_scored(h)
+                    for h in hits
+                    if h.memory.expires_at is None or h.memory.expires_at > now
+                )
+            if p.settings.summaries > 0:
+                lines = await p.sessions.recent_summaries(req.user, p.settings.summaries + 1)
+                summaries = tuple(
+                    SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at)
+                    for s in lines
+                    if s.session_id != handle.session_id and s.line
+                )[: p.settings.summaries]
+        return ContextRequest(
+            message=req.message,
+            agent=req.agent,
+            session=meta,
+            delegated=req.delegated,
+            facts=state.base_truth,
+            memories=memories,
+            summaries=summaries,
+            turn_log=state.turn_log,
+            thread=state.raw_window,
+            memory_enabled=req.memory,
+            temporary=req.temporary,
+        )
+
+    async def _phase2(self, handle: TurnHandle, message: str, reply: str, at: datetime) -> None:
+        p = self.parts
+        try:
+            await p.sessions.finish_turn(handle, message, reply, at=at)
+        except BaseException:
+            await p.sessions.abort_turn(handle)
+            raise
+
+    def _result(
+        self,
+        req: TurnRequest,
+        handle: TurnHandle,
+        done: Phase1Done,
+        detection: Any,
+        found: DetectionResult | None,
+        manifest: Manifest,
+        remember: bool,
+    ) -> ChatResult:
+        used = tuple(
+            e.source.removeprefix("memory:")
+            for e in manifest.entries
+            if e.layer == Layer.MEMORY.label and e.status is FragmentStatus.KEPT
+        )
+        return ChatResult(
+            session_id=handle.session_id,
+            reply=done.text,
+            turn=handle.turn,
+            memory_updates=found.updates if found is not None else (),
+            context_id=None if req.temporary else manifest.context_id,
+            upgrade_prompt=found.upgrade_prompt if found is not None else None,
+            memory_pending=detection is not None and found is None,
+            memories_used=used,
+            tool_uses=done.tool_uses,
+            model=done.model,
+            offline=done.model.startswith("offline:"),
+            memory_enabled=remember,
+            temporary=req.temporary,
+            manifest=manifest,
+        )

@@ -1,0 +1,95 @@
+"""Everything chat turns need besides the store, built when the engine opens and closed when it closes.
+
+:class:`Turns` owns the capture pipeline, the session service, the chat models, the agents and the background work
+of turns. Opening resumes durable work left pending by a previous process (detections, phase 2 of turns) in the
+background; closing drains background work first (graceful shutdown), then closes what it created.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+
+from memstack.capture.pipeline import CapturePipeline
+from memstack.config import Config
+from memstack.context import Agent
+from memstack.embed import Embedder
+from memstack.session import SessionSettings
+from memstack.session.service import SessionService
+from memstack.store import Store
+from memstack.turn.agents import AgentRegistry
+from memstack.turn.background import Background
+from memstack.turn.models import ChatModels, Models, build_classifier, build_summarizer
+from memstack.turn.phase1 import ToolBox
+from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
+from memstack.turn.tools import MemoryToolBox
+from memstack.types import ChatEvent, UserRef
+
+__all__ = ["Turns"]
+
+log = logging.getLogger("memstack.turn")
+
+
+class Turns:
+    """The chat side of an open engine."""
+
+    def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models) -> None:
+        self.config = config
+        self.store = store
+        self.embedder = embedder
+        self.agents = AgentRegistry(Path(config.home))
+        self.background = Background()
+        self.chat_models = ChatModels(config, models.chat)
+        self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
+        self.summarizer = build_summarizer(config, models.summarizer)
+        self.pipeline = CapturePipeline(store, embedder, self.classifier, tiers=config.tiers)
+        self.sessions = SessionService(store, self.summarizer, SessionSettings())
+        settings = TurnSettings(badge_wait_s=config.badge_wait_s)
+        self.runner = TurnRunner(
+            TurnParts(
+                store=store,
+                embedder=embedder,
+                pipeline=self.pipeline,
+                sessions=self.sessions,
+                background=self.background,
+                chat_model=self.chat_models.for_agent,
+                tools=self._tools,
+                tiers=config.tiers,
+                settings=settings,
+            )
+        )
+
+    def resume(self) -> None:
+        """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished."""
+        self.background.spawn(self._resume(), name="resume-pending")
+
+    async def _resume(self) -> None:
+        detections = await self.pipeline.resume_pending()
+        turns = await self.sessions.resume_pending()
+        if detections or turns:
+            log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
+
+    def _tools(self, user: UserRef, agent: Agent, now: datetime) -> ToolBox | None:
+        names = {tool.name for tool in agent.tools}
+        box = MemoryToolBox(self.pipeline, self.embedder, user, names, tiers=self.config.tiers, now=now)
+        return box if box.specs else None
+
+    def run(self, request: TurnRequest, *, stream: bool) -> AsyncIterator[ChatEvent]:
+        return self.runner.run(request, stream=stream)
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Wait for the background work of turns (phase 2, resumes), then the pipeline's and the sessions' own."""
+        done = await self.background.drain(timeout_s)
+        await self.pipeline.drain(timeout_s)
+        await self.sessions.drain(timeout_s)
+        return done
+
+    async def aclose(self, timeout_s: float) -> None:
+        try:
+            await self.drain(timeout_s)
+        finally:
+            await self.chat_models.aclose()
+            if self._owns_classifier:
+                await self.classifier.aclose()
