@@ -5,6 +5,7 @@ All are frozen dataclasses: values, not handles. HTTP schemas live in the server
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -543,6 +544,17 @@ class Manifest:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a context manifest ({exc}); it must come from Manifest.to_dict()") from None
+
+
+def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
+    """The JSON a store keeps for ``manifest``. A temporary chat's manifest may not be stored (``InputError``)."""
+    if manifest.temporary:
+        raise InputError(f"context {manifest.context_id} belongs to a temporary chat; nothing of it may be stored")
+    if not manifest.context_id or len(manifest.context_id) > 200:
+        raise InputError(f"context id must be 1-200 characters, got {manifest.context_id!r}")
+    if session_id is not None and (not session_id or len(session_id) > 200):
+        raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
+    return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 # --- chat turns ------------------------------------------------------------------------------------------------------

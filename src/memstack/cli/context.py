@@ -1,36 +1,35 @@
-"""``memstack context …``: render a context from a JSON request, scan text with the guard; ``memstack bench
-context``: the assembly benchmark."""
+"""``memstack context …``: render a context from a JSON request, explain a stored one, list recent ones, scan text
+with the guard; ``memstack bench context``: the assembly benchmark.
+
+Errors memstack raises on purpose print as one line (``Error: …``) with exit code 1.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from memstack.errors import MemstackError
+from memstack.types import Manifest
 
 __all__ = ["add_bench", "bench_context", "context"]
-
-
-def _fail(exc: MemstackError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    raise SystemExit(2)
 
 
 def _read_json(path: str, what: str) -> Any:
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        click.echo(f"error: cannot read {what} {path}: {exc.strerror or exc}", err=True)
-        raise SystemExit(2) from None
+        raise click.ClickException(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        click.echo(f"error: {path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})", err=True)
-        raise SystemExit(2) from None
+        raise click.ClickException(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
 
 
 @click.group()
@@ -58,8 +57,7 @@ def render_cmd(request_path: str, agent_path: str | None, as_json: bool) -> None
             request = replace(request, agent=load_agent(agent_path))
         ctx = assemble(request)
     except MemstackError as exc:
-        _fail(exc)
-        return
+        raise click.ClickException(str(exc)) from None
     for note in notes:
         click.echo(f"note: {note}", err=True)
     if as_json:
@@ -106,6 +104,97 @@ def _manifest_table(console: Any, manifest: Any) -> None:
     )
 
 
+def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run ``work(store)`` on the configured store; memstack's own errors become one line and exit code 1."""
+    from memstack.engine import AsyncMemstack
+
+    async def run() -> Any:
+        async with AsyncMemstack(home=home) as engine:
+            return await work(engine.store)
+
+    try:
+        return asyncio.run(run())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@context.command("explain")
+@click.option("--context", "context_id", required=True, help="Context id (returned with each response).")
+@click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the context belongs to.")
+@click.option("--user", "-u", "user_id", default=None, help="Only if the context belongs to this user.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored manifest as one JSON object.")
+def explain_cmd(context_id: str, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
+    """Show what the model saw for one response: every fragment with its layer, tokens, status and flags."""
+    from memstack.errors import NotFound
+
+    async def work(store: Any) -> Manifest:
+        try:
+            manifest: Manifest = await store.contexts.get(tenant, context_id, user_id=user_id)
+        except NotFound:
+            who = f"user {user_id!r} of " if user_id else ""
+            raise click.ClickException(
+                f"no context {context_id!r} for {who}tenant {tenant!r}; list recent ones with "
+                "`memstack context list --user ID`"
+            ) from None
+        return manifest
+
+    manifest = _stored(home, work)
+    if as_json:
+        click.echo(json.dumps(manifest.to_dict(), ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    _manifest_table(Console(), manifest)
+
+
+@context.command("list")
+@click.option("--user", "-u", "user_id", required=True, help="Whose contexts.")
+@click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")
+@click.option("--session", "session_id", default=None, help="Only this session's contexts.")
+@click.option("--limit", default=20, show_default=True, help="How many, newest first.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home: Path | None, as_json: bool) -> None:
+    """The user's latest stored contexts, newest first."""
+    from memstack.types import FragmentStatus, UserRef
+
+    async def work(store: Any) -> list[Manifest]:
+        found: list[Manifest] = await store.contexts.recent(
+            UserRef(user_id, tenant), session_id=session_id, limit=limit
+        )
+        return found
+
+    manifests = _stored(home, work)
+    rows = [
+        {
+            "context_id": m.context_id,
+            "created_at": m.created_at.isoformat(),
+            "agent": m.agent,
+            "tokens": m.tokens,
+            "budget_tokens": m.budget_tokens,
+            "kept": m.count(FragmentStatus.KEPT),
+            "trimmed": m.count(FragmentStatus.TRIMMED),
+            "quarantined": m.count(FragmentStatus.QUARANTINED),
+        }
+        for m in manifests
+    ]
+    if as_json:
+        click.echo(json.dumps({"contexts": rows}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"contexts of {user_id} ({tenant})")
+    for column in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(str(row[c]) for c in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"))
+        )
+    Console().print(table)
+
+
 @context.command("scan")
 @click.argument("texts", nargs=-1)
 @click.option(
@@ -130,8 +219,7 @@ def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, 
         name: [(t, scan(t, instructions=instructions)) for t in items] for name, items in groups.items() if items
     }
     if not results:
-        click.echo("error: give texts to scan, or --data FILE", err=True)
-        raise SystemExit(2)
+        raise click.UsageError("give texts to scan, or --data FILE")
     summary: dict[str, Any] = {}
     for name, rows in results.items():
         flagged = sum(1 for _, flags in rows if flags)
