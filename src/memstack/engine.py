@@ -45,6 +45,7 @@ from memstack.types import (
     MemoryUsage,
     NewMemory,
     ScoredMemory,
+    SessionSummary,
     Source,
     UserRef,
 )
@@ -140,10 +141,15 @@ class AsyncMemstack:
             if embedder is not None:
                 await embedder.aclose()
 
-    async def drain(self, timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
-        """Wait until the background work of earlier turns (phase 2, detections, resumed work) is done; True when
-        all finished within ``timeout_s`` (what did not is cancelled and resumes at the next open)."""
-        return await self._chat().drain(timeout_s)
+    async def wait_idle(self, timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
+        """Wait until the background work of earlier turns is done (phase 2, memory detections, work resumed at
+        open); True when it finished within ``timeout_s``. Nothing is cancelled: the engine stays usable."""
+        return await self._chat().wait_idle(timeout_s)
+
+    @property
+    def chat_model_name(self) -> str:
+        """The chat model of agents that name none (``offline:responder`` when none is configured)."""
+        return self._chat().chat_models.default.name
 
     @property
     def is_open(self) -> bool:
@@ -284,6 +290,12 @@ class AsyncMemstack:
         parent_name = parent if isinstance(parent, str) else parent.name
         spec = DelegatedTask(spec.instructions, spec.payload, spec.output_schema, spec.parent or parent_name)
         return await self._answer(replace(req, delegated=spec, capture=False))
+
+    async def end_session(
+        self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
+    ) -> SessionSummary | None:
+        """Close a session and write its one-line summary, which later sessions of the user see (layer 7)."""
+        return await self._chat().sessions.end_session(_user(user_id, tenant), session_id)
 
     def register_agent(self, agent: Agent | str | Path) -> Agent:
         """Make an agent available by name to :meth:`chat` (an :class:`~memstack.context.Agent` or a YAML path)."""
@@ -508,12 +520,19 @@ class Memstack:
         finally:
             self._loop.run(_close(events))
 
+    async def end_session(
+        self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
+    ) -> SessionSummary | None:
+        """Close a session and write its one-line summary, which later sessions of the user see (layer 7)."""
+        return await self._chat().sessions.end_session(_user(user_id, tenant), session_id)
+
     def register_agent(self, agent: Agent | str | Path) -> Agent:
         return self._core.register_agent(agent)
 
     chat = _Blocking(AsyncMemstack.chat)
     delegate = _Blocking(AsyncMemstack.delegate)
-    drain = _Blocking(AsyncMemstack.drain)
+    end_session = _Blocking(AsyncMemstack.end_session)
+    wait_idle = _Blocking(AsyncMemstack.wait_idle)
     add = _Blocking(AsyncMemstack.add)
     get = _Blocking(AsyncMemstack.get)
     list = _Blocking(AsyncMemstack.list)

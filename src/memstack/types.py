@@ -606,8 +606,9 @@ class ChatResult:
 
     ``memory_updates``: what detection saved from this message if it finished within ``badge_wait_s`` (the badge);
     ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
-    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_used``:
-    ids of the long-term memories placed in the context (transparency). ``offline``: the reply comes from the
+    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
+    candidates detection did not store because they read as instructions to the assistant (memory poisoning).
+    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply comes from the
     offline responder, not from a model."""
 
     session_id: str
@@ -617,6 +618,7 @@ class ChatResult:
     context_id: str | None = None
     upgrade_prompt: str | None = None
     memory_pending: bool = False
+    memories_refused: tuple[str, ...] = ()
     memories_used: tuple[str, ...] = ()
     tool_uses: tuple[ToolUse, ...] = ()
     model: str = ""
@@ -629,6 +631,25 @@ class ChatResult:
     def badge(self) -> tuple[MemoryUpdate, ...]:
         """The updates the "Memory updated" badge shows: memories created or updated by this message."""
         return tuple(u for u in self.memory_updates if u.action in BADGE_ACTIONS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: what ``POST /v1/chat`` answers (the manifest itself is fetched by ``context_id``)."""
+        return {
+            "session_id": self.session_id,
+            "reply": self.reply,
+            "turn": self.turn,
+            "memory_updates": [u.to_dict() for u in self.memory_updates],
+            "context_id": self.context_id,
+            "upgrade_prompt": self.upgrade_prompt,
+            "memory_pending": self.memory_pending,
+            "memories_refused": list(self.memories_refused),
+            "memories_used": list(self.memories_used),
+            "tool_uses": [{"name": t.name, "arguments": dict(t.arguments), "error": t.error} for t in self.tool_uses],
+            "model": self.model,
+            "offline": self.offline,
+            "memory_enabled": self.memory_enabled,
+            "temporary": self.temporary,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ session lock (``abort_turn``); its detection still completes, since the user did
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,13 +27,13 @@ from typing import Any
 
 from memstack.capture.pipeline import CapturePipeline, DetectionResult
 from memstack.config import TierLimits
-from memstack.context import Agent, ContextRequest, DelegatedTask, MemoryHit, SessionMeta, SummaryLine, assemble
+from memstack.context import Agent, AssembledContext, ContextRequest, DelegatedTask, MemoryHit, SessionMeta, SummaryLine, assemble
 from memstack.embed import Embedder
 from memstack.models import ChatModel, Message
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
 from memstack.turn.background import Background
-from memstack.errors import InputError
+from memstack.errors import InputError, MemstackError
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
 from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, run_phase1
 from memstack.types import (
@@ -140,9 +141,11 @@ class TurnRunner:
             )
         handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
         replied = False
+        saving: asyncio.Future[bool] | None = None
         try:
             context_request = await self._context_request(req, meta, handle, remember, now)
             context = assemble(context_request)
+            saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
             messages = [Message.from_openai(m.to_dict()) for m in context.messages]
             done: Phase1Done | None = None
             params = ModelParams(
@@ -160,14 +163,27 @@ class TurnRunner:
             assert done is not None  # run_phase1 always ends with it
             found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
             manifest = context.manifest
+            stored = await saving if saving is not None else False
             p.background.spawn(
                 self._phase2(handle, req.message, done.text, now), name=f"phase2:{handle.session_id}:{handle.turn}"
             )
             replied = True
         finally:
             if not replied:
+                if saving is not None and not saving.done():
+                    saving.cancel()
                 await p.sessions.abort_turn(handle)
-        yield ChatDone(self._result(req, handle, done, detection, found, manifest, remember))
+        yield ChatDone(self._result(req, handle, done, detection, found, manifest, remember, stored))
+
+    async def _save_manifest(self, req: TurnRequest, handle: TurnHandle, context: AssembledContext) -> bool:
+        """Keep what the model saw (``memstack context explain``); built and written while the model answers. A
+        failure to store it does not fail the turn: the reply then carries no context id."""
+        try:
+            await self.parts.store.contexts.save(req.user, context.manifest, session_id=handle.session_id)
+        except MemstackError as exc:
+            log.warning("context %s not stored: %s: %s", context.context_id, type(exc).__name__, exc)
+            return False
+        return True
 
     async def _context_request(
         self, req: TurnRequest, meta: SessionMeta, handle: TurnHandle, remember: bool, now: datetime
@@ -188,12 +204,10 @@ class TurnRunner:
                     if h.memory.expires_at is None or h.memory.expires_at > now
                 )
             if p.settings.summaries > 0:
-                lines = await p.sessions.recent_summaries(req.user, p.settings.summaries + 1)
-                summaries = tuple(
-                    SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at)
-                    for s in lines
-                    if s.session_id != handle.session_id and s.line
-                )[: p.settings.summaries]
+                lines = await p.sessions.recent_summaries(
+                    req.user, p.settings.summaries, exclude=handle.session_id
+                )
+                summaries = tuple(SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line)
         return ContextRequest(
             message=req.message,
             agent=req.agent,
@@ -225,6 +239,7 @@ class TurnRunner:
         found: DetectionResult | None,
         manifest: Manifest,
         remember: bool,
+        stored: bool,
     ) -> ChatResult:
         used = tuple(
             e.source.removeprefix("memory:")
@@ -236,9 +251,10 @@ class TurnRunner:
             reply=done.text,
             turn=handle.turn,
             memory_updates=found.updates if found is not None else (),
-            context_id=None if req.temporary else manifest.context_id,
+            context_id=manifest.context_id if stored else None,
             upgrade_prompt=found.upgrade_prompt if found is not None else None,
             memory_pending=detection is not None and found is None,
+            memories_refused=tuple(q.content for q in found.quarantined) if found is not None else (),
             memories_used=used,
             tool_uses=done.tool_uses,
             model=done.model,

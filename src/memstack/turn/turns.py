@@ -7,6 +7,7 @@ background; closing drains background work first (graceful shutdown), then close
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -79,12 +80,22 @@ class Turns:
     def run(self, request: TurnRequest, *, stream: bool) -> AsyncIterator[ChatEvent]:
         return self.runner.run(request, stream=stream)
 
-    async def drain(self, timeout_s: float) -> bool:
-        """Wait for the background work of turns (phase 2, resumes), then the pipeline's and the sessions' own."""
-        done = await self.background.drain(timeout_s)
+    async def wait_idle(self, timeout_s: float) -> bool:
+        """Wait (cancelling nothing) for the turns' background work and the running memory detections."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while len(self.background) or self.pipeline.pending:
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    async def drain(self, timeout_s: float) -> None:
+        """Graceful shutdown: the turns' background work (phase 2, resumes), then the pipeline's and the session
+        service's own, each given ``timeout_s``; what is left is cancelled and resumes at the next open."""
+        await self.background.drain(timeout_s)
         await self.pipeline.drain(timeout_s)
         await self.sessions.drain(timeout_s)
-        return done
 
     async def aclose(self, timeout_s: float) -> None:
         try:
