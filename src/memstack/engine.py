@@ -45,7 +45,6 @@ from memstack.types import (
     MemoryUsage,
     NewMemory,
     ScoredMemory,
-    SessionSummary,
     Source,
     UserRef,
 )
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.turn.runner import TurnRequest
     from memstack.turn.turns import Turns
+    from memstack.types import SessionSummary
 
 __all__ = ["AsyncMemstack", "Memstack", "Models"]
 
@@ -519,12 +519,6 @@ class Memstack:
                 yield event
         finally:
             self._loop.run(_close(events))
-
-    async def end_session(
-        self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
-    ) -> SessionSummary | None:
-        """Close a session and write its one-line summary, which later sessions of the user see (layer 7)."""
-        return await self._chat().sessions.end_session(_user(user_id, tenant), session_id)
 
     def register_agent(self, agent: Agent | str | Path) -> Agent:
         return self._core.register_agent(agent)

@@ -20,9 +20,9 @@ import numpy.typing as npt
 from memstack.errors import InputError
 
 __all__ = [
+    "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
     "Artifact",
-    "BADGE_ACTIONS",
     "BaseTruthDiff",
     "Candidate",
     "Category",
@@ -608,8 +608,8 @@ class ChatResult:
     ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
     stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
     candidates detection did not store because they read as instructions to the assistant (memory poisoning).
-    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply comes from the
-    offline responder, not from a model."""
+    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply
+    comes from the offline responder, not from a model."""
 
     session_id: str
     reply: str

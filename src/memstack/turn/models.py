@@ -75,4 +75,3 @@ def build_classifier(config: Config, embedder: Embedder, given: Classifier | Non
 
 def build_summarizer(config: Config, given: Summarizer | None) -> Summarizer:
     return given if given is not None else get_summarizer(config.summarizer_model)
-

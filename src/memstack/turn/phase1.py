@@ -62,9 +62,15 @@ async def _one_call(
     tokens: list[str],
 ) -> AsyncIterator[ChatToken | ChatResponse]:
     """One model call: its text as ``ChatToken`` events when streaming, then the whole response."""
-    options = {"temperature": params.temperature, "max_tokens": params.max_tokens, "timeout": params.timeout}
     if not stream:
-        response = await model.complete(messages, tools=tools, tool_choice=tool_choice, **options)
+        response = await model.complete(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            temperature=params.temperature,
+            max_tokens=params.max_tokens,
+            timeout=params.timeout,
+        )
         tokens.append(response.text)
         yield response
         return
@@ -73,7 +79,15 @@ async def _one_call(
     finish: str | None = None
     usage: Usage | None = None
     name = ""
-    async for chunk in model.stream(messages, tools=tools, tool_choice=tool_choice, **options):
+    chunks = model.stream(
+        messages,
+        tools=tools,
+        tool_choice=tool_choice,
+        temperature=params.temperature,
+        max_tokens=params.max_tokens,
+        timeout=params.timeout,
+    )
+    async for chunk in chunks:
         name = chunk.model or name
         if chunk.text:
             parts.append(chunk.text)

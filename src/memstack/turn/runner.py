@@ -27,13 +27,22 @@ from typing import Any
 
 from memstack.capture.pipeline import CapturePipeline, DetectionResult
 from memstack.config import TierLimits
-from memstack.context import Agent, AssembledContext, ContextRequest, DelegatedTask, MemoryHit, SessionMeta, SummaryLine, assemble
+from memstack.context import (
+    Agent,
+    AssembledContext,
+    ContextRequest,
+    DelegatedTask,
+    MemoryHit,
+    SessionMeta,
+    SummaryLine,
+    assemble,
+)
 from memstack.embed import Embedder
+from memstack.errors import InputError, MemstackError
 from memstack.models import ChatModel, Message
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
 from memstack.turn.background import Background
-from memstack.errors import InputError, MemstackError
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
 from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, run_phase1
 from memstack.types import (
@@ -199,15 +208,13 @@ class TurnRunner:
                 flt = MemoryFilter(agent_id=req.agent.name)
                 hits = await p.store.index.nearest(req.user, vector, top_k, flt)
                 memories = tuple(
-                    MemoryHit.from_scored(h)
-                    for h in hits
-                    if h.memory.expires_at is None or h.memory.expires_at > now
+                    MemoryHit.from_scored(h) for h in hits if h.memory.expires_at is None or h.memory.expires_at > now
                 )
             if p.settings.summaries > 0:
-                lines = await p.sessions.recent_summaries(
-                    req.user, p.settings.summaries, exclude=handle.session_id
+                lines = await p.sessions.recent_summaries(req.user, p.settings.summaries, exclude=handle.session_id)
+                summaries = tuple(
+                    SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line
                 )
-                summaries = tuple(SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line)
         return ContextRequest(
             message=req.message,
             agent=req.agent,
