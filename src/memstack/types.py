@@ -37,6 +37,8 @@ __all__ = [
     "Fragment",
     "FragmentStatus",
     "HistoryAction",
+    "Job",
+    "JobStatus",
     "Layer",
     "Manifest",
     "ManifestEntry",
@@ -584,6 +586,51 @@ class MemoryUpdate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
+        try:
+            return cls(
+                id=None if data.get("id") is None else str(data["id"]),
+                content=str(data["content"]),
+                category=Category.parse(str(data["category"])),
+                action=UpdateAction(str(data["action"])),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
+
+
+# --- durable background work ----------------------------------------------------------------------------------------
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"  # recorded, waiting to run (or to be retried after ``run_after``)
+    RUNNING = "running"  # claimed by ``owner`` until ``lease_until``; a lapsed lease makes it claimable again
+    DONE = "done"  # finished; ``result`` holds the outcome (the payload is dropped)
+    FAILED = "failed"  # given up; ``error`` says why
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One unit of durable background work (a memory detection, a consolidation…), recorded before it starts.
+
+    ``key`` makes recording idempotent: enqueueing the same key again returns the recorded job. ``state`` is the
+    worker's checkpoint (what is already done), so a resumed job continues instead of starting over."""
+
+    id: str
+    kind: str
+    key: str
+    payload: Mapping[str, Any]
+    status: JobStatus
+    attempts: int
+    created_at: datetime
+    updated_at: datetime
+    owner: str | None = None
+    lease_until: datetime | None = None
+    run_after: datetime | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    result: Mapping[str, Any] | None = None
+    error: str | None = None
 
 
 #: Memory updates that show the "Memory updated" badge.
