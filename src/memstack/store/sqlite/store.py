@@ -1,8 +1,9 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the two roles of the :class:`~memstack.store.base.Store` protocol are
+Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
 ``store.memories`` (:class:`SQLiteMemories`, writes) and ``store.index`` (:class:`SQLiteIndex`, reads), sharing one
-:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
+:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks), and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -38,6 +40,8 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._sessions = SQLiteSessions(core)
+        self._archive = SQLiteSessionArchive(core)
 
     @classmethod
     async def open(
@@ -88,6 +92,14 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def sessions(self) -> SQLiteSessions:
+        return self._sessions
+
+    @property
+    def archive(self) -> SQLiteSessionArchive:
+        return self._archive
 
     @property
     def dim(self) -> int:
