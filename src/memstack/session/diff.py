@@ -97,6 +97,7 @@ class WarningKind(StrEnum):
     DUPLICATE = "duplicate"  # already in base truth
     INVALID = "invalid"  # empty or too long to be a fact
     TOO_MANY = "too_many"  # beyond max_facts_per_turn
+    SUPERSEDED = "superseded"  # a late summary's change that a later turn already overrode (session service)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,80 @@
+"""What both backends' session stores share: argument checks, base truth as JSON, the raw window from archive rows.
+
+Base truth is stored as one JSON document per session (``[{"text", "hard", "since"}, …]``): it is small (tens of
+facts), always read and written whole, and a commit replaces it in the same transaction as the turn it came from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memstack.errors import InputError
+from memstack.types import ArchivedTurn, Fact, RawMessage, TurnStatus, TurnSummary
+
+__all__ = [
+    "FLAGGED",
+    "check_page",
+    "check_session_id",
+    "check_turn",
+    "facts_from_json",
+    "facts_to_json",
+    "raw_messages",
+    "turn_summary",
+]
+
+#: Statuses of turns whose summary is still due.
+FLAGGED = (TurnStatus.PENDING.value, TurnStatus.UNSUMMARIZED.value)
+
+_MAX_TEXT = 1_000_000  # one message of a chat; longer text is a document, not a turn
+
+
+def check_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not session_id or len(session_id) > 200 or not session_id.isprintable():
+        raise InputError(f"session_id must be 1-200 printable characters, got {session_id!r}")
+    return session_id
+
+
+def check_page(limit: int, offset: int = 0) -> None:
+    if limit < 1 or offset < 0:
+        raise InputError(f"limit must be at least 1 and offset at least 0, got {limit} and {offset}")
+
+
+def check_turn(turn: ArchivedTurn) -> None:
+    check_session_id(turn.session_id)
+    if turn.turn < 1:
+        raise InputError(f"turn numbers start at 1, got {turn.turn}")
+    for name in ("user", "assistant"):
+        text = getattr(turn, name)
+        if not isinstance(text, str):
+            raise InputError(f"the {name} message must be text, got {type(text).__name__}")
+        if len(text) > _MAX_TEXT:
+            raise InputError(f"the {name} message has {len(text)} characters; the limit is {_MAX_TEXT}")
+
+
+def facts_to_json(facts: Iterable[Fact]) -> str:
+    return json.dumps([{"text": f.text, "hard": f.hard_exception, "since": f.since_turn} for f in facts])
+
+
+def facts_from_json(value: str | list[Any] | None) -> tuple[Fact, ...]:
+    data = json.loads(value) if isinstance(value, str) else (value or [])
+    return tuple(Fact(str(d["text"]), bool(d.get("hard", False)), int(d.get("since", 0))) for d in data)
+
+
+def turn_summary(turn: ArchivedTurn) -> TurnSummary | None:
+    """The turn-log entry of an archived turn, or ``None`` while it has none (pending)."""
+    if turn.status is TurnStatus.PENDING and not turn.user_summary and not turn.assistant_summary:
+        return None
+    return TurnSummary(
+        turn.turn, turn.user_summary, turn.assistant_summary, unsummarized=turn.status is TurnStatus.UNSUMMARIZED
+    )
+
+
+def raw_messages(turns: Sequence[ArchivedTurn]) -> tuple[RawMessage, ...]:
+    """Both messages of each turn, in turn order: the raw window before eviction."""
+    out: list[RawMessage] = []
+    for t in sorted(turns, key=lambda t: t.turn):
+        out.append(RawMessage("user", t.user, t.turn, t.at, t.keep_extra[0]))
+        out.append(RawMessage("assistant", t.assistant, t.turn, t.at, t.keep_extra[1]))
+    return tuple(out)
