@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import aclosing
 from dataclasses import replace
@@ -30,7 +30,7 @@ from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
 from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
-from memstack.turn.models import Models
+from memstack.turn.models import Models, Tuning
 from memstack.types import (
     Category,
     ChatDone,
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from memstack.turn.turns import Turns
     from memstack.types import SessionSummary
 
-__all__ = ["AsyncMemstack", "Memstack", "Models"]
+__all__ = ["AsyncMemstack", "Memstack", "Models", "Tuning"]
 
 #: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
 DRAIN_TIMEOUT_S = 30.0
@@ -91,12 +91,20 @@ class AsyncMemstack:
     Settings are those of :class:`~memstack.config.Config` (``home``, ``database_url``, ``embedder``, ``tiers``…),
     falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``."""
 
-    def __init__(self, config: Config | None = None, *, models: Models | None = None, **settings: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        models: Models | None = None,
+        tuning: Tuning | None = None,
+        **settings: Any,
+    ) -> None:
         if config is not None and settings:
             raise ConfigError("pass either a Config or settings, not both")
         self._given = config
         self._settings = settings
         self._models = models or Models()
+        self._tuning = tuning or Tuning()
         self._config: Config | None = None
         self._embedder: Embedder | None = None
         self._store: Store | None = None
@@ -119,7 +127,7 @@ class AsyncMemstack:
         try:
             from memstack.turn.turns import Turns
 
-            turns = Turns(config, store, embedder, self._models)
+            turns = Turns(config, store, embedder, self._models, self._tuning)
         except BaseException:
             await store.close()
             await embedder.aclose()
@@ -257,7 +265,7 @@ class AsyncMemstack:
         memory: bool = True,
         temporary: bool = False,
         delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
-    ) -> AsyncIterator[ChatEvent]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """:meth:`chat`, streamed: ``ChatToken`` events as the model writes, ``ChatToolEvent`` when it uses a tool,
         then one ``ChatDone`` with the whole result. Bad arguments raise before the first event. Close the iterator
         (``contextlib.aclosing``) when stopping early: that releases the session."""
@@ -487,9 +495,16 @@ class Memstack:
 
     ``with Memstack(home=...) as ms: ms.add("alice", "Prefers tea")``."""
 
-    def __init__(self, config: Config | None = None, *, models: Models | None = None, **settings: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        models: Models | None = None,
+        tuning: Tuning | None = None,
+        **settings: Any,
+    ) -> None:
         self._loop = _LoopThread()
-        self._core = AsyncMemstack(config, models=models, **settings)
+        self._core = AsyncMemstack(config, models=models, tuning=tuning, **settings)
         try:
             self._loop.run(self._core.open())
         except BaseException:

@@ -648,12 +648,15 @@ BADGE_ACTIONS = frozenset({UpdateAction.CREATED, UpdateAction.UPDATED})
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """One tool call the chat model made during a turn, and what was sent back to it."""
+    """One tool call the chat model made during a turn, and what was sent back to it. ``updates``: memories the
+    call saved (they join the turn's badge); ``upgrade_prompt``: an explicit save refused at the tier limit."""
 
     name: str
     arguments: Mapping[str, Any]
     result: str  # the tool message content (JSON text)
     error: bool = False
+    updates: tuple[MemoryUpdate, ...] = ()
+    upgrade_prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memstack.capture import Classifier, get_classifier
+from memstack.capture.pipeline import PipelineSettings
 from memstack.config import Config
 from memstack.context import Agent
 from memstack.embed import Embedder
 from memstack.models import ChatModel, get_model
 from memstack.models.offline import OfflineResponder
-from memstack.session import Summarizer, get_summarizer
+from memstack.session import SessionSettings, Summarizer, get_summarizer
+from memstack.turn.runner import TurnSettings
 
-__all__ = ["ChatModels", "Models", "build_classifier", "build_summarizer"]
+__all__ = ["ChatModels", "Models", "Tuning", "build_classifier", "build_summarizer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,19 @@ class Models:
     chat: ChatModel | None = None
     classifier: Classifier | None = None
     summarizer: Summarizer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """Settings of the parts behind a turn, beyond :class:`~memstack.config.Config`; ``None`` keeps the defaults.
+
+    ``turn``: badge wait (else ``config.badge_wait_s``), tool rounds, summaries offered, message limits.
+    ``capture``: the detection pipeline (confidence, leases, retries). ``session``: session memory (window,
+    summarizer timeout, consolidation cadence)."""
+
+    turn: TurnSettings | None = None
+    capture: PipelineSettings | None = None
+    session: SessionSettings | None = None
 
 
 class ChatModels:

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from memstack.capture.pipeline import CapturePipeline, DetectionResult
+from memstack.capture.scoring import MemoryScorer
 from memstack.config import TierLimits
 from memstack.context import (
     Agent,
@@ -100,9 +101,10 @@ class TurnParts:
     embedder: Embedder
     pipeline: CapturePipeline
     sessions: SessionService
+    scorer: MemoryScorer
     background: Background
     chat_model: Callable[[Agent], ChatModel]
-    tools: Callable[[UserRef, Agent, datetime], ToolBox | None]
+    tools: Callable[[UserRef, Agent, str | None], ToolBox | None]
     tiers: TierLimits
     settings: TurnSettings = field(default_factory=TurnSettings)
     clock: Callable[[], datetime] = utcnow
@@ -137,7 +139,7 @@ class TurnRunner:
         task = delegated_task(delegated, p.settings.limits)
         return TurnRequest(user, message, agent, meta, now, session_id, memory, temporary, task, capture)
 
-    async def run(self, req: TurnRequest, *, stream: bool) -> AsyncIterator[ChatEvent]:
+    async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         """Token and tool events (tokens only when ``stream``), then one ``ChatDone``."""
         p = self.parts
         now, meta = req.at, req.meta
@@ -163,7 +165,7 @@ class TurnRunner:
                 p.settings.model_timeout_s,
                 p.settings.max_tool_rounds,
             )
-            tools = p.tools(req.user, req.agent, now) if remember else None
+            tools = p.tools(req.user, req.agent, meta.tier) if remember else None
             async for event in run_phase1(p.chat_model(req.agent), messages, tools, params, stream=stream):
                 if isinstance(event, Phase1Done):
                     done = event
@@ -253,13 +255,15 @@ class TurnRunner:
             for e in manifest.entries
             if e.layer == Layer.MEMORY.label and e.status is FragmentStatus.KEPT
         )
+        updates = (*(found.updates if found is not None else ()), *(u for use in done.tool_uses for u in use.updates))
+        prompts = [found.upgrade_prompt if found is not None else None, *(use.upgrade_prompt for use in done.tool_uses)]
         return ChatResult(
             session_id=handle.session_id,
             reply=done.text,
             turn=handle.turn,
-            memory_updates=found.updates if found is not None else (),
+            memory_updates=updates,
             context_id=manifest.context_id if stored else None,
-            upgrade_prompt=found.upgrade_prompt if found is not None else None,
+            upgrade_prompt=next((prompt for prompt in prompts if prompt), None),
             memory_pending=detection is not None and found is None,
             memories_refused=tuple(q.content for q in found.quarantined) if found is not None else (),
             memories_used=used,

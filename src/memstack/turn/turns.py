@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from datetime import datetime
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 from memstack.capture.pipeline import CapturePipeline
+from memstack.capture.scoring import MemoryScorer
+from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent
 from memstack.embed import Embedder
-from memstack.session import SessionSettings
 from memstack.session.service import SessionService
 from memstack.store import Store
 from memstack.turn.agents import AgentRegistry
 from memstack.turn.background import Background
-from memstack.turn.models import ChatModels, Models, build_classifier, build_summarizer
+from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, build_summarizer
 from memstack.turn.phase1 import ToolBox
 from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
 from memstack.turn.tools import MemoryToolBox
@@ -36,7 +36,7 @@ log = logging.getLogger("memstack.turn")
 class Turns:
     """The chat side of an open engine."""
 
-    def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models) -> None:
+    def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models, tuning: Tuning) -> None:
         self.config = config
         self.store = store
         self.embedder = embedder
@@ -45,15 +45,18 @@ class Turns:
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
         self.summarizer = build_summarizer(config, models.summarizer)
-        self.pipeline = CapturePipeline(store, embedder, self.classifier, tiers=config.tiers)
-        self.sessions = SessionService(store, self.summarizer, SessionSettings())
-        settings = TurnSettings(badge_wait_s=config.badge_wait_s)
+        self.pipeline = CapturePipeline(store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture)
+        self.scorer = MemoryScorer(store)
+        self.tools = MemoryTools(store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer)
+        self.sessions = SessionService(store, self.summarizer, tuning.session)
+        settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
         self.runner = TurnRunner(
             TurnParts(
                 store=store,
                 embedder=embedder,
                 pipeline=self.pipeline,
                 sessions=self.sessions,
+                scorer=self.scorer,
                 background=self.background,
                 chat_model=self.chat_models.for_agent,
                 tools=self._tools,
@@ -72,12 +75,11 @@ class Turns:
         if detections or turns:
             log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
 
-    def _tools(self, user: UserRef, agent: Agent, now: datetime) -> ToolBox | None:
-        names = {tool.name for tool in agent.tools}
-        box = MemoryToolBox(self.pipeline, self.embedder, user, names, tiers=self.config.tiers, now=now)
+    def _tools(self, user: UserRef, agent: Agent, tier: str | None) -> ToolBox | None:
+        box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)
         return box if box.specs else None
 
-    def run(self, request: TurnRequest, *, stream: bool) -> AsyncIterator[ChatEvent]:
+    def run(self, request: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         return self.runner.run(request, stream=stream)
 
     async def wait_idle(self, timeout_s: float) -> bool:
