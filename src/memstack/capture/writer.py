@@ -11,14 +11,18 @@ follow the same rules:
   history), so a contradiction never leaves both facts active and never loses the old one;
 * **new**: inserted under the user's tier limit (count and insert are one transaction); at the limit an automatic
   save is dropped silently and an explicit one returns the upgrade prompt;
+* writes for one user are serialised in this process (nearest → decide → write under a per-user lock), so two
+  detections running at once cannot both miss each other's memory;
 * every write carries ``turn_ref`` in ``source_turn_ids``: a write repeated after a crash (the same turn's
   candidate, found among the nearest memories) is recognised as already done instead of stored twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -124,15 +128,37 @@ def _update(memory: Memory, action: UpdateAction) -> MemoryUpdate:
     return MemoryUpdate(memory.id, memory.content, memory.category, action)
 
 
+class _UserLocks:
+    """One ``asyncio.Lock`` per user while anyone holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, list[int]]] = {}
+
+    @asynccontextmanager
+    async def hold(self, user: UserRef) -> AsyncIterator[None]:
+        key = (user.tenant, user.user_id)
+        lock, users = self._locks.setdefault(key, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:
+                del self._locks[key]
+
+
 class MemoryWriter:
     """Applies candidates to one store with one dedup rule. ``neighbours``: how many nearest memories the single
-    nearest-neighbour call returns (the rule checks each for a contradiction, the best for a duplicate)."""
+    nearest-neighbour call returns (the rule checks each for a contradiction, the best for a duplicate). Share one
+    writer between the pipeline and the tools so their writes for a user are serialised together."""
 
     def __init__(self, store: Store, rule: DedupRule, *, neighbours: int = 5, actor: str = "system") -> None:
         self.store = store
         self.rule = rule
         self.neighbours = neighbours
         self.actor = actor
+        self._locks = _UserLocks()
 
     async def write(
         self,
@@ -144,8 +170,24 @@ class MemoryWriter:
         limit: int | None,
         agent_id: str | None = None,
         turn_ref: str | None = None,
+        actor: str | None = None,
     ) -> WriteOutcome:
-        """Store ``candidate`` (embedded as ``vector``) for ``user``, or say why not."""
+        """Store ``candidate`` (embedded as ``vector``) for ``user``, or say why not. ``actor`` names who wrote it
+        in the history (default: the writer's)."""
+        async with self._locks.hold(user):
+            return await self._write(user, candidate, vector, tier, limit, agent_id, turn_ref, actor or self.actor)
+
+    async def _write(
+        self,
+        user: UserRef,
+        candidate: Candidate,
+        vector: Vector,
+        tier: str,
+        limit: int | None,
+        agent_id: str | None,
+        turn_ref: str | None,
+        actor: str,
+    ) -> WriteOutcome:
         hits = await self.store.index.nearest(user, vector, self.neighbours, MemoryFilter(agent_id=agent_id))
         for hit in hits:
             if _mine(hit, candidate.content, turn_ref):
@@ -173,13 +215,13 @@ class MemoryWriter:
                 patch,
                 vector,
                 action=HistoryAction.SUPERSEDE,
-                actor=self.actor,
+                actor=actor,
                 note=f"superseded by a newer statement: {decision.reason}",
             )
             return WriteOutcome(_update(after, UpdateAction.UPDATED), reason=decision.reason)
         new = candidate.to_new_memory(agent_id=agent_id, source_turn_ids=turns)
         try:
-            memory = await self.store.memories.add(user, new, vector, limit=limit, actor=self.actor)
+            memory = await self.store.memories.add(user, new, vector, limit=limit, actor=actor)
         except LimitReached as full:
             prompt = LimitReached(tier, full.limit).upgrade_prompt if candidate.explicit else None
             dropped = MemoryUpdate(None, candidate.content, candidate.category, UpdateAction.DROPPED_LIMIT)
