@@ -93,8 +93,13 @@ class Rig:
     ) -> AsyncIterator[AsyncMemstack]:
         settings.setdefault("embedder", "hash:64")
         settings.setdefault("badge_wait_s", 5.0)
-        async with AsyncMemstack(home=self.home, models=self.models(chat=chat), tuning=tuning, **settings) as ms:
-            yield ms
+        try:
+            async with AsyncMemstack(home=self.home, models=self.models(chat=chat), tuning=tuning, **settings) as ms:
+                yield ms
+        finally:  # in the test's own event loop, where the clients' connections live
+            models, self._models = self._models, []
+            for model in models:
+                await model.aclose()
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.server.chat_requests if r.model == "chat"]
@@ -107,19 +112,11 @@ class Rig:
         with sqlite3.connect(self.home / "memstack.db") as conn:
             return int(conn.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0])
 
-    async def close(self) -> None:
-        for model in self._models:
-            await model.aclose()
-
 
 @pytest.fixture
 async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     async with ScriptedOpenAIServer() as server:
-        r = Rig(server, tmp_path)
-        try:
-            yield r
-        finally:
-            await r.close()
+        yield Rig(server, tmp_path)
 
 
 async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
