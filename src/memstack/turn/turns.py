@@ -70,8 +70,7 @@ class Turns:
         self.background.spawn(self._resume(), name="resume-pending")
 
     async def _resume(self) -> None:
-        detections = await self.pipeline.resume_pending()
-        turns = await self.sessions.resume_pending()
+        detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())
         if detections or turns:
             log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
 
