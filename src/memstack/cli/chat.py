@@ -8,6 +8,7 @@ With no chat model configured the replies come from the offline responder, which
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -183,6 +184,7 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
 @click.option("--tier", default=None, help="Subscription tier for memory limits (default: the default tier).")
 @click.option("--no-memory", is_flag=True, help="No long-term memory read or write.")
 @click.option("--temporary", is_flag=True, help="Temporary chat: nothing is stored.")
+@click.option("--verbose", "-v", is_flag=True, help="Show memstack's warnings (model failures, retries).")
 def chat(
     user_id: str,
     tenant: str,
@@ -193,9 +195,12 @@ def chat(
     tier: str | None,
     no_memory: bool,
     temporary: bool,
+    verbose: bool,
 ) -> None:
     """Chat in the terminal with memory ("Memory updated" badges; /help for commands)."""
     console = Console(highlight=False)
+    if not verbose:
+        logging.getLogger("memstack").setLevel(logging.ERROR)
     metadata = {k: v for k, v in (("timezone", timezone), ("tier", tier)) if v is not None}
     options: dict[str, Any] = {
         "session_id": session_id,
