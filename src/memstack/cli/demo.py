@@ -126,7 +126,7 @@ async def run_demo(home: Path, console: Console, *, embedder: str = "local:minil
         probe = await walk.say("What should I revise first for the midterm?", session_id=second.session_id)
         print_explain(console, probe.manifest, title="explain: what the model saw")
 
-        walk.step(5, "Trimming", "A 1200-token agent budget: the oldest messages go first, never the core or the message.")
+        walk.step(5, "Trimming", "A 1200-token budget: the oldest messages go first, never the core or the message.")
         small = Agent(
             name="tight-tutor",
             core=CoreSpec("You are a concise chemistry tutor.", hard_constraints=("Never invent exam dates.",)),
