@@ -105,7 +105,7 @@ def _m004_meta(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-def _m005_jobs(conn: sqlite3.Connection) -> None:
+def _m006_jobs(conn: sqlite3.Connection) -> None:
     # Durable background work (memory detection, consolidation): recorded before it starts, claimed under a lease.
     conn.execute(
         """
@@ -138,7 +138,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("002_memory_history", _m002_history),
     ("003_memories_fts", _m003_fts),
     ("004_meta", _m004_meta),
-    ("005_jobs", _m005_jobs),
+    ("006_jobs", _m006_jobs),
 ]
 
 
