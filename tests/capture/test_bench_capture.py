@@ -10,7 +10,8 @@ from memstack.cli import main
 
 
 def test_bench_capture_prints_the_added_latency_as_json() -> None:
-    args = ["bench", "capture", "--messages", "30", "--chat-ms", "5", "--warmup", "3", "--embedder", "hash:64", "--json"]
+    args = ["bench", "capture", "--messages", "30", "--chat-ms", "5", "--warmup", "3", "--embedder", "hash:64"]
+    args.append("--json")
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     line = json.loads(result.output.strip().splitlines()[-1])
