@@ -50,6 +50,7 @@ from memstack.types import (
 )
 
 if TYPE_CHECKING:
+    from memstack.capture.consolidate import MergeResult
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.turn.runner import TurnRequest
     from memstack.turn.turns import Turns
@@ -435,6 +436,23 @@ class AsyncMemstack:
         tier_name, limit = self._limit(tier)
         return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
 
+    async def consolidate(
+        self, user: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
+    ) -> builtins.list[MergeResult]:
+        """Merge related memories of the user into richer ones; the originals are forgotten with ``merged_into``
+        (restorable) and every step is in their history. With ``summarizer_model`` configured the merged text is
+        written by that model (checked, else the offline merge); ``dry_run`` shows the merges without storing."""
+        from memstack.capture.consolidate import Consolidator, LLMMerger
+
+        ref = _user(user, tenant)
+        if self.config.summarizer_model is None:
+            return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
+        from memstack.models import get_model
+
+        async with get_model(self.config.summarizer_model) as model:
+            consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
+            return await consolidator.consolidate(ref, dry_run=dry_run)
+
 
 class _LoopThread:
     """A private event loop on a daemon thread: runs coroutines for blocking callers."""
@@ -553,3 +571,4 @@ class Memstack:
     history = _Blocking(AsyncMemstack.history)
     count = _Blocking(AsyncMemstack.count)
     usage = _Blocking(AsyncMemstack.usage)
+    consolidate = _Blocking(AsyncMemstack.consolidate)

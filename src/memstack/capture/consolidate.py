@@ -3,8 +3,8 @@ verbal") become one richer memory; the originals are soft-deleted with ``merged_
 
 **Grouping** (the same for both variants, no model): the user's active memories without an expiry are embedded in
 one batch; a topic word (a content word shared by 2 to ``max_group`` memories, not a generic verb such as "likes")
-proposes a group, and the members closer than ``min_cosine`` to the group's centroid form it. Rarer words are tried
-first; a memory joins one group at most; memories of different agents never merge.
+proposes a group, and the members closer than ``min_cosine`` to the group's centroid form it. Words shared by more
+memories are tried first; a memory joins one group at most; memories of different agents never merge.
 
 **Merging**: :class:`OfflineMerger` joins the statements in the order they were learned (an honest baseline: no
 facts lost, none invented). :class:`LLMMerger` asks a chat model (``memory.consolidate`` prompt) for one statement
@@ -139,7 +139,7 @@ class LLMMerger:
     dates, brings in more than ``max_new_words`` of the words, or reads as an instruction."""
 
     def __init__(
-        self, model: ChatModel, *, guard: Guard | None = None, max_new_words: float = 0.25, timeout_s: float = 20.0
+        self, model: ChatModel, *, guard: Guard | None = None, max_new_words: float = 0.4, timeout_s: float = 20.0
     ) -> None:
         self.model = model
         self.max_new_words = max_new_words
@@ -175,6 +175,8 @@ class LLMMerger:
         return content.strip(), category, self.name
 
     def _implausible(self, content: str, memories: Sequence[Memory]) -> str | None:
+        if self._guard(content).is_instruction:
+            return "reads as an instruction to the assistant"
         source = " ".join(m.content for m in memories)
         extra_values = values(tokens(content)) - values(tokens(source))
         if extra_values:
@@ -183,8 +185,6 @@ class LLMMerger:
         new = words - _content_words(source)
         if words and len(new) / len(words) > self.max_new_words:
             return f"{len(new)} of {len(words)} words are not in the memories"
-        if self._guard(content).is_instruction:
-            return "reads as an instruction to the assistant"
         return None
 
     async def _refuse(self, memories: Sequence[Memory], why: str) -> tuple[str, Category, str]:
@@ -236,7 +236,7 @@ class Consolidator:
         s = self.settings
         topics = sorted(
             ((key, idx) for key, idx in holders.items() if s.min_group <= len(idx) <= s.max_group),
-            key=lambda item: (len(item[1]), item[0][1]),
+            key=lambda item: (-len(item[1]), item[0][1]),
         )
         taken: set[int] = set()
         groups: list[MergeGroup] = []
