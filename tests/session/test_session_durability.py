@@ -52,7 +52,7 @@ async def test_fifty_concurrent_turns_in_order_with_no_diff_lost(make_store, bac
     if len(services) == 1:
         assert [seen[n][0] for n in range(1, 51)] == list(range(50))  # served in arrival order
     for n in range(1, 51):  # each turn saw exactly what every earlier turn left, and nothing of later ones
-        index, log_entries, facts = seen[n]
+        _, log_entries, facts = seen[n]
         assert log_entries == n - 1
         assert facts == {f"Setting{seen[k][0]}: value{seen[k][0]}" for k in range(1, n)}
     state = await stores[0].sessions.open(ALICE, "s1")
