@@ -25,16 +25,18 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 async def make_store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreFactory]:
     opened: list[Store] = []
+    # Asked for first, so the database is dropped only after the stores on it are closed.
+    url: str | None = request.getfixturevalue("postgres_url") if backend == "postgres" else None
 
     async def factory() -> Store:
-        if backend == "sqlite":
+        if url is None:
             from memstack.store.sqlite import SQLiteStore
 
             store: Store = await SQLiteStore.open(tmp_path / "memstack.db", dim=8, embedder="test:8")
         else:
             from memstack.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
 
-            store = await PostgresStore.open(request.getfixturevalue("postgres_url"), dim=8, embedder="test:8")
+            store = await PostgresStore.open(url, dim=8, embedder="test:8")
         opened.append(store)
         return store
 

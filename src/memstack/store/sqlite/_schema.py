@@ -111,7 +111,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("002_memory_history", _m002_history),
     ("003_memories_fts", _m003_fts),
     ("004_meta", _m004_meta),
-    ("005_sessions", migrate_sessions),
+    ("007_sessions", migrate_sessions),
 ]
 
 
