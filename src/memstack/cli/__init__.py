@@ -20,9 +20,11 @@ def _register() -> None:
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
+    from memstack.cli.sessions import sessions
 
     main.add_command(eval_group)
     main.add_command(memories)
+    main.add_command(sessions)
     main.add_command(chat)
     main.add_command(demo)
     main.add_command(context.context)

@@ -19,6 +19,7 @@ __all__ = [
     "check_session_id",
     "check_turn",
     "facts_from_json",
+    "facts_to_data",
     "facts_to_json",
     "raw_messages",
     "turn_summary",
@@ -53,8 +54,12 @@ def check_turn(turn: ArchivedTurn) -> None:
             raise InputError(f"the {name} message has {len(text)} characters; the limit is {_MAX_TEXT}")
 
 
+def facts_to_data(facts: Iterable[Fact]) -> list[dict[str, Any]]:
+    return [{"text": f.text, "hard": f.hard_exception, "since": f.since_turn} for f in facts]
+
+
 def facts_to_json(facts: Iterable[Fact]) -> str:
-    return json.dumps([{"text": f.text, "hard": f.hard_exception, "since": f.since_turn} for f in facts])
+    return json.dumps(facts_to_data(facts))
 
 
 def facts_from_json(value: str | list[Any] | None) -> tuple[Fact, ...]:

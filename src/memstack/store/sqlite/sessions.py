@@ -1,6 +1,6 @@
 """The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading back).
 
-Tables (migration ``005_sessions``):
+Tables (migration ``007_sessions``):
 
 - ``sessions``: one row per ``(tenant, user_id, id)``: agent, ``turn_count``, ``version`` (bumped by each commit),
   base truth as JSON, the last consolidated turn, the cross-session line and the turn it was written after.
@@ -59,7 +59,7 @@ __all__ = ["SQLiteSessionArchive", "SQLiteSessions", "migrate_sessions"]
 
 
 def migrate_sessions(conn: sqlite3.Connection) -> None:
-    """Migration ``005_sessions`` (separate statements: ``executescript`` would commit half-way)."""
+    """Migration ``007_sessions`` (separate statements: ``executescript`` would commit half-way)."""
     statements = [
         """
         CREATE TABLE sessions (
