@@ -14,7 +14,7 @@ import pytest
 from memstack.config import TierLimits
 from memstack.errors import InputError, ProviderError
 from memstack.testing.openai_server import RecordedRequest, Reply
-from memstack.types import ChatDone, ChatToken, UpdateAction
+from memstack.types import ChatDone, ChatToken, TurnStatus, UpdateAction, UserRef
 
 from .conftest import SUMMARY, Rig, memories, until
 
@@ -226,3 +226,17 @@ def _reply(value: object) -> Callable[[RecordedRequest], Awaitable[object]]:
         return value
 
     return fn
+
+
+async def test_fifty_concurrent_turns_of_one_session_are_processed_in_order(rig: Rig) -> None:
+    async with rig.engine(chat=False) as ms:  # the offline responder: no model time, only the turn's own work
+        first = await ms.chat("ana", "message 1")
+        turns = [ms.chat("ana", f"message {n}", session_id=first.session_id) for n in range(2, 51)]
+        results = await asyncio.gather(*turns)
+        assert [r.turn for r in results] == list(range(2, 51))  # served in arrival order
+        await ms.wait_idle()
+        archived = await ms.store.archive.turns(UserRef("ana"), session_id=first.session_id, limit=100)
+        state = await ms.store.sessions.open(UserRef("ana"), first.session_id, create=False)
+    assert [(t.turn, t.user) for t in archived] == [(n, f"message {n}") for n in range(1, 51)]
+    assert all(t.status is TurnStatus.SUMMARIZED for t in archived)
+    assert [t.turn for t in state.turn_log] == list(range(1, 51)) and state.turn_count == 50
