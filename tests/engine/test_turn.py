@@ -8,13 +8,14 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memstack.config import TierLimits
 from memstack.errors import InputError, ProviderError
 from memstack.testing.openai_server import RecordedRequest, Reply
-from memstack.types import ChatDone, ChatToken, TurnStatus, UpdateAction, UserRef
+from memstack.types import Category, ChatDone, ChatToken, NewMemory, TurnStatus, UpdateAction, UserRef
 
 from .conftest import SUMMARY, Rig, memories, until
 
@@ -240,3 +241,21 @@ async def test_fifty_concurrent_turns_of_one_session_are_processed_in_order(rig:
     assert [(t.turn, t.user) for t in archived] == [(n, f"message {n}") for n in range(1, 51)]
     assert all(t.status is TurnStatus.SUMMARIZED for t in archived)
     assert [t.turn for t in state.turn_log] == list(range(1, 51)) and state.turn_count == 50
+
+
+async def test_layer_6_is_the_scored_recall_expired_schedules_left_out(rig: Rig) -> None:
+    async with rig.engine() as ms:
+        user = UserRef("ana")
+        past, soon = datetime.now(UTC) - timedelta(days=1), datetime.now(UTC) + timedelta(days=3)
+        for text, expires in (
+            ("User's chemistry quiz was on Monday", past),
+            ("User's biology quiz is on Friday", soon),
+        ):
+            memory = NewMemory(text, Category.SCHEDULE, expires_at=expires)
+            await ms.store.memories.add(user, memory, (await ms.embedder.embed([text]))[0])
+        await ms.add(user, "User owns a dog named Zygmunt", category="fact")
+        result = await ms.chat(user, "When is my quiz, and how is Zygmunt?")
+    system = rig.chat_requests()[0].messages[0]["content"]
+    assert "biology quiz is on Friday" in system and "Zygmunt" in system
+    assert "chemistry quiz was on Monday" not in system  # expired: never injected
+    assert len(result.memories_used) == 2

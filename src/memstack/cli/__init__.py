@@ -15,8 +15,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
-    from memstack.cli import capture, context
-    from memstack.cli.chat import chat
+    from memstack.cli import capture, chat, context
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
@@ -25,11 +24,11 @@ def _register() -> None:
     main.add_command(eval_group)
     main.add_command(memories)
     main.add_command(sessions)
-    main.add_command(chat)
     main.add_command(demo)
     main.add_command(context.context)
     context.add_bench(main)
     capture.register(main)  # after the groups it adds to
+    chat.register(main)
 
 
 _register()

@@ -8,6 +8,7 @@ With no chat model configured the replies come from the offline responder, which
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
 from memstack.types import ChatDone, ChatResult, ChatToken, ChatToolEvent, FragmentStatus, Manifest, Memory, UserRef
 
-__all__ = ["chat", "print_badge", "print_explain"]
+__all__ = ["bench_turn", "chat", "print_badge", "print_explain", "register"]
 
 _HELP = (
     "/memories  list what is remembered about you\n"
@@ -221,3 +222,36 @@ def chat(
         asyncio.run(main())
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+@click.command("turn")
+@click.option("--turns", default=200, show_default=True, help="Timed turns (after 5 warm-up turns).")
+@click.option("--memories", default=200, show_default=True, help="Memories the user holds.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def bench_turn(turns: int, memories: int, embedder: str, as_json: bool) -> None:
+    """What a chat turn costs memstack itself (offline responder: no model time). See memstack.bench.turn."""
+    from memstack.bench.turn import TurnBenchConfig, run_turn_bench
+
+    logging.getLogger("memstack").setLevel(logging.ERROR)
+    try:
+        result = asyncio.run(run_turn_bench(TurnBenchConfig(turns=turns, memories=memories, embedder=embedder)))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(
+            f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}): "
+            f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms"
+        )
+
+
+def register(main: click.Group) -> None:
+    """Add ``chat`` and ``bench turn`` (creating the ``bench`` group when no other module has yet)."""
+    main.add_command(chat)
+    bench = main.commands.get("bench")
+    if not isinstance(bench, click.Group):
+        bench = click.Group("bench", help="Measuring commands; each prints one JSON object as its last line.")
+        main.add_command(bench)
+    bench.add_command(bench_turn)

@@ -53,7 +53,6 @@ from memstack.types import (
     FragmentStatus,
     Layer,
     Manifest,
-    MemoryFilter,
     UserRef,
     new_id,
     utcnow,
@@ -199,24 +198,11 @@ class TurnRunner:
     async def _context_request(
         self, req: TurnRequest, meta: SessionMeta, handle: TurnHandle, remember: bool, now: datetime
     ) -> ContextRequest:
-        p = self.parts
-        state = handle.state
         memories: tuple[MemoryHit, ...] = ()
         summaries: tuple[SummaryLine, ...] = ()
-        if remember:
-            vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
-            top_k = req.agent.memory.top_k
-            if top_k > 0:
-                flt = MemoryFilter(agent_id=req.agent.name)
-                hits = await p.store.index.nearest(req.user, vector, top_k, flt)
-                memories = tuple(
-                    MemoryHit.from_scored(h) for h in hits if h.memory.expires_at is None or h.memory.expires_at > now
-                )
-            if p.settings.summaries > 0:
-                lines = await p.sessions.recent_summaries(req.user, p.settings.summaries, exclude=handle.session_id)
-                summaries = tuple(
-                    SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line
-                )
+        if remember:  # layer 7 is read while the message is embedded and layer 6 recalled
+            memories, summaries = await asyncio.gather(self._memories(req, now), self._summaries(req, handle))
+        state = handle.state
         return ContextRequest(
             message=req.message,
             agent=req.agent,
@@ -230,6 +216,26 @@ class TurnRunner:
             memory_enabled=req.memory,
             temporary=req.temporary,
         )
+
+    async def _memories(self, req: TurnRequest, now: datetime) -> tuple[MemoryHit, ...]:
+        """Layer 6: hybrid recall (vector + full text), expired memories dropped, schedules decayed; the agent's
+        category weights are applied by the assembly."""
+        p = self.parts
+        vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
+        if req.agent.memory.top_k <= 0:
+            return ()
+        hits = await p.scorer.recall(
+            req.user, req.message, vector, k=req.agent.memory.top_k, agent_id=req.agent.name, now=now
+        )
+        return tuple(MemoryHit.from_scored(h) for h in hits)
+
+    async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:
+        """Layer 7: one line per recent past session of the user (not this one)."""
+        p = self.parts
+        if p.settings.summaries <= 0:
+            return ()
+        lines = await p.sessions.recent_summaries(req.user, p.settings.summaries, exclude=handle.session_id)
+        return tuple(SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line)
 
     async def _phase2(self, handle: TurnHandle, message: str, reply: str, at: datetime) -> None:
         p = self.parts
