@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import tempfile
@@ -77,3 +78,11 @@ def test_demo_walks_through_every_mechanism(tmp_path: Path) -> None:
     assert "context stored: False; memory used: False" in out
     home = re.search(r"memstack-demo-\w+", out)
     assert home is not None and not (Path(tempfile.gettempdir()) / home.group(0)).exists()  # cleaned up
+
+
+def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
+    result = _run(tmp_path, ["bench", "turn", "--turns", "3", "--memories", "5", "--embedder", "hash:64", "--json"], "")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output.strip().splitlines()[-1])
+    assert figures["turns"] == 3 and figures["memories"] == 5 and figures["embedder"] == "hash:64"
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
