@@ -29,12 +29,14 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from memstack.capture.text import NEGATIONS, STOPWORDS, content_stems, is_value, stem, tokens, values
-from memstack.types import ScoredMemory
+from memstack.store.base import MemoryIndex
+from memstack.types import MemoryFilter, ScoredMemory, UserRef, Vector
 
 __all__ = [
     "CALIBRATED",
     "CONSERVATIVE",
     "FEATURES",
+    "NEAREST_K",
     "SAME_WORDS_MISSING",
     "SAME_WORDS_OVERLAP",
     "DedupAction",
@@ -153,6 +155,10 @@ CALIBRATED: Mapping[str, DedupParams] = MappingProxyType(
         ),
     }
 )
+
+#: How many nearest memories a candidate is checked against: the best hit decides duplicate / new, and a
+#: contradiction of any of them is an update.
+NEAREST_K = 3
 
 #: For embedders without calibrated parameters: only near-identical texts are duplicates.
 CONSERVATIVE = DedupParams.cosine_only("*", 0.95)
@@ -318,3 +324,17 @@ class DedupRule:
         action, prob, why = self.judge(candidate, best.memory.content, best.score)
         existing = best.memory.id if action is DedupAction.DUPLICATE else None
         return DedupDecision(action, existing, prob, best.score, why)
+
+    async def check(
+        self,
+        index: MemoryIndex,
+        user: UserRef,
+        candidate: str,
+        vector: Vector,
+        *,
+        k: int = NEAREST_K,
+        flt: MemoryFilter | None = None,
+    ) -> DedupDecision:
+        """The decision for a candidate against a user's stored memories: one nearest-neighbour call, then
+        :meth:`decide`. ``vector`` is the candidate's embedding under the embedder these parameters belong to."""
+        return self.decide(candidate, await index.nearest(user, vector, k, flt))
