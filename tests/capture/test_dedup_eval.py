@@ -59,6 +59,7 @@ def test_calibration_learns_a_rule_that_separates_the_generated_pairs() -> None:
     params, lines = calibrate("test:model", pairs, cosines, min_precision=0.9)
     assert params.embedder == "test:model" and params.weights["cosine"] > 0
     assert any(line.startswith("min_order = ") for line in lines)
+    assert any(line.startswith("for comparison, cosine alone") for line in lines)
     rule = DedupRule(params)
     held_out, held_cos = generated(80, seed=11)
     actions = [rule.judge(p.s1, p.s2, c)[0] for p, c in zip(held_out, held_cos, strict=True)]

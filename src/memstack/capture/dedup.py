@@ -17,7 +17,13 @@ One decision per candidate, after one nearest-neighbour call (best first, a few 
 Parameters are per embedding model (a cosine of 0.92 means different things for different models):
 :data:`CALIBRATED` holds the ones derived by ``memstack eval dedup --calibrate`` from STS-B train; models without
 an entry get :data:`CONSERVATIVE` (cosine ≥ 0.95 plus the same gates). Everything is lexical or already
-computed, so a decision costs microseconds.
+computed, so a decision costs microseconds; :meth:`DedupRule.check` adds the one nearest-neighbour call.
+
+How good it is: ``memstack eval dedup --data stsb-en-dev.csv --format stsb --json`` (and ``--format paws`` on
+PAWS-Wiki dev) prints precision / recall / F1 and, in its ``detail`` line, the whole precision / recall curve of
+this rule. With MiniLM the rule keeps precision above 0.80 on STS-B dev at recall 0.375 (F1 0.518); no variant
+calibrated on STS-B train alone reached F1 0.70 at that precision (a head on the frozen vectors, token alignment
+features and a small MLP were tried), so the threshold stays on the precision side.
 """
 
 from __future__ import annotations

@@ -147,6 +147,22 @@ def _fit_logistic(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: fl
     return w
 
 
+def _best_threshold(
+    scores: npt.NDArray[np.float64],
+    eligible: npt.NDArray[np.bool_],
+    y: npt.NDArray[np.float64],
+    grid: npt.NDArray[np.float64],
+    min_precision: float,
+) -> tuple[float, float, float, float] | None:
+    """``(threshold, f1, precision, recall)`` with the best F1 among thresholds whose precision is high enough."""
+    best: tuple[float, float, float, float] | None = None
+    for t in grid:
+        s = binary_scores(list(eligible & (scores >= t)), list(y == 1))
+        if s.precision >= min_precision and (best is None or s.f1 > best[1]):
+            best = (float(t), s.f1, s.precision, s.recall)
+    return best
+
+
 def calibrate(
     embedder_name: str,
     pairs: Sequence[Pair],
@@ -207,11 +223,7 @@ def calibrate(
         cv[fold == k] = 1.0 / (1.0 + np.exp(-np.clip(x[fold == k] @ w, -60, 60)))
     swapped = np.array([f.swapped(min_order) for f in feats])
     eligible = ~gated & ~swapped
-    best: tuple[float, float, float, float] | None = None
-    for t in np.round(np.arange(0.30, 0.96, 0.01), 2):
-        s = binary_scores(list(eligible & (cv >= t)), list(y == 1))
-        if s.precision >= min_precision and (best is None or s.f1 > best[1]):
-            best = (float(t), s.f1, s.precision, s.recall)
+    best = _best_threshold(cv, eligible, y, np.round(np.arange(0.30, 0.96, 0.01), 2), min_precision)
     if best is None:
         raise InputError(f"no threshold reaches precision {min_precision} on this file; lower --min-precision")
     threshold = best[0]
@@ -222,6 +234,15 @@ def calibrate(
     lines.append(
         f"threshold = {threshold:.2f}: best {folds}-fold cross-validated F1 {best[1]:.3f} with precision "
         f"{best[2]:.3f} ≥ {min_precision:.2f} (recall {best[3]:.3f})"
+    )
+    alone = _best_threshold(cos, eligible, y, np.round(np.arange(0.50, 1.0, 0.005), 3), min_precision)
+    lines.append(
+        "for comparison, cosine alone (same gates, its best threshold on this file): "
+        + (
+            f"F1 {alone[1]:.3f} at cosine ≥ {alone[0]:.3f} (precision {alone[2]:.3f}, recall {alone[3]:.3f})"
+            if alone
+            else f"never reaches precision {min_precision:.2f}"
+        )
     )
 
     w = _fit_logistic(x, y)
