@@ -259,3 +259,14 @@ async def test_layer_6_is_the_scored_recall_expired_schedules_left_out(rig: Rig)
     assert "biology quiz is on Friday" in system and "Zygmunt" in system
     assert "chemistry quiz was on Monday" not in system  # expired: never injected
     assert len(result.memories_used) == 2
+
+
+async def test_detection_reads_the_last_exchange_of_the_session(rig: Rig) -> None:
+    rig.answer = _reply("How long have you been running?")
+    async with rig.engine() as ms:
+        first = await ms.chat("ana", "I went for a run this morning.")
+        rig.answer = None
+        await ms.chat("ana", "Five years already!", session_id=first.session_id)
+    second = rig.classifier_requests()[1].text
+    assert "assistant: How long have you been running?" in second and "Five years already!" in second
+    assert "How long have you been running?" not in rig.classifier_requests()[0].text

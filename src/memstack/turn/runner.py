@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memstack.capture.base import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline, DetectionResult
 from memstack.capture.scoring import MemoryScorer
 from memstack.config import TierLimits
@@ -92,6 +94,27 @@ class TurnRequest:
     capture: bool = True
 
 
+class RecentExchanges:
+    """The last exchanges of recently active sessions, in memory: what the memory classifier reads as context
+    (the assistant's question turns a bare "five years already!" into a fact). Detection starts before the
+    session lock, so it cannot wait to read the session; this is a best-effort copy, lost on restart."""
+
+    def __init__(self, sessions: int = 10_000, keep: int = 4) -> None:
+        self._sessions = sessions
+        self._keep = keep
+        self._recent: OrderedDict[tuple[str, str, str], tuple[tuple[str, str], ...]] = OrderedDict()
+
+    def get(self, user: UserRef, session_id: str) -> tuple[tuple[str, str], ...]:
+        return self._recent.get((user.tenant, user.user_id, session_id), ())
+
+    def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
+        key = (user.tenant, user.user_id, session_id)
+        pairs = (*self._recent.pop(key, ()), ("user", message), ("assistant", reply))
+        self._recent[key] = pairs[-self._keep :]
+        while len(self._recent) > self._sessions:
+            self._recent.popitem(last=False)
+
+
 @dataclass(slots=True)
 class TurnParts:
     """What a turn uses, owned by the engine."""
@@ -107,6 +130,7 @@ class TurnParts:
     tiers: TierLimits
     settings: TurnSettings = field(default_factory=TurnSettings)
     clock: Callable[[], datetime] = utcnow
+    recent: RecentExchanges = field(default_factory=RecentExchanges)
 
 
 class TurnRunner:
@@ -146,8 +170,9 @@ class TurnRunner:
         session_id = req.session_id or new_id("ses")
         detection = None
         if remember and req.capture:
+            recent = ClassifyContext(recent=p.recent.get(req.user, session_id))
             detection = p.pipeline.start(
-                req.user, req.message, at=now, tier=meta.tier, session_id=session_id, turn=None, agent_id=None
+                req.user, req.message, at=now, tier=meta.tier, session_id=session_id, agent_id=None, context=recent
             )
         handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
         replied = False
@@ -174,6 +199,8 @@ class TurnRunner:
             found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
             manifest = context.manifest
             stored = await saving if saving is not None else False
+            if not req.temporary:
+                p.recent.add(req.user, handle.session_id, req.message, done.text)
             p.background.spawn(
                 self._phase2(handle, req.message, done.text, now), name=f"phase2:{handle.session_id}:{handle.turn}"
             )
