@@ -178,8 +178,8 @@ class TurnRunner:
         replied = False
         saving: asyncio.Future[bool] | None = None
         try:
-            context_request = await self._context_request(req, meta, handle, remember, now)
-            context = assemble(context_request)
+            model = p.chat_model(req.agent)
+            context = assemble(await self._context_request(req, handle, remember, model.name))
             saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
             messages = [Message.from_openai(m.to_dict()) for m in context.messages]
             done: Phase1Done | None = None
@@ -190,7 +190,7 @@ class TurnRunner:
                 p.settings.max_tool_rounds,
             )
             tools = p.tools(req.user, req.agent, meta.tier) if remember else None
-            async for event in run_phase1(p.chat_model(req.agent), messages, tools, params, stream=stream):
+            async for event in run_phase1(model, messages, tools, params, stream=stream):
                 if isinstance(event, Phase1Done):
                     done = event
                 else:
@@ -223,28 +223,30 @@ class TurnRunner:
         return True
 
     async def _context_request(
-        self, req: TurnRequest, meta: SessionMeta, handle: TurnHandle, remember: bool, now: datetime
+        self, req: TurnRequest, handle: TurnHandle, remember: bool, model: str
     ) -> ContextRequest:
+        """Everything assembly needs; ``model`` picks the tokenizer family of the budget."""
         memories: tuple[MemoryHit, ...] = ()
         summaries: tuple[SummaryLine, ...] = ()
         if remember:  # layer 7 is read while the message is embedded and layer 6 recalled
-            memories, summaries = await asyncio.gather(self._memories(req, now), self._summaries(req, handle))
+            memories, summaries = await asyncio.gather(self._memories(req), self._summaries(req, handle))
         state = handle.state
         return ContextRequest(
             message=req.message,
             agent=req.agent,
-            session=meta,
+            session=req.meta,
             delegated=req.delegated,
             facts=state.base_truth,
             memories=memories,
             summaries=summaries,
             turn_log=state.turn_log,
             thread=state.raw_window,
+            model=req.agent.model.name or model,
             memory_enabled=req.memory,
             temporary=req.temporary,
         )
 
-    async def _memories(self, req: TurnRequest, now: datetime) -> tuple[MemoryHit, ...]:
+    async def _memories(self, req: TurnRequest) -> tuple[MemoryHit, ...]:
         """Layer 6: hybrid recall (vector + full text), expired memories dropped, schedules decayed; the agent's
         category weights are applied by the assembly."""
         p = self.parts
@@ -252,7 +254,7 @@ class TurnRunner:
         if req.agent.memory.top_k <= 0:
             return ()
         hits = await p.scorer.recall(
-            req.user, req.message, vector, k=req.agent.memory.top_k, agent_id=req.agent.name, now=now
+            req.user, req.message, vector, k=req.agent.memory.top_k, agent_id=req.agent.name, now=req.at
         )
         return tuple(MemoryHit.from_scored(h) for h in hits)
 
