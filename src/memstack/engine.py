@@ -119,7 +119,8 @@ class AsyncMemstack:
         await self.aclose()
 
     async def open(self) -> None:
-        """Resolve the configuration, load the embedder and open (creating, migrating) the store."""
+        """Resolve the configuration, load the embedder, open (creating, migrating) the store, set up the chat
+        turn's parts, and start resuming the work a previous process left pending (in the background)."""
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
