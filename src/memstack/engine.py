@@ -90,7 +90,9 @@ class AsyncMemstack:
     """Long-term memory management, async. Use as ``async with AsyncMemstack(home=...) as ms:``.
 
     Settings are those of :class:`~memstack.config.Config` (``home``, ``database_url``, ``embedder``, ``tiers``…),
-    falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``."""
+    falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``. ``models``: ready-made chat,
+    classifier or summarizer models instead of the configured ones; ``tuning``: settings of the turn's parts.
+    ``resume=False`` leaves work a previous process left pending alone (tools that only inspect or manage data)."""
 
     def __init__(
         self,
@@ -98,6 +100,7 @@ class AsyncMemstack:
         *,
         models: Models | None = None,
         tuning: Tuning | None = None,
+        resume: bool = True,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -106,6 +109,7 @@ class AsyncMemstack:
         self._settings = settings
         self._models = models or Models()
         self._tuning = tuning or Tuning()
+        self._resume = resume
         self._config: Config | None = None
         self._embedder: Embedder | None = None
         self._store: Store | None = None
@@ -135,7 +139,8 @@ class AsyncMemstack:
             await embedder.aclose()
             raise
         self._store, self._config, self._embedder, self._turns = store, config, embedder, turns
-        turns.resume()
+        if self._resume:
+            turns.resume()
 
     async def aclose(self, *, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
         """Graceful shutdown: wait (up to ``drain_timeout_s``) for background work, then close everything."""
@@ -520,10 +525,11 @@ class Memstack:
         *,
         models: Models | None = None,
         tuning: Tuning | None = None,
+        resume: bool = True,
         **settings: Any,
     ) -> None:
         self._loop = _LoopThread()
-        self._core = AsyncMemstack(config, models=models, tuning=tuning, **settings)
+        self._core = AsyncMemstack(config, models=models, tuning=tuning, resume=resume, **settings)
         try:
             self._loop.run(self._core.open())
         except BaseException:

@@ -89,12 +89,13 @@ class Rig:
 
     @asynccontextmanager
     async def engine(
-        self, *, chat: bool = True, tuning: Tuning | None = None, **settings: Any
+        self, *, chat: bool = True, tuning: Tuning | None = None, resume: bool = True, **settings: Any
     ) -> AsyncIterator[AsyncMemstack]:
         settings.setdefault("embedder", "hash:64")
         settings.setdefault("badge_wait_s", 5.0)
         try:
-            async with AsyncMemstack(home=self.home, models=self.models(chat=chat), tuning=tuning, **settings) as ms:
+            models = self.models(chat=chat)
+            async with AsyncMemstack(home=self.home, models=models, tuning=tuning, resume=resume, **settings) as ms:
                 yield ms
         finally:  # in the test's own event loop, where the clients' connections live
             models, self._models = self._models, []

@@ -21,7 +21,8 @@ SHORT_LEASE = Tuning(capture=PipelineSettings(lease_s=0.5))
 
 async def test_closing_waits_for_detection_and_phase_2(rig: Rig) -> None:
     async def classify(request: RecordedRequest) -> object:
-        await asyncio.sleep(0.5)
+        await until(lambda: bool(rig.times("summarizer", "in")))  # phase 2 began: the reply was sent without it
+        await asyncio.sleep(0.3)
         return VEGETARIAN
 
     async def summarize(request: RecordedRequest) -> object:
@@ -96,6 +97,10 @@ async def test_open_resumes_what_a_killed_process_left(rig: Rig) -> None:
     assert rig.rows("memories") == 0 and rig.rows("session_turns", "status = 'pending'") == 1
     assert rig.rows("jobs", "status = 'running'") == 1
     await asyncio.sleep(0.6)  # the dead process's lease on its detection lapses
+
+    async with rig.engine(tuning=SHORT_LEASE, resume=False) as ms:  # tools that only look leave it alone
+        assert await ms.wait_idle(10) and await ms.count("ana") == 0
+    assert rig.rows("session_turns", "status = 'pending'") == 1
 
     async with rig.engine(tuning=SHORT_LEASE) as ms:
         assert await ms.wait_idle(10)

@@ -90,7 +90,8 @@ async def test_the_message_is_embedded_once_per_turn(rig: Rig, monkeypatch: pyte
 
 async def test_badge_absent_when_detection_is_slow_but_the_memory_is_saved(rig: Rig) -> None:
     async def slow(request: RecordedRequest) -> object:
-        await asyncio.sleep(0.6)
+        await until(lambda: bool(rig.times("summarizer", "in")))  # phase 2 began: the reply went without it
+        await asyncio.sleep(0.3)
         return VEGETARIAN
 
     rig.classify = slow
