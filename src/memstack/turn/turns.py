@@ -18,6 +18,7 @@ from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent
 from memstack.embed import Embedder
+from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
 from memstack.turn.agents import AgentRegistry
@@ -45,6 +46,7 @@ class Turns:
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
         self.summarizer = build_summarizer(config, models.summarizer)
+        self._owns_summarizer = models.summarizer is None
         self.pipeline = CapturePipeline(store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture)
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer)
@@ -105,3 +107,5 @@ class Turns:
             await self.chat_models.aclose()
             if self._owns_classifier:
                 await self.classifier.aclose()
+            if self._owns_summarizer and isinstance(self.summarizer, ModelSummarizer):
+                await self.summarizer.aclose()
