@@ -11,7 +11,7 @@ import pytest
 from memstack.errors import ProviderError
 from memstack.models import Message, ToolCall, ToolSpec
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
-from memstack.turn.phase1 import ModelParams, Phase1Done, run_phase1
+from memstack.turn.phase1 import ModelParams, Phase1Done, ToolSupport, run_phase1
 from memstack.types import ChatToken, ChatToolEvent, ToolUse
 
 
@@ -91,3 +91,29 @@ async def test_model_failure_propagates_as_a_provider_error(server: ScriptedOpen
     server.script("chat", Reply.error(500, "down"))
     with pytest.raises(ProviderError, match="HTTP 500"):
         await _events(server, None, stream=True)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_model_without_tool_calling_answers_without_tools(server: ScriptedOpenAIServer, stream: bool) -> None:
+    server.handle(lambda r: Reply.error(400, "tools are not supported") if r.tools else "Plain answer.", model="chat")
+    support = ToolSupport()
+    async with server.chat_model("chat") as model:
+        messages = [Message.user("hi")]
+        for _ in range(2):
+            events = [
+                e async for e in run_phase1(model, messages, Clock(), ModelParams(), stream=stream, support=support)
+            ]
+            assert isinstance(events[-1], Phase1Done) and events[-1].text == "Plain answer."
+    assert [bool(r.tools) for r in server.chat_requests] == [True, False, False]  # asked once with tools, then never
+    assert not support.accepts("openai:chat")
+
+
+async def test_other_refusals_are_not_retried(server: ScriptedOpenAIServer) -> None:
+    server.script("chat", Reply.error(401, "bad key"))
+    with pytest.raises(ProviderError, match="HTTP 401"):
+        async with server.chat_model("chat") as model:
+            phase1 = run_phase1(
+                model, [Message.user("hi")], Clock(), ModelParams(), stream=False, support=ToolSupport()
+            )
+            _ = [e async for e in phase1]
+    assert len(server.chat_requests) == 1

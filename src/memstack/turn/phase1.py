@@ -8,15 +8,21 @@ exist or with bad arguments, becomes an error result the model reads, never an e
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from memstack.errors import InputError
+from memstack.errors import InputError, ProviderError
 from memstack.models import ChatModel, ChatResponse, Message, ToolCall, ToolSpec, Usage
 from memstack.types import ChatToken, ChatToolEvent, ToolUse
 
-__all__ = ["ModelParams", "Phase1Done", "ToolBox", "run_phase1"]
+__all__ = ["ModelParams", "Phase1Done", "ToolBox", "ToolSupport", "run_phase1"]
+
+log = logging.getLogger("memstack.turn")
+
+#: Statuses with which an endpoint refuses a request it cannot serve (here: one that offers tools).
+_REFUSED = frozenset({400, 422})
 
 
 class ToolBox(Protocol):
@@ -28,6 +34,22 @@ class ToolBox(Protocol):
     async def call(self, call: ToolCall) -> ToolUse:
         """Run one call; failures are returned as ``ToolUse(error=True)`` with a message the model can read."""
         ...
+
+
+class ToolSupport:
+    """Models seen refusing requests that offer tools (HTTP 400/422: many local models have no tool calling).
+    Their turns go on without tools instead of failing; kept for the life of the engine."""
+
+    def __init__(self) -> None:
+        self._refused: set[str] = set()
+
+    def accepts(self, model: str) -> bool:
+        return model not in self._refused
+
+    def refused(self, model: str, error: ProviderError) -> None:
+        if model not in self._refused:
+            log.warning("%s refused a request with tools (%s); its turns go on without memory tools", model, error)
+        self._refused.add(model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +135,13 @@ async def run_phase1(
     params: ModelParams,
     *,
     stream: bool,
+    support: ToolSupport | None = None,
 ) -> AsyncIterator[ChatToken | ChatToolEvent | Phase1Done]:
-    """Token and tool events (tokens only when ``stream``), then one :class:`Phase1Done`."""
+    """Token and tool events (tokens only when ``stream``), then one :class:`Phase1Done`. With ``support``, a model
+    that refuses requests offering tools is asked again without them (before any of its text was passed on)."""
     conversation = list(messages)
+    if tools is not None and support is not None and not support.accepts(model.name):
+        tools = None
     specs = tuple(tools.specs) if tools is not None else ()
     uses: list[ToolUse] = []
     text: list[str] = []
@@ -125,11 +151,22 @@ async def run_phase1(
         offered = specs or None
         choice = "none" if (last and specs) else None
         response: ChatResponse | None = None
-        async for item in _one_call(model, conversation, offered, choice, params, stream, text):
-            if isinstance(item, ChatResponse):
-                response = item
-            else:
-                yield item
+        try:
+            async for item in _one_call(model, conversation, offered, choice, params, stream, text):
+                if isinstance(item, ChatResponse):
+                    response = item
+                else:
+                    yield item
+        except ProviderError as exc:
+            if support is None or round_ > 0 or not specs or text or exc.status not in _REFUSED:
+                raise
+            support.refused(model.name, exc)
+            tools, specs = None, ()
+            async for item in _one_call(model, conversation, None, None, params, stream, text):
+                if isinstance(item, ChatResponse):
+                    response = item
+                else:
+                    yield item
         if response is None:  # pragma: no cover - _one_call always ends with the response
             break
         usage = _add_usage(usage, response.usage)

@@ -47,7 +47,7 @@ from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
 from memstack.turn.background import Background
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
-from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, run_phase1
+from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, ToolSupport, run_phase1
 from memstack.types import (
     ChatDone,
     ChatEvent,
@@ -131,6 +131,7 @@ class TurnParts:
     settings: TurnSettings = field(default_factory=TurnSettings)
     clock: Callable[[], datetime] = utcnow
     recent: RecentExchanges = field(default_factory=RecentExchanges)
+    tool_support: ToolSupport = field(default_factory=ToolSupport)
 
 
 class TurnRunner:
@@ -190,7 +191,8 @@ class TurnRunner:
                 p.settings.max_tool_rounds,
             )
             tools = p.tools(req.user, req.agent, meta.tier) if remember else None
-            async for event in run_phase1(model, messages, tools, params, stream=stream):
+            phase1 = run_phase1(model, messages, tools, params, stream=stream, support=p.tool_support)
+            async for event in phase1:
                 if isinstance(event, Phase1Done):
                     done = event
                 else:
