@@ -15,7 +15,9 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
-    pass
+    from memstack.cli.bench import bench
+
+    main.add_command(bench)
 
 
 _register()
