@@ -73,9 +73,10 @@ async def test_a_missing_database_is_named(postgres_server: EmbeddedPostgres) ->
 
 
 async def test_a_server_that_goes_away_gives_store_unavailable_not_a_driver_error() -> None:
-    with EmbeddedPostgres() as server:
+    with EmbeddedPostgres(settings={"shared_buffers": "48MB"}) as server:
         url = server.create_database("going")
         store = await PostgresStore.open(url, dim=DIM, embedder="e", timeout_s=2)
+        assert await store.setting("shared_buffers") == "48MB"  # the server was configured before it served
         memory = await store.memories.add(ALICE, NewMemory("still here"), unit(np.random.default_rng(1), 1)[0])
         server.stop()
         for _ in range(2):  # the pooled connection dies, then no new one can be made
@@ -195,7 +196,7 @@ async def test_exact_search_returns_k_after_the_statement_is_prepared(postgres_u
         async with store._db.connection() as conn:  # the pool's only connection: the one that prepared them
             cur = await conn.execute(
                 "SELECT name, parameter_types::text[], generic_plans + custom_plans FROM pg_prepared_statements "
-                "WHERE statement LIKE '%%<=>%%'"
+                "WHERE statement LIKE '%%AS distance%%'"
             )
             prepared = await cur.fetchall()
             assert len(prepared) == 2  # with and without the category filter

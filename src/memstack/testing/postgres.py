@@ -12,19 +12,22 @@ directory's parents, so it must never point into a real directory tree.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import shutil
 import subprocess
 import tempfile
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
+
+import psycopg
+from psycopg import sql
+from psycopg.sql import Composed
 
 from memstack.errors import ConfigError, StoreUnavailable
-
-if TYPE_CHECKING:
-    from psycopg.sql import Composed
 
 __all__ = ["EmbeddedPostgres"]
 
@@ -44,12 +47,17 @@ def _server_module() -> Any:
 
 
 class EmbeddedPostgres:
-    """Start with :meth:`start` (or ``with``); :meth:`stop` stops the server and deletes its files."""
+    """Start with :meth:`start` (or ``with``); :meth:`stop` stops the server and deletes its files.
 
-    def __init__(self) -> None:
+    ``settings`` are server parameters (``{"shared_buffers": "2GB"}``) written with ``ALTER SYSTEM`` before the
+    server serves anything (it is restarted once to apply them); without them PostgreSQL's defaults apply.
+    """
+
+    def __init__(self, settings: Mapping[str, str] | None = None) -> None:
         self._root: Path | None = None
         self._server: Any = None
         self._names = itertools.count(1)
+        self._settings = dict(settings or {})
 
     @property
     def url(self) -> str:
@@ -58,25 +66,33 @@ class EmbeddedPostgres:
             raise StoreUnavailable("the embedded PostgreSQL server is not running; call start() first")
         return str(self._server.get_uri())
 
-    @property
-    def socket_dir(self) -> str:
-        if self._server is None:
-            raise StoreUnavailable("the embedded PostgreSQL server is not running; call start() first")
-        return str(self._server.get_postmaster_info().socket_dir)
-
     def start(self) -> str:
         """Start the server (initialising a new data directory) and return its admin URL."""
         if self._server is not None:
             return self.url
         module = _server_module()
         self._root = Path(tempfile.mkdtemp(prefix="memstack-pg-"))
+        pgdata = self._root / "pgdata"
         try:
-            self._server = module.get_server(self._root / "pgdata", cleanup_mode="delete")
-        except (OSError, subprocess.SubprocessError, AssertionError, RuntimeError) as exc:
+            if self._settings:
+                self._configure(module, pgdata)
+            self._server = module.get_server(pgdata, cleanup_mode="delete")
+        except (OSError, subprocess.SubprocessError, AssertionError, RuntimeError, psycopg.Error) as exc:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
             raise StoreUnavailable(f"could not start the embedded PostgreSQL server: {exc}") from exc
         return self.url
+
+    def _configure(self, module: Any, pgdata: Path) -> None:
+        """First start: initialise, write the settings, stop (the next start reads them)."""
+        first = module.get_server(pgdata, cleanup_mode="stop")
+        try:
+            with psycopg.connect(first.get_uri(), autocommit=True) as conn:
+                for name, value in self._settings.items():
+                    conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+        finally:
+            first.cleanup()
+            atexit.unregister(first._cleanup)  # stopped already; the restarted server has its own handle
 
     def stop(self) -> None:
         """Stop the server and delete its data directory. Safe to call twice."""
@@ -92,8 +108,6 @@ class EmbeddedPostgres:
 
     def execute(self, *statements: str | Composed, database: str = "postgres") -> None:
         """Run admin statements (autocommit, as the superuser) in ``database``."""
-        import psycopg
-
         with psycopg.connect(self.database_url(database), autocommit=True) as conn:
             for statement in statements:
                 conn.execute(statement.encode() if isinstance(statement, str) else statement)
@@ -103,15 +117,11 @@ class EmbeddedPostgres:
 
     def create_database(self, name: str | None = None) -> str:
         """Create an empty database (``memstack_test_<n>`` unless named) and return its URL."""
-        from psycopg import sql
-
         name = name or self.new_database_name()
         self.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         return self.database_url(name)
 
     def drop_database(self, name: str) -> None:
-        from psycopg import sql
-
         self.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
     def __enter__(self) -> Self:

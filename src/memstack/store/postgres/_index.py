@@ -4,7 +4,8 @@
 
 - exact: the user's active rows come from the partial btree and are ranked by distance in a subquery fenced with
   ``OFFSET 0``, so no index can serve the ordering and the plan cannot drift to an HNSW scan that post-filters and
-  returns fewer than k rows, prepared or not;
+  returns fewer than k rows, prepared or not. Stored and query vectors are unit length, so the cosine distance is
+  ``1 + (a <#> b)`` (one dot product instead of a dot product and two norms);
 - indexed: the user's own HNSW index with ``hnsw.iterative_scan = relaxed_order``, re-sorted, and, in the same
   statement, an exact fallback that runs only if the index scan came back with fewer than k rows (filters so
   selective that the iterative scan gave up), so the answer is still ``min(k, matching)`` rows.
@@ -38,7 +39,7 @@ __all__ = ["PgIndex"]
 _EXACT = """
 WITH top AS (
     SELECT seq, distance FROM (
-        SELECT seq, embedding <=> %(v)s::vector AS distance FROM memories
+        SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
         WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active{filters}
         OFFSET 0
     ) AS candidates
@@ -59,7 +60,7 @@ top AS (
     SELECT seq, distance FROM ann WHERE (SELECT n FROM found) >= %(k)s
     UNION ALL
     SELECT seq, distance FROM (
-        SELECT seq, embedding <=> %(v)s::vector AS distance FROM memories
+        SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
         WHERE tenant = {tenant} AND user_id = {user} AND is_active{filters}
         OFFSET 0
     ) AS exact WHERE (SELECT n FROM found) < %(k)s

@@ -6,8 +6,10 @@ migration runs in its own transaction together with the row that records it in `
 
 Schema (migration ``0001_memories``):
 
-- ``memories``: one row per memory with ``embedding vector(dim)``; ``seq`` (identity) orders inserts; ``tsv`` is a
-  generated ``tsvector`` (``simple`` configuration: words, no stemming, like the SQLite store) behind a GIN index.
+- ``memories``: one row per memory with ``embedding vector(dim)`` (unit length: the store normalises every vector);
+  ``seq`` (identity) orders inserts; the embedding comes right after it, ahead of every variable-length text
+  column, so a scan reaches it without walking the row; ``tsv`` is a generated ``tsvector`` (``simple``
+  configuration: words, no stemming, like the SQLite store) behind a GIN index.
 - a partial btree ``(tenant, user_id) WHERE is_active``: every per-user read starts there; a second btree over all
   rows serves listings that include forgotten memories.
 - ``memory_history``: append-only, ``before``/``after`` as ``jsonb``; it outlives permanently deleted memories.
@@ -48,6 +50,13 @@ async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
             """
             CREATE TABLE memories (
                 seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                embedding vector({dim}) NOT NULL,
+                is_active boolean NOT NULL DEFAULT true,
+                confidence double precision NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                observed_at timestamptz,
+                expires_at timestamptz,
                 id text NOT NULL UNIQUE,
                 tenant text NOT NULL,
                 user_id text NOT NULL,
@@ -55,16 +64,9 @@ async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
                 content text NOT NULL,
                 category text NOT NULL CHECK (category IN ({categories})),
                 source text NOT NULL CHECK (source IN ({sources})),
-                confidence double precision NOT NULL CHECK (confidence BETWEEN 0 AND 1),
-                is_active boolean NOT NULL DEFAULT true,
                 deleted_by text CHECK (deleted_by IN ({deleted_by})),
-                created_at timestamptz NOT NULL,
-                updated_at timestamptz NOT NULL,
-                observed_at timestamptz,
-                expires_at timestamptz,
                 merged_into text,
                 source_turn_ids text[] NOT NULL DEFAULT '{{}}',
-                embedding vector({dim}) NOT NULL,
                 tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED
             )
             """
