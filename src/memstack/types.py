@@ -19,8 +19,12 @@ from memstack.errors import InputError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "Artifact",
+    "BaseTruthDiff",
+    "Candidate",
     "Category",
     "DeletedBy",
+    "Exchange",
     "Fact",
     "Fragment",
     "FragmentStatus",
@@ -32,6 +36,7 @@ __all__ = [
     "MemoryPatch",
     "NewMemory",
     "RawMessage",
+    "Route",
     "ScoredMemory",
     "SessionState",
     "Source",
@@ -144,6 +149,41 @@ def check_content(content: str) -> None:
         raise InputError(
             f"memory content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
             "Store one short fact per memory"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact a classifier proposes to remember; the capture pipeline dedups it and stores it as a memory.
+
+    ``content`` is a durable third-person statement ("User is a sophomore at UCLA"), dates made absolute.
+    ``explicit``: the user asked to remember it. ``observed_at``: when it was said. ``expires_at``: when a schedule
+    memory stops being useful. ``evidence``: the part of the message it came from.
+    """
+
+    content: str
+    category: Category
+    confidence: float
+    explicit: bool = False
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        check_content(self.content)
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+    def to_new_memory(self, *, agent_id: str | None = None, source_turn_ids: tuple[str, ...] = ()) -> NewMemory:
+        return NewMemory(
+            content=self.content,
+            category=self.category,
+            source=Source.EXPLICIT if self.explicit else Source.AUTO,
+            confidence=self.confidence,
+            agent_id=agent_id,
+            observed_at=self.observed_at,
+            expires_at=self.expires_at,
+            source_turn_ids=source_turn_ids,
         )
 
 
@@ -309,3 +349,58 @@ class SessionState:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class Route(StrEnum):
+    """How deeply one exchange is summarized (seed 04 §6)."""
+
+    SHORT = "short"  # summary only
+    MEDIUM = "medium"  # summary + base-truth diff
+    LONG = "long"  # summary + diff + the reply kept longer in the raw window
+    CODE = "code"  # code-heavy: always a diff
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user message and the assistant's reply to it: what the summarizer reads."""
+
+    turn: int
+    user: str
+    assistant: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTruthDiff:
+    """A summarizer's proposed change to base truth, applied remove → update → add.
+
+    ``update`` entries are complete replacement strings (``"Python version: 3.12"``); ``hard`` lists the
+    entries of ``add``/``update`` that are hard constraints (things that must never/always be done).
+    """
+
+    add: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    hard: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.add or self.update or self.remove)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A code block or draft cut from one turn, kept verbatim so "the version from turn 3" can be found again.
+
+    ``kind`` is ``code`` or ``draft``; ``role`` says whose message it came from; ``index`` orders several artifacts
+    of one turn. Stores fill ``session_id`` and ``created_at``."""
+
+    turn: int
+    kind: str
+    content: str
+    role: str = "assistant"
+    language: str = ""
+    label: str = ""
+    index: int = 0
+    session_id: str = ""
+    created_at: datetime | None = None

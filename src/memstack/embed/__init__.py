@@ -19,6 +19,12 @@ def get_embedder(spec: str = "local:minilm", **options: object) -> Embedder:
         from memstack.embed.hashing import HashingEmbedder
 
         return HashingEmbedder(int(model or 64))
+    from memstack.models.providers import PROVIDERS
+
+    if provider in PROVIDERS and model:
+        from memstack.embed.remote import OpenAIEmbedder
+
+        return OpenAIEmbedder(model, provider=provider, **options)  # type: ignore[arg-type]
     raise ConfigError(
         f"unknown embedder {spec!r}; use local:minilm (offline default), openai:<model> or hash:<dim> (tests only)"
     )

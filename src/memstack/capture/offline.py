@@ -1,0 +1,117 @@
+"""The offline classifier (``offline:rules-v1``): rules first, embeddings only for what the rules let through.
+
+1. :func:`~memstack.capture.rules.screen` (regular expressions, microseconds) drops questions, task requests,
+   greetings, remarks about the assistant and passing states, and returns first-person sentences with a category
+   guess and a strength. A message with no first-person word and no "remember" stops at one regex search.
+2. The surviving sentences are embedded in one batch and compared with written exemplars of each category and of
+   non-memories (:mod:`~memstack.capture.exemplars`); the similarity margin adjusts the rule strength into a
+   confidence, and picks the category when no rule cue did.
+3. Dates are resolved against the message time; a sentence about a future date becomes a ``schedule`` memory that
+   expires the day after; the content is rewritten about "User".
+
+No language model is involved: this is an honest baseline, measured by ``memstack eval extraction``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import numpy as np
+
+from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
+from memstack.capture.dates import expiry_for, find_dates, resolve
+from memstack.capture.exemplars import NEGATIVE, POSITIVE
+from memstack.capture.rewrite import third_person
+from memstack.capture.rules import Clause, screen
+from memstack.embed import Embedder, get_embedder
+from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
+
+__all__ = ["OfflineClassifier"]
+
+#: Weight of the exemplar margin (best positive minus best negative cosine) added to the rule strength.
+MARGIN_WEIGHT = 1.0
+#: At most this many candidates per message.
+MAX_CANDIDATES = 5
+
+
+class OfflineClassifier:
+    """Rules + embeddings; pass the engine's embedder so the model is loaded once."""
+
+    name = "offline:rules-v1"
+
+    def __init__(self, embedder: Embedder | None = None, *, min_confidence: float = MIN_CONFIDENCE) -> None:
+        self._embedder = embedder
+        self._owns_embedder = embedder is None
+        self.min_confidence = min_confidence
+        self._exemplars: tuple[Vector, list[Category], Vector] | None = None
+        self._lock = asyncio.Lock()
+
+    async def _get_embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder("local:minilm")
+        return self._embedder
+
+    async def _exemplar_vectors(self) -> tuple[Vector, list[Category], Vector]:
+        async with self._lock:
+            if self._exemplars is None:
+                embedder = await self._get_embedder()
+                texts = [t for examples in POSITIVE.values() for t in examples]
+                labels = [c for c, examples in POSITIVE.items() for _ in examples]
+                vectors = await embedder.embed([*texts, *NEGATIVE])
+                self._exemplars = (vectors[: len(texts)], labels, vectors[len(texts) :])
+            return self._exemplars
+
+    async def classify(self, message: str, *, at: datetime, context: ClassifyContext | None = None) -> list[Candidate]:
+        clauses = screen(message, context.recent if context else ())
+        if not clauses:
+            return []
+        clauses = clauses[: MAX_CANDIDATES * 2]
+        positives, labels, negatives = await self._exemplar_vectors()
+        embedder = await self._get_embedder()
+        vectors = await embedder.embed([c.text for c in clauses])
+        pos_sim = vectors @ positives.T
+        neg_best = (vectors @ negatives.T).max(axis=1)
+        out: list[Candidate] = []
+        for i, clause in enumerate(clauses):
+            best = int(np.argmax(pos_sim[i]))
+            margin = float(pos_sim[i, best] - neg_best[i])
+            confidence = 1.0 if clause.explicit else min(1.0, max(0.0, clause.strength + MARGIN_WEIGHT * margin))
+            if confidence < self.min_confidence:
+                continue
+            candidate = self._candidate(clause, labels[best], confidence, at)
+            if candidate is not None:
+                out.append(candidate)
+        out.sort(key=lambda c: -c.confidence)
+        return out[:MAX_CANDIDATES]
+
+    def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
+        text, _ = resolve(clause.text, at)
+        expires = expiry_for(find_dates(clause.text, at), at)
+        category = clause.category or nearest
+        if expires is not None and category in (Category.GENERAL, Category.FACT, Category.SCHEDULE):
+            category = Category.SCHEDULE  # a dated event ahead: kept with its date, expires after it
+        elif category is Category.SCHEDULE and expires is None:
+            category = Category.GENERAL  # a past or undated event is a plain statement
+        content = third_person(text).rstrip(" ,;:-")
+        if clause.reply_to is not None:
+            content = f"Asked {clause.reply_to!r}, User said: {content}"
+        if len(content.split()) < 3:
+            return None
+        if len(content) > MAX_CONTENT_CHARS:
+            content = content[: MAX_CONTENT_CHARS - 1].rstrip() + "…"
+        return Candidate(
+            content=content,
+            category=category,
+            confidence=round(confidence, 3),
+            explicit=clause.explicit,
+            observed_at=at,
+            expires_at=expires if category is Category.SCHEDULE else None,
+            evidence=clause.text,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_embedder and self._embedder is not None:
+            await self._embedder.aclose()
+        self._embedder = None
+        self._exemplars = None

@@ -1,0 +1,123 @@
+"""Rewrite a first-person sentence as a durable fact about "User".
+
+The convention is fixed: the subject is the word ``User`` ("I'm a sophomore at UCLA" → "User is a sophomore at
+UCLA", "my quiz is …" → "User's quiz is …", "visual examples help me" → "Visual examples help User"); "we" becomes
+"User and others". Verbs after "I" are put in the third person with a small set of rules and irregulars. Where a
+sentence cannot be rewritten cleanly the result is still readable, never invented.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["strip_preamble", "third_person"]
+
+_IRREGULAR = {
+    "am": "is",
+    "'m": "is",
+    "have": "has",
+    "'ve": "has",
+    "do": "does",
+    "go": "goes",
+    "don't": "doesn't",
+    "dont": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+}
+# Words after "I" that keep their form: past tenses, modals and contractions that do not depend on the person.
+_INVARIANT_TEXT = """was did had could would should might must will shall
+    can can't cannot couldn't wouldn't shouldn't won't didn't
+    wasn't 'd 'll went got made took saw met came bought brought ran won lost left told said felt found gave began wrote
+    ate spent paid sold sent thought knew kept led meant put set sat slept spoke stood taught understood woke wore
+    became broke caught chose drove flew fell grew heard read hit quit cut let hurt built fought forgot"""
+_INVARIANT = frozenset(_INVARIANT_TEXT.split())
+_ADVERB_TEXT = """really also just still usually always never often actually recently finally sometimes
+    totally definitely
+    truly mostly generally kinda sort kind personally honestly already even only absolutely"""
+_ADVERBS = frozenset(_ADVERB_TEXT.split())
+_PRONOUNS = {
+    "me": "User",
+    "myself": "User",
+    "my": "User's",
+    "mine": "User's",
+    "we": "User and others",
+    "us": "User and others",
+    "our": "User's",
+    "ours": "User's",
+    "we're": "User and others are",
+    "we've": "User and others have",
+    "we'll": "User and others will",
+}
+
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:hey|hi|hello|yeah|yes|yep|yup|oh|ah|wow|well|so|ok|okay|sure|honestly|btw|by the way|also|and|but|"
+    r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|true)"
+    r"(?:[\s,]+[A-Z][a-z]+(?=[,!.]))?[\s,!.:;-]+)+",
+    re.IGNORECASE,
+)
+
+_WORD = re.compile(r"[A-Za-z']+|[^A-Za-z']+")
+
+
+def strip_preamble(sentence: str) -> str:
+    """Drop leading interjections and address ("Yeah, Mel! …", "Oh well, …")."""
+    stripped = _PREAMBLE.sub("", sentence).strip()
+    return stripped or sentence.strip()
+
+
+def _third(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _INVARIANT or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _split_contraction(word: str) -> tuple[str, str | None]:
+    low = word.lower().replace("’", "'")
+    for suffix in ("'m", "'ve", "'d", "'ll"):
+        if low == "i" + suffix:
+            return "I", suffix
+    if low == "im":
+        return "I", "'m"
+    return word, None
+
+
+def third_person(sentence: str) -> str:
+    """The sentence with the speaker as "User"; capitalised, trailing space trimmed."""
+    parts = _WORD.findall(sentence.replace("’", "'"))
+    out: list[str] = []
+    expect_verb = False  # just after "I": the next word is the verb to conjugate
+    for part in parts:
+        if not part[0].isalpha() and part[0] != "'":
+            out.append(part)
+            continue
+        word, suffix = _split_contraction(part)
+        low = word.lower()
+        if suffix is not None:
+            out.append("User")
+            out.append(" " + ("would" if suffix == "'d" else "will" if suffix == "'ll" else _third(suffix)))
+            expect_verb = False
+            continue
+        if expect_verb:
+            if low in _ADVERBS:
+                out.append(word)
+                continue
+            out.append(_third(word))
+            expect_verb = False
+            continue
+        if word == "I":
+            out.append("User")
+            expect_verb = True
+        elif low in _PRONOUNS:
+            out.append(_PRONOUNS[low])
+        else:
+            out.append(part)
+    text = "".join(out).strip()
+    text = re.sub(r"\s+", " ", text)
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,199 @@
+"""The cheap first stage of the offline classifier: regular expressions only, no model.
+
+:func:`screen` splits a message into sentences and keeps the ones that look like durable self-disclosure, each with
+a rule-based category guess and strength. Most chat messages (questions, task requests, greetings, remarks about
+the assistant, passing states) leave nothing, and cost a few microseconds: one regular-expression search decides
+that a message without any first-person word or "remember" needs no further work.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memstack.capture.rewrite import strip_preamble
+from memstack.types import Category
+
+__all__ = ["Clause", "might_disclose", "screen"]
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    text: str  # the sentence, interjections stripped
+    explicit: bool  # "remember that …"
+    category: Category | None  # the rule's guess; None leaves it to the exemplars
+    strength: float  # rule evidence, 0..1
+    reply_to: str | None = None  # the question this sentence answers, when it is a bare answer
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# One search over the whole message decides the no-save fast path.
+_ANY_SELF = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|remember)\b|\bi[’']")
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\s*[\n;]\s*|\s+[-–—]+\s+")
+_SUBJECT = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b|\bi[’'](?:m|ve|d|ll)\b")
+_OBJECT = _rx(r"\b(?:me|myself|mine)\b")
+
+_EXPLICIT = _rx(
+    r"^(?:please\s+)?(?:remember|don'?t forget|do not forget|never forget|keep in mind|note|make a note|"
+    r"save|store|for (?:future )?reference)(?:\s+(?:this|that|:))?[\s,:]+(?:that\s+)?(?P<body>.+)$"
+)
+_TASK = _rx(
+    r"^(?:please|pls|can you|could you|would you|will you|can u|i need you to|i want you to|i'd like you to|"
+    r"i would like you to|help me|let's|let us|write|explain|give me|tell me|show me|make|create|summari[sz]e|"
+    r"translate|list|generate|fix|find|calculate|draft|rewrite|check|describe|compare|suggest|recommend|draw|"
+    r"convert|solve|define|quiz me|teach me|how do i|how can i|how should i|what should i|should i|do i|can i|"
+    r"check (?:it|this|that) out|check out|take a look|look at|imagine|guess what)\b"
+)
+_REQUEST = _rx(
+    r"\b(?:i need|i want|i'd like|i would like|i'm looking for|im looking for)\s+(?:you|help|some help|to know|"
+    r"to find out|an? (?:example|explanation|list|summary|answer|recipe|idea|suggestion)|ideas|suggestions|"
+    r"advice|tips)\b|\bi (?:was|am) wondering\b|\bi have a question\b"
+)
+_GREETING = _rx(
+    r"^(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night)|thanks?(?: you)?(?: so much)?|thx|ok(?:ay)?|"
+    r"cool|great|nice|awesome|wow|lol|haha|bye|goodbye|see you|cheers|sure|yes|no|yep|nope)\b[\s\w,!.']{0,25}$"
+)
+_REACTION = _rx(
+    r"^i(?:'m| am)?\s+(?:so |really |totally |truly |very |just )*(?:glad|happy|proud|sorry|thrilled|excited|"
+    r"stoked|jealous|impressed)\s+(?:for|of|to hear|that you|about your|you)\b|"
+    r"^i\s+(?:totally |completely |really |fully |so )*(?:agree|know(?! how)|see|understand|guess|bet|hope so|"
+    r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean)\b|"
+    r"^i\s+(?:can't|cannot|couldn't) (?:wait to (?:see|hear)|believe|imagine)\b|^(?:i hope|i wish) you\b"
+)
+_ABOUT_ASSISTANT = _rx(r"\b(?:you|your|you're|youre|yourself|u)\b")
+_TEMPORARY = _rx(
+    r"\b(?:right now|at the moment|atm|just now|for now|this (?:morning|afternoon|evening)|tonight)\b|"
+    r"\bi(?:'m| am)\s+(?:so |really |a bit |kinda |pretty |super )*(?:tired|hungry|sleepy|bored|stuck|confused|"
+    r"lost|thirsty|cold|hot|sick|late|on my way|in a hurry|waiting|typing|driving|eating|back)\b|"
+    r"\b(?:this|that) (?:question|problem|answer|essay|code|message|chat|conversation|page|exercise|reply)\b"
+)
+_QUESTION_START = _rx(
+    r"^(?:what|why|how|when|where|who|whom|which|whose|do|does|did|are|is|was|were|can|could|would|will|should|"
+    r"have|has|had|any|anything|ever)\b"
+)
+
+_CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
+    (
+        Category.LEARNINGSTYLE,
+        _rx(
+            r"\b(?:i learn|learn(?:ing)? (?:best|better)|i understand (?:better|best)|helps? me (?:learn|understand|"
+            r"remember|focus|study)|visual learner|step[- ]by[- ]step|hands-on)\b"
+        ),
+    ),
+    (
+        Category.PREFERENCE,
+        _rx(
+            r"\b(?:lov(?:e|es|ed)|lik(?:e|es|ed)|enjoy(?:s|ed)?|prefer(?:s|red)?|hat(?:e|es|ed)|dislike[sd]?|"
+            r"can't stand|favou?rite|fan of|into|passionate about|passion|obsessed with|hooked on|hobby|hobbies|"
+            r"allergic|vegetarian|vegan|my go-to|rather)\b"
+        ),
+    ),
+    (
+        Category.LEARNINGSTYLE,
+        _rx(r"\b(?:explanations?|examples? (?:help|work)|diagrams?|flashcards?|analogies)\b"),
+    ),
+    (
+        Category.GOAL,
+        _rx(
+            r"\b(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|goal|aim to|aiming|trying to|"
+            r"working (?:on|toward|towards)|dream|aspire|going to|gonna|intend|determined to|saving (?:up )?for|"
+            r"would like to|'d like to|thinking (?:about|of)|looking forward to|studying for|preparing for)\b"
+        ),
+    ),
+    (
+        Category.FACT,
+        _rx(
+            r"\b(?:i am|i'm|im|i work|i live|i study|i'm from|i grew up|i was born|i have|i've|i got|i moved|"
+            r"i graduated|i teach|i own|i volunteer|i joined|i started|i adopted|i play|i used to|"
+            r"my (?:name|job|major|wife|husband|partner|boyfriend|girlfriend|kids?|children|son|daughter|mom|dad|"
+            r"mother|father|sister|brother|family|dog|cat|pets?|friends?|parents|grandma|grandpa|home|house|city|"
+            r"school|college|university|degree|birthday|age|team|band|car))\b"
+        ),
+    ),
+)
+
+
+# "I went / took / visited …": a personal event, worth keeping even without a category cue.
+_EVENT = _rx(
+    r"\b(?:i|we)\s+(?:just |recently |finally |also |actually )?(?:went|took|made|got|visited|attended|finished|"
+    r"started|bought|read|watched|saw|met|joined|won|lost|ran|tried|learned|learnt|found|built|painted|wrote|"
+    r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had)\b"
+)
+# A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
+_DATED = _rx(
+    r"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|this (?:week|weekend|month)|(?:on |this |last )(?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|in (?:a|an|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?)|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)"
+)
+# Second person inside a first-person sentence: usually about the other side ("I'm here for you").
+_ADDRESSED = _rx(r"\b(?:you|your|you're|yours)\b")
+
+
+def might_disclose(message: str) -> bool:
+    """The no-save fast path: ``False`` means no sentence of ``message`` can be self-disclosure."""
+    return _ANY_SELF.search(message) is not None
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or (_QUESTION_START.match(sentence) is not None and "." not in sentence)
+
+
+def _category(sentence: str) -> Category | None:
+    for category, pattern in _CUES:
+        if pattern.search(sentence):
+            return category
+    return None
+
+
+def _last_question(recent: tuple[tuple[str, str], ...]) -> str | None:
+    """The other side's last message if it asked the user about themselves."""
+    if not recent:
+        return None
+    text = recent[-1][1].strip()
+    if not text.endswith("?"):
+        return None
+    question = _SPLIT.split(text)[-1]
+    return question if _ABOUT_ASSISTANT.search(question) else None
+
+
+def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Clause]:
+    """Sentences of ``message`` that may be durable facts about the user, with rule evidence."""
+    question = _last_question(recent)
+    if not might_disclose(message) and question is None:
+        return []
+    out: list[Clause] = []
+    for index, raw in enumerate(_SPLIT.split(message.strip())):
+        sentence = strip_preamble(raw)
+        if len(sentence) < 4 or _is_question(sentence):
+            continue
+        if m := _EXPLICIT.match(sentence):
+            body = m.group("body").strip()
+            if len(body) >= 4:
+                out.append(Clause(body, True, _category(body), 1.0))
+            continue
+        if _TASK.match(sentence) or _REQUEST.search(sentence) or _GREETING.match(sentence):
+            continue
+        if _REACTION.match(sentence) or _TEMPORARY.search(sentence):
+            continue
+        has_subject = _SUBJECT.search(sentence) is not None
+        if not has_subject and _ABOUT_ASSISTANT.search(sentence):
+            continue  # about the other side, not the user
+        if has_subject:
+            category = _category(sentence)
+            if category is None and _DATED.search(sentence):
+                category = Category.SCHEDULE
+            strength = 0.8 if category else 0.7 if _EVENT.search(sentence) else 0.55
+            if _ADDRESSED.search(sentence):
+                strength -= 0.2
+            out.append(Clause(sentence, False, category, strength))
+        elif _OBJECT.search(sentence):
+            category = _category(sentence)
+            out.append(Clause(sentence, False, category, 0.7 if category else 0.45))
+        elif question is not None and index == 0 and len(sentence.split()) >= 2:
+            out.append(Clause(sentence, False, None, 0.4, reply_to=question))
+    return out

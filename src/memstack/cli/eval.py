@@ -1,0 +1,219 @@
+"""``memstack eval …``: quality measurements on data passed with ``--data`` (never shipped with memstack).
+
+Each command prints one JSON object as its LAST line of stdout with ``--json``; progress goes to stderr. Add a
+subcommand with ``@eval_group.command("name")``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from memstack.errors import MemstackError
+
+if TYPE_CHECKING:
+    from memstack.retrieval import RetrievalSettings
+
+__all__ = ["eval_group", "run_async"]
+
+T = TypeVar("T")
+
+
+def run_async(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine for a command; memstack errors become a one-line message and exit status 1."""
+    try:
+        return asyncio.run(make())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _data_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--data", "data", required=True, type=click.Path(path_type=Path), help=help_text)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure memstack's quality on public data sets (each prints one JSON object last with --json)."""
+
+
+@eval_group.command("locomo")
+@click.option("--data", "data", required=True, type=click.Path(dir_okay=False, path_type=Path), help="LoCoMo JSON.")
+@click.option("--conversations", default="", help="Comma-separated sample ids to evaluate (default: all).")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option("--model", default=None, help="Chat model whose tokenizer counts tokens (default o200k).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Change a retrieval setting, e.g. --set dense_weight=0 (ablations; see RetrievalSettings).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON line per conversation, the overall result last.")
+def locomo(
+    data: Path, conversations: str, embedder: str, model: str | None, overrides: tuple[str, ...], as_json: bool
+) -> None:
+    """Retrieval hit@k / recall@k of LoCoMo evidence turns, tokens per query and recall latency."""
+    from memstack.embed import get_embedder
+    from memstack.evals.locomo import load_locomo, run_locomo
+
+    settings = _settings(overrides)
+
+    convs = load_locomo(data)
+    wanted = [c.strip() for c in conversations.split(",") if c.strip()]
+    if wanted:
+        unknown = sorted(set(wanted) - {c.id for c in convs})
+        if unknown:
+            raise click.BadParameter(f"not in {data}: {', '.join(unknown)}", param_hint="--conversations")
+        convs = [c for c in convs if c.id in wanted]
+    total = sum(len(c.questions) for c in convs)
+    with click.progressbar(length=total, label="questions", file=sys.stderr) as bar:
+        job = run_locomo(convs, get_embedder(embedder), settings=settings, model=model, progress=bar.update)
+        result, per_conversation = asyncio.run(job)
+    if as_json:
+        for line in per_conversation:
+            click.echo(json.dumps(line))
+        click.echo(json.dumps(result))
+    else:
+        _table(result, per_conversation)
+
+
+def _settings(overrides: tuple[str, ...]) -> RetrievalSettings:
+    from dataclasses import fields, replace
+
+    from memstack.errors import InputError
+    from memstack.retrieval import RetrievalSettings
+
+    types = {f.name: f.type for f in fields(RetrievalSettings)}
+    changes: dict[str, Any] = {}
+    for item in overrides:
+        name, _, raw = item.partition("=")
+        if name not in types or not raw:
+            raise click.BadParameter(
+                f"{item!r}: write NAME=VALUE with NAME one of {', '.join(types)}", param_hint="--set"
+            )
+        try:
+            changes[name] = int(raw) if types[name] in ("int", int) else float(raw)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: {raw!r} is not a number", param_hint="--set") from None
+    try:
+        return replace(RetrievalSettings(), **changes)
+    except InputError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set") from None
+
+
+def _table(result: dict[str, Any], per_conversation: list[dict[str, Any]]) -> None:
+    keys = ("questions", "hit@5", "hit@10", "recall@5", "recall@10")
+    click.echo(f"{'':14}" + "".join(f"{k:>11}" for k in keys))
+    rows = [(row["conversation"], row) for row in per_conversation]
+    rows += [(f"category {c}", row) for c, row in result["per_category"].items()]
+    rows.append(("all", result))
+    for name, row in rows:
+        click.echo(f"{name:14}" + "".join(f"{row[k]:>11}" for k in keys))
+    click.echo(
+        f"tokens per query {result['tokens_per_query']} (full conversation {result['full_context_tokens']}); "
+        f"recall latency p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms"
+    )
+
+
+@eval_group.command("dedup")
+@_data_option("STS-B CSV (s1,s2,score) or PAWS TSV (id,s1,s2,label).")
+@click.option("--format", "fmt", type=click.Choice(["stsb", "paws"]), default="stsb", show_default=True)
+@click.option("--embedder", default=None, help="Embedder spec (default: the configured one, local:minilm).")
+@click.option("--calibrate", is_flag=True, help="Derive the rule's parameters from this (training) file instead.")
+@click.option("--min-precision", default=0.80, show_default=True, help="With --calibrate: precision to keep.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def dedup_command(
+    data: Path, fmt: str, embedder: str | None, calibrate: bool, min_precision: float, as_json: bool, progress: bool
+) -> None:
+    """Decide duplicate / not for every pair with the production dedup rule.
+
+    Last line: {"pairs","threshold","precision","recall","f1"}. With --calibrate, prints how the parameters are
+    derived and ends with them as JSON (paste into memstack.capture.dedup.CALIBRATED).
+    """
+    from memstack.capture.dedup import DedupRule
+    from memstack.config import Config
+    from memstack.embed import get_embedder
+    from memstack.evals import dedup as ev
+    from memstack.evals.common import emit
+
+    async def main() -> None:
+        pairs = ev.load_pairs(data, fmt)
+        emb = get_embedder(embedder or Config.resolve().embedder)
+        try:
+            cosines = await ev.embed_pairs(emb, pairs, show_progress=progress)
+        finally:
+            await emb.aclose()
+        if calibrate:
+            params, lines = ev.calibrate(emb.name, pairs, [float(c) for c in cosines], min_precision=min_precision)
+            for line in lines:
+                click.echo(line)
+            emit(
+                {
+                    "embedder": params.embedder,
+                    "weights": dict(params.weights),
+                    "bias": params.bias,
+                    "threshold": params.threshold,
+                    "min_order": params.min_order,
+                    "update_cosine": params.update_cosine,
+                }
+            )
+            return
+        result = ev.evaluate(DedupRule.for_embedder(emb.name), pairs, [float(c) for c in cosines])
+        detail = result.pop("detail")
+        if as_json:
+            emit({"detail": detail})
+            emit(result)
+        else:
+            click.echo(json.dumps(detail, indent=2))
+            click.echo(
+                f"{result['pairs']} pairs: precision {result['precision']:.3f}, recall {result['recall']:.3f}, "
+                f"F1 {result['f1']:.3f} (threshold {result['threshold']})"
+            )
+
+    run_async(main)
+
+
+@eval_group.command("extraction")
+@_data_option("LoCoMo JSON (a list of conversations with 'conversation' and 'observation').")
+@click.option("--classifier", default=None, help="offline (default) or a model string, e.g. openai:gpt-4o-mini.")
+@click.option("--limit", type=int, default=None, help="Only the first N turns (quick runs).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def extraction_command(data: Path, classifier: str | None, limit: int | None, as_json: bool, progress: bool) -> None:
+    """Run the configured classifier over every LoCoMo turn against the turns cited by 'observation'.
+
+    Last line: {"turns","precision","recall","f1","p50_ms","p99_ms"}.
+    """
+    from memstack.capture import get_classifier
+    from memstack.config import Config
+    from memstack.evals import extraction as ev
+    from memstack.evals.common import emit
+
+    async def main() -> None:
+        turns = ev.load_turns(data)[:limit] if limit else ev.load_turns(data)
+        spec = classifier or Config.resolve().classifier_model
+        clf = get_classifier(None if spec == "offline" else spec)
+        try:
+            result = await ev.evaluate(clf, turns, show_progress=progress)
+        finally:
+            await clf.aclose()
+        detail = result.pop("detail")
+        if as_json:
+            emit({"detail": detail})
+            emit(result)
+        else:
+            click.echo(json.dumps(detail, indent=2))
+            click.echo(
+                f"{result['turns']} turns ({detail['classifier']}): precision {result['precision']:.3f}, "
+                f"recall {result['recall']:.3f}, F1 {result['f1']:.3f}; p50 {result['p50_ms']} ms, "
+                f"p99 {result['p99_ms']} ms"
+            )
+
+    run_async(main)

@@ -1,0 +1,164 @@
+"""Measure the offline session pipeline on LoCoMo-format conversations.
+
+    python -m memstack.session.bench --data ../shared/eval/locomo/locomo-dev.json [--json]
+
+Each session of each conversation is replayed as a session of memstack: consecutive (speaker A, speaker B) messages
+form one exchange (A plays the user), run through routing, the offline summarizer, the failure policy and diff
+apply, with consolidation on the configured cadence. Printed (the last line is one JSON object with ``--json``):
+
+* ``ms_per_turn_p50`` / ``ms_per_turn_p99`` — phase-2 time of one exchange on this machine;
+* ``routes`` — how many exchanges took each route; ``max_user_summary_words`` / ``max_assistant_summary_words``;
+* ``facts_per_session`` — base-truth size at the end of a session (mean); ``warnings`` by kind;
+* ``observation_coverage`` — share of LoCoMo's gold per-session observations about speaker A whose content words
+  (names and framing removed) are at least half present in: the base truth, the turn log, both, and the raw
+  transcript (the ceiling of this word-overlap measure);
+* ``memory_to_transcript_tokens`` — tokens of base truth + turn log over tokens of the transcript.
+
+The data is read from ``--data``; nothing of it is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memstack.errors import InputError
+from memstack.session.consolidate import consolidate_base_truth, consolidation_due
+from memstack.session.extractive import OfflineSummarizer
+from memstack.session.policy import SummaryRunner
+from memstack.session.settings import SessionSettings
+from memstack.session.text import content_words, count_words, stem
+from memstack.tokens import TokenCounter
+from memstack.types import Exchange, Fact, TurnSummary
+
+__all__ = ["main", "run_bench"]
+
+
+def _sessions(conversation: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    keys = [k for k in conversation if k.startswith("session_") and not k.endswith("date_time")]
+    keys.sort(key=lambda k: int(k.split("_")[1]))
+    return [(k, conversation[k]) for k in keys if isinstance(conversation[k], list)]
+
+
+def _exchanges(turns: Sequence[dict[str, Any]], speaker_a: str) -> list[Exchange]:
+    out: list[Exchange] = []
+    pending: list[str] = []
+    replies: list[str] = []
+    for turn in turns:
+        text = str(turn.get("text", "")).strip()
+        if turn.get("blip_caption"):
+            text += f" [shares a photo of {turn['blip_caption']}]"
+        if turn.get("speaker") == speaker_a:
+            if replies:
+                out.append(Exchange(len(out) + 1, " ".join(pending), " ".join(replies)))
+                pending, replies = [], []
+            pending.append(text)
+        elif pending:
+            replies.append(text)
+    if pending:
+        out.append(Exchange(len(out) + 1, " ".join(pending), " ".join(replies) or "(no reply)"))
+    return out
+
+
+def _covered(observation: str, memory: set[str], names: set[str]) -> bool:
+    words = content_words(observation, framing=True) - names
+    return bool(words) and len(words & memory) / len(words) >= 0.5
+
+
+async def run_bench(data: Path, settings: SessionSettings | None = None, limit: int | None = None) -> dict[str, Any]:
+    s = settings or SessionSettings()
+    try:
+        conversations = json.loads(data.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read LoCoMo data from {data}: {exc}; pass --data PATH/locomo-dev.json") from None
+    summarizer = OfflineSummarizer(s)
+    runner = SummaryRunner(summarizer, s)
+    counter = TokenCounter()
+    times: list[float] = []
+    routes: Counter[str] = Counter()
+    warnings: Counter[str] = Counter()
+    max_words = [0, 0]
+    facts_per_session: list[int] = []
+    hits = Counter[str]()
+    observations = 0
+    memory_tokens = transcript_tokens = 0
+    for conv in conversations[:limit]:
+        talk = conv["conversation"]
+        speaker_a = talk["speaker_a"]
+        names = {stem(w) for w in (speaker_a + " " + talk["speaker_b"]).lower().split()}
+        for key, turns in _sessions(talk):
+            base_truth: tuple[Fact, ...] = ()
+            log: list[TurnSummary] = []
+            last_consolidated = 0
+            for ex in _exchanges(turns, speaker_a):
+                started = time.perf_counter()
+                result = await runner.run(ex, base_truth)
+                base_truth = result.base_truth
+                if consolidation_due(ex.turn, last_consolidated, len(base_truth), s):
+                    base_truth = (await consolidate_base_truth(summarizer, base_truth, s)).facts
+                    last_consolidated = ex.turn
+                times.append((time.perf_counter() - started) * 1000)
+                routes[result.route.route.value] += 1
+                warnings.update(w.kind.value for w in result.warnings)
+                log.append(result.summary)
+                max_words[0] = max(max_words[0], count_words(result.summary.user_summary))
+                max_words[1] = max(max_words[1], count_words(result.summary.assistant_summary))
+            facts_per_session.append(len(base_truth))
+            truth_text = "\n".join(f.text for f in base_truth)
+            log_text = "\n".join(f"{t.user_summary}\n{t.assistant_summary}" for t in log)
+            raw_text = "\n".join(str(t.get("text", "")) for t in turns)
+            memory_tokens += counter.count(truth_text) + counter.count(log_text)
+            transcript_tokens += counter.count(raw_text)
+            pools = {
+                "base_truth": content_words(truth_text),
+                "turn_log": content_words(log_text),
+                "both": content_words(truth_text + "\n" + log_text),
+                "transcript": content_words(raw_text),
+            }
+            gold = conv.get("observation", {}).get(f"{key}_observation", {}).get(speaker_a, [])
+            for item in gold:
+                observations += 1
+                for pool, words in pools.items():
+                    hits[pool] += _covered(str(item[0]), words, names)
+    ordered = sorted(times)
+    return {
+        "conversations": len(conversations[:limit]),
+        "sessions": len(facts_per_session),
+        "exchanges": len(times),
+        "ms_per_turn_p50": round(statistics.median(ordered), 3) if ordered else None,
+        "ms_per_turn_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3) if ordered else None,
+        "routes": dict(routes),
+        "max_user_summary_words": max_words[0],
+        "max_assistant_summary_words": max_words[1],
+        "facts_per_session": round(statistics.mean(facts_per_session), 2) if facts_per_session else 0,
+        "warnings": dict(warnings),
+        "observations": observations,
+        "observation_coverage": {k: round(hits[k] / observations, 3) if observations else None for k in hits},
+        "memory_to_transcript_tokens": round(memory_tokens / transcript_tokens, 3) if transcript_tokens else None,
+        "summarizer": summarizer.name,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m memstack.session.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON (e.g. locomo-dev.json)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    report = asyncio.run(run_bench(args.data, limit=args.limit))
+    if args.json:
+        print(json.dumps(report))
+        return
+    for key, value in report.items():
+        print(f"{key:32} {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""The failure policy of seed 04 §7 around any summarizer: what phase 2 of a turn produces, whatever happens.
+
+| failure                      | what happens                                                                        |
+|------------------------------|-------------------------------------------------------------------------------------|
+| malformed answer             | retried once with the same payload; then the raw text (cut to the word caps) is the |
+|                              | turn summary and the diff is skipped (``fallback_malformed``)                       |
+| timeout (``timeout_s``, 8 s) | raw text fallback, turn flagged ``unsummarized`` for a background retry              |
+| endpoint error (5xx, network)| as a timeout (``fallback_error``): transient, so retried in the background          |
+| update of an unknown fact    | added, with an ``unknown_update`` warning                                           |
+| hallucinated diff entry      | rejected by the plausibility check, warning logged (``unsupported``)                 |
+| race between turns           | the per-session lock of the session service, not here                               |
+
+:class:`SummaryRunner` is pure: it reads nothing but its arguments and the clock it was given, and writes nothing;
+the :class:`TurnResult` it returns is what the session service persists (turn log entry, new base truth,
+warnings, the unsummarized flag). A background retry is another ``run`` with the current base truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
+from memstack.session.base import Summarizer, TurnDraft
+from memstack.session.diff import DiffWarning, apply_diff
+from memstack.session.extractive import session_line
+from memstack.session.routing import RouteDecision, route_exchange
+from memstack.session.settings import SessionSettings
+from memstack.session.text import cap_words, count_words
+from memstack.types import BaseTruthDiff, Exchange, Fact, TurnSummary
+
+__all__ = ["Outcome", "SummaryRunner", "TurnResult", "fallback_summary", "summarize_session"]
+
+log = logging.getLogger("memstack.session")
+
+
+class Outcome(StrEnum):
+    SUMMARIZED = "summarized"
+    FALLBACK_MALFORMED = "fallback_malformed"  # raw text kept, diff skipped, no retry
+    FALLBACK_TIMEOUT = "fallback_timeout"  # raw text kept, flagged for a background retry
+    FALLBACK_ERROR = "fallback_error"  # raw text kept, flagged for a background retry
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """Everything phase 2 decided about one exchange."""
+
+    turn: int
+    route: RouteDecision
+    summary: TurnSummary
+    base_truth: tuple[Fact, ...]
+    diff: BaseTruthDiff  # as the summarizer proposed it (empty on a fallback)
+    warnings: tuple[DiffWarning, ...]
+    outcome: Outcome
+    attempts: int
+    elapsed_s: float
+    summarizer: str
+    flags: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def unsummarized(self) -> bool:
+        return self.summary.unsummarized
+
+
+def fallback_summary(exchange: Exchange, settings: SessionSettings, *, unsummarized: bool) -> TurnSummary:
+    """The raw exchange text, cut to the summary word caps: what the turn log holds when summarizing failed."""
+    return TurnSummary(
+        exchange.turn,
+        cap_words(exchange.user, settings.user_summary_words),
+        cap_words(exchange.assistant, settings.assistant_summary_words),
+        unsummarized=unsummarized,
+    )
+
+
+class SummaryRunner:
+    """Runs one summarizer under the failure policy; ``clock`` is injectable for tests (``time.monotonic``)."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        settings: SessionSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.summarizer = summarizer
+        self.settings = settings or SessionSettings()
+        self._clock = clock
+
+    async def run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
+        s = self.settings
+        decision = route_exchange(exchange, s)
+        started = self._clock()
+        attempts = 0
+        error = ""
+        outcome = Outcome.FALLBACK_MALFORMED
+        while attempts <= s.malformed_retries:
+            attempts += 1
+            try:
+                async with asyncio.timeout(s.timeout_s):
+                    draft = await self.summarizer.summarize_turn(exchange, tuple(base_truth), decision.route)
+                draft = self._check(draft)
+            except MalformedResponse as exc:
+                error = f"malformed summarizer answer: {exc}"
+                log.warning("turn %d: %s (attempt %d)", exchange.turn, error, attempts)
+                continue
+            except (TimeoutError, ProviderTimeout) as exc:
+                error = f"summarizer timed out after {s.timeout_s:g}s" + (f": {exc}" if str(exc) else "")
+                outcome = Outcome.FALLBACK_TIMEOUT
+                break
+            except ProviderError as exc:
+                error = f"summarizer failed: {exc}"
+                outcome = Outcome.FALLBACK_ERROR
+                break
+            return self._summarized(exchange, base_truth, decision, draft, attempts, started)
+        retry = outcome is not Outcome.FALLBACK_MALFORMED
+        log.warning("turn %d: raw-text fallback (%s)%s", exchange.turn, error, "; retry due" if retry else "")
+        return TurnResult(
+            turn=exchange.turn,
+            route=decision,
+            summary=fallback_summary(exchange, s, unsummarized=retry),
+            base_truth=tuple(base_truth),
+            diff=BaseTruthDiff(),
+            warnings=(),
+            outcome=outcome,
+            attempts=attempts,
+            elapsed_s=self._clock() - started,
+            summarizer=self.summarizer.name,
+            flags=("unsummarized",) if retry else ("diff_skipped",),
+            error=error,
+        )
+
+    def _check(self, draft: TurnDraft) -> TurnDraft:
+        """Shape rules every summarizer's answer must meet; word caps are enforced, not trusted."""
+        if not isinstance(draft, TurnDraft):
+            raise MalformedResponse(f"summarizer returned {type(draft).__name__}, not a TurnDraft")
+        if not draft.user_summary.strip() or not draft.assistant_summary.strip():
+            raise MalformedResponse("summarizer returned an empty user_summary or assistant_summary")
+        return draft
+
+    def _summarized(
+        self,
+        exchange: Exchange,
+        base_truth: Sequence[Fact],
+        decision: RouteDecision,
+        draft: TurnDraft,
+        attempts: int,
+        started: float,
+    ) -> TurnResult:
+        s = self.settings
+        flags = list(draft.flags)
+        if count_words(draft.user_summary) > s.user_summary_words:
+            flags.append("user_summary_cut")
+        if count_words(draft.assistant_summary) > s.assistant_summary_words:
+            flags.append("assistant_summary_cut")
+        summary = TurnSummary(
+            exchange.turn,
+            cap_words(draft.user_summary, s.user_summary_words),
+            cap_words(draft.assistant_summary, s.assistant_summary_words),
+        )
+        new_truth, warnings = apply_diff(base_truth, draft.diff, exchange, s)
+        if decision.preserve_raw:
+            flags.append("preserve_raw")
+        return TurnResult(
+            turn=exchange.turn,
+            route=decision,
+            summary=summary,
+            base_truth=new_truth,
+            diff=draft.diff,
+            warnings=warnings,
+            outcome=Outcome.SUMMARIZED,
+            attempts=attempts,
+            elapsed_s=self._clock() - started,
+            summarizer=self.summarizer.name,
+            flags=tuple(dict.fromkeys(flags)),
+        )
+
+
+async def summarize_session(
+    summarizer: Summarizer,
+    turn_log: Sequence[TurnSummary],
+    base_truth: Sequence[Fact],
+    settings: SessionSettings | None = None,
+) -> str:
+    """The cross-session line (layer 7) for a session that ended or resumed: the summarizer's, cut to
+    ``cross_session_words``; the offline line when the summarizer fails, times out or returns nothing."""
+    s = settings or SessionSettings()
+    if not turn_log:
+        return ""
+    try:
+        async with asyncio.timeout(s.timeout_s):
+            line = (await summarizer.summarize_session(tuple(turn_log), tuple(base_truth))).strip()
+    except (TimeoutError, ProviderError) as exc:
+        log.warning(
+            "cross-session summary by %s failed (%s); using the offline line", summarizer.name, exc or "timeout"
+        )
+        line = ""
+    line = " ".join(line.split())
+    return cap_words(line, s.cross_session_words) if line else session_line(turn_log, base_truth, s.cross_session_words)

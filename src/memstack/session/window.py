@@ -1,0 +1,39 @@
+"""The raw window: the last ``window`` messages verbatim, long messages kept a few turns longer (seed 04 §6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memstack.session.routing import RouteDecision
+from memstack.session.settings import SessionSettings
+from memstack.session.text import count_words
+from memstack.types import Exchange, RawMessage
+
+__all__ = ["evict", "push_exchange"]
+
+
+def push_exchange(
+    window: Sequence[RawMessage], exchange: Exchange, decision: RouteDecision, settings: SessionSettings | None = None
+) -> tuple[RawMessage, ...]:
+    """Append both messages of ``exchange`` and evict. A message of ``long_words`` or more (on a long or code route)
+    is marked to stay ``long_extra_turns`` turns after it would have left."""
+    s = settings or SessionSettings()
+    extra = s.long_extra_turns if decision.preserve_raw else 0
+    new = [
+        RawMessage("user", exchange.user, exchange.turn, exchange.at, _extra(exchange.user, extra, s)),
+        RawMessage("assistant", exchange.assistant, exchange.turn, exchange.at, _extra(exchange.assistant, extra, s)),
+    ]
+    return evict([*window, *new], s.window)
+
+
+def _extra(text: str, extra: int, s: SessionSettings) -> int:
+    return extra if count_words(text) >= s.long_words else 0
+
+
+def evict(messages: Sequence[RawMessage], window: int) -> tuple[RawMessage, ...]:
+    """Keep the newest ``window`` messages, plus older ones whose ``keep_extra_turns`` reach the oldest kept turn."""
+    if len(messages) <= window:
+        return tuple(messages)
+    start = len(messages) - window
+    cutoff = messages[start].turn
+    return tuple(m for i, m in enumerate(messages) if i >= start or m.turn + m.keep_extra_turns >= cutoff)

@@ -1,0 +1,92 @@
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, date, datetime
+
+import pytest
+
+from memstack.capture import ClassifyContext, get_classifier
+from memstack.capture.offline import OfflineClassifier
+from memstack.embed import Embedder, get_embedder
+from memstack.types import Category, Vector
+
+AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # a Thursday
+
+
+class CountingEmbedder:
+    """Wraps the real embedder and counts the texts it embeds (the no-save path must embed nothing)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.texts = 0
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        self.texts += len(texts)
+        return await self.inner.embed(texts)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture(scope="module")
+async def classifier() -> AsyncIterator[OfflineClassifier]:
+    clf = OfflineClassifier(CountingEmbedder(get_embedder("local:minilm")))
+    await clf.classify("I love hiking.", at=AT)  # load the model and the exemplars once
+    yield clf
+    await clf.aclose()
+
+
+async def test_schedule_memory_gets_the_resolved_date_and_an_expiry(classifier: OfflineClassifier) -> None:
+    (c,) = await classifier.classify("My quiz is next Thursday", at=AT)
+    assert c.category is Category.SCHEDULE and c.confidence >= 0.7
+    assert c.content == "User's quiz is on Thursday, 16 May 2024"
+    assert c.expires_at is not None and c.expires_at.date() == date(2024, 5, 17)
+    assert c.observed_at == AT and not c.explicit
+
+
+@pytest.mark.parametrize(
+    ("message", "category", "content"),
+    [
+        ("I'm a sophomore at UCLA", Category.FACT, "User is a sophomore at UCLA"),
+        ("I prefer short explanations", Category.PREFERENCE, "User prefers short explanations"),
+        ("I want to ace my physics final", Category.GOAL, "User wants to ace User's physics final"),
+        ("Visual explanations help me learn", Category.LEARNINGSTYLE, "Visual explanations help User learn"),
+    ],
+)
+async def test_seed_examples(classifier: OfflineClassifier, message: str, category: Category, content: str) -> None:
+    (c,) = await classifier.classify(message, at=AT)
+    assert (c.category, c.content) == (category, content)
+    assert c.expires_at is None
+
+
+async def test_explicit_save_is_marked_and_confident(classifier: OfflineClassifier) -> None:
+    (c,) = await classifier.classify("Remember that I'm allergic to peanuts", at=AT)
+    assert c.explicit and c.confidence == 1.0 and c.content == "User is allergic to peanuts"
+
+
+async def test_the_no_save_path_embeds_nothing(classifier: OfflineClassifier) -> None:
+    counter = classifier._embedder
+    assert isinstance(counter, CountingEmbedder)
+    before = counter.texts
+    for message in ("Can you explain recursion?", "Thanks!", "What is 2+2?", "Write a haiku about autumn"):
+        assert await classifier.classify(message, at=AT) == []
+    assert counter.texts == before
+
+
+async def test_chit_chat_with_first_person_words_is_not_saved(classifier: OfflineClassifier) -> None:
+    for message in ("I agree, that makes sense.", "I'm so happy for you!", "I'm a bit tired right now."):
+        assert await classifier.classify(message, at=AT) == []
+
+
+async def test_several_facts_in_one_message(classifier: OfflineClassifier) -> None:
+    found = await classifier.classify("I work as a nurse. I also love baking sourdough on weekends.", at=AT)
+    assert {c.category for c in found} == {Category.FACT, Category.PREFERENCE}
+
+
+async def test_context_is_accepted_and_factory_defaults_offline() -> None:
+    clf = get_classifier(None, embedder=get_embedder("local:minilm"))
+    assert clf.name == "offline:rules-v1"
+    ctx = ClassifyContext(recent=(("assistant", "Where do you live these days?"),))
+    found = await clf.classify("I live in Lisbon with my partner", at=AT, context=ctx)
+    assert [c.content for c in found] == ["User lives in Lisbon with User's partner"]
+    await clf.aclose()

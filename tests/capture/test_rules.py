@@ -1,0 +1,93 @@
+import pytest
+
+from memstack.capture.rewrite import strip_preamble, third_person
+from memstack.capture.rules import might_disclose, screen
+from memstack.types import Category
+
+
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        ("I'm a sophomore at UCLA.", Category.FACT),
+        ("I prefer short explanations.", Category.PREFERENCE),
+        ("I want to ace my physics final.", Category.GOAL),
+        ("Visual explanations help me understand.", Category.LEARNINGSTYLE),
+        ("Honestly, I can't stand horror movies.", Category.PREFERENCE),
+        ("My sister is a lawyer in Boston.", Category.FACT),
+    ],
+)
+def test_self_disclosure_is_kept_with_its_category(message: str, category: Category) -> None:
+    (clause,) = screen(message)
+    assert clause.category is category and clause.strength >= 0.7 and not clause.explicit
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Can you explain how photosynthesis works?",
+        "Write me a poem about the sea",
+        "Please summarize this article for me.",
+        "Hi there!",
+        "Thanks so much!",
+        "What's your name?",
+        "Are you able to browse the web?",
+        "Do you remember what I said?",
+        "I'm so tired right now.",
+        "I'm looking at this question and I'm stuck.",
+        "I need you to fix my code.",
+        "How do I center a div?",
+        "I agree, that makes sense.",
+        "I'm so happy for you!",
+        "The mitochondria is the powerhouse of the cell.",
+    ],
+)
+def test_questions_tasks_greetings_and_passing_states_are_dropped(message: str) -> None:
+    assert screen(message) == []
+
+
+def test_the_fast_path_needs_no_first_person_word() -> None:
+    assert not might_disclose("Explain the French revolution in three bullet points.")
+    assert might_disclose("My exam is on Friday")
+    assert might_disclose("remember: the wifi password is on the fridge")
+
+
+def test_explicit_requests_to_remember() -> None:
+    (clause,) = screen("Please remember that I'm allergic to peanuts.")
+    assert clause.explicit and clause.text == "I'm allergic to peanuts." and clause.category is Category.PREFERENCE
+    (clause,) = screen("Don't forget my daughter's name is Ada")
+    assert clause.explicit and clause.text.startswith("my daughter's name")
+
+
+def test_only_the_disclosing_sentence_of_a_mixed_message_is_kept() -> None:
+    clauses = screen("Hey! I just adopted a puppy named Biscuit. Any tips for house training? Thanks!")
+    assert [c.text for c in clauses] == ["I just adopted a puppy named Biscuit."]
+
+
+def test_a_bare_answer_to_a_question_about_the_user_is_considered() -> None:
+    recent = (("assistant", "Nice photo! How long have you been married?"),)
+    (clause,) = screen("5 years already!", recent)
+    assert clause.reply_to == "How long have you been married?"
+    assert screen("5 years already!") == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I'm a sophomore at UCLA", "User is a sophomore at UCLA"),
+        ("My quiz is on Friday", "User's quiz is on Friday"),
+        ("Visual explanations help me", "Visual explanations help User"),
+        ("I really love hiking with my dog", "User really loves hiking with User's dog"),
+        ("I study biology", "User studies biology"),
+        ("I've been painting for years", "User has been painting for years"),
+        ("I don't like spicy food", "User doesn't like spicy food"),
+        ("I went to Rome", "User went to Rome"),
+        ("We're moving to Lisbon", "User and others are moving to Lisbon"),
+    ],
+)
+def test_rewrite_is_about_user(sentence: str, expected: str) -> None:
+    assert third_person(sentence) == expected
+
+
+def test_preamble_is_stripped_but_names_in_sentences_stay() -> None:
+    assert strip_preamble("Yeah, Mel! I love it.") == "I love it."
+    assert strip_preamble("Oh well, Paris was lovely.") == "Paris was lovely."

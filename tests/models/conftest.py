@@ -1,0 +1,11 @@
+from collections.abc import Iterator
+
+import pytest
+
+from memstack.testing.openai_server import ScriptedOpenAIServer
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as scripted:
+        yield scripted
