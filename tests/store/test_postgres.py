@@ -329,3 +329,33 @@ async def test_an_index_left_half_built_is_replaced(postgres_url: str) -> None:
         assert definition is not None and "hnsw" in definition[0] and "'alice'" in definition[0]
     finally:
         await store.close()
+
+
+async def test_quotes_in_tenant_and_user_ids_stay_literals(postgres_url: str) -> None:
+    rng = np.random.default_rng(9)
+    odd = UserRef("o'brien'); DROP TABLE memories; --", tenant='te"nant')
+    store = await PostgresStore.open(postgres_url, dim=DIM, embedder="e", ann=AnnSettings(threshold=30))
+    try:
+        matrix = unit(rng, 40)
+        added = await store.memories.add_many(odd, [NewMemory(f"m{i}") for i in range(40)], matrix)
+        await store.memories.add_many(ALICE, [NewMemory(f"a{i}") for i in range(40)], unit(rng, 40))
+        assert await store.ann_index(odd) == index_name(odd)
+        assert "CTE ann" in await store.index.explain_nearest(odd, matrix[0], 5)  # the indexed statement
+        hits = await store.index.nearest(odd, matrix[3], 5)
+        assert len(hits) == 5 and hits[0].memory.id == added[3].id
+        assert all(h.memory.user_id == odd.user_id and h.memory.tenant == odd.tenant for h in hits)
+        assert await store.index.count_active(ALICE) == 40
+    finally:
+        await store.close()
+
+
+async def test_text_search_splits_words_like_queries_do(store: PostgresStore) -> None:
+    v = unit(np.random.default_rng(10), 3)
+    version = await store.memories.add(ALICE, NewMemory("Runs Python 3.11 on a ThinkPad"), v[0])
+    email = await store.memories.add(ALICE, NewMemory("Email is first.last@example.org"), v[1])
+    assert [h.memory.id for h in await store.index.search_text(ALICE, "python 3", 5)] == [version.id]
+    assert [m.id for m in await store.index.list(ALICE, MemoryFilter(text="3.11 thinkpad"))] == [version.id]
+    assert [m.id for m in await store.index.list(ALICE, MemoryFilter(text="last example"))] == [email.id]
+    assert [h.memory.id for h in await store.index.nearest(ALICE, v[2], 5, MemoryFilter(text="EXAMPLE.org"))] == [
+        email.id
+    ]

@@ -8,8 +8,9 @@ Schema (migration ``0001_memories``):
 
 - ``memories``: one row per memory with ``embedding vector(dim)`` (unit length: the store normalises every vector);
   ``seq`` (identity) orders inserts; the embedding comes right after it, ahead of every variable-length text
-  column, so a scan reaches it without walking the row; ``tsv`` is a generated ``tsvector`` (``simple``
-  configuration: words, no stemming, like the SQLite store) behind a GIN index.
+  column, so a scan reaches it without walking the row; ``tsv`` is a generated ``tsvector`` of the content's
+  ``\\w+`` words (``simple`` configuration: lower-cased, no stemming, split like the SQLite store and like
+  queries are) behind a GIN index.
 - a partial btree ``(tenant, user_id) WHERE is_active``: every per-user read starts there; a second btree over all
   rows serves listings that include forgotten memories.
 - ``memory_history``: append-only, ``before``/``after`` as ``jsonb``; it outlives permanently deleted memories.
@@ -67,7 +68,8 @@ async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
                 deleted_by text CHECK (deleted_by IN ({deleted_by})),
                 merged_into text,
                 source_turn_ids text[] NOT NULL DEFAULT '{{}}',
-                tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED
+                tsv tsvector GENERATED ALWAYS AS
+                    (to_tsvector('simple', regexp_replace(content, '\\W+', ' ', 'g'))) STORED
             )
             """
         ).format(
