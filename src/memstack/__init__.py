@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memstack.config import Config, TierLimits
+from memstack.engine import AsyncMemstack, Memstack
 from memstack.errors import (
     BudgetExceeded,
     ConfigError,
@@ -30,6 +31,7 @@ from memstack.types import (
     MemoryEvent,
     MemoryFilter,
     MemoryPatch,
+    MemoryUsage,
     NewMemory,
     ScoredMemory,
     SessionState,
@@ -41,6 +43,7 @@ from memstack.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncMemstack",
     "BudgetExceeded",
     "Category",
     "Config",
@@ -57,6 +60,8 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUsage",
+    "Memstack",
     "MemstackError",
     "MigrationError",
     "NewMemory",

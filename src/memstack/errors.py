@@ -69,7 +69,8 @@ class NotFound(InputError):
     """The named object does not exist (or belongs to another user or tenant)."""
 
     def __init__(self, kind: str, key: str) -> None:
-        super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {kind}s list`)")
+        plural = f"{kind[:-1]}ies" if kind.endswith("y") else f"{kind}s"
+        super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {plural} list`)")
         self.kind = kind
         self.key = key
 

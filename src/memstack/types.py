@@ -34,6 +34,7 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUsage",
     "NewMemory",
     "RawMessage",
     "Route",
@@ -44,6 +45,7 @@ __all__ = [
     "UserRef",
     "Vector",
     "new_id",
+    "new_ids",
     "utcnow",
 ]
 
@@ -68,6 +70,18 @@ def new_id(prefix: str) -> str:
         n, r = divmod(n, 32)
         chars.append(_CROCKFORD[r])
     return f"{prefix}_{''.join(reversed(chars))}"
+
+
+def new_ids(prefix: str, n: int) -> list[str]:
+    """``n`` ids of :func:`new_id`'s format at once (bulk inserts): 10 time characters, 16 random ones."""
+    if n <= 0:
+        return []
+    stamp = new_id(prefix)[: len(prefix) + 11]  # prefix, "_", the 48-bit millisecond time
+    bits = np.unpackbits(np.frombuffer(os.urandom(10 * n), dtype=np.uint8).reshape(n, 10), axis=1)
+    digits = bits.reshape(n, 16, 5) @ np.array([16, 8, 4, 2, 1], dtype=np.uint8)
+    alphabet = np.frombuffer(_CROCKFORD.encode(), dtype=np.uint8)
+    chars = alphabet[digits].tobytes().decode()
+    return [stamp + chars[16 * i : 16 * (i + 1)] for i in range(n)]
 
 
 class Category(StrEnum):
@@ -267,6 +281,19 @@ class MemoryFilter:
     include_deleted: bool = False
     limit: int = 100
     offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUsage:
+    """How much of a user's tier limit their active memories use."""
+
+    tier: str
+    active: int
+    limit: int | None  # None: unlimited
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(self.limit - self.active, 0)
 
 
 class Layer(IntEnum):

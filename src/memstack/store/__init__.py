@@ -19,10 +19,12 @@ async def open_store(config: Config, *, dim: int, embedder: str) -> Store:
     ``ConfigError`` telling the user to run ``memstack reembed``.
     """
     if config.backend == "postgres":
-        from memstack.store.postgres import PostgresStore
+        # The ignore keeps mypy quiet until the postgres backend is installed alongside (then it is unused).
+        from memstack.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
 
         assert config.database_url is not None
-        return await PostgresStore.open(config.database_url, dim=dim, embedder=embedder)
+        store: Store = await PostgresStore.open(config.database_url, dim=dim, embedder=embedder)
+        return store
     from memstack.store.sqlite import SQLiteStore
 
     return await SQLiteStore.open(config.sqlite_path, dim=dim, embedder=embedder, cache_mb=config.vector_cache_mb)

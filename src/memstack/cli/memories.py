@@ -1,0 +1,291 @@
+"""``memstack memories``: list, add, search, edit, forget, restore, delete and show the history of a user's memories.
+
+Every command takes ``--user`` (and ``--tenant``); the data directory comes from ``--home`` or ``$MEMSTACK_HOME``.
+Errors memstack raises on purpose print as one line (``Error: …``) with exit code 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from memstack.engine import AsyncMemstack
+from memstack.errors import MemstackError
+from memstack.types import Category, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
+
+__all__ = ["memories"]
+
+P = ParamSpec("P")
+
+_CATEGORY_HELP = f"One of: {', '.join(c.value for c in Category)}."
+_FILTER_HELP = f"Only this category (repeat for more). {_CATEGORY_HELP}"
+
+
+def _run(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """Run an async command; memstack's own errors become one clean line and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            asyncio.run(fn(*args, **kwargs))
+        except MemstackError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper
+
+
+def _user_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")(fn)
+    fn = click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")(fn)
+    fn = click.option("--user", "-u", "user_id", required=True, help="Whose memories.")(fn)
+    return fn
+
+
+def _engine(home: Path | None) -> AsyncMemstack:
+    return AsyncMemstack(home=home)
+
+
+def _when(value: datetime) -> str:
+    return value.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _status(memory: Memory) -> str:
+    if memory.is_active:
+        return "active"
+    return "merged" if memory.merged_into else "forgotten"
+
+
+def _usage_line(user: UserRef, usage: MemoryUsage) -> str:
+    limit = "unlimited" if usage.limit is None else str(usage.limit)
+    return f"{user.user_id} ({user.tenant}): {usage.active} of {limit} memories, {usage.tier} tier"
+
+
+def _memory_table(rows: Sequence[Memory | ScoredMemory], title: str) -> Table:
+    """Ids are never cut (they are what the other commands take); the text wraps. Dates: ``history``."""
+    memories = [r.memory if isinstance(r, ScoredMemory) else r for r in rows]
+    scored = any(isinstance(r, ScoredMemory) for r in rows)
+    show_status = any(not m.is_active for m in memories)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("id", no_wrap=True, min_width=max(len(m.id) for m in memories))
+    if scored:
+        table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("category", no_wrap=True)
+    table.add_column("memory", overflow="fold", ratio=1, min_width=16)
+    if show_status:
+        table.add_column("status", no_wrap=True)
+    for row, memory in zip(rows, memories, strict=True):
+        cells = [memory.id]
+        if scored:
+            cells.append(f"{row.score:.3f}" if isinstance(row, ScoredMemory) else "")
+        cells += [memory.category.value, memory.content]
+        if show_status:
+            cells.append(_status(memory))
+        table.add_row(*cells)
+    return table
+
+
+def _memory_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "user_id": memory.user_id,
+        "tenant": memory.tenant,
+        "agent_id": memory.agent_id,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+        **memory.snapshot(),
+    }
+
+
+def _event_json(event: MemoryEvent) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "memory_id": event.memory_id,
+        "action": event.action.value,
+        "at": event.at.isoformat(),
+        "actor": event.actor,
+        "note": event.note,
+        "before": event.before,
+        "after": event.after,
+    }
+
+
+def _change(event: MemoryEvent) -> str:
+    before, after = event.before or {}, event.after or {}
+    if not before:
+        return str(after.get("content", ""))
+    if not after:
+        return f"deleted: {before.get('content', '')}"
+    changed = [key for key in after if after.get(key) != before.get(key)]
+    if "content" in changed:
+        return f"{before['content']} → {after['content']}"
+    return ", ".join(f"{key}: {before.get(key)} → {after.get(key)}" for key in changed) or "(no change)"
+
+
+@click.group("memories")
+def memories() -> None:
+    """Manage a user's long-term memories."""
+
+
+@memories.command("list")
+@_user_options
+@click.option(
+    "--category", "-c", "categories", multiple=True, help=f"Only this category (repeatable). {_CATEGORY_HELP}"
+)
+@click.option("--text", help="Only memories containing every word of this text.")
+@click.option("--deleted", is_flag=True, help="Include forgotten memories.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--offset", default=0, show_default=True, type=click.IntRange(0))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_run
+async def list_memories(
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    categories: tuple[str, ...],
+    text: str | None,
+    deleted: bool,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List memories, newest first."""
+    user = UserRef(user_id, tenant)
+    async with _engine(home) as ms:
+        found = await ms.list(
+            user, category=categories or None, text=text, include_deleted=deleted, limit=limit, offset=offset
+        )
+        usage = await ms.usage(user)
+    if as_json:
+        click.echo(json.dumps([_memory_json(m) for m in found], indent=2))
+        return
+    console = Console()
+    if not found:
+        console.print(f"{_usage_line(user, usage)}; none match." if usage.active else f"{user_id} has no memories.")
+        return
+    console.print(_memory_table(found, _usage_line(user, usage)))
+
+
+@memories.command("add")
+@_user_options
+@click.argument("content")
+@click.option("--category", "-c", default="general", show_default=True, help=_CATEGORY_HELP)
+@click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
+@click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
+@_run
+async def add_memory(
+    user_id: str, tenant: str, home: Path | None, content: str, category: str, tier: str | None, agent_id: str | None
+) -> None:
+    """Save one memory (source: manual)."""
+    user = UserRef(user_id, tenant)
+    async with _engine(home) as ms:
+        memory = await ms.add(user, content, category=category, tier=tier, agent_id=agent_id)
+        usage = await ms.usage(user, tier=tier)
+    click.echo(f"Saved {memory.id} ({memory.category.value}). {_usage_line(user, usage)}")
+
+
+@memories.command("search")
+@_user_options
+@click.argument("query")
+@click.option("-k", "k", default=5, show_default=True, type=click.IntRange(1, 1000), help="How many results.")
+@click.option(
+    "--category", "-c", "categories", multiple=True, help=f"Only this category (repeatable). {_CATEGORY_HELP}"
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_run
+async def search_memories(
+    user_id: str, tenant: str, home: Path | None, query: str, k: int, categories: tuple[str, ...], as_json: bool
+) -> None:
+    """Find the memories closest in meaning to QUERY."""
+    user = UserRef(user_id, tenant)
+    async with _engine(home) as ms:
+        hits = await ms.search(user, query, k=k, category=categories or None)
+    if as_json:
+        click.echo(json.dumps([{"score": h.score, **_memory_json(h.memory)} for h in hits], indent=2))
+    elif not hits:
+        click.echo(f"{user_id} has no memories to search.")
+    else:
+        Console().print(_memory_table(hits, f"closest to {query!r}"))
+
+
+@memories.command("edit")
+@_user_options
+@click.argument("memory_id")
+@click.option("--content", help="New text (re-embedded).")
+@click.option("--category", "-c", help=f"New category. {_CATEGORY_HELP}")
+@_run
+async def edit_memory(
+    user_id: str, tenant: str, home: Path | None, memory_id: str, content: str | None, category: str | None
+) -> None:
+    """Change a memory's text or category (the old version stays in its history)."""
+    async with _engine(home) as ms:
+        memory = await ms.edit(UserRef(user_id, tenant), memory_id, content=content, category=category)
+    click.echo(f"Updated {memory.id} ({memory.category.value}): {memory.content}")
+
+
+@memories.command("forget")
+@_user_options
+@click.argument("memory_id")
+@_run
+async def forget_memory(user_id: str, tenant: str, home: Path | None, memory_id: str) -> None:
+    """Stop using a memory; it can be restored."""
+    async with _engine(home) as ms:
+        await ms.forget(UserRef(user_id, tenant), memory_id)
+    click.echo(f"Forgot {memory_id}. Undo with: memstack memories restore --user {user_id} {memory_id}")
+
+
+@memories.command("restore")
+@_user_options
+@click.argument("memory_id")
+@click.option("--tier", help="The user's tier, for the memory limit.")
+@_run
+async def restore_memory(user_id: str, tenant: str, home: Path | None, memory_id: str, tier: str | None) -> None:
+    """Make a forgotten memory active again (the tier limit applies)."""
+    async with _engine(home) as ms:
+        memory = await ms.restore(UserRef(user_id, tenant), memory_id, tier=tier)
+    click.echo(f"Restored {memory.id}: {memory.content}")
+
+
+@memories.command("delete")
+@_user_options
+@click.argument("memory_id")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@_run
+async def delete_memory(user_id: str, tenant: str, home: Path | None, memory_id: str, yes: bool) -> None:
+    """Delete a memory permanently (only its history remains)."""
+    if not yes:
+        click.confirm(f"Delete {memory_id} permanently? This cannot be undone", abort=True)
+    async with _engine(home) as ms:
+        await ms.delete(UserRef(user_id, tenant), memory_id)
+    click.echo(f"Deleted {memory_id} permanently.")
+
+
+@memories.command("history")
+@_user_options
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_run
+async def memory_history(user_id: str, tenant: str, home: Path | None, memory_id: str, as_json: bool) -> None:
+    """Every change to a memory, oldest first (kept even after a permanent delete)."""
+    async with _engine(home) as ms:
+        events = await ms.history(UserRef(user_id, tenant), memory_id)
+    if as_json:
+        click.echo(json.dumps([_event_json(e) for e in events], indent=2))
+        return
+    table = Table(title=f"history of {memory_id}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("when", "action", "by"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("change", overflow="fold", ratio=1)
+    table.add_column("note", overflow="fold")
+    for event in events:
+        table.add_row(_when(event.at), event.action.value, event.actor, _change(event), event.note)
+    Console().print(table)

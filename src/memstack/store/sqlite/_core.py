@@ -1,0 +1,162 @@
+"""State shared by the SQLite store's roles: the database thread, the cache, and knowing when it is stale.
+
+Cache correctness: the store's own writes update the cache right after they commit, on the database thread, in
+commit order. Writes by other processes are detected with ``PRAGMA data_version``: a second "watch" connection
+(which runs nothing else, and never waits for a lock) tells the event loop cheaply that *something* committed; the
+database thread then asks its own connection, whose ``data_version`` moves only for other connections' commits,
+and clears the cache if so.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import TypeVar
+
+from memstack.errors import InputError, NotFound, StoreError
+from memstack.store.sqlite._cache import VectorCache
+from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
+from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
+from memstack.types import Memory, UserRef, Vector
+
+__all__ = ["Core", "check_actor", "check_agent", "opt_ts", "user_key", "utc"]
+
+T = TypeVar("T")
+
+
+def user_key(user: UserRef) -> tuple[str, str]:
+    return (user.tenant, user.user_id)
+
+
+def opt_ts(value: datetime | None) -> str | None:
+    return to_ts(value) if value is not None else None
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """As stored: UTC, microseconds (naive values are taken as UTC)."""
+    return datetime.fromisoformat(to_ts(value)) if value is not None else None
+
+
+def check_actor(actor: str) -> str:
+    if not isinstance(actor, str) or not actor or len(actor) > 50 or not actor.isprintable():
+        raise InputError(f"actor must be 1-50 printable characters such as 'user', 'ai' or 'system', got {actor!r}")
+    return actor
+
+
+def check_agent(agent_id: str | None) -> None:
+    if agent_id is not None and (not agent_id or len(agent_id) > 200 or not agent_id.isprintable()):
+        raise InputError(f"agent_id must be 1-200 printable characters or None, got {agent_id!r}")
+
+
+class Core:
+    """The database, the embedding dimension and the cache, shared by ``SQLiteMemories`` and ``SQLiteIndex``."""
+
+    def __init__(self, db: Database, *, dim: int, embedder: str, cache_mb: float) -> None:
+        self.db = db
+        self.dim = dim
+        self.embedder = embedder
+        self.vectors = VectorCache(int(cache_mb * 1024 * 1024))
+        self.watch_seen = -1
+        self.main_seen = -1
+        self.calls = 0
+        self._watch: sqlite3.Connection | None = None
+        self._watch_lock = threading.Lock()
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` on the database thread."""
+        self.calls += 1
+        return await self.db.run(fn)
+
+    def write(self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
+        """Database thread: ``body`` in a write transaction, after catching up with other processes' commits."""
+        with transaction(conn, write=True):
+            self.note_foreign(conn)
+            return body(conn)
+
+    # -- other processes' writes ----------------------------------------------------------------------------------
+
+    def open_watch(self) -> None:
+        # Used from the event loop, so it never waits for a lock (busy timeout 0): when SQLite answers busy
+        # (rare in WAL mode: recovery, a checkpoint resetting the log) the database thread, which waits, takes over.
+        self._watch = self.db.connect(check_same_thread=False, busy_timeout_s=0.0)
+
+    def close_watch(self) -> None:
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
+
+    def note_foreign(self, conn: sqlite3.Connection) -> bool:
+        """Database thread: clear the cache if another connection committed since this one last looked."""
+        version = data_version(conn)
+        if version == self.main_seen:
+            return False
+        self.main_seen = version
+        self.vectors.clear()
+        return True
+
+    def watch_version(self) -> int | None:
+        """Any thread: moves whenever anyone (this store included) committed since the last call; ``None`` when
+        the database is momentarily busy."""
+        with self._watch_lock:
+            if self._watch is None:
+                raise StoreError(f"the store on {self.db.path} is closed; open it again")
+            try:
+                return data_version(self._watch)
+            except sqlite3.Error as exc:
+                if is_busy(exc):
+                    return None
+                raise map_error(exc, self.db.path, self.db.busy_timeout_s) from None
+
+    def is_fresh(self) -> bool:
+        """Event loop: true when nothing was committed since the last :meth:`sync` (the cache can be trusted)."""
+        version = self.watch_version()
+        return version is not None and version == self.watch_seen
+
+    def sync(self, conn: sqlite3.Connection) -> None:
+        """Database thread: catch up with other processes' commits, then trust the cache again."""
+        # The watch version is read first: a commit landing after it moves it again and brings us back here.
+        seen = self.watch_version()
+        self.note_foreign(conn)
+        self.watch_seen = seen if seen is not None else -1
+
+    # -- rows -------------------------------------------------------------------------------------------------------
+
+    def fetch(self, conn: sqlite3.Connection, user: UserRef, memory_id: str) -> tuple[int, Memory]:
+        """Database thread: one memory of ``user`` (with its embedding) and its primary key, else ``NotFound``."""
+        row = conn.execute(
+            f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE id = ? AND tenant = ? AND user_id = ?",
+            (memory_id, user.tenant, user.user_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("memory", memory_id)
+        return int(row[0]), memory_from_row(row[1:-1], row[-1])
+
+    @staticmethod
+    def count(conn: sqlite3.Connection, user: UserRef) -> int:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
+            (user.tenant, user.user_id),
+        ).fetchone()
+        return int(row[0])
+
+    def cached_change(self, user: UserRef, pk: int, after: Memory, vector: Vector | None, was_active: bool) -> None:
+        """Database thread, after commit: bring the user's cache entry in line with one changed row."""
+        key = user_key(user)
+        entry = self.vectors.peek(key)
+        if entry is None:
+            return
+        row = replace(after, embedding=None) if after.embedding is not None else after
+        if was_active and not after.is_active:
+            entry.remove(pk)
+        elif after.is_active and not was_active:
+            if vector is None:  # cannot happen: restore passes the stored vector
+                self.vectors.discard(key)
+                return
+            entry.append(pk, row, vector, CATEGORY_CODES[after.category])
+        elif after.is_active:
+            entry.replace(pk, row, vector, CATEGORY_CODES[after.category])
+        self.vectors.resized(key)

@@ -1,0 +1,152 @@
+"""The SQLite store's ``MemoryIndex`` role: listing, counting, history, full-text and vector search.
+
+``nearest`` is the hot path. When the user's memories are cached and nothing was committed since the cache was
+last checked, it scores them on the calling thread (a worker thread for very large users) and returns the cached
+rows: a warm search reads nothing from the database. Otherwise it loads the user in one indexed query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import sqlite3
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from memstack.errors import InputError, NotFound
+from memstack.store.sqlite._cache import UserVectors
+from memstack.store.sqlite._core import Core, check_agent, user_key
+from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite._rows import (
+    CATEGORY_CODES,
+    COLUMNS,
+    event_from_row,
+    fts_match,
+    memory_from_row,
+    parse_category,
+    unit_vector,
+)
+from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
+
+__all__ = ["SQLiteIndex"]
+
+_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
+_LARGE_SCAN = 2_000_000  # floats scored per search above which scoring leaves the event loop (~1 ms of work)
+
+
+class SQLiteIndex:
+    """Reads memories back; never writes."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        flt = flt or MemoryFilter()
+        if flt.limit < 1 or flt.offset < 0:
+            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
+        check_agent(flt.agent_id)
+        sql = [f"SELECT {COLUMNS} FROM memories WHERE tenant = ? AND user_id = ?"]
+        args: builtins.list[Any] = [user.tenant, user.user_id]
+        if not flt.include_deleted:
+            sql.append("AND is_active = 1")
+        if flt.categories:
+            cats = [parse_category(c).value for c in flt.categories]
+            sql.append(f"AND category IN ({', '.join('?' * len(cats))})")
+            args += cats
+        if flt.agent_id is not None:
+            sql.append("AND (agent_id IS NULL OR agent_id = ?)")
+            args.append(flt.agent_id)
+        if flt.text is not None:
+            match = fts_match(user, flt.text, any_word=False)
+            if match is None:
+                return []
+            sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
+            args.append(match)
+        sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
+        args += [flt.limit, flt.offset]
+        query = " ".join(sql)
+        # Rows become Memory objects on the database thread: a long page must not hold the event loop.
+        return await self._core.run(lambda conn: [memory_from_row(r) for r in conn.execute(query, args)])
+
+    async def count_active(self, user: UserRef) -> int:
+        return await self._core.run(lambda conn: self._core.count(conn, user))
+
+    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        sql = (
+            "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
+            "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id"
+        )
+        args = (user.tenant, user.user_id, memory_id)
+        events = await self._core.run(lambda conn: [event_from_row(r) for r in conn.execute(sql, args)])
+        if not events:
+            raise NotFound("memory", memory_id)
+        return events
+
+    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        match = fts_match(user, query, any_word=True)
+        if match is None:
+            return []
+        sql = (
+            f"SELECT {_M_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts "
+            "JOIN memories m ON m.pk = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 "
+            "ORDER BY rank LIMIT ?"
+        )
+        args = (match, user.tenant, user.user_id, k)
+        return await self._core.run(
+            lambda conn: [ScoredMemory(memory_from_row(r[:-1]), -float(r[-1])) for r in conn.execute(sql, args)]
+        )
+
+    async def nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Exact cosine top-``k`` of the user's active memories; ``flt`` may restrict categories, agent and text
+        (its paging and ``include_deleted`` do not apply)."""
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        query = unit_vector(vector, self._core.dim)
+        flt = flt or MemoryFilter()
+        check_agent(flt.agent_id)
+        cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
+        if not self._core.is_fresh():  # something was committed: catch up on the database thread first
+            await self._core.run(self._core.sync)
+        entry = self._core.vectors.get(user_key(user))
+        if entry is None:
+            entry = await self._core.run(partial(self._load, user))
+        only: set[int] | None = None
+        if flt.text is not None:
+            only = await self._core.run(partial(self._text_pks, user, flt.text))
+        search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
+        if entry.n * self._core.dim > _LARGE_SCAN:
+            return await asyncio.to_thread(search)
+        return search()
+
+    def _load(self, user: UserRef, conn: sqlite3.Connection) -> UserVectors:
+        """Database thread: read the user's active memories and vectors (one indexed query) and cache them."""
+        key = user_key(user)
+        with transaction(conn, write=False):
+            self._core.note_foreign(conn)
+            cached = self._core.vectors.peek(key)
+            if cached is not None:  # another search loaded it while this one waited
+                return cached
+            rows = conn.execute(
+                f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
+                (user.tenant, user.user_id),
+            ).fetchall()
+        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
+        memories = [memory_from_row(r[1:-1]) for r in rows]
+        cats = [CATEGORY_CODES[m.category] for m in memories]
+        entry = UserVectors(self._core.dim, [r[0] for r in rows], memories, matrix, cats)
+        self._core.vectors.put(key, entry)
+        return entry
+
+    def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
+        match = fts_match(user, text, any_word=False)
+        if match is None:
+            return set()
+        rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchall()
+        return {int(r[0]) for r in rows}

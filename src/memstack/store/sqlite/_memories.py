@@ -1,0 +1,367 @@
+"""The SQLite store's ``MemoryStore`` role: every write, each one transaction that records its history."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from memstack.errors import InputError, LimitReached
+from memstack.store.sqlite._cache import UserVectors
+from memstack.store.sqlite._core import Core, check_actor, check_agent, opt_ts, user_key, utc
+from memstack.store.sqlite._rows import (
+    CATEGORY_CODES,
+    fts_owner,
+    parse_category,
+    parse_source,
+    to_ts,
+    unit_matrix,
+    unit_vector,
+)
+from memstack.types import (
+    Category,
+    DeletedBy,
+    HistoryAction,
+    Memory,
+    MemoryPatch,
+    NewMemory,
+    UserRef,
+    Vector,
+    new_id,
+    new_ids,
+    utcnow,
+)
+
+__all__ = ["SQLiteMemories"]
+
+_INSERT = (
+    "INSERT INTO memories (pk, id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
+    "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_HISTORY = (
+    "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_FTS_INSERT = "INSERT INTO memories_fts (rowid, content, fts_owner) VALUES (?, ?, ?)"
+_FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, content, fts_owner) SELECT pk, content, fts_owner FROM memories"
+_UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
+
+
+class SQLiteMemories:
+    """Adds, changes and removes memories; the cache follows each commit."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    @staticmethod
+    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str) -> Memory:
+        check_agent(memory.agent_id)
+        if not isinstance(memory.content, str):
+            raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
+        return Memory(
+            id=memory_id,
+            user_id=user.user_id,
+            tenant=user.tenant,
+            agent_id=memory.agent_id,
+            content=memory.content,
+            category=parse_category(memory.category),
+            source=parse_source(memory.source),
+            confidence=float(memory.confidence),
+            is_active=True,
+            deleted_by=None,
+            created_at=now,
+            updated_at=now,
+            observed_at=utc(memory.observed_at),
+            expires_at=utc(memory.expires_at),
+            merged_into=None,
+            source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
+        )
+
+    @staticmethod
+    def _insert_row(pk: int | None, m: Memory, blob: bytes, owner: str, created: str) -> tuple[Any, ...]:
+        turns = json.dumps(list(m.source_turn_ids)) if m.source_turn_ids else "[]"
+        return (
+            pk,
+            m.id,
+            m.tenant,
+            m.user_id,
+            m.agent_id,
+            m.content,
+            m.category.value,
+            m.source.value,
+            m.confidence,
+            1,
+            None,
+            created,
+            created,
+            opt_ts(m.observed_at),
+            opt_ts(m.expires_at),
+            None,
+            turns,
+            owner,
+            blob,
+        )
+
+    @staticmethod
+    def _history_row(
+        user: UserRef,
+        memory_id: str,
+        action: HistoryAction,
+        before: Memory | None,
+        after: Memory | None,
+        *,
+        at: datetime | None = None,
+        actor: str = "user",
+        note: str = "",
+    ) -> tuple[Any, ...]:
+        return (
+            memory_id,
+            user.tenant,
+            user.user_id,
+            action.value,
+            json.dumps(before.snapshot()) if before is not None else None,
+            json.dumps(after.snapshot()) if after is not None else None,
+            to_ts(at or utcnow()),
+            actor,
+            note,
+        )
+
+    async def add(
+        self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
+    ) -> Memory:
+        vector = unit_vector(embedding, self._core.dim)
+        if limit is not None and limit < 0:
+            raise InputError(f"limit must be zero or more, got {limit}")
+        new = self._prepare(user, memory, utcnow(), new_id("mem"))
+        return await self._core.run(partial(self._add_sync, user, new, vector, limit, check_actor(actor)))
+
+    def _add_sync(
+        self, user: UserRef, new: Memory, vector: Vector, limit: int | None, actor: str, conn: sqlite3.Connection
+    ) -> Memory:
+        owner, blob = fts_owner(user), vector.astype("<f4").tobytes()
+
+        def body(conn: sqlite3.Connection) -> int:
+            # Count and insert under one write lock: concurrent adds cannot both pass the limit.
+            if limit is not None and self._core.count(conn, user) >= limit:
+                raise LimitReached("current", limit)
+            cursor = conn.execute(_INSERT, self._insert_row(None, new, blob, owner, to_ts(new.created_at)))
+            pk = int(cursor.lastrowid or 0)
+            conn.execute(_FTS_INSERT, (pk, new.content, owner))
+            history = self._history_row(user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
+            conn.execute(_HISTORY, history)
+            return pk
+
+        pk = self._core.write(conn, body)
+        self._core.cached_change(user, pk, new, vector, was_active=False)
+        return new
+
+    async def add_many(
+        self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
+    ) -> builtins.list[Memory]:
+        # Checking and converting a large batch would hold the event loop: it runs on the database thread.
+        batch = list(memories)
+        return await self._core.run(partial(self._add_many_sync, user, batch, embeddings, check_actor(actor)))
+
+    def _add_many_sync(
+        self, user: UserRef, batch: builtins.list[NewMemory], embeddings: Vector, actor: str, conn: sqlite3.Connection
+    ) -> builtins.list[Memory]:
+        matrix = unit_matrix(embeddings, self._core.dim, rows=len(batch))
+        if not batch:
+            return []
+        now = utcnow()
+        ids = new_ids("mem", len(batch))
+        new = [self._prepare(user, m, now, i) for m, i in zip(batch, ids, strict=True)]
+        owner, key, at = fts_owner(user), user_key(user), to_ts(now)
+        blobs = np.ascontiguousarray(matrix, dtype="<f4")
+
+        def body(conn: sqlite3.Connection) -> tuple[int, bool]:
+            base = int(conn.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0])
+            first_for_user = self._core.vectors.peek(key) is None and self._core.count(conn, user) == 0
+            rows = (self._insert_row(base + i + 1, m, blobs[i].tobytes(), owner, at) for i, m in enumerate(new))
+            conn.executemany(_INSERT, rows)
+            conn.execute(f"{_FTS_INSERT_FROM} WHERE pk > ?", (base,))
+            history = (
+                (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "") for m in new
+            )
+            conn.executemany(_HISTORY, history)
+            return base, first_for_user
+
+        base, first_for_user = self._core.write(conn, body)
+        pks = list(range(base + 1, base + 1 + len(new)))
+        cats = [CATEGORY_CODES[m.category] for m in new]
+        entry = self._core.vectors.peek(key)
+        if entry is not None:
+            entry.extend(pks, new, matrix, cats)
+            self._core.vectors.resized(key)
+        elif first_for_user:  # write-through: a new user's memories and vectors are all in hand
+            self._core.vectors.put(key, UserVectors(self._core.dim, pks, new, matrix, cats))
+        return new
+
+    async def get(self, user: UserRef, memory_id: str) -> Memory:
+        _, memory = await self._core.run(lambda conn: self._core.fetch(conn, user, memory_id))
+        return memory
+
+    async def update(
+        self,
+        user: UserRef,
+        memory_id: str,
+        patch: MemoryPatch,
+        embedding: Vector | None = None,
+        *,
+        action: HistoryAction = HistoryAction.UPDATE,
+        actor: str = "user",
+        note: str = "",
+    ) -> Memory:
+        if action not in _UPDATE_ACTIONS:
+            allowed = ", ".join(a.value for a in _UPDATE_ACTIONS)
+            raise InputError(f"update records one of: {allowed}; use forget/restore/delete for {action!r}")
+        if patch.confidence is not None and not 0.0 <= patch.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {patch.confidence}")
+        vector = unit_vector(embedding, self._core.dim) if embedding is not None else None
+        category = parse_category(patch.category) if patch.category is not None else None
+        fn = partial(self._update_sync, user, memory_id, patch, category, vector, action, check_actor(actor), note)
+        return await self._core.run(fn)
+
+    def _update_sync(
+        self,
+        user: UserRef,
+        memory_id: str,
+        patch: MemoryPatch,
+        category: Category | None,
+        vector: Vector | None,
+        action: HistoryAction,
+        actor: str,
+        note: str,
+        conn: sqlite3.Connection,
+    ) -> Memory:
+        def body(conn: sqlite3.Connection) -> tuple[int, Memory, Memory]:
+            pk, before = self._core.fetch(conn, user, memory_id)
+            if patch.content is not None and patch.content != before.content and vector is None:
+                raise InputError("changing a memory's content needs its new embedding: embed the new text and pass it")
+            after = replace(
+                before,
+                content=patch.content if patch.content is not None else before.content,
+                category=category if category is not None else before.category,
+                confidence=patch.confidence if patch.confidence is not None else before.confidence,
+                expires_at=utc(patch.expires_at) if patch.expires_at is not None else before.expires_at,
+                observed_at=utc(patch.observed_at) if patch.observed_at is not None else before.observed_at,
+                source_turn_ids=(
+                    tuple(patch.source_turn_ids) if patch.source_turn_ids is not None else before.source_turn_ids
+                ),
+                updated_at=utcnow(),
+                embedding=None,
+            )
+            conn.execute(
+                "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
+                "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding) WHERE pk = ?",
+                (
+                    after.content,
+                    after.category.value,
+                    after.confidence,
+                    opt_ts(after.expires_at),
+                    opt_ts(after.observed_at),
+                    json.dumps(list(after.source_turn_ids)),
+                    to_ts(after.updated_at),
+                    vector.astype("<f4").tobytes() if vector is not None else None,
+                    pk,
+                ),
+            )
+            conn.execute(
+                _HISTORY,
+                self._history_row(user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note),
+            )
+            return pk, before, after
+
+        pk, before, after = self._core.write(conn, body)
+        self._core.cached_change(user, pk, after, vector, was_active=before.is_active)
+        return after
+
+    async def forget(
+        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+    ) -> Memory:
+        try:
+            who = DeletedBy(by)
+        except ValueError:
+            raise InputError(f"deleted_by must be 'ai' or 'user', got {by!r}") from None
+        if merged_into == memory_id:
+            raise InputError("a memory cannot be merged into itself; pass the id of the memory that absorbed it")
+        return await self._core.run(partial(self._forget_sync, user, memory_id, who, merged_into, note))
+
+    def _forget_sync(
+        self, user: UserRef, memory_id: str, by: DeletedBy, merged_into: str | None, note: str, conn: sqlite3.Connection
+    ) -> Memory:
+        def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
+            pk, before = self._core.fetch(conn, user, memory_id)
+            if not before.is_active:
+                raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
+            if merged_into is not None:
+                self._core.fetch(conn, user, merged_into)  # NotFound unless it is this user's
+            after = replace(
+                before, is_active=False, deleted_by=by, merged_into=merged_into, updated_at=utcnow(), embedding=None
+            )
+            conn.execute(
+                "UPDATE memories SET is_active = 0, deleted_by = ?, merged_into = ?, updated_at = ? WHERE pk = ?",
+                (by.value, merged_into, to_ts(after.updated_at), pk),
+            )
+            action = HistoryAction.MERGE if merged_into is not None else HistoryAction.FORGET
+            history = self._history_row(
+                user, memory_id, action, before, after, at=after.updated_at, actor=by.value, note=note
+            )
+            conn.execute(_HISTORY, history)
+            return pk, after
+
+        pk, after = self._core.write(conn, body)
+        self._core.cached_change(user, pk, after, None, was_active=True)
+        return after
+
+    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
+        return await self._core.run(partial(self._restore_sync, user, memory_id, limit))
+
+    def _restore_sync(self, user: UserRef, memory_id: str, limit: int | None, conn: sqlite3.Connection) -> Memory:
+        def body(conn: sqlite3.Connection) -> tuple[int, Memory, Vector | None]:
+            pk, before = self._core.fetch(conn, user, memory_id)
+            if before.is_active:
+                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
+            if limit is not None and self._core.count(conn, user) >= limit:
+                raise LimitReached("current", limit)
+            after = replace(
+                before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow(), embedding=None
+            )
+            conn.execute(
+                "UPDATE memories SET is_active = 1, deleted_by = NULL, merged_into = NULL, updated_at = ? WHERE pk = ?",
+                (to_ts(after.updated_at), pk),
+            )
+            conn.execute(
+                _HISTORY,
+                self._history_row(user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at),
+            )
+            return pk, after, before.embedding
+
+        pk, after, vector = self._core.write(conn, body)
+        self._core.cached_change(user, pk, after, vector, was_active=False)
+        return after
+
+    async def delete(self, user: UserRef, memory_id: str) -> None:
+        await self._core.run(partial(self._delete_sync, user, memory_id))
+
+    def _delete_sync(self, user: UserRef, memory_id: str, conn: sqlite3.Connection) -> None:
+        def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
+            pk, before = self._core.fetch(conn, user, memory_id)
+            conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))  # the FTS trigger drops its text too
+            conn.execute(_HISTORY, self._history_row(user, memory_id, HistoryAction.DELETE, before, None))
+            return pk, before
+
+        pk, before = self._core.write(conn, body)
+        key = user_key(user)
+        entry = self._core.vectors.peek(key)
+        if before.is_active and entry is not None:
+            entry.remove(pk)
+            self._core.vectors.resized(key)

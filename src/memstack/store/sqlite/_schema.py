@@ -1,0 +1,171 @@
+"""The SQLite schema as ordered, named migrations, and the record of which embedding model the file holds.
+
+Each migration is a ``(name, function)`` pair; applied names are recorded in ``_migrations`` in the same transaction
+as the change, so a crash never leaves a half-migrated file. Add a change by appending a new pair, never by editing
+an applied one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from memstack.errors import ConfigError, MigrationError, StoreError
+from memstack.store.sqlite._db import transaction
+from memstack.types import utcnow
+
+__all__ = ["MIGRATIONS", "check_embedder", "migrate"]
+
+
+def _m001_memories(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE memories (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            agent_id TEXT,
+            content TEXT NOT NULL,
+            category TEXT NOT NULL,
+            source TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            is_active INTEGER NOT NULL DEFAULT 1,
+            deleted_by TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            observed_at TEXT,
+            expires_at TEXT,
+            merged_into TEXT,
+            source_turn_ids TEXT NOT NULL DEFAULT '[]',
+            fts_owner TEXT NOT NULL,
+            embedding BLOB NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX memories_by_user ON memories (tenant, user_id, is_active, created_at)")
+
+
+def _m002_history(conn: sqlite3.Connection) -> None:
+    # Append-only and deliberately without a foreign key: a permanent delete leaves its history behind.
+    conn.execute(
+        """
+        CREATE TABLE memory_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            before TEXT,
+            after TEXT,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT ''
+        )
+        """
+    )
+    conn.execute("CREATE INDEX memory_history_by_memory ON memory_history (tenant, user_id, memory_id, id)")
+
+
+def _m003_fts(conn: sqlite3.Connection) -> None:
+    # External-content FTS5 index over memories. ``fts_owner`` is one token per (tenant, user) so a user's text
+    # search walks that user's postings instead of every user's; queries still filter by tenant and user_id.
+    conn.execute(
+        """
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, fts_owner, content='memories', content_rowid='pk',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )
+        """
+    )
+    # Inserts fill the index themselves (``SQLiteMemories``), a batch at a time: a per-row insert trigger halves
+    # bulk-insert speed. Deletes and content changes, rare and one row at a time, are kept in sync by triggers.
+    # (Separate statements: executescript() would commit the migration's transaction half-way.)
+    conn.execute(
+        """
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, fts_owner)
+            VALUES ('delete', old.pk, old.content, old.fts_owner);
+        END
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, fts_owner)
+            VALUES ('delete', old.pk, old.content, old.fts_owner);
+            INSERT INTO memories_fts (rowid, content, fts_owner) VALUES (new.pk, new.content, new.fts_owner);
+        END
+        """
+    )
+
+
+def _m004_meta(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("001_memories", _m001_memories),
+    ("002_memory_history", _m002_history),
+    ("003_memories_fts", _m003_fts),
+    ("004_meta", _m004_meta),
+]
+
+
+def _applied(conn: sqlite3.Connection) -> list[str]:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'").fetchone()
+    if not exists:
+        return []
+    return [str(row[0]) for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> list[str]:
+    """Apply every migration not yet recorded, in order, in one transaction; return the names applied."""
+    known = [name for name, _ in MIGRATIONS]
+    if _applied(conn) == known:
+        return []  # the common case: no write lock needed
+    applied_now: list[str] = []
+    with transaction(conn, write=True):
+        conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        done = _applied(conn)
+        newer = [name for name in done if name not in known]
+        if newer:
+            raise MigrationError(
+                f"{path} was migrated by a newer memstack (unknown migrations: {', '.join(newer)}); "
+                "upgrade memstack to open it"
+            )
+        for name, step in MIGRATIONS:
+            if name in done:
+                continue
+            try:
+                step(conn)
+            except sqlite3.Error as exc:
+                raise MigrationError(
+                    f"migration {name} failed on {path}: {exc}; the database was left as it was. "
+                    "Restore a backup or report the error"
+                ) from None
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, utcnow().isoformat()))
+            applied_now.append(name)
+    return applied_now
+
+
+def check_embedder(conn: sqlite3.Connection, path: Path, *, embedder: str, dim: int) -> None:
+    """Record the embedding model on first use; refuse to mix vectors of another model afterwards."""
+    stored = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
+    if not stored:
+        with transaction(conn, write=True):
+            if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is None:
+                conn.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)", [("embedder", embedder), ("dim", str(dim))]
+                )
+        stored = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
+    if set(stored) != {"embedder", "dim"}:
+        raise StoreError(f"{path} has an incomplete meta table ({stored}); restore a backup")
+    old_name, old_dim = str(stored["embedder"]), int(stored["dim"])
+    if old_name != embedder or old_dim != dim:
+        raise ConfigError(
+            f"{path} holds {old_dim}-d vectors from the embedder {old_name!r}, but memstack is configured with "
+            f"{embedder!r} ({dim}-d). Run `memstack reembed` to re-embed the stored memories with the new model, "
+            f"or set MEMSTACK_EMBEDDER={old_name} to keep using the old one"
+        )

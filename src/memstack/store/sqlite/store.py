@@ -1,0 +1,119 @@
+"""``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
+
+Every statement runs on one database thread; the two roles of the :class:`~memstack.store.base.Store` protocol are
+``store.memories`` (:class:`SQLiteMemories`, writes) and ``store.index`` (:class:`SQLiteIndex`, reads), sharing one
+:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store.sqlite._core import Core
+from memstack.store.sqlite._db import Database
+from memstack.store.sqlite._index import SQLiteIndex
+from memstack.store.sqlite._memories import SQLiteMemories
+from memstack.store.sqlite._schema import check_embedder, migrate
+
+__all__ = ["SQLiteStore", "StoreStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """What the caches hold and how often the database thread was used (diagnostics and tests)."""
+
+    cached_users: int
+    cached_bytes: int
+    database_calls: int
+
+
+class SQLiteStore:
+    """Memories in one SQLite file. Create with ``await SQLiteStore.open(path, dim=..., embedder=...)``."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self._memories = SQLiteMemories(core)
+        self._index = SQLiteIndex(core)
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        dim: int,
+        embedder: str,
+        cache_mb: float = 512,
+        busy_timeout_s: float = 5.0,
+    ) -> SQLiteStore:
+        """Open the database at ``path``, creating and migrating it as needed.
+
+        ``dim`` and ``embedder`` are recorded on first use; another model later raises ``ConfigError``.
+        ``cache_mb`` bounds the memories and vectors kept in memory for search (about ``4 * dim + 500`` bytes
+        per memory); ``busy_timeout_s`` is how long a write waits for another process's write lock before raising
+        ``StoreBusy``."""
+        if dim < 1:
+            raise ConfigError(f"embedding dimension must be positive, got {dim}")
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"cannot create {path.parent} for the database ({exc.strerror}); "
+                "set MEMSTACK_HOME to a writable directory"
+            ) from None
+        db = Database(path, busy_timeout_s=busy_timeout_s)
+        await db.start()
+        store = cls(Core(db, dim=dim, embedder=embedder, cache_mb=cache_mb))
+        try:
+            await db.run(store._setup)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        migrate(conn, self.path)
+        check_embedder(conn, self.path, embedder=self._core.embedder, dim=self._core.dim)
+        self._core.open_watch()
+        self._core.sync(conn)
+
+    @property
+    def memories(self) -> SQLiteMemories:
+        return self._memories
+
+    @property
+    def index(self) -> SQLiteIndex:
+        return self._index
+
+    @property
+    def dim(self) -> int:
+        return self._core.dim
+
+    @property
+    def embedder(self) -> str:
+        return self._core.embedder
+
+    @property
+    def path(self) -> Path:
+        return self._core.db.path
+
+    @property
+    def stats(self) -> StoreStats:
+        vectors = self._core.vectors
+        return StoreStats(len(vectors), vectors.nbytes, self._core.calls)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connections and stop the database thread; safe to call twice."""
+        self._core.close_watch()
+        await self._core.db.close()
+        self._core.vectors.clear()

@@ -1,0 +1,35 @@
+"""The README's Python example runs exactly as written (offline: SQLite + the local MiniLM embedder)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_example() -> str:
+    section = README.read_text(encoding="utf-8").split("\n## Python\n", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, "README.md has no python block under '## Python'"
+    return match.group(1)
+
+
+def test_the_example_is_short() -> None:
+    assert len(python_example().strip().splitlines()) <= 10
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
+    done = subprocess.run(
+        [sys.executable, "-c", python_example()], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("Any food I should avoid? -> I'm vegetarian and allergic to peanuts (")
+    assert lines[1].startswith("How should I prepare for my race? -> I'm training for the Lisbon marathon in May (")
+    assert (tmp_path / ".memstack" / "memstack.db").exists()
