@@ -67,3 +67,16 @@ def test_postgres_bench_prints_one_json_line(postgres_url: str, monkeypatch: pyt
     for key in ("p50_ms", "p99_ms", "numpy_p50_ms", "numpy_p99_ms", "insert_per_s"):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["p50_ms"] <= data["p99_ms"]  # type: ignore[operator]
+
+
+def test_sqlite_bench_prints_one_json_line() -> None:
+    data = run_bench("--backend", "sqlite", "--users", "5", "--per-user", "80", "--queries", "25", "--k", "10")
+    assert data["backend"] == "sqlite" and (data["users"], data["per_user"], data["queries"]) == (5, 80, 25)
+    assert data["recall"] == 1.0  # exact search
+    assert 0 < data["p50_ms"] <= data["p99_ms"]  # type: ignore[operator]
+
+
+def test_sqlite_cache_defaults_to_the_whole_data_set() -> None:
+    cfg = RetrievalConfig(users=1000, per_user=500, dim=384)
+    assert cfg.sqlite_cache_mb * 2**20 >= 1000 * 500 * 384 * 4
+    assert RetrievalConfig(cache_mb=64).sqlite_cache_mb == 64

@@ -50,6 +50,15 @@ class RetrievalConfig:
     dim: int = 384
     seed: int = 0
     pg_codec: Literal["binary", "text"] | None = None  # PostgreSQL only: how query vectors are sent
+    cache_mb: int | None = None  # SQLite only: the vector cache; default: room for the whole data set
+
+    @property
+    def sqlite_cache_mb(self) -> int:
+        """The SQLite store's cache budget: as given, or every user's vectors and rows (about 4 * dim + 600 bytes
+        per memory) plus slack, so that searches are warm as with a cache sized for its working set."""
+        if self.cache_mb is not None:
+            return self.cache_mb
+        return math.ceil(self.users * self.per_user * (4 * self.dim + 600) / 2**20) + 64
 
     def __post_init__(self) -> None:
         for name in ("users", "per_user", "queries", "k", "dim"):
@@ -208,7 +217,9 @@ async def bench_store(cfg: RetrievalConfig, database_url: str | None) -> AsyncIt
 
     if cfg.backend == "sqlite":
         with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
-            config = Config.resolve(database_url=f"sqlite:///{Path(tmp) / 'bench.db'}")
+            config = Config.resolve(
+                database_url=f"sqlite:///{Path(tmp) / 'bench.db'}", vector_cache_mb=cfg.sqlite_cache_mb
+            )
             store = await open_store(config, dim=cfg.dim, embedder=BENCH_EMBEDDER)
             try:
                 yield store

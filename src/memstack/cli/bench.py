@@ -33,6 +33,12 @@ def bench() -> None:
     default=None,
     help="PostgreSQL: send query vectors with pgvector's binary codec or as '[…]'::vector text (default: binary).",
 )
+@click.option(
+    "--cache-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="SQLite: the vector cache budget in MB (default: room for every user, a warm cache).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
 def retrieval(
     backend: str,
@@ -43,6 +49,7 @@ def retrieval(
     dim: int,
     seed: int,
     pg_codec: str | None,
+    cache_mb: int | None,
     as_json: bool,
 ) -> None:
     """Top-k latency and recall of the store's vector search, against exact numpy on the same vectors.
@@ -66,6 +73,7 @@ def retrieval(
             dim=dim,
             seed=seed,
             pg_codec=cast(Literal["binary", "text"] | None, pg_codec),
+            cache_mb=cache_mb,
         )
         url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
         columns = (TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
