@@ -104,7 +104,10 @@ class EmbeddedPostgres:
             self._root = None
 
     def database_url(self, name: str) -> str:
-        return str(self._server.get_uri(database=name)) if self._server is not None else self.url
+        """The URL of database ``name`` on this server (whether or not it exists)."""
+        if self._server is None:
+            raise StoreUnavailable("the embedded PostgreSQL server is not running; call start() first")
+        return str(self._server.get_uri(database=name))
 
     def execute(self, *statements: str | Composed, database: str = "postgres") -> None:
         """Run admin statements (autocommit, as the superuser) in ``database``."""

@@ -84,12 +84,16 @@ class AnnIndexes:
         self._building: dict[tuple[str, str], asyncio.Task[str | None]] = {}
         self.builds = 0
 
-    def cached(self, user: UserRef) -> str | bool | None:
-        """The user's index name, ``None`` if they have none, ``False`` if this process does not know."""
+    def cached(self, user: UserRef) -> tuple[bool, str | None]:
+        """(whether this process knows, the user's index name or ``None``) without asking the database."""
         entry = self._known.get((user.tenant, user.user_id))
         if entry is None or entry[1] < time.monotonic():
-            return False
-        return entry[0]
+            return False, None
+        return True, entry[0]
+
+    def indexed(self, user: UserRef) -> bool:
+        """Known (in this process) to have an index."""
+        return self.cached(user)[1] is not None
 
     def remember(self, user: UserRef, name: str | None) -> None:
         key = (user.tenant, user.user_id)
@@ -100,26 +104,27 @@ class AnnIndexes:
 
     async def lookup(self, user: UserRef) -> str | None:
         """The name of the user's HNSW index, or ``None`` when they are searched exactly."""
-        known = self.cached(user)
-        if known is not False:
-            return known if isinstance(known, str) else None
+        known, name = self.cached(user)
+        if known:
+            return name
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 "SELECT index_name FROM memory_ann_indexes WHERE tenant = %s AND user_id = %s",
                 (user.tenant, user.user_id),
             )
             row = await cur.fetchone()
-        name = str(row[0]) if row else None
-        self.remember(user, name)
-        return name
+        found = str(row[0]) if row else None
+        self.remember(user, found)
+        return found
 
     def note_active(self, user: UserRef, active: int) -> bool:
         """After a committed write, with the user's active count: is an index due (one this process has not seen
         built)? A user below the threshold is remembered as searched exactly, saving a lookup on their next search
         (even if an index of theirs exists from when they were larger: at this size exact search is as fast)."""
+        known, name = self.cached(user)
         if active >= self.settings.threshold:
-            return not isinstance(self.cached(user), str)
-        if self.cached(user) is False:
+            return name is None
+        if not known:
             self.remember(user, None)
         return False
 

@@ -106,6 +106,7 @@ class Database:
     ) -> None:
         self.where = describe_url(url)
         self.codec = codec
+        self._timeout_s = timeout_s
         self._vector_info = vector_info
         self._settings = (
             "SET TimeZone = 'UTC'; SET jit = off; SET hnsw.iterative_scan = relaxed_order; "
@@ -130,7 +131,7 @@ class Database:
 
     async def open(self) -> None:
         try:
-            await self.pool.open(wait=True)
+            await self.pool.open(wait=True, timeout=self._timeout_s)
         except (psycopg.Error, PoolTimeout) as exc:
             await self.pool.close()
             raise map_error(exc, self.where) from None

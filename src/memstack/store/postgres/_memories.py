@@ -173,7 +173,7 @@ class PgMemories:
             (memory_id, user.tenant, user.user_id, action.value, _snapshot(before), _snapshot(after), at, actor, note),
         )
 
-    async def _grown(self, user: UserRef, active: int | None, *, wait: bool) -> None:
+    async def _after_growth(self, user: UserRef, active: int | None, *, wait: bool) -> None:
         """After a commit that added rows: build the user's HNSW index if they just became large."""
         if active is not None and self._ann.note_active(user, active):
             if wait:
@@ -191,7 +191,7 @@ class PgMemories:
             raise InputError(f"limit must be zero or more, got {limit}")
         new = self._prepare(user, memory, utcnow())
         actor = check_actor(actor)
-        indexed = isinstance(self._ann.cached(user), str)
+        indexed = self._ann.indexed(user)
         active: int | None = None
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
@@ -206,7 +206,7 @@ class PgMemories:
                 self._row(new, self._db.vector_param(vector)),
             )
             await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
-        await self._grown(user, active, wait=False)
+        await self._after_growth(user, active, wait=False)
         return replace(new, embedding=vector)
 
     async def add_many(
@@ -233,9 +233,9 @@ class PgMemories:
                 for m in new:
                     snapshot = Jsonb(m.snapshot())
                     await copy.write_row((m.id, user.tenant, user.user_id, "create", None, snapshot, now, actor, ""))
-            indexed = isinstance(self._ann.cached(user), str)
+            indexed = self._ann.indexed(user)
             active = None if indexed else await self._count(conn, user)
-        await self._grown(user, active, wait=True)
+        await self._after_growth(user, active, wait=True)
         return [replace(m, embedding=matrix[i]) for i, m in enumerate(new)]
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:

@@ -12,7 +12,7 @@ from typing import Self
 import psycopg
 from psycopg.types import TypeInfo
 
-from memstack.errors import ConfigError, InputError, StoreUnavailable
+from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store.postgres._ann import AnnIndexes, AnnSettings
 from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
 from memstack.store.postgres._index import PgIndex
@@ -102,8 +102,6 @@ class PostgresStore:
 
     async def ann_index(self, user: UserRef) -> str | None:
         """The name of ``user``'s HNSW index, or ``None`` while they are searched exactly."""
-        if not isinstance(user, UserRef):
-            raise InputError("pass a UserRef")
         return await self._ann.lookup(user)
 
     async def setting(self, name: str) -> str:
