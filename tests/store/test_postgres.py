@@ -293,8 +293,16 @@ async def test_a_large_user_is_searched_through_their_own_hnsw_index(postgres_ur
             got = await store.index.nearest(ALICE, q, 20, goals)
             assert sorted(h.memory.id for h in got) == sorted(added[i].id for i in range(0, 400, 40))
         assert overlap / 80 >= 0.95
-        # another process (no cache yet) finds the index through the registry
+        # another process learns of the index from its first search (still one statement, answered exactly)
         other = await PostgresStore.open(postgres_url, dim=DIM, embedder="e", ann=AnnSettings(threshold=300))
+        assert other.ann.cached(ALICE) == (False, None)
+        q = unit(rng, 1)[0]
+        first = await other.index.nearest(ALICE, q, 10)
+        assert [h.memory.id for h in first] == [added[i].id for i in brute_top(matrix, q, 10)]
+        assert other.ann.cached(ALICE) == (True, index_name(ALICE))
+        assert other.ann.cached(BOB) == (False, None)
+        await other.index.nearest(BOB, q, 10)
+        assert other.ann.cached(BOB) == (True, None)
         assert index_name(ALICE) in await other.index.explain_nearest(ALICE, matrix[0], 10)
         await other.close()
     finally:

@@ -13,7 +13,9 @@ Plan choice is deliberate, never left to the plan cache:
 
 Ordinary users never pay for HNSW maintenance on insert, and one global graph holding every user's rows (which a
 filtered scan would have to wade through) never exists. Whether a user has an index is cached per user in-process
-for ``cache_ttl_s``; a stale answer is harmless (an exact search is still exact), only slower.
+(an index for good, none for ``cache_ttl_s``); when this process does not know, the exact statement brings the
+answer back with its rows, so a search is still one statement. A stale answer is harmless: an exact search is
+still exact, only slower.
 
 Builds are serialised per user across processes with a session advisory lock; a build that died half-way leaves
 an invalid index, which the next build drops first.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -96,8 +99,10 @@ class AnnIndexes:
         return self.cached(user)[1] is not None
 
     def remember(self, user: UserRef, name: str | None) -> None:
+        """Note what is known of the user's index: that they have none for ``cache_ttl_s`` (another process may
+        build one), that they have one for good (the store never drops them)."""
         key = (user.tenant, user.user_id)
-        self._known[key] = (name, time.monotonic() + self.settings.cache_ttl_s)
+        self._known[key] = (name, time.monotonic() + self.settings.cache_ttl_s if name is None else math.inf)
         self._known.move_to_end(key)
         while len(self._known) > _MAX_CACHED_USERS:
             self._known.popitem(last=False)

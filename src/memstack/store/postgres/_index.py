@@ -45,9 +45,13 @@ WITH top AS (
     ) AS candidates
     ORDER BY distance, seq LIMIT %(k)s
 )
-SELECT {columns}, 1 - top.distance FROM top JOIN memories AS m ON m.seq = top.seq
+SELECT {columns}, 1 - top.distance{lookup} FROM top JOIN memories AS m ON m.seq = top.seq
 ORDER BY top.distance, top.seq
 """
+
+#: Added to the exact statement when this process does not know yet whether the user has an HNSW index: the
+#: answer comes back with the rows instead of costing a second round trip.
+_LOOKUP = ", (SELECT index_name FROM memory_ann_indexes WHERE tenant = %(tenant)s AND user_id = %(user)s)"
 
 _INDEXED = """
 WITH ann AS MATERIALIZED (
@@ -81,7 +85,7 @@ class PgIndex:
         self._db = db
         self._ann = ann
         self._dim = dim
-        self._exact: dict[str, str] = {}
+        self._exact: dict[tuple[str, bool], str] = {}
 
     @staticmethod
     def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
@@ -166,15 +170,23 @@ class PgIndex:
         if filters is None:
             return []
         params["v"] = self._db.vector_param(query)
-        statement, prepare = await self._nearest_statement(user, filters)
+        known, index = self._ann.cached(user)
+        statement, prepare = self._nearest_statement(user, filters, index, lookup=not known)
         rows = await self._rows(statement, params, prepare=prepare)
+        if not known and rows:
+            self._ann.remember(user, rows[0][N_COLUMNS + 1])
         return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
 
-    async def _nearest_statement(self, user: UserRef, filters: str) -> tuple[str | sql.Composed, bool | None]:
-        if await self._ann.lookup(user) is None:
-            statement = self._exact.get(filters)
+    def _nearest_statement(
+        self, user: UserRef, filters: str, index: str | None, *, lookup: bool
+    ) -> tuple[str | sql.Composed, bool | None]:
+        """The statement for this user and whether to keep it prepared."""
+        if index is None:
+            key = (filters, lookup)
+            statement = self._exact.get(key)
             if statement is None:
-                statement = self._exact[filters] = _EXACT.format(columns=_M_COLUMNS, filters=filters)
+                statement = _EXACT.format(columns=_M_COLUMNS, filters=filters, lookup=_LOOKUP if lookup else "")
+                self._exact[key] = statement
             return statement, None
         # The user's literal (tenant, user_id) lets the planner match their partial HNSW index; such a statement is
         # specific to one user, so it is not kept prepared.
@@ -190,7 +202,7 @@ class PgIndex:
         params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "k": k}
         filters = self._filters(flt or MemoryFilter(), params) or ""
         params["v"] = self._db.vector_param(unit_vector(vector, self._dim))
-        statement, _ = await self._nearest_statement(user, filters)
+        statement, _ = self._nearest_statement(user, filters, await self._ann.lookup(user), lookup=False)
         head = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN ")
         rows = await self._rows(
             sql.Composed([head, sql.SQL(statement) if isinstance(statement, str) else statement]), params, prepare=False
