@@ -18,14 +18,14 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from memstack.errors import InputError
 from memstack.store.base import Store
-from memstack.types import NewMemory, UserRef, Vector
+from memstack.types import NewMemory, UserRef, Vector, new_id
 
 __all__ = ["RetrievalConfig", "RetrievalResult", "run_retrieval", "synthetic_user"]
 
@@ -51,6 +51,7 @@ class RetrievalConfig:
     seed: int = 0
     pg_codec: Literal["binary", "text"] | None = None  # PostgreSQL only: how query vectors are sent
     cache_mb: int | None = None  # SQLite only: the vector cache; default: room for the whole data set
+    tenant: str = "bench"  # whose memories these are (a given database gets a tenant of its own per run)
 
     @property
     def sqlite_cache_mb(self) -> int:
@@ -119,8 +120,8 @@ def _numpy_top_k(matrix: Vector, query: Vector, k: int) -> np.ndarray[Any, np.dt
     return result
 
 
-def _user(index: int) -> UserRef:
-    return UserRef(f"user-{index:06d}", tenant="bench")
+def _user(index: int, cfg: RetrievalConfig) -> UserRef:
+    return UserRef(f"user-{index:06d}", tenant=cfg.tenant)
 
 
 Progress = Callable[[int, str], None]
@@ -134,7 +135,7 @@ async def load(store: Store, cfg: RetrievalConfig, progress: Progress) -> tuple[
         vectors = synthetic_user(cfg.seed, u, cfg.per_user, cfg.dim)
         batch = [NewMemory(f"memory {i} of bench user {u}") for i in range(cfg.per_user)]
         started = time.perf_counter()
-        added = await store.memories.add_many(_user(u), batch, vectors)
+        added = await store.memories.add_many(_user(u, cfg), batch, vectors)
         spent += time.perf_counter() - started
         ids[u] = [m.id for m in added]
         progress(cfg.per_user, f"user {u + 1}/{cfg.users}")
@@ -175,13 +176,13 @@ async def measure(
     be queried is searched once untimed (and a few more searches warm up the connection and plans)."""
     users, queries, exact, numpy_took = _baseline(cfg)
     for u in dict.fromkeys(users[_WARMUP:]):
-        await store.index.nearest(_user(u), synthetic_user(cfg.seed, u, 1, cfg.dim)[0], cfg.k)
+        await store.index.nearest(_user(u, cfg), synthetic_user(cfg.seed, u, 1, cfg.dim)[0], cfg.k)
     gc.collect()  # the garbage of loading is not the searches' to collect
     store_ms: list[float] = []
     overlap = 0
     for i, u in enumerate(users):
         started = time.perf_counter()
-        hits = await store.index.nearest(_user(u), queries[i], cfg.k)
+        hits = await store.index.nearest(_user(u, cfg), queries[i], cfg.k)
         took = time.perf_counter() - started
         if i < _WARMUP:
             continue
@@ -254,6 +255,8 @@ async def run_retrieval(
     cfg: RetrievalConfig, *, database_url: str | None = None, progress: Progress | None = None
 ) -> RetrievalResult:
     """Build the data set, load it, and measure (see the module docstring)."""
+    if database_url is not None:  # someone's database: this run's rows are kept apart from anything there
+        cfg = replace(cfg, tenant=f"bench-{new_id('run')}")
     async with bench_store(cfg, database_url) as store:
         ids, insert_per_s = await load(store, cfg, progress or (lambda n, what: None))
         return await measure(store, cfg, ids, insert_per_s)

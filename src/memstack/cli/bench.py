@@ -54,9 +54,10 @@ def retrieval(
 ) -> None:
     """Top-k latency and recall of the store's vector search, against exact numpy on the same vectors.
 
-    Loads USERS x PER_USER synthetic clustered unit vectors through the store's add_many, then times QUERIES
-    top-K searches (one user each). For postgres an embedded server is started unless MEMSTACK_DATABASE_URL
-    names a (scratch) database."""
+    Loads USERS x PER_USER synthetic clustered unit vectors through the store's add_many (one call per user), then
+    times QUERIES top-K searches, each for a random user, after every queried user has been searched once (warm,
+    steady-state latency). For postgres an embedded server is started (shared_buffers 2GB) unless
+    MEMSTACK_DATABASE_URL names one; the run then writes under a tenant of its own, so use a scratch database."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
