@@ -52,7 +52,7 @@ class AnnSettings:
     ``threshold``: active memories at which a user's own index is built (below it, exact search is as fast).
     ``m``, ``ef_construction``: HNSW build parameters. ``ef_search``: candidate list per search (recall vs time).
     ``build_memory``: ``maintenance_work_mem`` for a build (the graph should fit). ``cache_ttl_s``: how long this
-    process trusts what it knows about a user's index.
+    process trusts that a user has no index (another process may build one meanwhile).
     """
 
     threshold: int = 10_000
@@ -184,12 +184,18 @@ class AnnIndexes:
                 return None  # another process is building it; this one keeps searching exactly for now
             try:
                 cur = await conn.execute(
-                    "SELECT index_name FROM memory_ann_indexes WHERE tenant = %s AND user_id = %s",
-                    (user.tenant, user.user_id),
+                    "SELECT tenant, user_id, index_name FROM memory_ann_indexes "
+                    "WHERE (tenant = %s AND user_id = %s) OR index_name = %s",
+                    (user.tenant, user.user_id, name),
                 )
-                if (row := await cur.fetchone()) is not None:
-                    self.remember(user, str(row[0]))
-                    return str(row[0])
+                for tenant, user_id, registered in await cur.fetchall():
+                    if (tenant, user_id) == (user.tenant, user.user_id):
+                        self.remember(user, str(registered))
+                        return str(registered)
+                    _log.warning(
+                        "%s already indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user)
+                    )
+                    return None
                 # An index under this name that is not registered is a build that died half-way: start again.
                 await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
                 started = time.perf_counter()
@@ -207,7 +213,6 @@ class AnnIndexes:
                         user=sql.Literal(user.user_id),
                     )
                 )
-                await conn.execute("RESET maintenance_work_mem")
                 await conn.execute(
                     "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
                     "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
@@ -218,6 +223,7 @@ class AnnIndexes:
                 _log.info("built %s for %s/%s in %.1f s", name, *_who(user), time.perf_counter() - started)
             finally:
                 if not conn.broken:  # a broken connection took its session lock with it
+                    await conn.execute("RESET maintenance_work_mem")
                     await conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
         self.remember(user, name)
         return name
