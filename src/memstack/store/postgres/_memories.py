@@ -41,6 +41,7 @@ from memstack.types import (
     UserRef,
     Vector,
     new_id,
+    new_ids,
     utcnow,
 )
 
@@ -90,12 +91,13 @@ class PgMemories:
 
     # -- helpers ------------------------------------------------------------------------------------------------------
 
-    def _prepare(self, user: UserRef, memory: NewMemory, now: datetime) -> Memory:
+    @staticmethod
+    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, vector: Vector) -> Memory:
         check_agent(memory.agent_id)
         if not isinstance(memory.content, str):
             raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
         return Memory(
-            id=new_id("mem"),
+            id=memory_id,
             user_id=user.user_id,
             tenant=user.tenant,
             agent_id=memory.agent_id,
@@ -111,6 +113,7 @@ class PgMemories:
             expires_at=utc(memory.expires_at),
             merged_into=None,
             source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
+            embedding=vector,
         )
 
     @staticmethod
@@ -189,7 +192,7 @@ class PgMemories:
         vector = unit_vector(embedding, self._dim)
         if limit is not None and limit < 0:
             raise InputError(f"limit must be zero or more, got {limit}")
-        new = self._prepare(user, memory, utcnow())
+        new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
         actor = check_actor(actor)
         indexed = self._ann.indexed(user)
         active: int | None = None
@@ -207,7 +210,7 @@ class PgMemories:
             )
             await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
         await self._after_growth(user, active, wait=False)
-        return replace(new, embedding=vector)
+        return new
 
     async def add_many(
         self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
@@ -220,14 +223,15 @@ class PgMemories:
         if not batch:
             return []
         now = utcnow()
-        new = [self._prepare(user, m, now) for m in batch]
+        ids = new_ids("mem", len(batch))
+        new = [self._prepare(user, m, now, ids[i], matrix[i]) for i, m in enumerate(batch)]
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             cur = conn.cursor()
             async with cur.copy(f"COPY memories ({_INSERT_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types(_INSERT_TYPES)
-                for i, m in enumerate(new):
-                    await copy.write_row(self._row(m, matrix[i]))
+                for m in new:
+                    await copy.write_row(self._row(m, m.embedding))
             async with cur.copy(f"COPY memory_history ({_HISTORY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types(_HISTORY_TYPES)
                 for m in new:
@@ -236,7 +240,7 @@ class PgMemories:
             indexed = self._ann.indexed(user)
             active = None if indexed else await self._count(conn, user)
         await self._after_growth(user, active, wait=True)
-        return [replace(m, embedding=matrix[i]) for i, m in enumerate(new)]
+        return new
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
         async with self._db.connection() as conn:
