@@ -15,14 +15,17 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from psycopg import errors as pg_errors
 from psycopg import sql
+from psycopg_pool import PoolTimeout
 
-from memstack.errors import ConfigError, LimitReached, MigrationError, StoreUnavailable
+from memstack.errors import ConfigError, InputError, LimitReached, MigrationError, StoreError, StoreUnavailable
 from memstack.store.postgres import AnnSettings, PostgresStore
 from memstack.store.postgres._ann import index_name
+from memstack.store.postgres._db import map_error
 from memstack.store.postgres._schema import MIGRATIONS
 from memstack.testing.postgres import EmbeddedPostgres
-from memstack.types import Category, Memory, MemoryFilter, NewMemory, UserRef
+from memstack.types import Category, Memory, MemoryFilter, MemoryPatch, NewMemory, UserRef
 
 pytestmark = pytest.mark.postgres
 
@@ -367,3 +370,57 @@ async def test_text_search_splits_words_like_queries_do(store: PostgresStore) ->
     assert [h.memory.id for h in await store.index.nearest(ALICE, v[2], 5, MemoryFilter(text="EXAMPLE.org"))] == [
         email.id
     ]
+
+
+# -- failures inside the server: typed errors, nothing half-written ---------------------------------------------------
+
+
+async def test_a_write_the_server_rejects_half_way_leaves_nothing_behind(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    rng = np.random.default_rng(11)
+    kept = await store.memories.add(ALICE, NewMemory("already here"), unit(rng, 1)[0])
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # a server-side failure in the middle of a write
+        conn.execute(
+            "CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.content LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned row'; END IF; RETURN NEW; END $$"
+        )
+        conn.execute(
+            "CREATE TRIGGER poison BEFORE INSERT OR UPDATE ON memories FOR EACH ROW EXECUTE FUNCTION refuse_poison()"
+        )
+    batch = [NewMemory("fine one"), NewMemory("fine two"), NewMemory("poison"), NewMemory("fine three")]
+    with pytest.raises(StoreError, match="poisoned row") as info:
+        await store.memories.add_many(ALICE, batch, unit(rng, 4))
+    assert "nothing was changed" in str(info.value)
+    with pytest.raises(StoreError, match="poisoned row"):
+        await store.memories.update(ALICE, kept.id, MemoryPatch(content="now poison"), unit(rng, 1)[0])
+    assert [m.content for m in await store.index.list(ALICE, MemoryFilter(include_deleted=True))] == ["already here"]
+    assert len(await store.index.history(ALICE, kept.id)) == 1
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_history").fetchone() == (1,)
+
+
+async def test_nul_characters_are_refused_before_the_server_sees_them(store: PostgresStore) -> None:
+    with pytest.raises(InputError, match="NUL"):
+        await store.memories.add(ALICE, NewMemory("tab\x00bed"), unit(np.random.default_rng(12), 1)[0])
+
+
+@pytest.mark.parametrize(
+    ("error", "expected", "words"),
+    [
+        (psycopg.OperationalError("server closed the connection unexpectedly"), StoreUnavailable, "server is running"),
+        (pg_errors.AdminShutdown("terminating connection"), StoreUnavailable, "server is running"),
+        (PoolTimeout("couldn't get a connection after 10.00 sec"), StoreUnavailable, "pool_size"),
+        (pg_errors.QueryCanceled("canceling statement due to statement timeout"), StoreError, "try again"),
+        (pg_errors.DeadlockDetected("deadlock detected"), StoreError, "try again"),
+        (pg_errors.UndefinedTable('relation "memories" does not exist'), MigrationError, "migrations run"),
+        (pg_errors.InsufficientPrivilege("permission denied for table memories"), StoreError, "grant"),
+        (pg_errors.DiskFull("could not extend file"), StoreError, "nothing was changed"),
+        (pg_errors.TooManyConnections("sorry, too many clients already"), StoreUnavailable, "max_connections"),
+    ],
+)
+def test_driver_errors_become_typed_errors_that_say_what_to_do(
+    error: Exception, expected: type[Exception], words: str
+) -> None:
+    mapped = map_error(error, "postgres@localhost/memstack")
+    assert type(mapped) is expected and words in str(mapped)

@@ -14,7 +14,6 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import psycopg
-from psycopg import errors as pg_errors
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
@@ -49,7 +48,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def map_error(exc: BaseException, where: str) -> MemstackError:
-    """A driver or pool error as the typed error a caller can act on (the transaction was rolled back)."""
+    """A driver or pool error as the typed error a caller can act on (the transaction was rolled back).
+
+    Decided by SQLSTATE: psycopg files very different failures (a dropped connection, a deadlock, a full disk)
+    under ``OperationalError``."""
     if isinstance(exc, MemstackError):
         return exc
     if isinstance(exc, PoolTimeout):
@@ -59,22 +61,30 @@ def map_error(exc: BaseException, where: str) -> MemstackError:
         )
     if isinstance(exc, PoolClosed):
         return StoreError("this PostgreSQL store is closed; open it again with PostgresStore.open()")
-    if isinstance(exc, pg_errors.QueryCanceled):
-        return StoreError(f"PostgreSQL cancelled the statement ({_reason(exc)}); nothing was changed, try again")
-    if isinstance(exc, pg_errors.UndefinedTable | pg_errors.UndefinedColumn | pg_errors.UndefinedFunction):
+    state = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, psycopg.OperationalError) and (not state or state.startswith("08") or state in _GONE):
+        return StoreUnavailable(f"lost the connection to PostgreSQL at {where} ({_reason(exc)}); {_FIX_CONNECTION}")
+    if state == "53300":
+        return StoreUnavailable(
+            f"PostgreSQL at {where} has no connection slots left ({_reason(exc)}); "
+            "lower pool_size or raise the server's max_connections"
+        )
+    if state.startswith("40") or state == "57014":  # serialization failure, deadlock, statement cancelled
+        return StoreError(f"PostgreSQL rolled the operation back ({_reason(exc)}); nothing was changed, try again")
+    if state in ("42P01", "42703", "42883"):  # undefined table, column, function
         return MigrationError(
             f"the memstack schema in {where} is missing or incomplete ({_reason(exc)}); "
             "open the store again so its migrations run, or check that the URL names the right database"
         )
-    if isinstance(exc, pg_errors.InsufficientPrivilege):
+    if state == "42501":
         return StoreError(
             f"PostgreSQL refused the operation: {_reason(exc)}; grant the memstack role rights on its tables"
         )
-    if isinstance(exc, pg_errors.TransactionRollback):
-        return StoreError(f"PostgreSQL rolled the write back ({_reason(exc)}); nothing was changed, try again")
-    if isinstance(exc, psycopg.OperationalError):
-        return StoreUnavailable(f"lost the connection to PostgreSQL at {where} ({_reason(exc)}); {_FIX_CONNECTION}")
     return StoreError(f"PostgreSQL failed: {_reason(exc)}; the operation was rolled back and nothing was changed")
+
+
+#: Server states meaning it is going away or not accepting connections (admin/crash shutdown, starting up).
+_GONE = frozenset({"57P01", "57P02", "57P03"})
 
 
 async def connect(url: str, *, timeout_s: float) -> psycopg.AsyncConnection[Any]:

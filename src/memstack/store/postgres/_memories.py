@@ -96,6 +96,8 @@ class PgMemories:
         check_agent(memory.agent_id)
         if not isinstance(memory.content, str):
             raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
+        if "\x00" in memory.content:
+            raise InputError("memory content contains a NUL character, which PostgreSQL text cannot hold; remove it")
         return Memory(
             id=memory_id,
             user_id=user.user_id,
