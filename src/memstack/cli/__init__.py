@@ -15,6 +15,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
+    from memstack.cli import context
     from memstack.cli.bench import bench
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
@@ -22,6 +23,8 @@ def _register() -> None:
     main.add_command(bench)
     main.add_command(eval_group)
     main.add_command(memories)
+    main.add_command(context.context)
+    context.add_bench(main)
 
 
 _register()

@@ -1,7 +1,8 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the two roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes) and ``store.index`` (:class:`SQLiteIndex`, reads), sharing one
+Every statement runs on one database thread; the three roles of the :class:`~memstack.store.base.Store` protocol are
+``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads) and
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -18,6 +19,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.contexts import SQLiteContexts
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -38,6 +40,7 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._contexts = SQLiteContexts(core)
 
     @classmethod
     async def open(
@@ -88,6 +91,10 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def contexts(self) -> SQLiteContexts:
+        return self._contexts
 
     @property
     def dim(self) -> int:
