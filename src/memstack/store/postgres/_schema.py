@@ -17,6 +17,9 @@ Schema (migration ``0001_memories``):
 - ``memory_ann_indexes``: users large enough to have their own HNSW index (see ``_ann.py``); the indexes
   themselves are partial ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
 - ``memstack_meta``: the embedding model and dimension the vectors were made with.
+
+Migration ``0002_context_manifests``: ``context_manifests``, one ``jsonb`` manifest per response (what the model
+saw), keyed by context id, listed per (tenant, user) newest first.
 """
 
 from __future__ import annotations
@@ -116,9 +119,28 @@ async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
         await conn.execute(statement)
 
 
+async def _m0002_context_manifests(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    # One row per response: the manifest of the context the model saw (memstack.types.Manifest).
+    await conn.execute(
+        """
+        CREATE TABLE context_manifests (
+            context_id text PRIMARY KEY,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            session_id text,
+            created_at timestamptz NOT NULL,
+            manifest jsonb NOT NULL
+        )
+        """
+    )
+    await conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
+
+
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
+    ("0002_context_manifests", _m0002_context_manifests),
 ]
 
 

@@ -1,8 +1,9 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
-The two roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`,
-writes) and ``store.index`` (:class:`PgIndex`, reads); both share the pool and the per-user HNSW index
-bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
+The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
+``store.index`` (:class:`PgIndex`, reads) and ``store.contexts`` (:class:`PgContexts`, context manifests); they
+share the pool, and the first two the per-user HNSW index bookkeeping
+(:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from memstack.store.postgres._db import Database, VectorCodec, connect, describe
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
+from memstack.store.postgres.contexts import PgContexts
 from memstack.types import UserRef
 
 __all__ = ["PostgresStore"]
@@ -33,6 +35,7 @@ class PostgresStore:
         self._ann = AnnIndexes(db, ann)
         self._memories = PgMemories(db, self._ann, dim)
         self._index = PgIndex(db, self._ann, dim)
+        self._contexts = PgContexts(db)
 
     @classmethod
     async def open(
@@ -86,6 +89,10 @@ class PostgresStore:
     @property
     def index(self) -> PgIndex:
         return self._index
+
+    @property
+    def contexts(self) -> PgContexts:
+        return self._contexts
 
     @property
     def dim(self) -> int:
