@@ -89,7 +89,7 @@ class PgMemories:
         self._ann = ann
         self._dim = dim
 
-    # -- helpers ------------------------------------------------------------------------------------------------------
+    # -- building blocks ----------------------------------------------------------------------------------------------
 
     @staticmethod
     def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, vector: Vector) -> Memory:
