@@ -227,3 +227,27 @@ async def test_resumed_results_report_what_the_first_run_did(
     finally:
         await pipeline.classifier.aclose()
         await store.close()
+
+
+async def test_keep_resuming_picks_up_a_dead_workers_detection(
+    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
+) -> None:
+    store = await open_store(tmp_path, minilm)
+    payload = {"tenant": "default", "user_id": "alice", "message": "I'm a nurse", "at": AT.isoformat(), "tier": "free"}
+    job = await store.jobs.enqueue("detect", "dead-worker-turn", payload, owner="dead-worker", lease_s=0.3)
+    server.script(MODEL, found(mem("User is a nurse")))
+    pipeline = CapturePipeline(store, minilm, llm_classifier(server))
+    try:
+        pipeline.keep_resuming(0.1)
+        for _ in range(50):
+            if (await store.jobs.get(job.id)).status is JobStatus.DONE:
+                break
+            await asyncio.sleep(0.1)
+        assert (await store.jobs.get(job.id)).status is JobStatus.DONE
+        assert [m.content for m in await store.index.list(ALICE)] == ["User is a nurse"]
+        (memory,) = await store.index.list(ALICE)
+        assert memory.source_turn_ids == (f"job:{job.id}",)  # no session: the job names the source
+    finally:
+        await pipeline.drain(2.0)
+        await pipeline.classifier.aclose()
+        await store.close()

@@ -283,6 +283,7 @@ class CapturePipeline:
         self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
+        self._resumer: asyncio.Task[None] | None = None
         self._watch_failures(classifier)
 
     @property
@@ -357,9 +358,30 @@ class CapturePipeline:
             total += len(jobs)
             await asyncio.gather(*(self._spawn(self._resume(job)) for job in jobs))
 
+    def keep_resuming(self, every_s: float) -> None:
+        """Also call :meth:`resume_pending` every ``every_s`` seconds in the background (until :meth:`drain`): a
+        detection left by a process that died less than a lease ago is resumed soon after its lease lapses, not
+        only at the next start."""
+        if every_s <= 0:
+            raise InputError(f"every_s must be a positive number of seconds, got {every_s}")
+        if self._resumer is None or self._resumer.done():
+            self._resumer = asyncio.get_running_loop().create_task(self._resume_loop(every_s), name="memstack-resume")
+
+    async def _resume_loop(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.resume_pending()
+            except MemstackError as exc:  # the store is down: try again next round
+                log.warning("resuming memory detections failed: %s: %s", type(exc).__name__, exc)
+
     async def drain(self, timeout_s: float = 10.0) -> None:
         """Wait up to ``timeout_s`` for running detections; cancel the rest (their jobs stay recorded and are
         resumed by the next :meth:`resume_pending` once their lease lapses)."""
+        if self._resumer is not None:
+            self._resumer.cancel()
+            await asyncio.gather(self._resumer, return_exceptions=True)
+            self._resumer = None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while self._tasks and (remaining := deadline - loop.time()) > 0:
