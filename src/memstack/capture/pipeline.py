@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
-from memstack.capture.dedup import DedupParams, DedupRule, params_for
+from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
 from memstack.embed import Embedder
@@ -77,7 +77,7 @@ class PipelineSettings:
     up to ``max_attempts`` runs of a job in all."""
 
     min_confidence: float = MIN_CONFIDENCE
-    neighbours: int = 5
+    neighbours: int = NEAREST_K
     classify_timeout_s: float = 30.0
     lease_s: float = DEFAULT_LEASE_S
     max_attempts: int = 3
