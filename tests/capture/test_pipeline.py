@@ -412,3 +412,25 @@ async def test_failure_hooks_of_the_classifier_still_run(make: Pipelines) -> Non
     pipeline = make(classifier_options={"on_failure": lambda f: seen.append(f.error)})
     result = await pipeline.start(ALICE, "I'm a chemist", at=AT)
     assert result.failed and seen == ["ProviderError"]
+
+
+class _CrashingEmbedder(CountingEmbedder):
+    """An embedding backend failing in a way nobody planned for (a fake of the model runtime, not memstack)."""
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        raise RuntimeError("onnxruntime: out of memory")
+
+
+async def test_an_unexpected_error_is_recorded_for_a_retry_not_raised(
+    store: SQLiteStore, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    server.script(MODEL, found(mem("User is a chemist")))
+    pipeline = CapturePipeline(store, _CrashingEmbedder(minilm), llm_classifier(server))
+    try:
+        result = await pipeline.race(pipeline.start(ALICE, "I'm a chemist", at=AT), 3.0)
+        assert result is not None and result.failed and "RuntimeError: onnxruntime" in (result.error or "")
+        job = await store.jobs.get(result.job_id or "")
+        assert job.status is JobStatus.PENDING and job.run_after is not None  # retried later, a few times
+        assert job.state["candidates"][0]["content"] == "User is a chemist"  # without classifying again
+    finally:
+        await pipeline.classifier.aclose()

@@ -438,6 +438,9 @@ class CapturePipeline:
             return await self._give_up(job, str(exc), retry=False)
         except MemstackError as exc:  # the store or the embedder failed: retried later, a few times
             return await self._give_up(job, f"{type(exc).__name__}: {exc}", retry=True)
+        except Exception as exc:  # a bug must not reach the chat through race(): record it, retry later
+            log.exception("memory detection %s failed unexpectedly", job.id)
+            return await self._give_up(job, f"{type(exc).__name__}: {exc}", retry=True)
 
     async def _give_up(self, job: Job, error: str, *, retry: bool) -> DetectionResult:
         again = retry and job.attempts < self.settings.max_attempts
