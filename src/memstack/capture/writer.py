@@ -21,14 +21,13 @@ follow the same rules:
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 from memstack.capture.dedup import NEAREST_K, DedupAction, DedupRule
-from memstack.errors import ConfigError, LimitReached
+from memstack.errors import LimitReached
 from memstack.store.base import Store
 from memstack.types import (
     Candidate,
@@ -72,12 +71,9 @@ Guard = Callable[[str], GuardVerdict]
 
 def default_guard() -> Guard:
     """The context package's ``check_memory_candidate`` (imported when a pipeline or tool executor is built)."""
-    try:
-        module = importlib.import_module("memstack.context.guard")
-    except ImportError as exc:
-        raise ConfigError(f"the memory-poisoning check is unavailable ({exc}); reinstall memstack") from None
-    check: Guard = module.check_memory_candidate
-    return check
+    from memstack.context.guard import check_memory_candidate
+
+    return check_memory_candidate
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from memstack.types import (
     DeletedBy,
     HistoryAction,
     Job,
+    Manifest,
     Memory,
     MemoryEvent,
     MemoryFilter,
@@ -27,7 +28,7 @@ from memstack.types import (
     Vector,
 )
 
-__all__ = ["DEFAULT_LEASE_S", "JobStore", "MemoryIndex", "MemoryStore", "Store"]
+__all__ = ["DEFAULT_LEASE_S", "ContextStore", "JobStore", "MemoryIndex", "MemoryStore", "Store"]
 
 
 @runtime_checkable
@@ -107,6 +108,26 @@ class MemoryIndex(Protocol):
         ...
 
 
+@runtime_checkable
+class ContextStore(Protocol):
+    """Context manifests, one per response: what the model saw (``memstack context explain``).
+
+    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
+    temporary chat are never stored: ``save`` refuses them."""
+
+    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
+        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
+        ...
+
+    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
+        ...
+
+    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
+        """The user's latest manifests (of one session when given), newest first."""
+        ...
+
+
 #: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
 DEFAULT_LEASE_S = 60.0
 
@@ -168,6 +189,9 @@ class Store(Protocol):
 
     @property
     def index(self) -> MemoryIndex: ...
+
+    @property
+    def contexts(self) -> ContextStore: ...
 
     @property
     def jobs(self) -> JobStore: ...

@@ -1,7 +1,8 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the three roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads) and ``store.jobs``
+Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
+``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests) and ``store.jobs``
 (:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
@@ -19,6 +20,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -40,6 +42,7 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._contexts = SQLiteContexts(core)
         self._jobs = SQLiteJobs(core)
 
     @classmethod
@@ -91,6 +94,10 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def contexts(self) -> SQLiteContexts:
+        return self._contexts
 
     @property
     def jobs(self) -> SQLiteJobs:
