@@ -51,6 +51,7 @@ from memstack.types import (
 
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
+    from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.turn.runner import TurnRequest
     from memstack.turn.turns import Turns
@@ -442,6 +443,15 @@ class AsyncMemstack:
         tier_name, limit = self._limit(tier)
         return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
 
+    async def memories_used(
+        self, user: str | UserRef, context_id: str, *, tenant: str | None = None
+    ) -> builtins.list[UsedMemory]:
+        """The long-term memories the response with ``context_id`` used (kept in its context), as they are now:
+        forgotten ones included (inactive), permanently deleted ones with ``memory=None``."""
+        from memstack.capture.transparency import memories_used
+
+        return await memories_used(self.store, _user(user, tenant), context_id)
+
     async def consolidate(
         self, user: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
     ) -> builtins.list[MergeResult]:
@@ -579,3 +589,4 @@ class Memstack:
     count = _Blocking(AsyncMemstack.count)
     usage = _Blocking(AsyncMemstack.usage)
     consolidate = _Blocking(AsyncMemstack.consolidate)
+    memories_used = _Blocking(AsyncMemstack.memories_used)

@@ -1,9 +1,9 @@
 """A process that runs one memory detection and can be killed at a chosen point (``memstack``'s crash tests).
 
-Usage: ``python crash_worker.py DB BASE_URL MODE`` — MODE ``classify`` just runs (the test kills it while the
-classifier is answering); MODE ``stored`` holds the process still right after the first memory is written and
-before that write is checkpointed on the job, the narrowest window there is. Each pipeline event is printed as one
-JSON line on stdout.
+Usage: ``python crash_worker.py DATABASE_URL BASE_URL MODE`` (``sqlite:///path`` or ``postgresql://…``). MODE
+``classify`` just runs (the test kills it while the classifier is answering); MODE ``stored`` holds the process
+still right after the first memory is written and before that write is checkpointed on the job, the narrowest
+window there is. Each pipeline event is printed as one JSON line on stdout.
 """
 
 from __future__ import annotations
@@ -16,18 +16,19 @@ from datetime import UTC, datetime
 
 from memstack.capture.llm import LLMClassifier
 from memstack.capture.pipeline import CapturePipeline, PipelineEvent, PipelineSettings
+from memstack.config import Config
 from memstack.embed import get_embedder
 from memstack.models import get_model
-from memstack.store.sqlite import SQLiteStore
+from memstack.store import open_store
 from memstack.types import UserRef
 
 AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)
 MESSAGE = "I'm a nurse and I live in Lyon"
 
 
-async def main(db: str, base_url: str, mode: str) -> None:
+async def main(database_url: str, base_url: str, mode: str) -> None:
     embedder = get_embedder("local:minilm")
-    store = await SQLiteStore.open(db, dim=embedder.dim, embedder=embedder.name)
+    store = await open_store(Config(database_url=database_url), dim=embedder.dim, embedder=embedder.name)
     model = get_model("openai:classifier-mini", base_url=base_url, api_key="sk-scripted")
     classifier = LLMClassifier(model, owns_model=True, timeout_s=60.0)
 

@@ -1,5 +1,5 @@
-"""Shared helpers of the capture pipeline tests: a real SQLite store, the LLM classifier over real HTTP against the
-scripted OpenAI-compatible server, and scripted classifier replies."""
+"""Shared helpers of the capture pipeline tests: real stores (SQLite, and PostgreSQL on the embedded server), the
+LLM classifier over real HTTP against the scripted OpenAI-compatible server, and scripted classifier replies."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memstack.capture.llm import LLMClassifier
+from memstack.config import Config
 from memstack.embed import Embedder
-from memstack.store.sqlite import SQLiteStore
+from memstack.store import Store
+from memstack.store import open_store as open_configured
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import UserRef
 
@@ -31,5 +35,18 @@ def llm_classifier(server: ScriptedOpenAIServer, **options: Any) -> LLMClassifie
     return LLMClassifier(server.chat_model(MODEL), owns_model=True, **options)
 
 
-async def open_store(path: Path, embedder: Embedder) -> SQLiteStore:
-    return await SQLiteStore.open(path / "memstack.db", dim=embedder.dim, embedder=embedder.name, busy_timeout_s=5.0)
+BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+#: Runs a test once per backend (SQLite alone otherwise): for the tests where what the store does matters.
+BOTH_BACKENDS = pytest.mark.parametrize("url", BACKENDS, indirect=True)
+
+
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The database of this test: a file for ``sqlite``, a fresh database on the embedded server for ``postgres``."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{tmp_path / 'memstack.db'}"
+
+
+async def open_store(url: str, embedder: Embedder) -> Store:
+    return await open_configured(Config(database_url=url), dim=embedder.dim, embedder=embedder.name)

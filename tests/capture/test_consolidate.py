@@ -13,16 +13,21 @@ import pytest
 from memstack.capture.consolidate import CONSOLIDATE, Consolidator, LLMMerger
 from memstack.embed import Embedder, get_embedder
 from memstack.engine import AsyncMemstack
-from memstack.store.sqlite import SQLiteStore
+from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, DeletedBy, HistoryAction, JobStatus, NewMemory, Source
 
-from .support import ALICE, AT, open_store
+from .support import ALICE, AT, BOTH_BACKENDS, open_store, store_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 MCAT = ("User is studying for the MCAT", "User's MCAT is in June 2024", "User is nervous about MCAT verbal")
 OTHER = ("User lives in Paris", "User likes hiking", "User likes tea")
+
+
+@pytest.fixture
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return store_url(request, tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +39,8 @@ async def minilm() -> AsyncIterator[Embedder]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, minilm: Embedder) -> AsyncIterator[SQLiteStore]:
-    opened = await open_store(tmp_path, minilm)
+async def store(url: str, minilm: Embedder) -> AsyncIterator[Store]:
+    opened = await open_store(url, minilm)
     for i, text in enumerate((*MCAT, *OTHER)):
         category = Category.GOAL if "MCAT" in text and "nervous" not in text else Category.FACT
         new = NewMemory(
@@ -46,13 +51,14 @@ async def store(tmp_path: Path, minilm: Embedder) -> AsyncIterator[SQLiteStore]:
     await opened.close()
 
 
-async def test_plan_groups_the_related_memories_only(store: SQLiteStore, minilm: Embedder) -> None:
+async def test_plan_groups_the_related_memories_only(store: Store, minilm: Embedder) -> None:
     (group,) = await Consolidator(store, minilm).plan(ALICE)
     assert group.topic == "mcat" and tuple(m.content for m in group.memories) == MCAT  # oldest first
     assert group.cohesion > 0.8
 
 
-async def test_offline_consolidation_merges_with_history(store: SQLiteStore, minilm: Embedder) -> None:
+@BOTH_BACKENDS
+async def test_offline_consolidation_merges_with_history(store: Store, minilm: Embedder) -> None:
     (result,) = await Consolidator(store, minilm).consolidate(ALICE)
     merged = result.merged
     assert (
@@ -72,7 +78,7 @@ async def test_offline_consolidation_merges_with_history(store: SQLiteStore, min
     assert await Consolidator(store, minilm).consolidate(ALICE) == []  # nothing left to merge
 
 
-async def test_a_merge_can_be_undone_by_restoring_the_originals(store: SQLiteStore, minilm: Embedder) -> None:
+async def test_a_merge_can_be_undone_by_restoring_the_originals(store: Store, minilm: Embedder) -> None:
     (result,) = await Consolidator(store, minilm).consolidate(ALICE)
     await store.memories.forget(ALICE, result.merged.id, by=DeletedBy.USER)
     for original_id in result.originals:
@@ -81,14 +87,14 @@ async def test_a_merge_can_be_undone_by_restoring_the_originals(store: SQLiteSto
     assert {m.content for m in await store.index.list(ALICE)} == {*MCAT, *OTHER}
 
 
-async def test_dry_run_changes_nothing(store: SQLiteStore, minilm: Embedder) -> None:
+async def test_dry_run_changes_nothing(store: Store, minilm: Embedder) -> None:
     (preview,) = await Consolidator(store, minilm).consolidate(ALICE, dry_run=True)
     assert preview.merged.id == "preview" and len(preview.originals) == 3
     assert await store.index.count_active(ALICE) == 6
 
 
-async def test_memories_with_an_expiry_or_of_another_agent_are_not_merged(tmp_path: Path, minilm: Embedder) -> None:
-    store = await open_store(tmp_path, minilm)
+async def test_memories_with_an_expiry_or_of_another_agent_are_not_merged(url: str, minilm: Embedder) -> None:
+    store = await open_store(url, minilm)
     try:
         texts = [
             ("User's MCAT is on 14 June 2024", None, AT + timedelta(days=40)),
@@ -104,7 +110,7 @@ async def test_memories_with_an_expiry_or_of_another_agent_are_not_merged(tmp_pa
         await store.close()
 
 
-async def test_llm_merge_over_http(store: SQLiteStore, minilm: Embedder) -> None:
+async def test_llm_merge_over_http(store: Store, minilm: Embedder) -> None:
     merged_text = "User is studying for the MCAT, which is in June 2024, and is nervous about the verbal section"
     with ScriptedOpenAIServer() as server:
         server.script("merger", Reply.json({"content": merged_text, "category": "goal"}))
@@ -131,7 +137,7 @@ async def test_llm_merge_over_http(store: SQLiteStore, minilm: Embedder) -> None
     ],
 )
 async def test_an_implausible_llm_merge_falls_back_to_the_offline_one(
-    store: SQLiteStore, minilm: Embedder, reply: Reply, why: str
+    store: Store, minilm: Embedder, reply: Reply, why: str
 ) -> None:
     with ScriptedOpenAIServer() as server:
         server.script("merger", reply)
@@ -141,7 +147,7 @@ async def test_an_implausible_llm_merge_falls_back_to_the_offline_one(
     assert result.method.startswith("offline (llm:openai:merger refused") and why in result.method
 
 
-async def test_a_failing_model_falls_back_after_one_retry(store: SQLiteStore, minilm: Embedder) -> None:
+async def test_a_failing_model_falls_back_after_one_retry(store: Store, minilm: Embedder) -> None:
     with ScriptedOpenAIServer() as server:
         server.script("merger", Reply.malformed_json(), Reply.error(500))
         async with server.chat_model("merger") as model:
@@ -150,7 +156,8 @@ async def test_a_failing_model_falls_back_after_one_retry(store: SQLiteStore, mi
     assert "refused: model failed" in result.method and result.merged.source is Source.CONSOLIDATED
 
 
-async def test_an_interrupted_merge_is_resumed_without_a_second_memory(store: SQLiteStore, minilm: Embedder) -> None:
+@BOTH_BACKENDS
+async def test_an_interrupted_merge_is_resumed_without_a_second_memory(store: Store, minilm: Embedder) -> None:
     """A merge that stored its new memory and then died (before its checkpoint) is finished by resume_pending."""
     dead = Consolidator(store, minilm, lease_s=0.05)
     (group,) = await dead.plan(ALICE)
@@ -181,8 +188,8 @@ async def test_an_interrupted_merge_is_resumed_without_a_second_memory(store: SQ
     }
 
 
-async def test_the_engine_consolidates_a_users_memories(tmp_path: Path) -> None:
-    async with AsyncMemstack(home=tmp_path) as ms:
+async def test_the_engine_consolidates_a_users_memories(url: str) -> None:
+    async with AsyncMemstack(database_url=url) as ms:
         for text in MCAT:
             await ms.add("alice", text)
         await ms.add("alice", "User lives in Paris")

@@ -16,11 +16,11 @@ from memstack.config import TierLimits
 from memstack.embed import Embedder, get_embedder
 from memstack.errors import InputError
 from memstack.models import Message
-from memstack.store.sqlite import SQLiteStore
+from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, HistoryAction, JobStatus, NewMemory, Source, UpdateAction, Vector
 
-from .support import ALICE, AT, MODEL, found, llm_classifier, mem, open_store
+from .support import ALICE, AT, BOTH_BACKENDS, MODEL, found, llm_classifier, mem, open_store, store_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the same loop as the fixtures that own HTTP clients
 
@@ -44,6 +44,11 @@ class CountingEmbedder:
         return None
 
 
+@pytest.fixture
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return store_url(request, tmp_path)
+
+
 @pytest.fixture(scope="module")
 async def minilm() -> AsyncIterator[Embedder]:
     embedder = get_embedder("local:minilm")
@@ -58,8 +63,8 @@ def embedder(minilm: Embedder) -> CountingEmbedder:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, minilm: Embedder) -> AsyncIterator[SQLiteStore]:
-    opened = await open_store(tmp_path, minilm)
+async def store(url: str, minilm: Embedder) -> AsyncIterator[Store]:
+    opened = await open_store(url, minilm)
     yield opened
     await opened.close()
 
@@ -73,7 +78,7 @@ def server() -> Iterator[ScriptedOpenAIServer]:
 class Pipelines:
     """Builds pipelines on the test's store; closes their classifiers and drains them afterwards."""
 
-    def __init__(self, store: SQLiteStore, embedder: CountingEmbedder, server: ScriptedOpenAIServer) -> None:
+    def __init__(self, store: Store, embedder: CountingEmbedder, server: ScriptedOpenAIServer) -> None:
         self.store, self.embedder, self.server = store, embedder, server
         self.events: list[PipelineEvent] = []
         self.made: list[CapturePipeline] = []
@@ -89,9 +94,7 @@ class Pipelines:
 
 
 @pytest.fixture
-async def make(
-    store: SQLiteStore, embedder: CountingEmbedder, server: ScriptedOpenAIServer
-) -> AsyncIterator[Pipelines]:
+async def make(store: Store, embedder: CountingEmbedder, server: ScriptedOpenAIServer) -> AsyncIterator[Pipelines]:
     pipelines = Pipelines(store, embedder, server)
     yield pipelines
     for pipeline in pipelines.made:
@@ -103,16 +106,15 @@ async def _vector(embedder: Embedder, text: str) -> Vector:
     return (await embedder.embed([text]))[0]
 
 
-async def _contents(store: SQLiteStore) -> list[str]:
+async def _contents(store: Store) -> list[str]:
     return sorted(m.content for m in await store.index.list(ALICE))
 
 
 # -- start, parallel work, the badge race ---------------------------------------------------------------------------
 
 
-async def test_start_returns_at_once_and_records_the_job_before_classifying(
-    make: Pipelines, store: SQLiteStore
-) -> None:
+@BOTH_BACKENDS
+async def test_start_returns_at_once_and_records_the_job_before_classifying(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User is a sophomore at UCLA"), delay_s=0.5))
     pipeline = make()
     started = time.perf_counter()
@@ -131,8 +133,8 @@ async def test_start_returns_at_once_and_records_the_job_before_classifying(
 
 
 async def test_detection_runs_in_parallel_with_the_chat_work(make: Pipelines) -> None:
-    make.server.script("chat-model", Reply.text("warm"), Reply.text("Nice!", delay_s=0.4))
-    make.server.script(MODEL, found(mem("User plays the cello", "fact"), delay_s=0.4))
+    make.server.script("chat-model", Reply.text("warm"), Reply.text("Nice!", delay_s=1.0))
+    make.server.script(MODEL, found(mem("User plays the cello", "fact"), delay_s=1.0))
     pipeline = make()
     async with make.server.chat_model("chat-model") as chat:
         await chat.complete([Message.user("hello")])  # client and connection ready, as in a running server
@@ -142,10 +144,10 @@ async def test_detection_runs_in_parallel_with_the_chat_work(make: Pipelines) ->
         result = await pipeline.race(task, 3.0)
         elapsed = time.perf_counter() - started
     assert reply.text == "Nice!" and result is not None and result.updates[0].action is UpdateAction.CREATED
-    assert elapsed < 0.75, f"detection and chat ran one after the other ({elapsed:.2f} s)"
+    assert elapsed < 1.6, f"detection and chat ran one after the other ({elapsed:.2f} s; 2 s if sequential)"
 
 
-async def test_race_won_carries_the_badge(make: Pipelines, store: SQLiteStore) -> None:
+async def test_race_won_carries_the_badge(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User prefers short explanations", "preference")))
     pipeline = make()
     task = pipeline.start(ALICE, "I prefer short explanations", at=AT)
@@ -162,7 +164,7 @@ async def test_race_won_carries_the_badge(make: Pipelines, store: SQLiteStore) -
     assert await _contents(store) == ["User prefers short explanations"]
 
 
-async def test_race_lost_returns_no_badge_and_the_memory_is_still_saved(make: Pipelines, store: SQLiteStore) -> None:
+async def test_race_lost_returns_no_badge_and_the_memory_is_still_saved(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User has a dog named Rex"), delay_s=0.8))
     pipeline = make()
     task = pipeline.start(ALICE, "My dog is called Rex", at=AT)
@@ -176,7 +178,7 @@ async def test_race_lost_returns_no_badge_and_the_memory_is_still_saved(make: Pi
     assert await _contents(store) == ["User has a dog named Rex"]
 
 
-async def test_a_message_with_nothing_to_save_embeds_nothing(make: Pipelines, store: SQLiteStore) -> None:
+async def test_a_message_with_nothing_to_save_embeds_nothing(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found())
     pipeline = make()
     result = await pipeline.race(pipeline.start(ALICE, "What is the capital of France?", at=AT), 3.0)
@@ -186,14 +188,14 @@ async def test_a_message_with_nothing_to_save_embeds_nothing(make: Pipelines, st
     assert (await store.jobs.get(make.events[0].job_id)).status is JobStatus.DONE
 
 
-async def test_low_confidence_candidates_are_dropped(make: Pipelines, store: SQLiteStore) -> None:
+async def test_low_confidence_candidates_are_dropped(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User might like jazz", "preference", confidence=0.69)))
     pipeline = make()
     result = await pipeline.start(ALICE, "jazz is ok I guess", at=AT)
     assert result.updates == () and await _contents(store) == [] and make.embedder.texts == 0
 
 
-async def test_candidates_are_embedded_in_one_batch(make: Pipelines, store: SQLiteStore) -> None:
+async def test_candidates_are_embedded_in_one_batch(make: Pipelines, store: Store) -> None:
     make.server.script(
         MODEL, found(mem("User is a nurse"), mem("User lives in Lyon"), mem("User speaks Portuguese", "general"))
     )
@@ -204,7 +206,8 @@ async def test_candidates_are_embedded_in_one_batch(make: Pipelines, store: SQLi
     assert len(await _contents(store)) == 3
 
 
-async def test_one_detection_per_turn(make: Pipelines, store: SQLiteStore) -> None:
+@BOTH_BACKENDS
+async def test_one_detection_per_turn(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User is vegetarian", "preference")))
     pipeline = make()
     first = await pipeline.start(ALICE, "I'm vegetarian", at=AT, session_id="s1", turn=4)
@@ -221,7 +224,8 @@ async def test_an_unknown_tier_fails_in_the_caller(make: Pipelines) -> None:
 # -- dedup, contradictions ------------------------------------------------------------------------------------------
 
 
-async def test_a_duplicate_is_skipped(make: Pipelines, store: SQLiteStore, minilm: Embedder) -> None:
+@BOTH_BACKENDS
+async def test_a_duplicate_is_skipped(make: Pipelines, store: Store, minilm: Embedder) -> None:
     existing = await store.memories.add(
         ALICE,
         NewMemory("User is a biology major at UCLA", Category.FACT),
@@ -236,9 +240,7 @@ async def test_a_duplicate_is_skipped(make: Pipelines, store: SQLiteStore, minil
     assert [e.action for e in await store.index.history(ALICE, existing.id)] == [HistoryAction.CREATE]
 
 
-async def test_distinct_facts_of_one_domain_are_both_kept(
-    make: Pipelines, store: SQLiteStore, minilm: Embedder
-) -> None:
+async def test_distinct_facts_of_one_domain_are_both_kept(make: Pipelines, store: Store, minilm: Embedder) -> None:
     await store.memories.add(ALICE, NewMemory("User studies biology"), await _vector(minilm, "User studies biology"))
     make.server.script(MODEL, found(mem("User has a biology quiz next week", "schedule")))
     result = await make().start(ALICE, "I have a biology quiz next week", at=AT)
@@ -246,8 +248,9 @@ async def test_distinct_facts_of_one_domain_are_both_kept(
     assert len(await _contents(store)) == 2
 
 
+@BOTH_BACKENDS
 async def test_a_contradiction_supersedes_the_older_memory_with_history(
-    make: Pipelines, store: SQLiteStore, minilm: Embedder
+    make: Pipelines, store: Store, minilm: Embedder
 ) -> None:
     old = await store.memories.add(
         ALICE, NewMemory("User loves spicy food", Category.PREFERENCE), await _vector(minilm, "User loves spicy food")
@@ -267,7 +270,8 @@ async def test_a_contradiction_supersedes_the_older_memory_with_history(
     assert hits[0].score > 0.99  # re-embedded with the new text
 
 
-async def test_concurrent_detections_of_one_user_do_not_miss_each_other(make: Pipelines, store: SQLiteStore) -> None:
+@BOTH_BACKENDS
+async def test_concurrent_detections_of_one_user_do_not_miss_each_other(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User lives in Paris")), found(mem("User lives in Paris")))
     pipeline = make()
     results = await asyncio.gather(
@@ -281,13 +285,13 @@ async def test_concurrent_detections_of_one_user_do_not_miss_each_other(make: Pi
 # -- limits ------------------------------------------------------------------------------------------------------------
 
 
-async def _fill(store: SQLiteStore, embedder: Embedder, n: int) -> None:
+async def _fill(store: Store, embedder: Embedder, n: int) -> None:
     texts = [f"User collects item number {i} of a very specific series" for i in range(n)]
     await store.memories.add_many(ALICE, [NewMemory(t) for t in texts], await embedder.embed(texts))
 
 
 async def test_at_the_limit_an_automatic_save_is_dropped_silently(
-    make: Pipelines, store: SQLiteStore, minilm: Embedder
+    make: Pipelines, store: Store, minilm: Embedder
 ) -> None:
     await _fill(store, minilm, 2)
     make.server.script(MODEL, found(mem("User is training for a marathon", "goal")))
@@ -298,8 +302,9 @@ async def test_at_the_limit_an_automatic_save_is_dropped_silently(
     assert await store.index.count_active(ALICE) == 2
 
 
+@BOTH_BACKENDS
 async def test_at_the_limit_an_explicit_save_returns_the_upgrade_prompt(
-    make: Pipelines, store: SQLiteStore, minilm: Embedder
+    make: Pipelines, store: Store, minilm: Embedder
 ) -> None:
     await _fill(store, minilm, 2)
     make.server.script(MODEL, found(mem("User's locker code is 4512", explicit=True)))
@@ -318,7 +323,7 @@ async def test_at_the_limit_an_explicit_save_returns_the_upgrade_prompt(
 # -- poisoning ------------------------------------------------------------------------------------------------------
 
 
-async def test_an_instruction_to_the_assistant_is_quarantined_not_stored(make: Pipelines, store: SQLiteStore) -> None:
+async def test_an_instruction_to_the_assistant_is_quarantined_not_stored(make: Pipelines, store: Store) -> None:
     make.server.script(
         MODEL,
         found(
@@ -342,7 +347,7 @@ async def test_an_instruction_to_the_assistant_is_quarantined_not_stored(make: P
 # -- failing classifiers --------------------------------------------------------------------------------------------
 
 
-async def test_malformed_replies_are_retried_once_then_recorded_as_failed(make: Pipelines, store: SQLiteStore) -> None:
+async def test_malformed_replies_are_retried_once_then_recorded_as_failed(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, Reply.malformed_json(), Reply.malformed_json())
     pipeline = make()
     result = await pipeline.race(pipeline.start(ALICE, "I'm a chemist", at=AT), 3.0)
@@ -354,19 +359,19 @@ async def test_malformed_replies_are_retried_once_then_recorded_as_failed(make: 
     assert await store.jobs.claim_pending(None, 5) == []  # given up, not retried forever
 
 
-async def test_a_server_error_then_a_good_reply_saves(make: Pipelines, store: SQLiteStore) -> None:
+async def test_a_server_error_then_a_good_reply_saves(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, Reply.error(503, "overloaded"), found(mem("User is a chemist")))
     result = await make().start(ALICE, "I'm a chemist", at=AT)
     assert not result.failed and await _contents(store) == ["User is a chemist"]
 
 
-async def test_repeated_server_errors_fail_the_detection_not_the_chat(make: Pipelines, store: SQLiteStore) -> None:
+async def test_repeated_server_errors_fail_the_detection_not_the_chat(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, Reply.error(500, "boom"), Reply.error(502, "bad gateway"))
     result = await make().start(ALICE, "I'm a chemist", at=AT)
     assert result.failed and "ProviderError" in (result.error or "") and await _contents(store) == []
 
 
-async def test_a_slow_classifier_is_cut_off_and_recorded(make: Pipelines, store: SQLiteStore) -> None:
+async def test_a_slow_classifier_is_cut_off_and_recorded(make: Pipelines, store: Store) -> None:
     make.server.script(MODEL, found(mem("User is a chemist"), delay_s=3.0))
     pipeline = make(settings=PipelineSettings(classify_timeout_s=0.3))
     started = time.perf_counter()
@@ -398,9 +403,7 @@ class _BrokenClassifier:
         return None
 
 
-async def test_a_raising_classifier_fails_the_detection_not_the_chat(
-    store: SQLiteStore, embedder: CountingEmbedder
-) -> None:
+async def test_a_raising_classifier_fails_the_detection_not_the_chat(store: Store, embedder: CountingEmbedder) -> None:
     pipeline = CapturePipeline(store, embedder, _BrokenClassifier())
     result = await pipeline.race(pipeline.start(ALICE, "I'm a chemist", at=AT), 3.0)
     assert result is not None and result.failed and "raised KeyError" in (result.error or "")
@@ -412,3 +415,26 @@ async def test_failure_hooks_of_the_classifier_still_run(make: Pipelines) -> Non
     pipeline = make(classifier_options={"on_failure": lambda f: seen.append(f.error)})
     result = await pipeline.start(ALICE, "I'm a chemist", at=AT)
     assert result.failed and seen == ["ProviderError"]
+
+
+class _CrashingEmbedder(CountingEmbedder):
+    """An embedding backend failing in a way nobody planned for (a fake of the model runtime, not memstack)."""
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        raise RuntimeError("onnxruntime: out of memory")
+
+
+@BOTH_BACKENDS
+async def test_an_unexpected_error_is_recorded_for_a_retry_not_raised(
+    store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    server.script(MODEL, found(mem("User is a chemist")))
+    pipeline = CapturePipeline(store, _CrashingEmbedder(minilm), llm_classifier(server))
+    try:
+        result = await pipeline.race(pipeline.start(ALICE, "I'm a chemist", at=AT), 3.0)
+        assert result is not None and result.failed and "RuntimeError: onnxruntime" in (result.error or "")
+        job = await store.jobs.get(result.job_id or "")
+        assert job.status is JobStatus.PENDING and job.run_after is not None  # retried later, a few times
+        assert job.state["candidates"][0]["content"] == "User is a chemist"  # without classifying again
+    finally:
+        await pipeline.classifier.aclose()

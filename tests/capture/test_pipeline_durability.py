@@ -17,16 +17,21 @@ import pytest
 
 from memstack.capture.pipeline import CapturePipeline, PipelineSettings
 from memstack.embed import Embedder, get_embedder
-from memstack.store.sqlite import SQLiteStore
+from memstack.store import Store
 from memstack.testing.openai_server import ScriptedOpenAIServer
 from memstack.types import JobStatus, UpdateAction
 
-from .support import ALICE, AT, MODEL, found, llm_classifier, mem, open_store
+from .support import ALICE, AT, BOTH_BACKENDS, MODEL, found, llm_classifier, mem, open_store, store_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 NURSE = (mem("User is a nurse"), mem("User lives in Lyon"))
+
+
+@pytest.fixture
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return store_url(request, tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +51,11 @@ def server() -> Iterator[ScriptedOpenAIServer]:
 class Worker:
     """The crash worker as a real child process, read line by line."""
 
-    def __init__(self, db: Path, base_url: str, mode: str) -> None:
+    def __init__(self, url: str, base_url: str, mode: str) -> None:
         src = Path(__file__).resolve().parents[2] / "src"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))}
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), str(db), base_url, mode],
+            [sys.executable, str(WORKER), url, base_url, mode],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -77,7 +82,7 @@ class Worker:
         assert self.proc.returncode == -signal.SIGKILL
 
 
-async def _resume(store: SQLiteStore, embedder: Embedder, server: ScriptedOpenAIServer) -> int:
+async def _resume(store: Store, embedder: Embedder, server: ScriptedOpenAIServer) -> int:
     pipeline = CapturePipeline(store, embedder, llm_classifier(server))
     try:
         deadline = asyncio.get_running_loop().time() + 10
@@ -90,17 +95,18 @@ async def _resume(store: SQLiteStore, embedder: Embedder, server: ScriptedOpenAI
         await pipeline.classifier.aclose()
 
 
+@BOTH_BACKENDS
 async def test_killed_while_classifying_then_resumed_with_no_loss(
-    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
 ) -> None:
     server.script(MODEL, found(*NURSE, delay_s=3.0))  # the answer the killed process never gets
-    worker = Worker(tmp_path / "memstack.db", server.base_url, "classify")
+    worker = Worker(url, server.base_url, "classify")
     await worker.until("ready")
     recorded = await worker.until("recorded")
     await server.wait_for_requests(1, timeout=30)
     worker.kill()
 
-    store = await open_store(tmp_path, minilm)
+    store = await open_store(url, minilm)
     try:
         job = await store.jobs.get(recorded["job"])
         assert job.status is JobStatus.RUNNING and job.state == {}  # recorded, nothing done
@@ -116,16 +122,17 @@ async def test_killed_while_classifying_then_resumed_with_no_loss(
         await store.close()
 
 
+@BOTH_BACKENDS
 async def test_killed_between_a_write_and_its_checkpoint_then_resumed_without_a_double_insert(
-    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
 ) -> None:
     server.script(MODEL, found(*NURSE))
-    worker = Worker(tmp_path / "memstack.db", server.base_url, "stored")
+    worker = Worker(url, server.base_url, "stored")
     stored = await worker.until("stored")
     assert stored["index"] == 0 and stored["action"] == "created"
     worker.kill()
 
-    store = await open_store(tmp_path, minilm)
+    store = await open_store(url, minilm)
     try:
         first = await store.memories.get(ALICE, stored["memory_id"])  # the write landed
         job = await store.jobs.get(stored["job"])
@@ -142,10 +149,8 @@ async def test_killed_between_a_write_and_its_checkpoint_then_resumed_without_a_
         await store.close()
 
 
-async def test_drain_waits_for_running_detections(
-    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
-) -> None:
-    store = await open_store(tmp_path, minilm)
+async def test_drain_waits_for_running_detections(url: str, server: ScriptedOpenAIServer, minilm: Embedder) -> None:
+    store = await open_store(url, minilm)
     server.script(MODEL, found(mem("User is a nurse"), delay_s=0.4))
     pipeline = CapturePipeline(store, minilm, llm_classifier(server))
     try:
@@ -159,10 +164,11 @@ async def test_drain_waits_for_running_detections(
         await store.close()
 
 
+@BOTH_BACKENDS
 async def test_drain_timeout_leaves_the_job_recorded_for_the_next_start(
-    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
 ) -> None:
-    store = await open_store(tmp_path, minilm)
+    store = await open_store(url, minilm)
     server.script(MODEL, found(mem("User is a nurse"), delay_s=2.0))
     settings = PipelineSettings(lease_s=0.5)
     events: list[str] = []
@@ -191,9 +197,10 @@ async def test_drain_timeout_leaves_the_job_recorded_for_the_next_start(
         await store.close()
 
 
-async def test_a_store_failure_is_retried_later_then_given_up(tmp_path: Path, minilm: Embedder) -> None:
+@BOTH_BACKENDS
+async def test_a_store_failure_is_retried_later_then_given_up(url: str, minilm: Embedder) -> None:
     """A detection whose store write fails is pending again after ``retry_after_s``, up to ``max_attempts`` runs."""
-    store = await open_store(tmp_path, minilm)
+    store = await open_store(url, minilm)
     with ScriptedOpenAIServer() as server:
         server.script(MODEL, found(mem("User is a nurse")))
         settings = PipelineSettings(retry_after_s=0.05, max_attempts=2)
@@ -215,9 +222,9 @@ async def test_a_store_failure_is_retried_later_then_given_up(tmp_path: Path, mi
 
 
 async def test_resumed_results_report_what_the_first_run_did(
-    tmp_path: Path, server: ScriptedOpenAIServer, minilm: Embedder
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
 ) -> None:
-    store = await open_store(tmp_path, minilm)
+    store = await open_store(url, minilm)
     server.script(MODEL, found(mem("User is a nurse")))
     pipeline = CapturePipeline(store, minilm, llm_classifier(server))
     try:
@@ -225,5 +232,30 @@ async def test_resumed_results_report_what_the_first_run_did(
         again = await pipeline.start(ALICE, "I'm a nurse", at=AT, session_id="s", turn=9)
         assert first.updates[0].action is UpdateAction.CREATED and again.updates == first.updates
     finally:
+        await pipeline.classifier.aclose()
+        await store.close()
+
+
+@BOTH_BACKENDS
+async def test_keep_resuming_picks_up_a_dead_workers_detection(
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
+) -> None:
+    store = await open_store(url, minilm)
+    payload = {"tenant": "default", "user_id": "alice", "message": "I'm a nurse", "at": AT.isoformat(), "tier": "free"}
+    job = await store.jobs.enqueue("detect", "dead-worker-turn", payload, owner="dead-worker", lease_s=0.3)
+    server.script(MODEL, found(mem("User is a nurse")))
+    pipeline = CapturePipeline(store, minilm, llm_classifier(server))
+    try:
+        pipeline.keep_resuming(0.1)
+        for _ in range(50):
+            if (await store.jobs.get(job.id)).status is JobStatus.DONE:
+                break
+            await asyncio.sleep(0.1)
+        assert (await store.jobs.get(job.id)).status is JobStatus.DONE
+        assert [m.content for m in await store.index.list(ALICE)] == ["User is a nurse"]
+        (memory,) = await store.index.list(ALICE)
+        assert memory.source_turn_ids == (f"job:{job.id}",)  # no session: the job names the source
+    finally:
+        await pipeline.drain(2.0)
         await pipeline.classifier.aclose()
         await store.close()

@@ -137,3 +137,16 @@ async def test_unknown_ids_and_bad_arguments_are_typed_errors(store: Store) -> N
         await store.jobs.claim_pending("detect", 0)
     with pytest.raises(InputError):
         await store.jobs.enqueue("detect", "k", {}, owner="w", lease_s=0)
+
+
+async def test_finished_jobs_are_pruned_after_the_retention(store: Store) -> None:
+    old = await store.jobs.enqueue("detect", "old", {}, owner="w")
+    kept = await store.jobs.enqueue("detect", "kept", {"message": "not finished"})
+    await store.jobs.complete(old.id, {"updates": []})
+    store.jobs.retention = timedelta(0)  # type: ignore[attr-defined]  # both backends take a retention
+    await asyncio.sleep(0.01)
+    newer = await store.jobs.enqueue("detect", "newer", {}, owner="w")
+    await store.jobs.complete(newer.id)  # finishing a job prunes the expired finished ones
+    with pytest.raises(NotFound):
+        await store.jobs.get(old.id)
+    assert (await store.jobs.get(kept.id)).status is JobStatus.PENDING  # unfinished jobs are never pruned

@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
-from memstack.capture.dedup import DedupParams, DedupRule, params_for
+from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
 from memstack.embed import Embedder
@@ -77,7 +77,7 @@ class PipelineSettings:
     up to ``max_attempts`` runs of a job in all."""
 
     min_confidence: float = MIN_CONFIDENCE
-    neighbours: int = 5
+    neighbours: int = NEAREST_K
     classify_timeout_s: float = 30.0
     lease_s: float = DEFAULT_LEASE_S
     max_attempts: int = 3
@@ -283,6 +283,7 @@ class CapturePipeline:
         self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
+        self._resumer: asyncio.Task[None] | None = None
         self._watch_failures(classifier)
 
     @property
@@ -357,9 +358,30 @@ class CapturePipeline:
             total += len(jobs)
             await asyncio.gather(*(self._spawn(self._resume(job)) for job in jobs))
 
+    def keep_resuming(self, every_s: float) -> None:
+        """Also call :meth:`resume_pending` every ``every_s`` seconds in the background (until :meth:`drain`): a
+        detection left by a process that died less than a lease ago is resumed soon after its lease lapses, not
+        only at the next start."""
+        if every_s <= 0:
+            raise InputError(f"every_s must be a positive number of seconds, got {every_s}")
+        if self._resumer is None or self._resumer.done():
+            self._resumer = asyncio.get_running_loop().create_task(self._resume_loop(every_s), name="memstack-resume")
+
+    async def _resume_loop(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.resume_pending()
+            except MemstackError as exc:  # the store is down: try again next round
+                log.warning("resuming memory detections failed: %s: %s", type(exc).__name__, exc)
+
     async def drain(self, timeout_s: float = 10.0) -> None:
         """Wait up to ``timeout_s`` for running detections; cancel the rest (their jobs stay recorded and are
         resumed by the next :meth:`resume_pending` once their lease lapses)."""
+        if self._resumer is not None:
+            self._resumer.cancel()
+            await asyncio.gather(self._resumer, return_exceptions=True)
+            self._resumer = None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while self._tasks and (remaining := deadline - loop.time()) > 0:
@@ -415,6 +437,9 @@ class CapturePipeline:
         except _ClassifierGaveUp as exc:
             return await self._give_up(job, str(exc), retry=False)
         except MemstackError as exc:  # the store or the embedder failed: retried later, a few times
+            return await self._give_up(job, f"{type(exc).__name__}: {exc}", retry=True)
+        except Exception as exc:  # a bug must not reach the chat through race(): record it, retry later
+            log.exception("memory detection %s failed unexpectedly", job.id)
             return await self._give_up(job, f"{type(exc).__name__}: {exc}", retry=True)
 
     async def _give_up(self, job: Job, error: str, *, retry: bool) -> DetectionResult:

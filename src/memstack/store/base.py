@@ -142,6 +142,7 @@ class ContextStore(Protocol):
 
     async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
         """The user's latest manifests (of one session when given), newest first."""
+        ...
 
 
 #: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
