@@ -59,6 +59,7 @@ log = logging.getLogger("memstack.session")
 
 _RETRYABLE = (Outcome.FALLBACK_TIMEOUT, Outcome.FALLBACK_ERROR)
 _RESUME_BATCH = 500
+_RESUME_SESSIONS = 8  # sessions resumed at once (each holds its session lock, on PostgreSQL a connection)
 
 
 @dataclass(eq=False)
@@ -251,10 +252,15 @@ class SessionService:
             by_session: dict[tuple[str, str, str], list[ArchivedTurn]] = {}
             for t in batch:
                 by_session.setdefault(_key(t)[:3], []).append(t)
-            results = await asyncio.gather(*(self._resume_session(turns) for turns in by_session.values()))
+            gate = asyncio.Semaphore(_RESUME_SESSIONS)
+            results = await asyncio.gather(*(self._resume_session(turns, gate) for turns in by_session.values()))
             done += sum(results)
 
-    async def _resume_session(self, turns: Sequence[ArchivedTurn]) -> int:
+    async def _resume_session(self, turns: Sequence[ArchivedTurn], gate: asyncio.Semaphore) -> int:
+        async with gate:
+            return await self._resume_turns(turns)
+
+    async def _resume_turns(self, turns: Sequence[ArchivedTurn]) -> int:
         done = 0
         for t in sorted(turns, key=lambda t: t.turn):
             try:
