@@ -207,7 +207,7 @@ class SessionService:
             flags.append("consolidated")
             if merged.restored:
                 flags.append(f"warning: consolidation dropped {len(merged.restored)} hard exception(s); restored")
-        elif exchange.turn % s.snapshot_every == 0:
+        elif exchange.turn % s.snapshot_every == 0 and not later and prior_attempts == 0:
             snapshots.append(BaseTruthSnapshot(exchange.turn, "periodic", facts))
         attempts = prior_attempts + 1
         status = self._status(result.outcome, attempts)
@@ -276,6 +276,9 @@ class SessionService:
             state = await self.store.sessions.open(user, turn.session_id, create=False, window_turns=1)
             if turn.turn not in state.flagged_turns:
                 return False
+            # Its attempts as they stand now (another process may have tried meanwhile); turns are numbered 1, 2, …
+            fresh = await self.store.archive.turns(user, session_id=turn.session_id, limit=1, offset=turn.turn - 1)
+            turn = fresh[0] if fresh and fresh[0].turn == turn.turn else turn
             phase2 = await self._phase2(state, turn, prior_attempts=turn.attempts)
             await self.store.sessions.commit(user, turn.session_id, phase2.commit, now=self._clock())
         finally:
