@@ -20,6 +20,7 @@ from memstack.types import (
     BaseTruthSnapshot,
     DeletedBy,
     HistoryAction,
+    Manifest,
     Memory,
     MemoryEvent,
     MemoryFilter,
@@ -33,7 +34,7 @@ from memstack.types import (
     Vector,
 )
 
-__all__ = ["HeldLock", "MemoryIndex", "MemoryStore", "SessionArchive", "SessionStore", "Store"]
+__all__ = ["ContextStore", "HeldLock", "MemoryIndex", "MemoryStore", "SessionArchive", "SessionStore", "Store"]
 
 
 @runtime_checkable
@@ -212,6 +213,26 @@ class SessionArchive(Protocol):
         ...
 
 
+@runtime_checkable
+class ContextStore(Protocol):
+    """Context manifests, one per response: what the model saw (``memstack context explain``).
+
+    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
+    temporary chat are never stored: ``save`` refuses them."""
+
+    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
+        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
+        ...
+
+    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
+        ...
+
+    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
+        """The user's latest manifests (of one session when given), newest first."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -220,6 +241,9 @@ class Store(Protocol):
 
     @property
     def index(self) -> MemoryIndex: ...
+
+    @property
+    def contexts(self) -> ContextStore: ...
 
     @property
     def sessions(self) -> SessionStore: ...

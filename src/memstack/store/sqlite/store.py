@@ -1,9 +1,10 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
 Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes) and ``store.index`` (:class:`SQLiteIndex`, reads), sharing one
-:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks), and the session roles
-``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`).
+``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests) and the session
+roles ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
+:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -40,6 +42,7 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._contexts = SQLiteContexts(core)
         self._sessions = SQLiteSessions(core)
         self._archive = SQLiteSessionArchive(core)
 
@@ -92,6 +95,10 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def contexts(self) -> SQLiteContexts:
+        return self._contexts
 
     @property
     def sessions(self) -> SQLiteSessions:
