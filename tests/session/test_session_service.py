@@ -367,3 +367,34 @@ async def test_resume_in_two_processes_summarizes_each_turn_once(make_store, bac
         assert [t.turn for t in state.turn_log] == [1, 2] and state.flagged_turns == ()
         assert [f.text for f in state.base_truth] == ["Editor: Neovim", "Deploys with Docker Compose"]
         assert [t.attempts for t in await first.archive.turns(ALICE, session_id=sid)] == [1, 1]
+
+
+async def test_hard_exceptions_from_the_store_survive_context_trimming(store: Store) -> None:
+    """What phase 1 reads back (``handle.state``) goes to the context assembler: under a budget too small for the
+    session's memory, the turn log and the ordinary facts are trimmed and the hard exceptions stay."""
+    from memstack.context import ContextRequest, assemble
+    from memstack.types import FragmentStatus, Layer
+
+    settings = SessionSettings(consolidate_every=100, max_facts=100)
+    svc = service(store, OfflineSummarizer(settings), settings)
+    await turn(svc, "s1", "Never deploy on Fridays. Always answer in English.", "Understood, both rules noted.")
+    for i in range(2, 26):
+        await turn(svc, "s1", f"My setting{i} is value{i}.", f"Noted setting{i}.")
+    handle = await svc.begin_turn(ALICE, "s1")
+    state = handle.state
+    await svc.abort_turn(handle)
+    rules = [f for f in state.base_truth if f.hard_exception]
+    assert len(rules) == 2 and len(state.base_truth) == 26
+
+    def request(budget: int | None, facts: tuple[Fact, ...] = state.base_truth) -> ContextRequest:
+        return ContextRequest(
+            "What next?", facts=facts, turn_log=state.turn_log, thread=state.raw_window, budget_tokens=budget
+        )
+
+    floor = assemble(ContextRequest("What next?", facts=tuple(rules), thread=state.raw_window)).tokens
+    ctx = assemble(request(floor + 10))
+    facts = [f for f in ctx.fragments if f.layer is Layer.FACTS]
+    kept = {f.text for f in facts if f.status is FragmentStatus.KEPT}
+    assert {f.text for f in rules} <= kept  # every hard exception, verbatim
+    assert sum(f.status is FragmentStatus.TRIMMED for f in facts) >= 12  # at least half the ordinary facts went
+    assert all(f.status is FragmentStatus.TRIMMED for f in ctx.fragments if f.layer is Layer.TURN_LOG)
