@@ -13,6 +13,8 @@ from memstack.store.base import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import TurnStatus, UserRef
 
+from .fakes import sqlite_only
+
 MODEL = "gpt-4o"
 ALICE = UserRef("alice")
 USER = "We must keep supporting Python 3.9, so no match statements. Also the deadline is now Monday."
@@ -45,6 +47,7 @@ async def _settled(store: Store, sid: str) -> None:
             await asyncio.sleep(0.02)
 
 
+@sqlite_only
 @pytest.mark.parametrize(
     ("faults", "outcome"),
     [
