@@ -12,7 +12,7 @@ import pytest
 
 from memstack.store.base import Store
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 StoreFactory = Callable[[], Awaitable[Store]]
 

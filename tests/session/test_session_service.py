@@ -14,7 +14,7 @@ from memstack.session import OfflineSummarizer, SessionService, SessionSettings,
 from memstack.store.base import Store
 from memstack.types import ArchivedTurn, BaseTruthDiff, Fact, TurnStatus, UserRef
 
-from .fakes import ScriptedSummarizer
+from .fakes import ScriptedSummarizer, sqlite_only
 
 ALICE = UserRef("alice")
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -75,6 +75,7 @@ async def test_a_turn_is_stored_whole(store: Store) -> None:
     await svc.abort_turn(nxt)
 
 
+@sqlite_only
 async def test_abort_releases_the_lock_and_reuses_the_turn_number(store: Store) -> None:
     svc = service(store, ScriptedSummarizer([GOOD]))
     first = await svc.begin_turn(ALICE, "s1")
@@ -100,6 +101,7 @@ async def test_next_turn_waits_for_phase_two_and_times_out_as_store_busy(store: 
     await svc.abort_turn(nxt)
 
 
+@sqlite_only
 async def test_raw_window_keeps_n_messages_and_long_ones_longer(store: Store) -> None:
     settings = SessionSettings(window=4, long_extra_turns=2, long_words=50)
     svc = service(store, OfflineSummarizer(settings), settings)
@@ -141,6 +143,7 @@ async def test_malformed_twice_falls_back_then_the_background_retry_applies_the_
     assert len(fake.calls) == 3
 
 
+@sqlite_only
 async def test_malformed_is_final_when_retrying_it_is_off(store: Store) -> None:
     fake = ScriptedSummarizer([MalformedResponse("x"), MalformedResponse("y"), GOOD])
     svc = service(store, fake, SessionSettings(retry_after_s=0.01, retry_malformed=False))
@@ -152,6 +155,7 @@ async def test_malformed_is_final_when_retrying_it_is_off(store: Store) -> None:
     assert len(fake.calls) == 2 and await store.sessions.pending() == []
 
 
+@sqlite_only
 async def test_timeout_is_flagged_and_summarized_again_in_the_background(store: Store) -> None:
     fake = ScriptedSummarizer([5.0, GOOD])  # the first call outlasts the timeout
     svc = service(store, fake)
@@ -167,6 +171,7 @@ async def test_timeout_is_flagged_and_summarized_again_in_the_background(store: 
     assert (row.status, row.attempts, row.error) == (TurnStatus.SUMMARIZED, 2, "")
 
 
+@sqlite_only
 async def test_endpoint_error_is_retried_and_retries_are_bounded(store: Store) -> None:
     errors: list[object] = [ProviderError("503 from upstream", status=503) for _ in range(3)]
     fake = ScriptedSummarizer([*errors, GOOD])
@@ -180,6 +185,7 @@ async def test_endpoint_error_is_retried_and_retries_are_bounded(store: Store) -
     assert (await store.sessions.open(ALICE, "s1")).turn_log[0].user_summary == USER  # the raw text stays
 
 
+@sqlite_only
 async def test_hallucinated_and_unknown_entries_are_handled_and_recorded(store: Store, caplog) -> None:  # type: ignore[no-untyped-def]
     draft = TurnDraft(
         "Editor change",
@@ -235,6 +241,7 @@ async def test_temporary_sessions_remember_in_memory_and_store_nothing(store: St
     await svc.abort_turn(again)
 
 
+@sqlite_only
 async def test_temporary_sessions_are_bounded(store: Store) -> None:
     svc = service(store, OfflineSummarizer(), SessionSettings(temporary_sessions=2))
     ids = []
@@ -250,6 +257,7 @@ async def test_temporary_sessions_are_bounded(store: Store) -> None:
 # -- consolidation, snapshots, hard exceptions --------------------------------------------------------------------
 
 
+@sqlite_only
 async def test_consolidation_cadence_snapshots_and_hard_exceptions(store: Store) -> None:
     settings = SessionSettings(consolidate_every=4, snapshot_every=3, retry_after_s=0.01)
     drops_rules = ScriptedSummarizer([], consolidated=[Fact("Name: Dana")])  # a model that drops the rule
@@ -285,6 +293,7 @@ async def test_consolidation_cadence_snapshots_and_hard_exceptions(store: Store)
     assert "consolidated" in flags and any("hard exception(s); restored" in f for f in flags)
 
 
+@sqlite_only
 async def test_hard_exceptions_survive_consolidation_of_a_large_base_truth(store: Store) -> None:
     settings = SessionSettings(max_facts=4, consolidate_every=100)
     svc = service(store, OfflineSummarizer(settings), settings)
@@ -302,6 +311,7 @@ async def test_hard_exceptions_survive_consolidation_of_a_large_base_truth(store
 # -- cross-session lines ------------------------------------------------------------------------------------------
 
 
+@sqlite_only
 async def test_end_session_writes_the_line_and_new_sessions_refresh_stale_ones(store: Store) -> None:
     fake = ScriptedSummarizer([GOOD, GOOD, GOOD], line="Alice switched to Neovim and Docker Compose")
     svc = service(store, fake)
@@ -367,3 +377,35 @@ async def test_resume_in_two_processes_summarizes_each_turn_once(make_store, bac
         assert [t.turn for t in state.turn_log] == [1, 2] and state.flagged_turns == ()
         assert [f.text for f in state.base_truth] == ["Editor: Neovim", "Deploys with Docker Compose"]
         assert [t.attempts for t in await first.archive.turns(ALICE, session_id=sid)] == [1, 1]
+
+
+@sqlite_only
+async def test_hard_exceptions_from_the_store_survive_context_trimming(store: Store) -> None:
+    """What phase 1 reads back (``handle.state``) goes to the context assembler: under a budget too small for the
+    session's memory, the turn log and the ordinary facts are trimmed and the hard exceptions stay."""
+    from memstack.context import ContextRequest, assemble
+    from memstack.types import FragmentStatus, Layer
+
+    settings = SessionSettings(consolidate_every=100, max_facts=100)
+    svc = service(store, OfflineSummarizer(settings), settings)
+    await turn(svc, "s1", "Never deploy on Fridays. Always answer in English.", "Understood, both rules noted.")
+    for i in range(2, 26):
+        await turn(svc, "s1", f"My setting{i} is value{i}.", f"Noted setting{i}.")
+    handle = await svc.begin_turn(ALICE, "s1")
+    state = handle.state
+    await svc.abort_turn(handle)
+    rules = [f for f in state.base_truth if f.hard_exception]
+    assert len(rules) == 2 and len(state.base_truth) == 26
+
+    def request(budget: int | None, facts: tuple[Fact, ...] = state.base_truth) -> ContextRequest:
+        return ContextRequest(
+            "What next?", facts=facts, turn_log=state.turn_log, thread=state.raw_window, budget_tokens=budget
+        )
+
+    floor = assemble(ContextRequest("What next?", facts=tuple(rules), thread=state.raw_window)).tokens
+    ctx = assemble(request(floor + 10))
+    facts = [f for f in ctx.fragments if f.layer is Layer.FACTS]
+    kept = {f.text for f in facts if f.status is FragmentStatus.KEPT}
+    assert {f.text for f in rules} <= kept  # every hard exception, verbatim
+    assert sum(f.status is FragmentStatus.TRIMMED for f in facts) >= 12  # at least half the ordinary facts went
+    assert all(f.status is FragmentStatus.TRIMMED for f in ctx.fragments if f.layer is Layer.TURN_LOG)

@@ -378,3 +378,31 @@ async def test_lock_serialises_one_session_and_times_out(store: Store) -> None:
     assert order == ["holder releases", "waiter"]
     await other.release()
     await bobs.release()
+
+
+async def test_a_cancelled_waiter_leaves_the_lock_free(store: Store) -> None:
+    held = await store.sessions.acquire(ALICE, "s1")
+    waiter = asyncio.create_task(store.sessions.acquire(ALICE, "s1"))
+    await asyncio.sleep(0.2)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    await held.release()
+    again = await asyncio.wait_for(store.sessions.acquire(ALICE, "s1", timeout=2), 5)
+    await again.release()
+
+
+async def test_two_stores_on_one_database_share_the_lock(make_store, backend: str) -> None:  # type: ignore[no-untyped-def]
+    if backend == "sqlite":
+        pytest.skip("the embedded store serves one process: its lock is in-process")
+    first, second = await make_store(), await make_store()
+    held = await first.sessions.acquire(ALICE, "s1")
+    with pytest.raises(StoreBusy, match="another process"):
+        await second.sessions.acquire(ALICE, "s1", timeout=0.3)
+    other = await asyncio.wait_for(second.sessions.acquire(ALICE, "s2", timeout=2), 5)
+    waiting = asyncio.create_task(second.sessions.acquire(ALICE, "s1", timeout=5))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    await held.release()
+    await (await asyncio.wait_for(waiting, 5)).release()
+    await other.release()

@@ -59,6 +59,7 @@ log = logging.getLogger("memstack.session")
 
 _RETRYABLE = (Outcome.FALLBACK_TIMEOUT, Outcome.FALLBACK_ERROR)
 _RESUME_BATCH = 500
+_RESUME_SESSIONS = 8  # sessions resumed at once (each holds its session lock, on PostgreSQL a connection)
 
 
 @dataclass(eq=False)
@@ -206,7 +207,7 @@ class SessionService:
             flags.append("consolidated")
             if merged.restored:
                 flags.append(f"warning: consolidation dropped {len(merged.restored)} hard exception(s); restored")
-        elif exchange.turn % s.snapshot_every == 0:
+        elif exchange.turn % s.snapshot_every == 0 and not later and prior_attempts == 0:
             snapshots.append(BaseTruthSnapshot(exchange.turn, "periodic", facts))
         attempts = prior_attempts + 1
         status = self._status(result.outcome, attempts)
@@ -251,10 +252,15 @@ class SessionService:
             by_session: dict[tuple[str, str, str], list[ArchivedTurn]] = {}
             for t in batch:
                 by_session.setdefault(_key(t)[:3], []).append(t)
-            results = await asyncio.gather(*(self._resume_session(turns) for turns in by_session.values()))
+            gate = asyncio.Semaphore(_RESUME_SESSIONS)
+            results = await asyncio.gather(*(self._resume_session(turns, gate) for turns in by_session.values()))
             done += sum(results)
 
-    async def _resume_session(self, turns: Sequence[ArchivedTurn]) -> int:
+    async def _resume_session(self, turns: Sequence[ArchivedTurn], gate: asyncio.Semaphore) -> int:
+        async with gate:
+            return await self._resume_turns(turns)
+
+    async def _resume_turns(self, turns: Sequence[ArchivedTurn]) -> int:
         done = 0
         for t in sorted(turns, key=lambda t: t.turn):
             try:
@@ -270,6 +276,9 @@ class SessionService:
             state = await self.store.sessions.open(user, turn.session_id, create=False, window_turns=1)
             if turn.turn not in state.flagged_turns:
                 return False
+            # Its attempts as they stand now (another process may have tried meanwhile); turns are numbered 1, 2, …
+            fresh = await self.store.archive.turns(user, session_id=turn.session_id, limit=1, offset=turn.turn - 1)
+            turn = fresh[0] if fresh and fresh[0].turn == turn.turn else turn
             phase2 = await self._phase2(state, turn, prior_attempts=turn.attempts)
             await self.store.sessions.commit(user, turn.session_id, phase2.commit, now=self._clock())
         finally:

@@ -333,7 +333,8 @@ class SQLiteSessions:
                 ),
             )  # fmt: skip
             conn.execute(
-                "UPDATE sessions SET turn_count = ?, updated_at = ? WHERE pk = ?", (turn.turn, to_ts(turn.at), pk)
+                "UPDATE sessions SET turn_count = ?, updated_at = MAX(updated_at, ?) WHERE pk = ?",
+                (turn.turn, to_ts(turn.at), pk),
             )
 
         await self._core.run(lambda conn: self._core.write(conn, body))
@@ -379,7 +380,7 @@ class SQLiteSessions:
             consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
             conn.execute(
                 "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ?, "
-                "updated_at = ? WHERE pk = ?",
+                "updated_at = MAX(updated_at, ?) WHERE pk = ?",
                 (facts_to_json(commit.base_truth), consolidated, stamp, pk),
             )
 
