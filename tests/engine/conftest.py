@@ -44,6 +44,7 @@ def memories(*items: tuple[str, str, float]) -> dict[str, Any]:
 class Rig:
     server: ScriptedOpenAIServer
     home: Path
+    database_url: str | None = None  # PostgreSQL; None: SQLite in ``home``
     log: list[tuple[str, str, float]] = field(default_factory=list)  # (model, "in" | "out", monotonic time)
     classify: ReplyFn | None = None
     summarize: ReplyFn | None = None
@@ -93,13 +94,14 @@ class Rig:
     ) -> AsyncIterator[AsyncMemstack]:
         settings.setdefault("embedder", "hash:64")
         settings.setdefault("badge_wait_s", 5.0)
+        settings.setdefault("database_url", self.database_url)
         try:
             models = self.models(chat=chat)
             async with AsyncMemstack(home=self.home, models=models, tuning=tuning, resume=resume, **settings) as ms:
                 yield ms
         finally:  # in the test's own event loop, where the clients' connections live
-            models, self._models = self._models, []
-            for model in models:
+            owned, self._models = self._models, []
+            for model in owned:
                 await model.aclose()
 
     def chat_requests(self) -> list[RecordedRequest]:
@@ -108,16 +110,29 @@ class Rig:
     def classifier_requests(self) -> list[RecordedRequest]:
         return [r for r in self.server.chat_requests if r.model == "classifier"]
 
-    def rows(self, table: str, where: str = "1") -> int:
-        """Rows of a table of the store's database file, read with the standard library."""
-        with sqlite3.connect(self.home / "memstack.db") as conn:
-            return int(conn.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0])
+    def rows(self, table: str, where: str = "true") -> int:
+        """Rows of a table of the store's database, read with the plain driver (sqlite3 or psycopg)."""
+        sql = f"SELECT count(*) FROM {table} WHERE {where}"
+        if self.database_url is None:
+            with sqlite3.connect(self.home / "memstack.db") as conn:
+                return int(conn.execute(sql).fetchone()[0])
+        import psycopg
+
+        with psycopg.connect(self.database_url) as pg:
+            row = pg.execute(sql.encode()).fetchone()
+            return int(row[0]) if row else 0
 
 
 @pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+async def rig(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Rig]:
+    """SQLite by default; ``@pytest.mark.parametrize("rig", BACKENDS, indirect=True)`` runs a test on both."""
+    backend = getattr(request, "param", "sqlite")
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
     async with ScriptedOpenAIServer() as server:
-        yield Rig(server, tmp_path)
+        yield Rig(server, tmp_path, url)
+
+
+BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:

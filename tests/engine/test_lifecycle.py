@@ -9,16 +9,19 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from memstack.capture.pipeline import PipelineSettings
 from memstack.testing.openai_server import RecordedRequest
 from memstack.turn.models import Tuning
 
-from .conftest import SUMMARY, Rig, memories, until
+from .conftest import BACKENDS, SUMMARY, Rig, memories, until
 
 VEGETARIAN = memories(("User is vegetarian", "preference", 0.95))
 SHORT_LEASE = Tuning(capture=PipelineSettings(lease_s=0.5))
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_closing_waits_for_detection_and_phase_2(rig: Rig) -> None:
     async def classify(request: RecordedRequest) -> object:
         await until(lambda: bool(rig.times("summarizer", "in")))  # phase 2 began: the reply was sent without it

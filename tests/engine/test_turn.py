@@ -17,11 +17,12 @@ from memstack.errors import InputError, ProviderError
 from memstack.testing.openai_server import RecordedRequest, Reply
 from memstack.types import Category, ChatDone, ChatToken, NewMemory, TurnStatus, UpdateAction, UserRef
 
-from .conftest import SUMMARY, Rig, memories, until
+from .conftest import BACKENDS, SUMMARY, Rig, memories, until
 
 VEGETARIAN = memories(("User is vegetarian", "preference", 0.95))
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_detection_runs_beside_the_chat_call_and_phase_2_follows_the_reply(rig: Rig) -> None:
     async def classify(request: RecordedRequest) -> object:
         # Answers only once the chat call is in flight: the chat call did not wait for detection.
@@ -127,6 +128,7 @@ async def test_duplicates_and_the_tier_limit(rig: Rig) -> None:
         assert [u.content for u in pro.badge] == ["User has a cat"] and pro.upgrade_prompt is None
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_memory_off_reads_and_writes_nothing_long_term(rig: Rig) -> None:
     rig.classify = _reply(VEGETARIAN)
     async with rig.engine() as ms:
@@ -142,6 +144,7 @@ async def test_memory_off_reads_and_writes_nothing_long_term(rig: Rig) -> None:
         assert result.context_id is not None and rig.rows("session_turns") == 1  # the session itself is kept
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_temporary_chat_stores_nothing(rig: Rig) -> None:
     rig.classify = _reply(VEGETARIAN)
     async with rig.engine() as ms:
@@ -200,6 +203,7 @@ async def test_bad_input_fails_before_any_work(rig: Rig) -> None:
         assert rig.server.requests == [] and rig.rows("sessions") == 0
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_a_failed_model_call_releases_the_session_and_keeps_the_memory(rig: Rig) -> None:
     rig.classify = _reply(VEGETARIAN)
     rig.answer = _reply(Reply.error(500, "model down"))
@@ -230,6 +234,7 @@ def _reply(value: object) -> Callable[[RecordedRequest], Awaitable[object]]:
     return fn
 
 
+@pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_fifty_concurrent_turns_of_one_session_are_processed_in_order(rig: Rig) -> None:
     async with rig.engine(chat=False) as ms:  # the offline responder: no model time, only the turn's own work
         first = await ms.chat("ana", "message 1")
@@ -271,3 +276,19 @@ async def test_detection_reads_the_last_exchange_of_the_session(rig: Rig) -> Non
     second = rig.classifier_requests()[1].text
     assert "assistant: How long have you been running?" in second and "Five years already!" in second
     assert "How long have you been running?" not in rig.classifier_requests()[0].text
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("rig", ["postgres"], indirect=True)
+async def test_two_engines_on_one_database_serialize_a_sessions_turns(rig: Rig) -> None:
+    """Two server processes sharing PostgreSQL: the session's advisory lock orders their turns."""
+    async with rig.engine(chat=False) as one, rig.engine(chat=False) as two:
+        first = await one.chat("ana", "turn from one")
+        turns = [(one if n % 2 else two).chat("ana", f"message {n}", session_id=first.session_id) for n in range(2, 21)]
+        results = await asyncio.gather(*turns)
+        assert sorted(r.turn for r in results) == list(range(2, 21))
+        await one.wait_idle()
+        await two.wait_idle()
+        state = await one.store.sessions.open(UserRef("ana"), first.session_id, create=False)
+    assert [t.turn for t in state.turn_log] == list(range(1, 21)) and state.turn_count == 20
+    assert rig.rows("session_turns", "status = 'summarized'") == 20
