@@ -47,8 +47,15 @@ _FREE = (
     r"zonder)\s+(?:jede\s+|ninguna\s+|aucune\s+|alcuna\s+|nenhuma\s+)?(?:einschränkung|restricci|restriction|limit|"
     r"restri|beperking)\w*|отвечай\w*\s+без\s+ограничени\w*|(?:没有任何限制|无限制|不受任何限制))"
 )
+# "forget everything you were told"
+_ALL_TOLD = (
+    r"\b(?:vergiss|vergessen\s+sie)\s+alles\b[^.!?\n]{0,40}?\b(?:gesagt|beigebracht|erklärt)|\bolvid[ae]\s+todo\s+lo\s+que"
+    r"\s+(?:te|se\s+te|le)\s+(?:dijeron|han\s+dicho|ense[ñn]aron)|\boubliez?\s+tout\s+ce\s+qu(?:'|e\s+)on\s+"
+    r"(?:t'|vous\s+)a\s+dit|\bdimentica\s+tutto\s+(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)\s+detto|"
+    r"\besque[cç]a\s+tudo\s+o\s+que\s+(?:te|lhe)\s+disseram|забудь\s+вс[её],?\s+что\s+тебе\s+(?:говорили|сказали)"
+)
 _PATTERNS = (
-    ("override", re.compile(rf"{_IGNORE}{_GAP}{_RULES}|{_CJK}")),
+    ("override", re.compile(rf"{_IGNORE}{_GAP}{_RULES}|{_CJK}|{_ALL_TOLD}")),
     ("policy_change", re.compile(rf"{_REVEAL}{_GAP}{_SECRET}|{_SECRET}[^。！？\n]{{0,12}}?(?:教えて|表示して|告诉我)")),
     ("identity_change", re.compile(_FREE)),
 )

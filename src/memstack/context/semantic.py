@@ -147,11 +147,11 @@ class SemanticGuard:
 
     def scan_many(self, items: Sequence[tuple[str, bool]]) -> list[tuple[str, ...]]:
         """Flags of each ``(text, instructions)`` item; texts not seen before are embedded in one batch."""
-        self._score_new([text for text, instructions in items if not instructions])
+        verdicts = self._verdicts([text for text, instructions in items if not instructions])
         out: list[tuple[str, ...]] = []
         for text, instructions in items:
             flags = RULES.scan(text, instructions=instructions)
-            verdict = None if instructions else self._cached(text)
+            verdict = None if instructions else verdicts.get(text)
             if verdict is not None and verdict[0]:
                 extra = ("semantic", "obfuscated") if verdict[1] else ("semantic",)
                 found = set(flags).union(extra)
@@ -165,12 +165,20 @@ class SemanticGuard:
         pieces = [*segments(norm), *(p for v in decoded_variants(norm, text) for p in segments(v))]
         if not pieces:
             return float("-inf")
-        return float(self.head.score(self._embedder.embed_sync(pieces)).max())
+        return float(self._scores(pieces).max())
 
     async def prepare(self, texts: Sequence[str]) -> None:
         """Score the texts not seen before, in a thread: an assembly that follows finds every verdict cached."""
         if any(self._cached(t) is None for t in texts):
             await asyncio.to_thread(self._score_new, list(texts))
+
+    def _scores(self, pieces: list[str]) -> Vector:
+        """Head scores of the pieces, embedded shortest first so that each batch pads to similar lengths."""
+        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        scores = self.head.score(self._embedder.embed_sync([pieces[i] for i in order]))
+        out: Vector = np.empty_like(scores)
+        out[order] = scores
+        return out
 
     def _cached(self, text: str) -> tuple[bool, bool] | None:
         with self._lock:
@@ -178,6 +186,20 @@ class SemanticGuard:
             if verdict is not None:
                 self._cache.move_to_end(text)
             return verdict
+
+    def _verdicts(self, texts: Sequence[str]) -> dict[str, tuple[bool, bool]]:
+        """The verdict of each text: from the cache (one lock for the batch), the new ones scored in one batch."""
+        with self._lock:
+            cache = self._cache
+            known = {t: v for t in texts if (v := cache.get(t)) is not None}
+            for t in known:
+                cache.move_to_end(t)
+        new = [t for t in dict.fromkeys(texts) if t and t not in known]
+        if new:
+            self._score_new(new)
+            with self._lock:
+                known.update((t, v) for t in new if (v := self._cache.get(t)) is not None)
+        return known
 
     def _score_new(self, texts: Sequence[str]) -> None:
         new = [t for t in dict.fromkeys(texts) if t and self._cached(t) is None]
@@ -196,7 +218,7 @@ class SemanticGuard:
                     owners.append((i, True))
         hits: dict[int, bool] = {}
         if pieces:
-            scores = self.head.score(self._embedder.embed_sync(pieces))
+            scores = self._scores(pieces)
             for (i, decoded), score in zip(owners, scores, strict=True):
                 if score >= self.head.threshold:
                     hits[i] = hits.get(i, True) and decoded
