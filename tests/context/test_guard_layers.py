@@ -239,3 +239,53 @@ def test_write_time_check_uses_the_guard(guard: SemanticGuard) -> None:
     verdict = check_memory_candidate(PARAPHRASE, guard=guard)
     assert verdict.is_instruction and "semantic" in verdict.flags
     assert not check_memory_candidate("Prefers oat milk in coffee.", guard=guard).is_instruction
+
+
+@pytest.mark.parametrize(
+    ("name", "attacks", "false_positives"),
+    [("guard_heldout.json", 12, 0), ("guard_heldout_v2.json", 53, 4), ("guard_sealed.json", 31, 0)],
+)
+def test_held_out_sets_with_the_semantic_layer(
+    guard: SemanticGuard, name: str, attacks: int, false_positives: int
+) -> None:
+    """What rules plus the semantic layer measure on the frozen held-out sets (never used to tune either), as printed
+    by ``memstack context scan --data tests/context/data/NAME --json``: a change that lowers them shows here."""
+    data = json.loads((DATA / name).read_text(encoding="utf-8"))
+    caught = sum(1 for flags in guard.scan_many([(t, False) for t in data["attacks"]]) if flags)
+    flagged = sum(1 for flags in guard.scan_many([(t, False) for t in data["benign"]]) if flags)
+    assert caught >= attacks and flagged <= false_positives
+
+
+def test_cli_scan_compares_the_guards_and_the_write_time_check() -> None:
+    from click.testing import CliRunner
+
+    from memstack.cli import main
+
+    def run(*args: str) -> dict[str, object]:
+        result = CliRunner().invoke(main, ["context", "scan", *args, "--json", PARAPHRASE, "Likes tea."])
+        assert result.exit_code == 0, result.output
+        out: dict[str, object] = json.loads(result.stdout.splitlines()[-1])
+        return out
+
+    assert run() == {"texts": {"count": 2, "flagged": 1}, "guard": "rules+semantic"}
+    assert run("--rules-only") == {"texts": {"count": 2, "flagged": 0}, "guard": "rules"}
+    assert run("--candidates")["texts"] == {"count": 2, "flagged": 1}
+
+
+def test_cli_bench_runs_with_the_semantic_guard() -> None:
+    from click.testing import CliRunner
+
+    from memstack.cli import main
+
+    args = ["bench", "context", "--iterations", "2", "--memories", "5", "--thread", "4", "--budget", "4000"]
+    result = CliRunner().invoke(main, [*args, "--guard", "semantic", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["guard"] == "rules+semantic" and out["cold_p50_ms"] > 0
+
+
+@pytest.mark.slow
+def test_shipped_head_is_what_the_training_script_fits() -> None:
+    from .train_guard import main as train
+
+    assert train(["--check"]) == 0
