@@ -22,6 +22,7 @@ import re
 
 __all__ = ["decoded_variants"]
 
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{16}")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/_-])")
 _WORD = re.compile(r"[a-z]+")
 # Common English words: a rot13 reading full of them is English written in rot13.
@@ -40,22 +41,29 @@ _LEET_MARK = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
 _SPACED = re.compile(r"(?<![a-z])(?:[a-z] ){3,}[a-z](?![a-z])")
 
 
-def decoded_variants(norm: str, raw: str) -> list[str]:
-    """Decoded readings of a text (``norm``: its normalized form, ``raw``: as written, for case-sensitive base64);
-    empty when no pass applies, as for almost all ordinary text."""
+def decoded_variants(norm: str, raw: str, words: set[str] | None = None) -> list[str]:
+    """Decoded readings of a text (``norm``: its normalized form, ``raw``: as written, for case-sensitive base64,
+    ``words``: the words of ``norm`` when the caller has them); empty when no pass applies, as for almost all
+    ordinary text, which costs a few set and substring checks."""
+    if words is None:
+        words = set(_WORD.findall(norm))
     out: list[str] = []
-    b64 = _base64(raw)
-    if b64:
-        out.append(b64)
-    rot = _rot13(norm)
-    if rot:
-        out.append(rot)
-    leet = _leetspeak(norm)
-    if leet:
-        out.append(leet)
-    spaced = _spaced(norm)
-    if spaced:
-        out.append(spaced)
+    if _B64_RUN.search(raw):
+        b64 = _base64(raw)
+        if b64:
+            out.append(b64)
+    if len(words & _COMMON) < 3:  # fewer than three common English words: perhaps rot13
+        rot = _rot13(norm)
+        if rot:
+            out.append(rot)
+    if len(_LEET_MARK.findall(norm)) >= 2:
+        leet = _leetspeak(norm)
+        if leet:
+            out.append(leet)
+    if sum(len(w) == 1 for w in words) >= 4:
+        spaced = _spaced(norm)
+        if spaced:
+            out.append(spaced)
     return out
 
 

@@ -48,16 +48,16 @@ def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
     if not text:
         return ()
     norm = normalize(text)
-    found = _scan(text, norm, instructions)
-    for variant in decoded_variants(norm, text):
-        hidden = _scan(variant, variant, instructions)
+    words = words_of(norm)
+    found = _scan(text, norm, words, instructions)
+    for variant in decoded_variants(norm, text, words):
+        hidden = _scan(variant, variant, words_of(variant), instructions)
         if hidden:
             found.extend(flag for flag in (*hidden, "obfuscated") if flag not in found)
     return tuple(flag for flag in FLAGS if flag in found)
 
 
-def _scan(text: str, norm: str, instructions: bool) -> list[str]:
-    words = words_of(norm)
+def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str]:
     found: list[str] = []
     TEXT_RULES.run(norm, words, found)
     MORE_RULES.run(norm, words, found)
