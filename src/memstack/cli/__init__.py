@@ -16,9 +16,11 @@ def main() -> None:
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
     from memstack.cli import context
+    from memstack.cli.bench import bench
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
 
+    main.add_command(bench)
     main.add_command(eval_group)
     main.add_command(memories)
     main.add_command(context.context)
