@@ -1,4 +1,4 @@
-"""Shared helpers of the capture pipeline tests: real stores (SQLite, and PostgreSQL on the embedded server), the
+"""What the capture pipeline tests share: real stores (SQLite, and PostgreSQL on the embedded server), the
 LLM classifier over real HTTP against the scripted OpenAI-compatible server, and scripted classifier replies."""
 
 from __future__ import annotations

@@ -255,8 +255,9 @@ class CapturePipeline:
 
     ``store``, ``embedder`` and ``classifier`` are not owned (not closed here). ``dedup``: the rule's parameters
     (default: the calibrated ones of the embedder, :func:`~memstack.capture.dedup.params_for`). ``guard``: the
-    write-time poisoning check (default ``memstack.context.guard.check_memory_candidate``). ``on_event`` is called
-    at each step of each detection."""
+    write-time poisoning check (default ``memstack.context.guard.check_memory_candidate`` with the phrase rules; pass
+    ``partial(check_memory_candidate, guard=SemanticGuard(embedder))`` to add the semantic layer: it runs off the
+    event loop). ``on_event`` is called at each step of each detection."""
 
     def __init__(
         self,
@@ -461,7 +462,7 @@ class CapturePipeline:
                 await self.store.jobs.complete(job.id, DetectionResult().to_dict())
                 self._emit("completed", job.id, updates=0)
                 return DetectionResult(job_id=job.id)
-            kept, held = screen_candidates(candidates, self._guard)
+            kept, held = await asyncio.to_thread(screen_candidates, candidates, self._guard)  # may embed
             for q in held:
                 log.warning("memory candidate quarantined (%s): %r", ", ".join(q.flags), q.content[:200])
             state = {

@@ -22,6 +22,7 @@ object it can act on; they are not raised.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -205,7 +206,7 @@ class MemoryTools:
         tier_name = (tier or self.tiers.default_tier).lower()
         now = self.clock()
         candidate = Candidate(content.strip(), category, 1.0, explicit=True, observed_at=now, evidence=content)
-        kept, held = screen_candidates([candidate], self._guard)
+        kept, held = await asyncio.to_thread(screen_candidates, [candidate], self._guard)  # the guard may embed
         if held:
             q = held[0]
             return ToolOutcome(
