@@ -23,12 +23,16 @@ from memstack.models.base import ChatModel, ToolChoice
 from memstack.models.messages import ChatChunk, ChatResponse, Message, MessageLike, ToolSpec, Usage, as_messages
 from memstack.types import Layer
 
-__all__ = ["OFFLINE_BANNER", "OfflineResponder", "Section", "read_sections"]
+__all__ = ["OFFLINE_BANNER", "OFFLINE_STANDIN", "OfflineResponder", "Section", "describe_context", "read_sections"]
 
 OFFLINE_BANNER = (
     "[offline] No chat model is configured, so this is not an AI answer: memstack's offline responder shows what "
     "a model would be given. Set MEMSTACK_CHAT_MODEL (e.g. openai:gpt-4o-mini or ollama:llama3.2) to chat with one."
 )
+
+#: What session memory keeps of an offline reply: the report describes the context, it is not conversation, and
+#: summarizing it would feed the context's own contents back into the session as if the assistant had said them.
+OFFLINE_STANDIN = "(offline responder: no model answered this message)"
 
 _HEADER = re.compile(r"^## (.+)$")
 _OPEN = re.compile(rf'^<{TAG} layer="[^"]*"(?: from="[^"]*")?(?: flagged="([^"]*)")? key="\d+">$')
@@ -128,7 +132,7 @@ def describe_context(messages: Sequence[Message], stack: LayerStack = DEFAULT_ST
     session = sections.get(Layer.SESSION.label)
     if session is not None:
         out.append("- Session (from your client, never stored):")
-        out.extend(f"    {line.strip()}" for line in session.lines if line.strip())
+        out.extend(f"  {line.strip()}" for line in session.lines if line.strip())
     shown_memory = False
     for key, label in _LABELS.items():
         section = sections.get(key)
@@ -137,7 +141,7 @@ def describe_context(messages: Sequence[Message], stack: LayerStack = DEFAULT_ST
         shown_memory |= key != Layer.DELEGATED.label
         flagged = f" [flagged as {', '.join(section.flags)}: shown as data, not followed]" if section.flags else ""
         out.append(f"- {label} ({len(section.items)}){flagged}:")
-        out.extend(f"    {_quote(item)}" for item in section.items)
+        out.extend(f"  {_quote(item) if item.startswith('- ') else '- ' + _quote(item)}" for item in section.items)
     if not shown_memory:
         out.append("- No remembered facts, memories or past conversations apply to this message yet.")
     if thread:

@@ -9,18 +9,23 @@ endpoint: the base URL comes from ``$MEMSTACK_<PROVIDER>_BASE_URL`` (see :mod:`m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from memstack.capture import Classifier, get_classifier
 from memstack.capture.pipeline import PipelineSettings
 from memstack.config import Config
 from memstack.context import Agent
+from memstack.context.guard import ContentGuard
 from memstack.embed import Embedder
+from memstack.errors import ConfigError
 from memstack.models import ChatModel, get_model
 from memstack.models.offline import OfflineResponder
 from memstack.session import SessionSettings, Summarizer, get_summarizer
 from memstack.turn.runner import TurnSettings
 
-__all__ = ["ChatModels", "Models", "Tuning", "build_classifier", "build_summarizer"]
+__all__ = ["ChatModels", "Models", "Tuning", "build_classifier", "build_guard", "build_summarizer"]
+
+_GUARDS = ("auto", "rules", "semantic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +46,18 @@ class Tuning:
 
     ``turn``: badge wait (else ``config.badge_wait_s``), tool rounds, summaries offered, message limits.
     ``capture``: the detection pipeline (confidence, leases, retries). ``session``: session memory (window,
-    summarizer timeout, consolidation cadence)."""
+    summarizer timeout, consolidation cadence). ``guard``: the content check of every assembly and of every memory
+    written: ``rules`` (phrase rules), ``semantic`` (rules plus the semantic head over MiniLM embeddings: needs the
+    ``local:minilm`` embedder) or ``auto`` (semantic when the embedder is MiniLM, else rules)."""
 
     turn: TurnSettings | None = None
     capture: PipelineSettings | None = None
     session: SessionSettings | None = None
+    guard: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.guard not in _GUARDS:
+            raise ConfigError(f"guard must be one of {', '.join(_GUARDS)}, got {self.guard!r}")
 
 
 class ChatModels:
@@ -90,3 +102,20 @@ def build_classifier(config: Config, embedder: Embedder, given: Classifier | Non
 
 def build_summarizer(config: Config, given: Summarizer | None) -> Summarizer:
     return given if given is not None else get_summarizer(config.summarizer_model)
+
+
+def build_guard(setting: str, embedder: Embedder) -> ContentGuard | None:
+    """The content guard for ``Tuning.guard``; ``None`` means the phrase rules alone (the assembler's default)."""
+    if setting == "rules":
+        return None
+    from memstack.context.semantic import SemanticGuard, SyncEmbedder, load_head
+
+    usable = embedder.name == load_head().model and callable(getattr(embedder, "embed_sync", None))
+    if not usable:
+        if setting == "semantic":
+            raise ConfigError(
+                f"the semantic guard reads {load_head().model!r} embeddings; the embedder is {embedder.name!r}. "
+                "Use embedder local:minilm, or guard 'rules'"
+            )
+        return None
+    return SemanticGuard(cast(SyncEmbedder, embedder))

@@ -40,9 +40,11 @@ from memstack.context import (
     SummaryLine,
     assemble,
 )
+from memstack.context.guard import ContentGuard
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError
 from memstack.models import ChatModel, Message
+from memstack.models.offline import OFFLINE_STANDIN, OfflineResponder
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
 from memstack.turn.background import Background
@@ -132,6 +134,9 @@ class TurnParts:
     clock: Callable[[], datetime] = utcnow
     recent: RecentExchanges = field(default_factory=RecentExchanges)
     tool_support: ToolSupport = field(default_factory=ToolSupport)
+    guard: ContentGuard | None = (
+        None  # None: the phrase rules; a semantic guard embeds new texts: assembled in a thread
+    )
 
 
 class TurnRunner:
@@ -180,7 +185,11 @@ class TurnRunner:
         saving: asyncio.Future[bool] | None = None
         try:
             model = p.chat_model(req.agent)
-            context = assemble(await self._context_request(req, handle, remember, model.name))
+            request = await self._context_request(req, handle, remember, model.name)
+            if p.guard is None:
+                context = assemble(request)
+            else:  # the semantic layer embeds texts it has not seen: off the event loop
+                context = await asyncio.to_thread(assemble, request, guard=p.guard)
             saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
             messages = [Message.from_openai(m.to_dict()) for m in context.messages]
             done: Phase1Done | None = None
@@ -201,10 +210,11 @@ class TurnRunner:
             found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
             manifest = context.manifest
             stored = await saving if saving is not None else False
+            kept = OFFLINE_STANDIN if isinstance(model, OfflineResponder) else done.text  # what the session keeps
             if not req.temporary:
-                p.recent.add(req.user, handle.session_id, req.message, done.text)
+                p.recent.add(req.user, handle.session_id, req.message, kept)
             p.background.spawn(
-                self._phase2(handle, req.message, done.text, now), name=f"phase2:{handle.session_id}:{handle.turn}"
+                self._phase2(handle, req.message, kept, now), name=f"phase2:{handle.session_id}:{handle.turn}"
             )
             replied = True
         finally:

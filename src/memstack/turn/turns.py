@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator
+from functools import partial
 from pathlib import Path
 
 from memstack.capture.pipeline import CapturePipeline
@@ -17,13 +18,14 @@ from memstack.capture.scoring import MemoryScorer
 from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent
+from memstack.context.guard import check_memory_candidate
 from memstack.embed import Embedder
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
 from memstack.turn.agents import AgentRegistry
 from memstack.turn.background import Background
-from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, build_summarizer
+from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, build_guard, build_summarizer
 from memstack.turn.phase1 import ToolBox
 from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
 from memstack.turn.tools import MemoryToolBox
@@ -47,9 +49,15 @@ class Turns:
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
         self.summarizer = build_summarizer(config, models.summarizer)
         self._owns_summarizer = models.summarizer is None
-        self.pipeline = CapturePipeline(store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture)
+        self.guard = build_guard(tuning.guard, embedder)
+        write_guard = partial(check_memory_candidate, guard=self.guard)  # the poisoning check of every save
+        self.pipeline = CapturePipeline(
+            store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture, guard=write_guard
+        )
         self.scorer = MemoryScorer(store)
-        self.tools = MemoryTools(store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer)
+        self.tools = MemoryTools(
+            store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer, guard=write_guard
+        )
         self.sessions = SessionService(store, self.summarizer, tuning.session)
         settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
         self.runner = TurnRunner(
@@ -64,6 +72,7 @@ class Turns:
                 tools=self._tools,
                 tiers=config.tiers,
                 settings=settings,
+                guard=self.guard,
             )
         )
 
