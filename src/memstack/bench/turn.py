@@ -9,7 +9,10 @@ real model the detection runs beside the model call; here phase 1 is instant, so
 finish and its time is part of the figure (an upper bound for the critical path). Phase 2 (summarizing) runs in the
 background and is waited for between turns, outside the timing.
 
-The last line is one JSON object: turns, memories, embedder, p50_ms, p99_ms, max_ms.
+``guard``: the content guard (``auto``: the semantic layer with MiniLM, which embeds each text it has not seen, such
+as the previous turn's summary; ``rules``: the phrase rules alone).
+
+The last line is one JSON object: turns, memories, embedder, guard, p50_ms, p99_ms, max_ms.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class TurnBenchConfig:
     memories: int = 200
     embedder: str = "local:minilm"
     warmup: int = 5
+    guard: str = "auto"
 
 
 async def _seed(ms: Any, user: UserRef, count: int) -> None:
@@ -57,12 +61,12 @@ async def _seed(ms: Any, user: UserRef, count: int) -> None:
 
 
 async def run_turn_bench(cfg: TurnBenchConfig) -> dict[str, Any]:
-    from memstack.engine import AsyncMemstack
+    from memstack.engine import AsyncMemstack, Tuning
 
     user = UserRef("bench-user")
     with tempfile.TemporaryDirectory(prefix="memstack-bench-turn-") as home:
         config = Config(home=Path(home), embedder=cfg.embedder)  # offline: no model strings from the environment
-        async with AsyncMemstack(config) as ms:
+        async with AsyncMemstack(config, tuning=Tuning(guard=cfg.guard)) as ms:
             await _seed(ms, user, cfg.memories)
             session: str | None = None
             times: list[float] = []
@@ -79,6 +83,7 @@ async def run_turn_bench(cfg: TurnBenchConfig) -> dict[str, Any]:
         "turns": cfg.turns,
         "memories": cfg.memories,
         "embedder": cfg.embedder,
+        "guard": cfg.guard,
         "p50_ms": round(percentile(times, 50), 2),
         "p99_ms": round(percentile(times, 99), 2),
         "max_ms": round(max(times), 2),

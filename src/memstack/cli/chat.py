@@ -228,21 +228,23 @@ def chat(
 @click.option("--turns", default=200, show_default=True, help="Timed turns (after 5 warm-up turns).")
 @click.option("--memories", default=200, show_default=True, help="Memories the user holds.")
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
+@click.option("--guard", type=click.Choice(["auto", "rules", "semantic"]), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
-def bench_turn(turns: int, memories: int, embedder: str, as_json: bool) -> None:
+def bench_turn(turns: int, memories: int, embedder: str, guard: str, as_json: bool) -> None:
     """What a chat turn costs memstack itself (offline responder: no model time). See memstack.bench.turn."""
     from memstack.bench.turn import TurnBenchConfig, run_turn_bench
 
     logging.getLogger("memstack").setLevel(logging.ERROR)
     try:
-        result = asyncio.run(run_turn_bench(TurnBenchConfig(turns=turns, memories=memories, embedder=embedder)))
+        cfg = TurnBenchConfig(turns=turns, memories=memories, embedder=embedder, guard=guard)
+        result = asyncio.run(run_turn_bench(cfg))
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps(result))
     else:
         click.echo(
-            f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}): "
+            f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}, guard {result['guard']}): "
             f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms"
         )
 
