@@ -15,7 +15,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
-    from memstack.cli import context
+    from memstack.cli import capture, context
     from memstack.cli.bench import bench
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
@@ -27,6 +27,7 @@ def _register() -> None:
     main.add_command(context.context)
     context.add_bench(main)
     main.add_command(sessions)
+    capture.register(main)  # after the groups it adds to
 
 
 _register()

@@ -1,6 +1,6 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
 
-Tables (migration ``0007_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
+Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
 bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
 ``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
 
@@ -68,7 +68,7 @@ log = logging.getLogger("memstack.store")
 
 
 async def migrate_sessions(conn: Conn, dim: int) -> None:
-    """Migration ``0007_sessions``."""
+    """Migration ``0004_sessions``."""
     statuses = ", ".join(f"'{s.value}'" for s in TurnStatus)
     for statement in (
         """

@@ -1,9 +1,10 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
 The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
-``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests) and the
-session roles ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session
-lock has a small pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
+``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
+``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has
+a small pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -21,6 +22,7 @@ from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
 from memstack.types import UserRef
 
@@ -38,6 +40,7 @@ class PostgresStore:
         self._memories = PgMemories(db, self._ann, dim)
         self._index = PgIndex(db, self._ann, dim)
         self._contexts = PgContexts(db)
+        self._jobs = PgJobs(db)
         self._sessions = PgSessions(db)
         self._archive = PgSessionArchive(db)
 
@@ -97,6 +100,10 @@ class PostgresStore:
     @property
     def contexts(self) -> PgContexts:
         return self._contexts
+
+    @property
+    def jobs(self) -> PgJobs:
+        return self._jobs
 
     @property
     def sessions(self) -> PgSessions:

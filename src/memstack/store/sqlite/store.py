@@ -2,8 +2,9 @@
 
 Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
 ``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
-``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests) and the session
-roles ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
+(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -21,6 +22,7 @@ from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.contexts import SQLiteContexts
+from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -43,6 +45,7 @@ class SQLiteStore:
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
         self._contexts = SQLiteContexts(core)
+        self._jobs = SQLiteJobs(core)
         self._sessions = SQLiteSessions(core)
         self._archive = SQLiteSessionArchive(core)
 
@@ -99,6 +102,10 @@ class SQLiteStore:
     @property
     def contexts(self) -> SQLiteContexts:
         return self._contexts
+
+    @property
+    def jobs(self) -> SQLiteJobs:
+        return self._jobs
 
     @property
     def sessions(self) -> SQLiteSessions:
