@@ -30,12 +30,15 @@ from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
 from memstack.session.lock import LocalSessionLocks
 from memstack.store._session_rows import (
     FLAGGED,
+    TURN_COLUMNS,
     check_page,
     check_session_id,
     check_turn,
     facts_from_json,
     facts_to_data,
     raw_messages,
+    summary_from_row,
+    turn_from_row,
 )
 from memstack.store.base import HeldLock
 from memstack.store.postgres._db import Database, map_error
@@ -190,10 +193,6 @@ _INSERT_SNAPSHOT = (
     "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
     f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
 )
-_TURN_COLUMNS = (
-    "s.id, t.turn, t.user_text, t.assistant_text, t.at, t.status, t.user_id, t.tenant, t.route, t.user_keep, "
-    "t.assistant_keep, t.user_summary, t.assistant_summary, t.outcome, t.attempts, t.error, t.flags"
-)
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
     "(SELECT count(*) FROM session_turns f WHERE f.session_seq = s.seq AND f.status IN ('pending', 'unsummarized')), "
@@ -202,33 +201,15 @@ _SUMMARY_COLUMNS = (
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
-    sid, turn, user, assistant, at, status, user_id, tenant, route, ukeep, akeep, us, asum, outcome = row[:14]
-    attempts, error, flags = row[14:]
-    return ArchivedTurn(
-        session_id=sid,
-        turn=int(turn),
-        user=user,
-        assistant=assistant,
-        at=at,
-        status=TurnStatus(status),
-        user_id=user_id,
-        tenant=tenant,
-        route=route,
-        keep_extra=(int(ukeep), int(akeep)),
-        user_summary=us,
-        assistant_summary=asum,
-        outcome=outcome,
-        attempts=int(attempts),
-        error=error,
-        flags=tuple(flags),
-    )
+    return turn_from_row(row, when=_same, flags=_same)
 
 
 def _summary(row: tuple[Any, ...]) -> SessionSummary:
-    sid, user_id, tenant, agent, turns, line, line_turn, flagged, created, updated, ended = row
-    return SessionSummary(
-        sid, user_id, tenant, agent, int(turns), line, int(line_turn), int(flagged), created, updated, ended
-    )
+    return summary_from_row(row, when=_same)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _needs_write(row: tuple[Any, ...], agent: str | None) -> bool:
@@ -487,7 +468,7 @@ class PgSessions:
         check_page(limit)
         async with self._db.connection() as conn:
             cur = await conn.execute(
-                f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
+                f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
                 "WHERE t.status IN ('pending', 'unsummarized') ORDER BY t.at, t.seq LIMIT %s",
                 (limit,),
             )
@@ -547,7 +528,7 @@ class PgSessionArchive:
         offset: int = 0,
     ) -> builtins.list[ArchivedTurn]:
         check_page(limit, offset)
-        sql = [f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
+        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
         sql.append("WHERE t.tenant = %s AND t.user_id = %s")
         params: builtins.list[Any] = [user.tenant, user.user_id]
         if session_id is not None:
