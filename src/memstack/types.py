@@ -465,276 +465,6 @@ class Artifact:
     created_at: datetime | None = None
 
 
-# --- context manifests -----------------------------------------------------------------------------------------------
-# What the model saw for one response: every fragment of an assembly (memstack.context) with its layer, source id,
-# tokens, status and flags. JSON-able, so a ContextStore keeps one per response for `memstack context explain`.
-
-
-@dataclass(frozen=True, slots=True)
-class ManifestEntry:
-    layer: str
-    source: str
-    tokens: int
-    status: FragmentStatus
-    flags: tuple[str, ...] = ()
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form of ``memstack context render --json``: layer, source, tokens, status, flags."""
-        return {
-            "layer": self.layer,
-            "source": self.source,
-            "tokens": self.tokens,
-            "status": self.status.value,
-            "flags": list(self.flags),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Manifest:
-    context_id: str
-    created_at: datetime
-    agent: str
-    fingerprint: str
-    model: str | None
-    encoding: str
-    budget_tokens: int
-    tokens: int
-    memory_enabled: bool
-    temporary: bool
-    entries: tuple[ManifestEntry, ...]
-
-    @property
-    def persist(self) -> bool:
-        """False for a temporary chat: nothing of this turn may be stored (not even this manifest)."""
-        return not self.temporary
-
-    def count(self, status: FragmentStatus) -> int:
-        return sum(1 for entry in self.entries if entry.status is status)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "context_id": self.context_id,
-            "created_at": self.created_at.isoformat(),
-            "agent": self.agent,
-            "fingerprint": self.fingerprint,
-            "model": self.model,
-            "encoding": self.encoding,
-            "budget_tokens": self.budget_tokens,
-            "tokens": self.tokens,
-            "memory_enabled": self.memory_enabled,
-            "temporary": self.temporary,
-            "entries": [{**entry.to_dict(), "reason": entry.reason} for entry in self.entries],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
-        try:
-            return cls(
-                context_id=str(data["context_id"]),
-                created_at=datetime.fromisoformat(str(data["created_at"])),
-                agent=str(data["agent"]),
-                fingerprint=str(data["fingerprint"]),
-                model=None if data.get("model") is None else str(data["model"]),
-                encoding=str(data["encoding"]),
-                budget_tokens=int(data["budget_tokens"]),
-                tokens=int(data["tokens"]),
-                memory_enabled=bool(data["memory_enabled"]),
-                temporary=bool(data["temporary"]),
-                entries=tuple(
-                    ManifestEntry(
-                        layer=str(e["layer"]),
-                        source=str(e["source"]),
-                        tokens=int(e["tokens"]),
-                        status=FragmentStatus(e["status"]),
-                        flags=tuple(str(f) for f in e.get("flags", ())),
-                        reason=str(e.get("reason", "")),
-                    )
-                    for e in data["entries"]
-                ),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"not a context manifest ({exc}); it must come from Manifest.to_dict()") from None
-
-
-def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
-    """The JSON a store keeps for ``manifest``. A temporary chat's manifest may not be stored (``InputError``)."""
-    if manifest.temporary:
-        raise InputError(f"context {manifest.context_id} belongs to a temporary chat; nothing of it may be stored")
-    if not manifest.context_id or len(manifest.context_id) > 200:
-        raise InputError(f"context id must be 1-200 characters, got {manifest.context_id!r}")
-    if session_id is not None and (not session_id or len(session_id) > 200):
-        raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
-    return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))
-
-
-# --- chat turns ------------------------------------------------------------------------------------------------------
-# What AsyncMemstack.chat returns, and the events of AsyncMemstack.chat_stream.
-
-
-class UpdateAction(StrEnum):
-    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
-
-    CREATED = "created"  # stored as a new memory
-    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
-    DUPLICATE = "duplicate"  # already remembered: nothing stored
-    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryUpdate:
-    """One entry of a response's ``memory_updates`` badge.
-
-    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
-    remembered now (for a duplicate, the existing memory's text)."""
-
-    id: str | None
-    content: str
-    category: Category
-    action: UpdateAction
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
-        try:
-            return cls(
-                id=None if data.get("id") is None else str(data["id"]),
-                content=str(data["content"]),
-                category=Category.parse(str(data["category"])),
-                action=UpdateAction(str(data["action"])),
-            )
-        except (KeyError, ValueError) as exc:
-            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
-
-
-# --- durable background work ----------------------------------------------------------------------------------------
-
-
-class JobStatus(StrEnum):
-    PENDING = "pending"  # recorded, waiting to run (or to be retried after ``run_after``)
-    RUNNING = "running"  # claimed by ``owner`` until ``lease_until``; a lapsed lease makes it claimable again
-    DONE = "done"  # finished; ``result`` holds the outcome (the payload is dropped)
-    FAILED = "failed"  # given up; ``error`` says why
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One unit of durable background work (a memory detection, a consolidation…), recorded before it starts.
-
-    ``key`` makes recording idempotent: enqueueing the same key again returns the recorded job. ``state`` is the
-    worker's checkpoint (what is already done), so a resumed job continues instead of starting over."""
-
-    id: str
-    kind: str
-    key: str
-    payload: Mapping[str, Any]
-    status: JobStatus
-    attempts: int
-    created_at: datetime
-    updated_at: datetime
-    owner: str | None = None
-    lease_until: datetime | None = None
-    run_after: datetime | None = None
-    state: Mapping[str, Any] = field(default_factory=dict)
-    result: Mapping[str, Any] | None = None
-    error: str | None = None
-
-
-#: Memory updates that show the "Memory updated" badge.
-BADGE_ACTIONS = frozenset({UpdateAction.CREATED, UpdateAction.UPDATED})
-
-
-@dataclass(frozen=True, slots=True)
-class ToolUse:
-    """One tool call the chat model made during a turn, and what was sent back to it. ``updates``: memories the
-    call saved (they join the turn's badge); ``upgrade_prompt``: an explicit save refused at the tier limit."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    result: str  # the tool message content (JSON text)
-    error: bool = False
-    updates: tuple[MemoryUpdate, ...] = ()
-    upgrade_prompt: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResult:
-    """One answered chat turn.
-
-    ``memory_updates``: what detection saved from this message if it finished within ``badge_wait_s`` (the badge);
-    ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
-    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
-    candidates detection did not store because they read as instructions to the assistant (memory poisoning).
-    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply
-    comes from the offline responder, not from a model."""
-
-    session_id: str
-    reply: str
-    turn: int
-    memory_updates: tuple[MemoryUpdate, ...] = ()
-    context_id: str | None = None
-    upgrade_prompt: str | None = None
-    memory_pending: bool = False
-    memories_refused: tuple[str, ...] = ()
-    memories_used: tuple[str, ...] = ()
-    tool_uses: tuple[ToolUse, ...] = ()
-    model: str = ""
-    offline: bool = False
-    memory_enabled: bool = True
-    temporary: bool = False
-    manifest: Manifest | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def badge(self) -> tuple[MemoryUpdate, ...]:
-        """The updates the "Memory updated" badge shows: memories created or updated by this message."""
-        return tuple(u for u in self.memory_updates if u.action in BADGE_ACTIONS)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able: what ``POST /v1/chat`` answers (the manifest itself is fetched by ``context_id``)."""
-        return {
-            "session_id": self.session_id,
-            "reply": self.reply,
-            "turn": self.turn,
-            "memory_updates": [u.to_dict() for u in self.memory_updates],
-            "context_id": self.context_id,
-            "upgrade_prompt": self.upgrade_prompt,
-            "memory_pending": self.memory_pending,
-            "memories_refused": list(self.memories_refused),
-            "memories_used": list(self.memories_used),
-            "tool_uses": [{"name": t.name, "arguments": dict(t.arguments), "error": t.error} for t in self.tool_uses],
-            "model": self.model,
-            "offline": self.offline,
-            "memory_enabled": self.memory_enabled,
-            "temporary": self.temporary,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ChatToken:
-    """A piece of the reply's text, as the model streams it."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatToolEvent:
-    """The model called a tool (between token events); ``use.result`` is what it got back."""
-
-    use: ToolUse
-
-
-@dataclass(frozen=True, slots=True)
-class ChatDone:
-    """The last event of a stream: the whole turn, with memory updates, context id and session id."""
-
-    result: ChatResult
-
-
-ChatEvent: TypeAlias = ChatToken | ChatToolEvent | ChatDone
-
-
 class TurnStatus(StrEnum):
     """Where one archived exchange stands in phase 2 (the second half of a chat turn)."""
 
@@ -846,3 +576,273 @@ class SessionSummary:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+# --- context manifests -----------------------------------------------------------------------------------------------
+# What the model saw for one response: every fragment of an assembly (memstack.context) with its layer, source id,
+# tokens, status and flags. JSON-able, so a ContextStore keeps one per response for `memstack context explain`.
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    layer: str
+    source: str
+    tokens: int
+    status: FragmentStatus
+    flags: tuple[str, ...] = ()
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form of ``memstack context render --json``: layer, source, tokens, status, flags."""
+        return {
+            "layer": self.layer,
+            "source": self.source,
+            "tokens": self.tokens,
+            "status": self.status.value,
+            "flags": list(self.flags),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    context_id: str
+    created_at: datetime
+    agent: str
+    fingerprint: str
+    model: str | None
+    encoding: str
+    budget_tokens: int
+    tokens: int
+    memory_enabled: bool
+    temporary: bool
+    entries: tuple[ManifestEntry, ...]
+
+    @property
+    def persist(self) -> bool:
+        """False for a temporary chat: nothing of this turn may be stored (not even this manifest)."""
+        return not self.temporary
+
+    def count(self, status: FragmentStatus) -> int:
+        return sum(1 for entry in self.entries if entry.status is status)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "context_id": self.context_id,
+            "created_at": self.created_at.isoformat(),
+            "agent": self.agent,
+            "fingerprint": self.fingerprint,
+            "model": self.model,
+            "encoding": self.encoding,
+            "budget_tokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "memory_enabled": self.memory_enabled,
+            "temporary": self.temporary,
+            "entries": [{**entry.to_dict(), "reason": entry.reason} for entry in self.entries],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
+        try:
+            return cls(
+                context_id=str(data["context_id"]),
+                created_at=datetime.fromisoformat(str(data["created_at"])),
+                agent=str(data["agent"]),
+                fingerprint=str(data["fingerprint"]),
+                model=None if data.get("model") is None else str(data["model"]),
+                encoding=str(data["encoding"]),
+                budget_tokens=int(data["budget_tokens"]),
+                tokens=int(data["tokens"]),
+                memory_enabled=bool(data["memory_enabled"]),
+                temporary=bool(data["temporary"]),
+                entries=tuple(
+                    ManifestEntry(
+                        layer=str(e["layer"]),
+                        source=str(e["source"]),
+                        tokens=int(e["tokens"]),
+                        status=FragmentStatus(e["status"]),
+                        flags=tuple(str(f) for f in e.get("flags", ())),
+                        reason=str(e.get("reason", "")),
+                    )
+                    for e in data["entries"]
+                ),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not a context manifest ({exc}); it must come from Manifest.to_dict()") from None
+
+
+def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
+    """The JSON a store keeps for ``manifest``. A temporary chat's manifest may not be stored (``InputError``)."""
+    if manifest.temporary:
+        raise InputError(f"context {manifest.context_id} belongs to a temporary chat; nothing of it may be stored")
+    if not manifest.context_id or len(manifest.context_id) > 200:
+        raise InputError(f"context id must be 1-200 characters, got {manifest.context_id!r}")
+    if session_id is not None and (not session_id or len(session_id) > 200):
+        raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
+    return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+class UpdateAction(StrEnum):
+    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
+
+    CREATED = "created"  # stored as a new memory
+    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
+    DUPLICATE = "duplicate"  # already remembered: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """One entry of a response's ``memory_updates`` badge.
+
+    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
+    remembered now (for a duplicate, the existing memory's text)."""
+
+    id: str | None
+    content: str
+    category: Category
+    action: UpdateAction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
+        try:
+            return cls(
+                id=None if data.get("id") is None else str(data["id"]),
+                content=str(data["content"]),
+                category=Category.parse(str(data["category"])),
+                action=UpdateAction(str(data["action"])),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
+
+
+# --- durable background work ----------------------------------------------------------------------------------------
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"  # recorded, waiting to run (or to be retried after ``run_after``)
+    RUNNING = "running"  # claimed by ``owner`` until ``lease_until``; a lapsed lease makes it claimable again
+    DONE = "done"  # finished; ``result`` holds the outcome (the payload is dropped)
+    FAILED = "failed"  # given up; ``error`` says why
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One unit of durable background work (a memory detection, a consolidation…), recorded before it starts.
+
+    ``key`` makes recording idempotent: enqueueing the same key again returns the recorded job. ``state`` is the
+    worker's checkpoint (what is already done), so a resumed job continues instead of starting over."""
+
+    id: str
+    kind: str
+    key: str
+    payload: Mapping[str, Any]
+    status: JobStatus
+    attempts: int
+    created_at: datetime
+    updated_at: datetime
+    owner: str | None = None
+    lease_until: datetime | None = None
+    run_after: datetime | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    result: Mapping[str, Any] | None = None
+    error: str | None = None
+
+
+# --- chat turns ------------------------------------------------------------------------------------------------------
+# What AsyncMemstack.chat returns, and the events of AsyncMemstack.chat_stream.
+
+
+#: Memory updates that show the "Memory updated" badge.
+BADGE_ACTIONS = frozenset({UpdateAction.CREATED, UpdateAction.UPDATED})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call the chat model made during a turn, and what was sent back to it. ``updates``: memories the
+    call saved (they join the turn's badge); ``upgrade_prompt``: an explicit save refused at the tier limit."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    result: str  # the tool message content (JSON text)
+    error: bool = False
+    updates: tuple[MemoryUpdate, ...] = ()
+    upgrade_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    """One answered chat turn.
+
+    ``memory_updates``: what detection saved from this message if it finished within ``badge_wait_s`` (the badge);
+    ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
+    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
+    candidates detection did not store because they read as instructions to the assistant (memory poisoning).
+    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply
+    comes from the offline responder, not from a model."""
+
+    session_id: str
+    reply: str
+    turn: int
+    memory_updates: tuple[MemoryUpdate, ...] = ()
+    context_id: str | None = None
+    upgrade_prompt: str | None = None
+    memory_pending: bool = False
+    memories_refused: tuple[str, ...] = ()
+    memories_used: tuple[str, ...] = ()
+    tool_uses: tuple[ToolUse, ...] = ()
+    model: str = ""
+    offline: bool = False
+    memory_enabled: bool = True
+    temporary: bool = False
+    manifest: Manifest | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def badge(self) -> tuple[MemoryUpdate, ...]:
+        """The updates the "Memory updated" badge shows: memories created or updated by this message."""
+        return tuple(u for u in self.memory_updates if u.action in BADGE_ACTIONS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: what ``POST /v1/chat`` answers (the manifest itself is fetched by ``context_id``)."""
+        return {
+            "session_id": self.session_id,
+            "reply": self.reply,
+            "turn": self.turn,
+            "memory_updates": [u.to_dict() for u in self.memory_updates],
+            "context_id": self.context_id,
+            "upgrade_prompt": self.upgrade_prompt,
+            "memory_pending": self.memory_pending,
+            "memories_refused": list(self.memories_refused),
+            "memories_used": list(self.memories_used),
+            "tool_uses": [{"name": t.name, "arguments": dict(t.arguments), "error": t.error} for t in self.tool_uses],
+            "model": self.model,
+            "offline": self.offline,
+            "memory_enabled": self.memory_enabled,
+            "temporary": self.temporary,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToken:
+    """A piece of the reply's text, as the model streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToolEvent:
+    """The model called a tool (between token events); ``use.result`` is what it got back."""
+
+    use: ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDone:
+    """The last event of a stream: the whole turn, with memory updates, context id and session id."""
+
+    result: ChatResult
+
+
+ChatEvent: TypeAlias = ChatToken | ChatToolEvent | ChatDone

@@ -14,12 +14,12 @@ apply, with consolidation on the configured cadence. Printed (the last line is o
   transcript (the ceiling of this word-overlap measure);
 * ``memory_to_transcript_tokens`` — tokens of base truth + turn log over tokens of the transcript.
 
-With ``--store sqlite`` (or ``--database-url postgresql://…``) the same exchanges go through the
-:class:`~memstack.session.service.SessionService` on a fresh store instead, one memstack session per LoCoMo session,
-and it prints what durability costs: ``begin_ms`` (lock + reading the state) and ``finish_ms`` (durable record,
-phase 2, commit) per turn, p50 / p99, and ``search_ms`` for a full-text search of the archive.
+With ``--store sqlite`` or ``--store postgres`` (an embedded server, or ``--database-url``) the same exchanges go
+through the :class:`~memstack.session.service.SessionService` on a fresh store instead, one memstack session per
+LoCoMo session, and it prints what durability costs: ``begin_ms`` (lock + reading the state) and ``finish_ms``
+(durable record, phase 2, commit) per turn, p50 / p99, and ``search_ms`` for a full-text search of the archive.
 
-The data is read from ``--data``; nothing of it is stored beyond the run (the SQLite file is a temporary one).
+The data is read from ``--data``; nothing of it is kept after the run (the store is a temporary one).
 """
 
 from __future__ import annotations
@@ -95,12 +95,26 @@ def _percentiles(name: str, values: Sequence[float]) -> dict[str, float | None]:
 
 
 async def run_service_bench(
-    data: Path, *, database_url: str | None = None, settings: SessionSettings | None = None, limit: int | None = None
+    data: Path,
+    *,
+    backend: str = "sqlite",
+    database_url: str | None = None,
+    settings: SessionSettings | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Every exchange through the session service on a fresh store (SQLite unless ``database_url``)."""
+    """Every exchange through the session service on a fresh store: a temporary SQLite file, or (``postgres``) a
+    database on an embedded PostgreSQL server, or the database at ``database_url``."""
+    if database_url is not None or backend == "sqlite":
+        return await _service_bench(data, database_url, settings or SessionSettings(), limit)
+    from memstack.testing.postgres import EmbeddedPostgres
+
+    with EmbeddedPostgres() as server:
+        return await _service_bench(data, server.create_database(), settings or SessionSettings(), limit)
+
+
+async def _service_bench(data: Path, database_url: str | None, s: SessionSettings, limit: int | None) -> dict[str, Any]:
     from memstack.session.service import SessionService
 
-    s = settings or SessionSettings()
     conversations = _load(data)[:limit]
     with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
         if database_url is None:
@@ -108,7 +122,7 @@ async def run_service_bench(
 
             store: Any = await SQLiteStore.open(Path(tmp) / "bench.db", dim=8, embedder="bench:none")
         else:
-            from memstack.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
+            from memstack.store.postgres import PostgresStore
 
             store = await PostgresStore.open(database_url, dim=8, embedder="bench:none")
         try:
@@ -225,11 +239,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON (e.g. locomo-dev.json)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--store", choices=["sqlite"], help="through the session service on a fresh SQLite store")
-    parser.add_argument("--database-url", help="through the session service on this PostgreSQL database")
+    parser.add_argument(
+        "--store",
+        choices=["sqlite", "postgres"],
+        help="through the session service on a fresh store (postgres: an embedded server, or --database-url)",
+    )
+    parser.add_argument("--database-url", help="with --store postgres: this (scratch) database instead")
     args = parser.parse_args(argv)
     if args.store or args.database_url:
-        report = asyncio.run(run_service_bench(args.data, database_url=args.database_url, limit=args.limit))
+        report = asyncio.run(
+            run_service_bench(
+                args.data, backend=args.store or "postgres", database_url=args.database_url, limit=args.limit
+            )
+        )
     else:
         report = asyncio.run(run_bench(args.data, limit=args.limit))
     if args.json:

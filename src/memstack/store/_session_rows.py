@@ -7,14 +7,16 @@ facts), always read and written whole, and a commit replaces it in the same tran
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError
-from memstack.types import ArchivedTurn, Fact, RawMessage, TurnStatus, TurnSummary
+from memstack.types import ArchivedTurn, Fact, RawMessage, SessionSummary, TurnStatus, TurnSummary
 
 __all__ = [
     "FLAGGED",
+    "TURN_COLUMNS",
     "check_page",
     "check_session_id",
     "check_turn",
@@ -22,11 +24,19 @@ __all__ = [
     "facts_to_data",
     "facts_to_json",
     "raw_messages",
+    "summary_from_row",
+    "turn_from_row",
     "turn_summary",
 ]
 
 #: Statuses of turns whose summary is still due.
 FLAGGED = (TurnStatus.PENDING.value, TurnStatus.UNSUMMARIZED.value)
+
+#: Columns of ``session_turns t`` joined to ``sessions s`` that make an :class:`ArchivedTurn` (``turn_from_row``).
+TURN_COLUMNS = (
+    "s.id, t.turn, t.user_text, t.assistant_text, t.at, t.status, t.user_id, t.tenant, t.route, t.user_keep, "
+    "t.assistant_keep, t.user_summary, t.assistant_summary, t.outcome, t.attempts, t.error, t.flags"
+)
 
 _MAX_TEXT = 1_000_000  # one message of a chat; longer text is a document, not a turn
 
@@ -83,3 +93,40 @@ def raw_messages(turns: Sequence[ArchivedTurn]) -> tuple[RawMessage, ...]:
         out.append(RawMessage("user", t.user, t.turn, t.at, t.keep_extra[0]))
         out.append(RawMessage("assistant", t.assistant, t.turn, t.at, t.keep_extra[1]))
     return tuple(out)
+
+
+def turn_from_row(
+    row: Sequence[Any], *, when: Callable[[Any], datetime], flags: Callable[[Any], Iterable[str]]
+) -> ArchivedTurn:
+    """An :class:`ArchivedTurn` from the ``TURN_COLUMNS`` of one row; ``when`` and ``flags`` read the backend's
+    time stamp and flag list."""
+    sid, turn, user, assistant, at, status, user_id, tenant, route, ukeep, akeep, us, asum, outcome = row[:14]
+    attempts, error, flag_list = row[14:]
+    return ArchivedTurn(
+        session_id=sid,
+        turn=int(turn),
+        user=user,
+        assistant=assistant,
+        at=when(at),
+        status=TurnStatus(status),
+        user_id=user_id,
+        tenant=tenant,
+        route=route,
+        keep_extra=(int(ukeep), int(akeep)),
+        user_summary=us,
+        assistant_summary=asum,
+        outcome=outcome,
+        attempts=int(attempts),
+        error=error,
+        flags=tuple(flags(flag_list)),
+    )
+
+
+def summary_from_row(row: Sequence[Any], *, when: Callable[[Any], datetime | None]) -> SessionSummary:
+    """A :class:`SessionSummary` from ``id, user_id, tenant, agent, turn_count, line, line_turn, flagged,
+    created_at, updated_at, ended_at``."""
+    sid, user_id, tenant, agent, turns, line, line_turn, flagged, created, updated, ended = row
+    return SessionSummary(
+        sid, user_id, tenant, agent, int(turns), line, int(line_turn), int(flagged),
+        when(created), when(updated), when(ended),
+    )  # fmt: skip

@@ -125,78 +125,6 @@ class MemoryIndex(Protocol):
         ...
 
 
-@runtime_checkable
-class ContextStore(Protocol):
-    """Context manifests, one per response: what the model saw (``memstack context explain``).
-
-    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
-    temporary chat are never stored: ``save`` refuses them."""
-
-    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
-        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
-        ...
-
-    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
-        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
-        ...
-
-    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
-        """The user's latest manifests (of one session when given), newest first."""
-        ...
-
-
-#: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
-DEFAULT_LEASE_S = 60.0
-
-
-@runtime_checkable
-class JobStore(Protocol):
-    """Durable background work: recorded before it starts, claimed under a lease, checkpointed, finished.
-
-    A job is never lost to a crash: until ``complete`` or a final ``fail`` it stays claimable (``pending``, or
-    ``running`` with a lapsed lease). Finished jobs are kept a while (for idempotency and inspection), their payload
-    dropped, then pruned by the store."""
-
-    async def enqueue(
-        self,
-        kind: str,
-        key: str,
-        payload: Mapping[str, Any],
-        *,
-        owner: str | None = None,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> Job:
-        """Record a job, or return the one already recorded under ``(kind, key)`` unchanged.
-
-        With ``owner``, a newly recorded job starts ``running``, claimed by that owner for ``lease_s`` seconds (the
-        caller works on it at once); without, it starts ``pending``. Compare the returned job's ``owner`` with
-        yours to know whether it is yours to run."""
-        ...
-
-    async def claim_pending(
-        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
-    ) -> builtins.list[Job]:
-        """Claim up to ``limit`` jobs of ``kind`` (any kind if ``None``), oldest first: pending ones that are due,
-        and running ones whose lease lapsed (their worker died). Each is ``running`` for ``owner``, attempts + 1.
-        Concurrent callers never claim the same job."""
-        ...
-
-    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
-        """Replace the job's ``state`` (what is done so far) and extend its lease; ``NotFound`` if unknown."""
-        ...
-
-    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
-        """Mark done with ``result``; the payload is dropped (it may hold user text)."""
-        ...
-
-    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
-        """Record ``error``. With ``retry_at`` the job is pending again from then on; without, it is given up."""
-        ...
-
-    async def get(self, job_id: str) -> Job:
-        """One job by id (``NotFound`` if unknown or pruned)."""
-
-
 class HeldLock(Protocol):
     """One acquisition of a session's lock; ``release`` is idempotent."""
 
@@ -293,6 +221,79 @@ class SessionArchive(Protocol):
 
     async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
         """The latest base-truth snapshots of a session, oldest first."""
+        ...
+
+
+@runtime_checkable
+class ContextStore(Protocol):
+    """Context manifests, one per response: what the model saw (``memstack context explain``).
+
+    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
+    temporary chat are never stored: ``save`` refuses them."""
+
+    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
+        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
+        ...
+
+    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
+        ...
+
+    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
+        """The user's latest manifests (of one session when given), newest first."""
+        ...
+
+
+#: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
+DEFAULT_LEASE_S = 60.0
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    """Durable background work: recorded before it starts, claimed under a lease, checkpointed, finished.
+
+    A job is never lost to a crash: until ``complete`` or a final ``fail`` it stays claimable (``pending``, or
+    ``running`` with a lapsed lease). Finished jobs are kept a while (for idempotency and inspection), their payload
+    dropped, then pruned by the store."""
+
+    async def enqueue(
+        self,
+        kind: str,
+        key: str,
+        payload: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> Job:
+        """Record a job, or return the one already recorded under ``(kind, key)`` unchanged.
+
+        With ``owner``, a newly recorded job starts ``running``, claimed by that owner for ``lease_s`` seconds (the
+        caller works on it at once); without, it starts ``pending``. Compare the returned job's ``owner`` with
+        yours to know whether it is yours to run."""
+        ...
+
+    async def claim_pending(
+        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
+    ) -> builtins.list[Job]:
+        """Claim up to ``limit`` jobs of ``kind`` (any kind if ``None``), oldest first: pending ones that are due,
+        and running ones whose lease lapsed (their worker died). Each is ``running`` for ``owner``, attempts + 1.
+        Concurrent callers never claim the same job."""
+        ...
+
+    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
+        """Replace the job's ``state`` (what is done so far) and extend its lease; ``NotFound`` if unknown."""
+        ...
+
+    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
+        """Mark done with ``result``; the payload is dropped (it may hold user text)."""
+        ...
+
+    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
+        """Record ``error``. With ``retry_at`` the job is pending again from then on; without, it is given up."""
+        ...
+
+    async def get(self, job_id: str) -> Job:
+        """One job by id (``NotFound`` if unknown or pruned)."""
         ...
 
 

@@ -171,7 +171,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
-    ("0007_sessions", migrate_sessions),
+    ("0004_sessions", migrate_sessions),
 ]
 
 

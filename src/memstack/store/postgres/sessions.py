@@ -1,6 +1,6 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
 
-Tables (migration ``0007_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
+Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
 bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
 ``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
 
@@ -30,12 +30,15 @@ from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
 from memstack.session.lock import LocalSessionLocks
 from memstack.store._session_rows import (
     FLAGGED,
+    TURN_COLUMNS,
     check_page,
     check_session_id,
     check_turn,
     facts_from_json,
     facts_to_data,
     raw_messages,
+    summary_from_row,
+    turn_from_row,
 )
 from memstack.store.base import HeldLock
 from memstack.store.postgres._db import Database, map_error
@@ -68,7 +71,7 @@ log = logging.getLogger("memstack.store")
 
 
 async def migrate_sessions(conn: Conn, dim: int) -> None:
-    """Migration ``0007_sessions``."""
+    """Migration ``0004_sessions``."""
     statuses = ", ".join(f"'{s.value}'" for s in TurnStatus)
     for statement in (
         """
@@ -153,9 +156,42 @@ _SESSION = (
     "SELECT seq, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
     "FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
 )
-_TURN_COLUMNS = (
-    "s.id, t.turn, t.user_text, t.assistant_text, t.at, t.status, t.user_id, t.tenant, t.route, t.user_keep, "
-    "t.assistant_keep, t.user_summary, t.assistant_summary, t.outcome, t.attempts, t.error, t.flags"
+#: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
+#: it follows on; returns the turn count found and whether the turn was recorded.
+_RECORD = """
+WITH s AS (
+    SELECT seq, turn_count FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s FOR UPDATE
+), ins AS (
+    INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, user_keep,
+                               assistant_keep, status)
+    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s
+    FROM s WHERE turn_count = %(turn)s - 1
+    RETURNING session_seq
+), counted AS (
+    UPDATE sessions SET turn_count = %(turn)s, updated_at = GREATEST(updated_at, %(at)s)
+    WHERE seq IN (SELECT session_seq FROM ins) RETURNING seq
+)
+SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted)
+"""
+_SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
+_COMMIT_SESSION = (
+    "UPDATE sessions SET base_truth = %(bt)s, version = version + 1, last_consolidated_turn = "
+    "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
+    "updated_at = GREATEST(updated_at, %(stamp)s) "
+    "WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s AND version = %(expected)s RETURNING seq"
+)
+_COMMIT_TURN = (
+    "UPDATE session_turns SET status = %(status)s, user_summary = %(us)s, assistant_summary = %(as)s, "
+    f"outcome = %(outcome)s, attempts = %(attempts)s, error = %(error)s, flags = %(flags)s "
+    f"WHERE session_seq = ({_SEQ}) AND turn = %(turn)s"
+)
+_INSERT_ARTIFACT = (
+    "INSERT INTO session_artifacts (session_seq, turn, idx, kind, role, language, label, content, created_at) "
+    f"VALUES (({_SEQ}), %(turn)s, %(idx)s, %(kind)s, %(role)s, %(lang)s, %(label)s, %(content)s, %(stamp)s)"
+)
+_INSERT_SNAPSHOT = (
+    "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
+    f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
 )
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
@@ -165,33 +201,21 @@ _SUMMARY_COLUMNS = (
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
-    sid, turn, user, assistant, at, status, user_id, tenant, route, ukeep, akeep, us, asum, outcome = row[:14]
-    attempts, error, flags = row[14:]
-    return ArchivedTurn(
-        session_id=sid,
-        turn=int(turn),
-        user=user,
-        assistant=assistant,
-        at=at,
-        status=TurnStatus(status),
-        user_id=user_id,
-        tenant=tenant,
-        route=route,
-        keep_extra=(int(ukeep), int(akeep)),
-        user_summary=us,
-        assistant_summary=asum,
-        outcome=outcome,
-        attempts=int(attempts),
-        error=error,
-        flags=tuple(flags),
-    )
+    return turn_from_row(row, when=_same, flags=_same)
 
 
 def _summary(row: tuple[Any, ...]) -> SessionSummary:
-    sid, user_id, tenant, agent, turns, line, line_turn, flagged, created, updated, ended = row
-    return SessionSummary(
-        sid, user_id, tenant, agent, int(turns), line, int(line_turn), int(flagged), created, updated, ended
-    )
+    return summary_from_row(row, when=_same)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _needs_write(row: tuple[Any, ...], agent: str | None) -> bool:
+    """Opening for a turn writes when the session must be resumed or learns its agent, or the agent differs."""
+    stored_agent, ended = row[1], row[8]
+    return ended is not None or (agent is not None and stored_agent != agent)
 
 
 def _lock_key(user: UserRef, session_id: str) -> int:
@@ -232,9 +256,10 @@ class PgSessions:
         self._local = LocalSessionLocks()
         self._lock_pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             db.pool.conninfo,
+            timeout=db.pool.timeout,
             min_size=0,
             max_size=lock_pool_size,
-            kwargs={"autocommit": False},
+            kwargs={"autocommit": False, "connect_timeout": max(1, round(db.pool.timeout))},
             configure=self._configure_lock_connection,
             open=False,
             name="memstack-session-locks",
@@ -257,22 +282,19 @@ class PgSessions:
         check_session_id(session_id)
         started = time.monotonic()
         local = await self._local.acquire(session_id, timeout=timeout, scope=f"{user.tenant}\x1f{user.user_id}")
-        try:
-            left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
+        try:  # a connection to hold the lock on: its wait is the pool's (a connection problem, not a busy session)
             if not self._lock_pool_open:
                 await self._lock_pool.open(wait=False)
                 self._lock_pool_open = True
-            conn = await self._lock_pool.getconn(timeout=left)
+            conn = await self._lock_pool.getconn()
         except BaseException as exc:
             await local.release()
-            if isinstance(exc, PoolTimeout):
-                raise self._busy(session_id, timeout) from None
-            if isinstance(exc, psycopg.Error):
+            if isinstance(exc, psycopg.Error | PoolTimeout):
                 raise map_error(exc, self._db.where) from None
             raise
         try:
-            if left is not None:
-                left = max(timeout - (time.monotonic() - started), 0.001)  # type: ignore[operator]
+            if timeout is not None:  # what is left of it after the wait in this process
+                left = max(timeout - (time.monotonic() - started), 0.001)
                 await conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(left * 1000) + 1}ms",))
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(user, session_id),))
         except BaseException as exc:
@@ -306,54 +328,63 @@ class PgSessions:
             raise InputError(f"agent must be 1-200 printable characters or None, got {agent!r}")
         stamp = utc(now) or utcnow()
         key = (user.tenant, user.user_id, session_id)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.connection() as conn:
+            # The common case reads without a transaction: under the session lock nothing else writes the session,
+            # and without it (listings, monitoring) a read between two commits is as good as any.
             row = await (await conn.execute(_SESSION, key)).fetchone()
-            if row is None:
-                if not create:
-                    raise NotFound("session", session_id)
-                await conn.execute(
-                    "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, id) DO NOTHING",
-                    (*key, agent, stamp, stamp),
-                )
-                row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
-                assert row is not None
-            if create:
-                stored_agent, ended = row[1], row[8]
-                if agent is not None and stored_agent is not None and stored_agent != agent:
-                    raise InputError(
-                        f"session {session_id!r} belongs to agent {stored_agent!r}, not {agent!r}; "
-                        "start a new session for this agent"
-                    )
-                if (agent is not None and stored_agent is None) or ended is not None:  # learn the agent; resume
-                    await conn.execute(
-                        "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s",
-                        (agent or stored_agent, row[0]),
-                    )
-                    row = await (await conn.execute(_SESSION, key)).fetchone()
-                    assert row is not None
+            if row is None and not create:
+                raise NotFound("session", session_id)
+            if row is None or (create and _needs_write(row, agent)):
+                async with conn.transaction():
+                    row = await self._create_or_resume(conn, key, agent, stamp)
             return await self._state(conn, user, session_id, row, window_turns)
 
     @staticmethod
+    async def _create_or_resume(
+        conn: Conn, key: tuple[str, str, str], agent: str | None, stamp: datetime
+    ) -> tuple[Any, ...]:
+        await conn.execute(
+            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, id) DO NOTHING",
+            (*key, agent, stamp, stamp),
+        )
+        row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
+        assert row is not None
+        stored_agent, ended = row[1], row[8]
+        if agent is not None and stored_agent is not None and stored_agent != agent:
+            raise InputError(
+                f"session {key[2]!r} belongs to agent {stored_agent!r}, not {agent!r}; "
+                "start a new session for this agent"
+            )
+        if (agent is not None and stored_agent is None) or ended is not None:  # learn the agent; resume
+            await conn.execute(
+                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or stored_agent, row[0])
+            )
+            row = await (await conn.execute(_SESSION, key)).fetchone()
+            assert row is not None
+        return tuple(row)
+
+    @staticmethod
     async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
+        """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
         seq, agent, turn_count, version, base_truth, last_consolidated, created, updated, ended = row
-        where = "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq WHERE t.session_seq = %s"
-        cur = await conn.execute(f"SELECT {_TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT %s", (seq, window_turns))
-        recent = [_turn(r) for r in await cur.fetchall()]
+        cut = int(turn_count) - window_turns
         cur = await conn.execute(
-            "SELECT turn, user_summary, assistant_summary, status FROM session_turns "
-            "WHERE session_seq = %s AND status <> 'pending' ORDER BY turn",
-            (seq,),
+            "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
+            "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
+            "FROM session_turns WHERE session_seq = %(seq)s ORDER BY turn",
+            {"cut": cut, "seq": seq},
         )
-        log = [
-            TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value)
-            for turn, us, asum, status in await cur.fetchall()
-        ]
-        cur = await conn.execute(
-            "SELECT turn FROM session_turns WHERE session_seq = %s AND status = ANY(%s) ORDER BY turn",
-            (seq, list(FLAGGED)),
-        )
-        flagged = [int(r[0]) for r in await cur.fetchall()]
+        log: list[TurnSummary] = []
+        flagged: list[int] = []
+        recent: list[ArchivedTurn] = []
+        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
+            if status != TurnStatus.PENDING.value:
+                log.append(TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value))
+            if status in FLAGGED:
+                flagged.append(int(turn))
+            if int(turn) > cut:
+                recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
         return SessionState(
             session_id=sid,
             user_id=user.user_id,
@@ -373,86 +404,71 @@ class PgSessions:
 
     async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
         check_turn(turn)
-        at = utc(turn.at)
-        async with self._db.connection() as conn, conn.transaction():
-            cur = await conn.execute(_SESSION + " FOR UPDATE", (user.tenant, user.user_id, turn.session_id))
-            row = await cur.fetchone()
-            if row is None:
-                raise NotFound("session", turn.session_id)
-            seq, turn_count = row[0], int(row[2])
-            if turn.turn != turn_count + 1:
-                raise SessionConflict(
-                    f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
-                    "another process wrote to this session meanwhile; open the session again and retry the turn"
-                )
-            await conn.execute(
-                "INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, "
-                "user_keep, assistant_keep, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    seq, user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, at, turn.route,
-                    turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value,
-                ),
-            )  # fmt: skip
-            await conn.execute(
-                "UPDATE sessions SET turn_count = %s, updated_at = GREATEST(updated_at, %s) WHERE seq = %s",
-                (turn.turn, at, seq),
+        params = {
+            "tenant": user.tenant, "user": user.user_id, "sid": turn.session_id, "turn": turn.turn,
+            "u": turn.user, "a": turn.assistant, "at": utc(turn.at), "route": turn.route,
+            "uk": turn.keep_extra[0], "ak": turn.keep_extra[1], "status": TurnStatus.PENDING.value,
+        }  # fmt: skip
+        async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
+            row = await (await conn.execute(_RECORD, params)).fetchone()
+        turn_count, recorded = row if row is not None else (None, 0)
+        if turn_count is None:
+            raise NotFound("session", turn.session_id)
+        if not recorded:
+            raise SessionConflict(
+                f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
+                "another process wrote to this session meanwhile; open the session again and retry the turn"
             )
 
     async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
         check_session_id(session_id)
         stamp = utc(now) or utcnow()
-        async with self._db.connection() as conn, conn.transaction():
-            cur = await conn.execute(_SESSION + " FOR UPDATE", (user.tenant, user.user_id, session_id))
-            row = await cur.fetchone()
-            if row is None:
-                raise NotFound("session", session_id)
-            seq, version, last_consolidated = row[0], int(row[3]), int(row[5])
-            if version != commit.expected_version:
+        s = commit.summary
+        p = {
+            "tenant": user.tenant, "user": user.user_id, "sid": session_id, "turn": commit.turn,
+            "expected": commit.expected_version, "bt": Jsonb(facts_to_data(commit.base_truth)),
+            "consolidated": commit.consolidated, "stamp": stamp, "status": commit.status.value,
+            "us": s.user_summary, "as": s.assistant_summary, "outcome": commit.outcome, "attempts": commit.attempts,
+            "error": commit.error, "flags": list(commit.flags),
+        }  # fmt: skip
+        artifacts = [
+            {**p, "idx": i, "kind": a.kind, "role": a.role, "lang": a.language, "label": a.label, "content": a.content}
+            for i, a in enumerate(commit.artifacts)
+        ]
+        snapshots = [
+            {**p, "at_turn": x.turn, "reason": x.reason, "facts": Jsonb(facts_to_data(x.facts))}
+            for x in commit.snapshots
+        ]
+        # Pipelined: every statement goes out at once and the checks read their results at the end; a failed check
+        # raises, and the transaction is rolled back whole.
+        async with self._db.connection() as conn, conn.pipeline(), conn.transaction():
+            # The record of the turn is durable already; if a crash loses this commit, the turn is pending again
+            # and is summarized on restart. So it need not wait for its WAL flush (the next durable commit flushes it).
+            await conn.execute("SET LOCAL synchronous_commit = off")
+            session = await conn.execute(_COMMIT_SESSION, p)
+            turn = await conn.execute(_COMMIT_TURN, p)
+            await conn.execute(f"DELETE FROM session_artifacts WHERE session_seq = ({_SEQ}) AND turn = %(turn)s", p)
+            async with conn.cursor() as c:
+                if artifacts:
+                    await c.executemany(_INSERT_ARTIFACT, artifacts)
+                if snapshots:
+                    await c.executemany(_INSERT_SNAPSHOT, snapshots)
+            if await session.fetchone() is None:
+                found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
+                if found is None:
+                    raise NotFound("session", session_id)
                 raise SessionConflict(
-                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {version}, "
+                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {found[3]}, "
                     f"expected {commit.expected_version}); the turn stays flagged and is summarized again"
                 )
-            s = commit.summary
-            cur = await conn.execute(
-                "UPDATE session_turns SET status = %s, user_summary = %s, assistant_summary = %s, outcome = %s, "
-                "attempts = %s, error = %s, flags = %s WHERE session_seq = %s AND turn = %s",
-                (
-                    commit.status.value, s.user_summary, s.assistant_summary, commit.outcome, commit.attempts,
-                    commit.error, list(commit.flags), seq, commit.turn,
-                ),
-            )  # fmt: skip
-            if cur.rowcount != 1:
+            if turn.rowcount != 1:
                 raise NotFound("turn", f"{session_id}:{commit.turn}")
-            await conn.execute("DELETE FROM session_artifacts WHERE session_seq = %s AND turn = %s", (seq, commit.turn))
-            if commit.artifacts:
-                async with conn.cursor() as c:
-                    await c.executemany(
-                        "INSERT INTO session_artifacts (session_seq, turn, idx, kind, role, language, label, content, "
-                        "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        [
-                            (seq, commit.turn, i, a.kind, a.role, a.language, a.label, a.content, stamp)
-                            for i, a in enumerate(commit.artifacts)
-                        ],
-                    )
-            if commit.snapshots:
-                async with conn.cursor() as c:
-                    await c.executemany(
-                        "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
-                        "VALUES (%s, %s, %s, %s, %s)",
-                        [(seq, p.turn, p.reason, Jsonb(facts_to_data(p.facts)), stamp) for p in commit.snapshots],
-                    )
-            consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
-            await conn.execute(
-                "UPDATE sessions SET base_truth = %s, version = version + 1, last_consolidated_turn = %s, "
-                "updated_at = GREATEST(updated_at, %s) WHERE seq = %s",
-                (Jsonb(facts_to_data(commit.base_truth)), consolidated, stamp, seq),
-            )
 
     async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         check_page(limit)
         async with self._db.connection() as conn:
             cur = await conn.execute(
-                f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
+                f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
                 "WHERE t.status IN ('pending', 'unsummarized') ORDER BY t.at, t.seq LIMIT %s",
                 (limit,),
             )
@@ -512,7 +528,7 @@ class PgSessionArchive:
         offset: int = 0,
     ) -> builtins.list[ArchivedTurn]:
         check_page(limit, offset)
-        sql = [f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
+        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
         sql.append("WHERE t.tenant = %s AND t.user_id = %s")
         params: builtins.list[Any] = [user.tenant, user.user_id]
         if session_id is not None:

@@ -3,8 +3,8 @@
 The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
 ``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
 ``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
-``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has a small
-pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has
+a small pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 

@@ -30,12 +30,15 @@ from memstack.errors import InputError, NotFound, SessionConflict
 from memstack.session.lock import LocalSessionLocks
 from memstack.store._session_rows import (
     FLAGGED,
+    TURN_COLUMNS,
     check_page,
     check_session_id,
     check_turn,
     facts_from_json,
     facts_to_json,
     raw_messages,
+    summary_from_row,
+    turn_from_row,
 )
 from memstack.store.base import HeldLock
 from memstack.store.sqlite._core import Core, opt_ts
@@ -159,10 +162,6 @@ _SESSION = (
     "SELECT pk, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
     "FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
 )
-_TURN_COLUMNS = (
-    "s.id, t.turn, t.user_text, t.assistant_text, t.at, t.status, t.user_id, t.tenant, t.route, t.user_keep, "
-    "t.assistant_keep, t.user_summary, t.assistant_summary, t.outcome, t.attempts, t.error, t.flags"
-)
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
     "(SELECT COUNT(*) FROM session_turns f WHERE f.session_pk = s.pk AND f.status IN ('pending', 'unsummarized')), "
@@ -171,34 +170,11 @@ _SUMMARY_COLUMNS = (
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
-    sid, turn, user, assistant, at, status, user_id, tenant, route, ukeep, akeep, us, asum, outcome = row[:14]
-    attempts, error, flags = row[14:]
-    return ArchivedTurn(
-        session_id=sid,
-        turn=int(turn),
-        user=user,
-        assistant=assistant,
-        at=datetime.fromisoformat(at),
-        status=TurnStatus(status),
-        user_id=user_id,
-        tenant=tenant,
-        route=route,
-        keep_extra=(int(ukeep), int(akeep)),
-        user_summary=us,
-        assistant_summary=asum,
-        outcome=outcome,
-        attempts=int(attempts),
-        error=error,
-        flags=tuple(json.loads(flags)),
-    )
+    return turn_from_row(row, when=datetime.fromisoformat, flags=json.loads)
 
 
 def _summary(row: tuple[Any, ...]) -> SessionSummary:
-    sid, user_id, tenant, agent, turns, line, line_turn, flagged, created, updated, ended = row
-    return SessionSummary(
-        sid, user_id, tenant, agent, int(turns), line, int(line_turn), int(flagged),
-        from_ts(created), from_ts(updated), from_ts(ended),
-    )  # fmt: skip
+    return summary_from_row(row, when=from_ts)
 
 
 _WITH_LINE = "AND s.line != ''"
@@ -278,7 +254,7 @@ class SQLiteSessions:
         where = "FROM session_turns t JOIN sessions s ON s.pk = t.session_pk WHERE t.session_pk = ?"
         recent = [
             _turn(r)
-            for r in conn.execute(f"SELECT {_TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
+            for r in conn.execute(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
         ]
         log = [
             TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value)
@@ -389,7 +365,7 @@ class SQLiteSessions:
     async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         check_page(limit)
         sql = (
-            f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
+            f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
             "WHERE t.status IN (?, ?) ORDER BY t.at, t.pk LIMIT ?"
         )
         return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(sql, (*FLAGGED, limit))])
@@ -452,7 +428,7 @@ class SQLiteSessionArchive:
         offset: int = 0,
     ) -> builtins.list[ArchivedTurn]:
         check_page(limit, offset)
-        sql = [f"SELECT {_TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk"]
+        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk"]
         sql.append("WHERE t.tenant = ? AND t.user_id = ?")
         args: builtins.list[Any] = [user.tenant, user.user_id]
         if session_id is not None:

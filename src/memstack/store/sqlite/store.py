@@ -3,9 +3,9 @@
 Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
 ``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
 ``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
-(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), ``store.sessions`` and
-``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one :class:`~memstack.store.sqlite._core.Core`
-(connection, caches, staleness checks).
+(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
+:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
 from __future__ import annotations
