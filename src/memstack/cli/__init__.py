@@ -25,10 +25,10 @@ def _register() -> None:
     main.add_command(bench)
     main.add_command(eval_group)
     main.add_command(memories)
-    main.add_command(sessions)
-    main.add_command(demo)
     main.add_command(context.context)
     context.add_bench(main)
+    main.add_command(sessions)
+    main.add_command(demo)
     capture.register(main)  # after the groups it adds to
     chat.register(main)
 
