@@ -21,7 +21,6 @@ import builtins
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
-from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
@@ -33,7 +32,6 @@ from memstack.store import Store, open_store
 from memstack.turn.models import Models, Tuning
 from memstack.types import (
     Category,
-    ChatDone,
     ChatEvent,
     ChatResult,
     DeletedBy,
@@ -53,7 +51,6 @@ if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
-    from memstack.turn.runner import TurnRequest
     from memstack.turn.turns import Turns
     from memstack.types import SessionSummary
 
@@ -204,40 +201,6 @@ class AsyncMemstack:
 
     # -- chat turns -------------------------------------------------------------------------------------------------
 
-    def _request(
-        self,
-        user_id: str | UserRef,
-        message: str,
-        tenant: str | None,
-        session_id: str | None,
-        metadata: Mapping[str, Any] | SessionMeta | None,
-        agent: str | Agent | None,
-        memory: bool,
-        temporary: bool,
-        delegated: DelegatedTask | Mapping[str, Any] | str | None,
-        capture: bool = True,
-    ) -> TurnRequest:
-        turns = self._chat()
-        return turns.runner.prepare(
-            _user(user_id, tenant),
-            message,
-            turns.agents.resolve(agent),
-            session_id=session_id,
-            metadata=metadata,
-            memory=memory,
-            temporary=temporary,
-            delegated=delegated,
-            capture=capture,
-        )
-
-    async def _answer(self, request: TurnRequest) -> ChatResult:
-        events = self._chat().run(request, stream=False)
-        async with aclosing(events):
-            async for event in events:
-                if isinstance(event, ChatDone):
-                    return event.result
-        raise AssertionError("a turn always ends with ChatDone")  # pragma: no cover
-
     async def chat(
         self,
         user_id: str | UserRef,
@@ -258,8 +221,9 @@ class AsyncMemstack:
         ``flags``), never stored. ``agent``: an :class:`~memstack.context.Agent`, a registered name or a YAML path.
         ``memory=False``: no long-term read or write. ``temporary=True``: nothing about the turn is stored.
         ``delegated``: a task spec from a parent agent (``instructions``, ``payload``, ``output_schema``): layer 4."""
-        req = self._request(user_id, message, tenant, session_id, metadata, agent, memory, temporary, delegated)
-        return await self._answer(req)
+        turns = self._chat()
+        req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        return await turns.answer(req)
 
     def chat_stream(
         self,
@@ -277,8 +241,9 @@ class AsyncMemstack:
         """:meth:`chat`, streamed: ``ChatToken`` events as the model writes, ``ChatToolEvent`` when it uses a tool,
         then one ``ChatDone`` with the whole result. Bad arguments raise before the first event. Close the iterator
         (``contextlib.aclosing``) when stopping early: that releases the session."""
-        req = self._request(user_id, message, tenant, session_id, metadata, agent, memory, temporary, delegated)
-        return self._chat().run(req, stream=True)
+        turns = self._chat()
+        req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        return turns.run(req, stream=True)
 
     async def delegate(
         self,
@@ -299,13 +264,17 @@ class AsyncMemstack:
         request to carry out the task, so nothing of the payload is captured as a memory of the user."""
         from memstack.context import DelegatedTask
 
-        req = self._request(user_id, DELEGATED_MESSAGE, tenant, session_id, metadata, child, memory, temporary, task)
+        turns = self._chat()
+        user = _user(user_id, tenant)
+        req = turns.prepare(
+            user, DELEGATED_MESSAGE, child, session_id, metadata, memory, temporary, task, capture=False
+        )
         spec = req.delegated
         if spec is None:  # pragma: no cover - delegated_task never returns None for a given task
             raise InputError("a delegated run needs a task")
         parent_name = parent if isinstance(parent, str) else parent.name
         spec = DelegatedTask(spec.instructions, spec.payload, spec.output_schema, spec.parent or parent_name)
-        return await self._answer(replace(req, delegated=spec, capture=False))
+        return await turns.answer(replace(req, delegated=spec))
 
     async def end_session(
         self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from memstack.capture.pipeline import CapturePipeline
 from memstack.capture.scoring import MemoryScorer
 from memstack.capture.tools import MemoryTools
 from memstack.config import Config
-from memstack.context import Agent
+from memstack.context import Agent, DelegatedTask, SessionMeta
 from memstack.context.guard import check_memory_candidate
 from memstack.embed import Embedder
 from memstack.session import ModelSummarizer
@@ -29,7 +31,7 @@ from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, b
 from memstack.turn.phase1 import ToolBox
 from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
 from memstack.turn.tools import MemoryToolBox
-from memstack.types import ChatEvent, UserRef
+from memstack.types import ChatDone, ChatEvent, ChatResult, UserRef
 
 __all__ = ["Turns"]
 
@@ -89,8 +91,43 @@ class Turns:
         box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)
         return box if box.specs else None
 
+    def prepare(
+        self,
+        user: UserRef,
+        message: str,
+        agent: str | Agent | None,
+        session_id: str | None,
+        metadata: Mapping[str, Any] | SessionMeta | None,
+        memory: bool,
+        temporary: bool,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None,
+        *,
+        capture: bool = True,
+    ) -> TurnRequest:
+        """One checked chat call (``InputError`` before any work); ``agent`` by object, name or YAML path."""
+        return self.runner.prepare(
+            user,
+            message,
+            self.agents.resolve(agent),
+            session_id=session_id,
+            metadata=metadata,
+            memory=memory,
+            temporary=temporary,
+            delegated=delegated,
+            capture=capture,
+        )
+
     def run(self, request: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         return self.runner.run(request, stream=stream)
+
+    async def answer(self, request: TurnRequest) -> ChatResult:
+        """The turn, not streamed: its result."""
+        events = self.runner.run(request, stream=False)
+        async with aclosing(events):
+            async for event in events:
+                if isinstance(event, ChatDone):
+                    return event.result
+        raise AssertionError("a turn always ends with ChatDone")  # pragma: no cover
 
     async def wait_idle(self, timeout_s: float) -> bool:
         """Wait (cancelling nothing) for the turns' background work and the running memory detections."""
