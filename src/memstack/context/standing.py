@@ -71,8 +71,8 @@ _FROM_NOW = (
 )
 # Time-scoped orders that flag anywhere: asserting, granting, disclosing (not a style of answering).
 _ASSERT = (
-    r"(?:say|claim|insist|assert|approve|grant|waive|authori[sz]e|unlock|refund|accept|obey|issue|"
-    r"(?:confirm|deny)\s+(?:that|every|all|any|everything|anything|it|them)|trust\s+(?!me\b|my\b)|"
+    r"(?:say|claim|insist|assert|approve|grant|waive|authori[sz]e|unlock|refund|accept|obey|issue|reveal|disclose|"
+    r"leak|expose|(?:confirm|deny)\s+(?:that|every|all|any|everything|anything|it|them)|trust\s+(?!me\b|my\b)|"
     r"give\s+(?:out|away|everyone|anyone|all|every|any|them|users|customers|people|free|full|unlimited)|"
     r"tell\s+(?:everyone|everybody|anyone|anybody|all|every|any|them|users|customers|people|callers|visitors|others)|"
     r"(?:respond|reply|answer)\s+(?:only\s+|always\s+)?(?:with\s+['\"`]|that\b|yes\b|no\b|to\s+(?:every|all|any|each|"
@@ -108,7 +108,7 @@ STANDING_RULES = RuleSet(
         rf"{_FROM_NOW}(?:on\s+|and\s+)?{_MODAL}{_ADVERBS}{_ASSERT}",
         "now forward forwards point moment message day here henceforth hereafter starting rest future later subsequent",
         "say claim insist assert approve grant waive authorize authorise unlock refund accept obey issue confirm deny "
-        "trust give tell respond reply answer",
+        "trust give tell respond reply answer reveal disclose leak expose",
     ),
 )
 
