@@ -16,10 +16,14 @@ def main() -> None:
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
     from memstack.cli.eval import eval_group
+    from memstack.cli.keys import keys
     from memstack.cli.memories import memories
+    from memstack.cli.serve import serve
 
     main.add_command(eval_group)
     main.add_command(memories)
+    main.add_command(keys)
+    main.add_command(serve)
 
 
 _register()

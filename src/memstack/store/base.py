@@ -9,10 +9,14 @@ Writes are transactions: on any failure nothing is half-written and a :class:`~m
 from __future__ import annotations
 
 import builtins
+import hashlib
+import secrets
 from collections.abc import Sequence
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.types import (
+    AgentRecord,
+    ApiKey,
     DeletedBy,
     HistoryAction,
     Memory,
@@ -25,7 +29,16 @@ from memstack.types import (
     Vector,
 )
 
-__all__ = ["MemoryIndex", "MemoryStore", "Store"]
+__all__ = [
+    "API_KEY_PREFIX",
+    "AgentStore",
+    "KeyStore",
+    "MemoryIndex",
+    "MemoryStore",
+    "Store",
+    "hash_api_key",
+    "new_api_key",
+]
 
 
 @runtime_checkable
@@ -105,6 +118,64 @@ class MemoryIndex(Protocol):
         ...
 
 
+# -- tenants: API keys and agent definitions ---------------------------------------------------------------------------
+
+#: Every secret starts with this, so a leaked key is recognisable (and secret scanners can be taught it).
+API_KEY_PREFIX = "msk_"
+
+
+def new_api_key() -> str:
+    """A fresh secret: ``msk_`` + 40 characters (240 random bits, URL-safe)."""
+    return API_KEY_PREFIX + secrets.token_urlsafe(30)
+
+
+def hash_api_key(secret: str) -> str:
+    """What a store keeps instead of the secret. A plain SHA-256 is enough: the secret is random, not a password."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys: each scopes every request made with it to one tenant. Only hashes are stored."""
+
+    async def create(self, tenant: str, *, name: str = "") -> tuple[ApiKey, str]:
+        """A new key for ``tenant``: its record and the secret, which is never available again."""
+        ...
+
+    async def authenticate(self, secret: str) -> ApiKey | None:
+        """The active key whose secret this is; ``None`` for an unknown or revoked one."""
+        ...
+
+    async def list(self, tenant: str | None = None, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        """Keys of one tenant (every tenant when ``None``), oldest first."""
+        ...
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        """Revoke by public id (``key_…``); ``NotFound`` if there is no such key. Revoking twice is harmless."""
+        ...
+
+
+@runtime_checkable
+class AgentStore(Protocol):
+    """Agent definitions stored per tenant (the plain values of an agent YAML), by name."""
+
+    async def put(self, tenant: str, name: str, definition: dict[str, Any]) -> AgentRecord:
+        """Create or replace; the caller validates the definition first."""
+        ...
+
+    async def get(self, tenant: str, name: str) -> AgentRecord:
+        """``NotFound`` if this tenant has no agent of that name."""
+        ...
+
+    async def list(self, tenant: str) -> builtins.list[AgentRecord]:
+        """The tenant's agents by name."""
+        ...
+
+    async def delete(self, tenant: str, name: str) -> None:
+        """``NotFound`` if this tenant has no agent of that name."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -113,6 +184,12 @@ class Store(Protocol):
 
     @property
     def index(self) -> MemoryIndex: ...
+
+    @property
+    def keys(self) -> KeyStore: ...
+
+    @property
+    def agents(self) -> AgentStore: ...
 
     @property
     def dim(self) -> int: ...

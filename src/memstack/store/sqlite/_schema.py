@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, StoreError
 from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.types import utcnow
 
 __all__ = ["MIGRATIONS", "check_embedder", "migrate"]
@@ -110,6 +111,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("002_memory_history", _m002_history),
     ("003_memories_fts", _m003_fts),
     ("004_meta", _m004_meta),
+    *KEY_MIGRATIONS,
 ]
 
 

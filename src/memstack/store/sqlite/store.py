@@ -18,6 +18,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -38,6 +39,8 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._keys = SQLiteKeys(core)
+        self._agents = SQLiteAgents(core)
 
     @classmethod
     async def open(
@@ -88,6 +91,14 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def keys(self) -> SQLiteKeys:
+        return self._keys
+
+    @property
+    def agents(self) -> SQLiteAgents:
+        return self._agents
 
     @property
     def dim(self) -> int:

@@ -1,0 +1,136 @@
+"""The FastAPI application: :func:`create_app` builds it around an engine; its lifespan opens and closes the engine.
+
+::
+
+    from memstack.server import create_app
+    app = create_app(Config.resolve(home="data"))   # or create_app(AsyncMemstack(...)); run with uvicorn
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memstack.config import Config
+from memstack.engine import AsyncMemstack
+from memstack.server import agents, memories
+from memstack.server.auth import KeyCache
+from memstack.server.embedding import QueryEmbedder
+from memstack.server.errors import error_response, install_error_handlers
+from memstack.server.settings import ServerSettings
+from memstack.server.state import ServerState
+
+__all__ = ["create_app"]
+
+_DESCRIPTION = """Long-term memory, session memory and layered context for LLM apps.
+
+Every request carries `Authorization: Bearer KEY` (create one with `memstack keys create --tenant NAME`); the key's
+tenant scopes every call, and user ids are namespaced per tenant. Errors are `{"error": {"type", "message"}}`.
+"""
+
+
+class _BodyLimit:
+    """413 for request bodies over ``limit`` bytes, declared (Content-Length) or streamed (chunked)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self._app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if not value.isdigit() or int(value) > self._limit:
+                    await self._reject(scope, receive, send)
+                    return
+                break
+        # Read the body first (bounded), then replay it: the app never sees a partial oversized body.
+        chunks: list[bytes] = []
+        seen = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self._limit:
+                await self._reject(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(
+            413, "PayloadTooLarge", f"the request body is larger than {self._limit} bytes; send less at once"
+        )
+        await response(scope, receive, send)
+
+
+def create_app(
+    engine_or_config: AsyncMemstack | Config | None = None, *, settings: ServerSettings | None = None
+) -> FastAPI:
+    """The HTTP API around ``engine_or_config`` (an engine, a config, or ``None`` for ``Config.resolve()``).
+
+    The app's lifespan opens the engine if it is not open yet, and closes it at shutdown if it opened it."""
+    if isinstance(engine_or_config, AsyncMemstack):
+        engine = engine_or_config
+    else:
+        engine = AsyncMemstack(engine_or_config) if engine_or_config is not None else AsyncMemstack()
+    settings = settings or ServerSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = not engine.is_open
+        if owned:
+            await engine.open()
+        queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
+        keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, local=settings.auth == "local")
+        app.state.memstack = ServerState(engine, settings, keys, queries)
+        try:
+            yield
+        finally:
+            await queries.aclose()
+            if owned:
+                await engine.aclose()
+
+    app = FastAPI(
+        title="memstack",
+        version=_version(),
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        openapi_url="/openapi.json",
+    )
+    install_error_handlers(app)
+    app.include_router(memories.router)
+    app.include_router(agents.router)
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+
+    @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+def _version() -> str:
+    from memstack import __version__
+
+    return __version__
