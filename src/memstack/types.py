@@ -5,8 +5,10 @@ All are frozen dataclasses: values, not handles. HTTP schemas live in the server
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
@@ -32,6 +34,8 @@ __all__ = [
     "FragmentStatus",
     "HistoryAction",
     "Layer",
+    "Manifest",
+    "ManifestEntry",
     "Memory",
     "MemoryEvent",
     "MemoryFilter",
@@ -325,9 +329,13 @@ class FragmentStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Fragment:
-    """One piece of text in the assembled context, with where it came from."""
+    """One piece of text in the assembled context, with where it came from.
 
-    layer: Layer
+    ``layer`` is a built-in :class:`Layer` or the key of a layer added to a context stack
+    (``memstack.context.stack``); ``label`` is the key either way.
+    """
+
+    layer: Layer | str
     source: str  # e.g. "agent:tutor#core", "memory:mem_...", "turn:12"
     text: str
     tokens: int = 0
@@ -337,6 +345,10 @@ class Fragment:
     reason: str = ""
     role: str | None = None  # chat role for layers 9-10
     score: float | None = None  # retrieval score for layer 6
+
+    @property
+    def label(self) -> str:
+        return self.layer.label if isinstance(self.layer, Layer) else self.layer
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,3 +477,106 @@ class AgentRecord:
     definition: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+# --- context manifests -----------------------------------------------------------------------------------------------
+# What the model saw for one response: every fragment of an assembly (memstack.context) with its layer, source id,
+# tokens, status and flags. JSON-able, so a ContextStore keeps one per response for `memstack context explain`.
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    layer: str
+    source: str
+    tokens: int
+    status: FragmentStatus
+    flags: tuple[str, ...] = ()
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form of ``memstack context render --json``: layer, source, tokens, status, flags."""
+        return {
+            "layer": self.layer,
+            "source": self.source,
+            "tokens": self.tokens,
+            "status": self.status.value,
+            "flags": list(self.flags),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    context_id: str
+    created_at: datetime
+    agent: str
+    fingerprint: str
+    model: str | None
+    encoding: str
+    budget_tokens: int
+    tokens: int
+    memory_enabled: bool
+    temporary: bool
+    entries: tuple[ManifestEntry, ...]
+
+    @property
+    def persist(self) -> bool:
+        """False for a temporary chat: nothing of this turn may be stored (not even this manifest)."""
+        return not self.temporary
+
+    def count(self, status: FragmentStatus) -> int:
+        return sum(1 for entry in self.entries if entry.status is status)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "context_id": self.context_id,
+            "created_at": self.created_at.isoformat(),
+            "agent": self.agent,
+            "fingerprint": self.fingerprint,
+            "model": self.model,
+            "encoding": self.encoding,
+            "budget_tokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "memory_enabled": self.memory_enabled,
+            "temporary": self.temporary,
+            "entries": [{**entry.to_dict(), "reason": entry.reason} for entry in self.entries],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
+        try:
+            return cls(
+                context_id=str(data["context_id"]),
+                created_at=datetime.fromisoformat(str(data["created_at"])),
+                agent=str(data["agent"]),
+                fingerprint=str(data["fingerprint"]),
+                model=None if data.get("model") is None else str(data["model"]),
+                encoding=str(data["encoding"]),
+                budget_tokens=int(data["budget_tokens"]),
+                tokens=int(data["tokens"]),
+                memory_enabled=bool(data["memory_enabled"]),
+                temporary=bool(data["temporary"]),
+                entries=tuple(
+                    ManifestEntry(
+                        layer=str(e["layer"]),
+                        source=str(e["source"]),
+                        tokens=int(e["tokens"]),
+                        status=FragmentStatus(e["status"]),
+                        flags=tuple(str(f) for f in e.get("flags", ())),
+                        reason=str(e.get("reason", "")),
+                    )
+                    for e in data["entries"]
+                ),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"not a context manifest ({exc}); it must come from Manifest.to_dict()") from None
+
+
+def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
+    """The JSON a store keeps for ``manifest``. A temporary chat's manifest may not be stored (``InputError``)."""
+    if manifest.temporary:
+        raise InputError(f"context {manifest.context_id} belongs to a temporary chat; nothing of it may be stored")
+    if not manifest.context_id or len(manifest.context_id) > 200:
+        raise InputError(f"context id must be 1-200 characters, got {manifest.context_id!r}")
+    if session_id is not None and (not session_id or len(session_id) > 200):
+        raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
+    return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))

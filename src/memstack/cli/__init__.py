@@ -15,6 +15,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
+    from memstack.cli import context
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
     from memstack.cli.memories import memories
@@ -24,6 +25,8 @@ def _register() -> None:
     main.add_command(memories)
     main.add_command(keys)
     main.add_command(serve)
+    main.add_command(context.context)
+    context.add_bench(main)
 
 
 _register()

@@ -19,6 +19,7 @@ from memstack.types import (
     ApiKey,
     DeletedBy,
     HistoryAction,
+    Manifest,
     Memory,
     MemoryEvent,
     MemoryFilter,
@@ -32,6 +33,7 @@ from memstack.types import (
 __all__ = [
     "API_KEY_PREFIX",
     "AgentStore",
+    "ContextStore",
     "KeyStore",
     "MemoryIndex",
     "MemoryStore",
@@ -176,6 +178,26 @@ class AgentStore(Protocol):
         ...
 
 
+@runtime_checkable
+class ContextStore(Protocol):
+    """Context manifests, one per response: what the model saw (``memstack context explain``).
+
+    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
+    temporary chat are never stored: ``save`` refuses them."""
+
+    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
+        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
+        ...
+
+    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
+        ...
+
+    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
+        """The user's latest manifests (of one session when given), newest first."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -190,6 +212,9 @@ class Store(Protocol):
 
     @property
     def agents(self) -> AgentStore: ...
+
+    @property
+    def contexts(self) -> ContextStore: ...
 
     @property
     def dim(self) -> int: ...

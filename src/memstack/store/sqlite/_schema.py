@@ -106,11 +106,29 @@ def _m004_meta(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def _m005_context_manifests(conn: sqlite3.Connection) -> None:
+    # One row per response: the manifest of the context the model saw, as JSON (memstack.types.Manifest).
+    conn.execute(
+        """
+        CREATE TABLE context_manifests (
+            context_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            session_id TEXT,
+            created_at TEXT NOT NULL,
+            manifest TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
     ("003_memories_fts", _m003_fts),
     ("004_meta", _m004_meta),
+    ("005_context_manifests", _m005_context_manifests),
     *KEY_MIGRATIONS,
 ]
 

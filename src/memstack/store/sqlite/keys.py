@@ -56,7 +56,7 @@ def _m_agents(conn: sqlite3.Connection) -> None:
 
 
 #: Appended to the backend's migration list (``_schema.MIGRATIONS``).
-MIGRATIONS = [("005_api_keys", _m_api_keys), ("006_agents", _m_agents)]
+MIGRATIONS = [("006_api_keys", _m_api_keys), ("007_agents", _m_agents)]
 
 
 def check_name(kind: str, value: str) -> str:

@@ -1,7 +1,8 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the two roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes) and ``store.index`` (:class:`SQLiteIndex`, reads), sharing one
+Every statement runs on one database thread; the three roles of the :class:`~memstack.store.base.Store` protocol are
+``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads) and
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -18,6 +19,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -41,6 +43,7 @@ class SQLiteStore:
         self._index = SQLiteIndex(core)
         self._keys = SQLiteKeys(core)
         self._agents = SQLiteAgents(core)
+        self._contexts = SQLiteContexts(core)
 
     @classmethod
     async def open(
@@ -99,6 +102,10 @@ class SQLiteStore:
     @property
     def agents(self) -> SQLiteAgents:
         return self._agents
+
+    @property
+    def contexts(self) -> SQLiteContexts:
+        return self._contexts
 
     @property
     def dim(self) -> int:

@@ -1,0 +1,265 @@
+"""``memstack context …``: render a context from a JSON request, explain a stored one, list recent ones, scan text
+with the guard; ``memstack bench context``: the assembly benchmark.
+
+Errors memstack raises on purpose print as one line (``Error: …``) with exit code 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memstack.errors import MemstackError
+from memstack.types import Manifest
+
+__all__ = ["add_bench", "bench_context", "context"]
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+
+
+@click.group()
+def context() -> None:
+    """Inspect layered context assembly."""
+
+
+@context.command("render")
+@click.option("--request", "request_path", required=True, help="JSON request file ('-' for stdin).")
+@click.option("--agent", "agent_path", default=None, help="Agent YAML file; replaces the request's agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (messages, manifest, tokens).")
+def render_cmd(request_path: str, agent_path: str | None, as_json: bool) -> None:
+    """Assemble a context from a JSON request, without any store.
+
+    With --json the last line printed is {"messages": [...], "manifest": [...], "tokens": N}."""
+    from memstack.context import assemble, load_agent
+    from memstack.context.request import request_from_json
+
+    data = _read_json(request_path, "request")
+    try:
+        request, notes = request_from_json(data)
+        if agent_path:
+            from dataclasses import replace
+
+            request = replace(request, agent=load_agent(agent_path))
+        ctx = assemble(request)
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if as_json:
+        out = {
+            "messages": ctx.message_dicts(),
+            "manifest": [entry.to_dict() for entry in ctx.manifest.entries],
+            "tokens": ctx.tokens,
+        }
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.panel import Panel
+
+    console = Console()
+    for message in ctx.messages:
+        console.print(Panel(message.content, title=message.role, title_align="left", highlight=False))
+    _manifest_table(console, ctx.manifest)
+
+
+def _manifest_table(console: Any, manifest: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"context {manifest.context_id}: {manifest.tokens} of {manifest.budget_tokens} tokens")
+    for column in ("layer", "source", "tokens", "status", "flags", "reason"):
+        table.add_column(column, overflow="fold")
+    style = {"kept": "green", "trimmed": "yellow", "quarantined": "red"}
+    for entry in manifest.entries:
+        status = entry.status.value
+        table.add_row(
+            entry.layer,
+            entry.source,
+            str(entry.tokens),
+            f"[{style[status]}]{status}[/]",
+            ", ".join(entry.flags),
+            entry.reason,
+        )
+    modes = [] if manifest.memory_enabled else ["memory off"]
+    if manifest.temporary:
+        modes.append("temporary chat: nothing persisted")
+    console.print(table)
+    console.print(
+        f"agent {manifest.agent} (fingerprint {manifest.fingerprint[:12]}), model {manifest.model or 'default'} "
+        f"({manifest.encoding})" + (f"; {', '.join(modes)}" if modes else "")
+    )
+
+
+def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run ``work(store)`` on the configured store; memstack's own errors become one line and exit code 1."""
+    from memstack.engine import AsyncMemstack
+
+    async def run() -> Any:
+        async with AsyncMemstack(home=home) as engine:
+            return await work(engine.store)
+
+    try:
+        return asyncio.run(run())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@context.command("explain")
+@click.option("--context", "context_id", required=True, help="Context id (returned with each response).")
+@click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the context belongs to.")
+@click.option("--user", "-u", "user_id", default=None, help="Only if the context belongs to this user.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored manifest as one JSON object.")
+def explain_cmd(context_id: str, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
+    """Show what the model saw for one response: every fragment with its layer, tokens, status and flags."""
+    from memstack.errors import NotFound
+
+    async def work(store: Any) -> Manifest:
+        try:
+            manifest: Manifest = await store.contexts.get(tenant, context_id, user_id=user_id)
+        except NotFound:
+            who = f"user {user_id!r} of " if user_id else ""
+            raise click.ClickException(
+                f"no context {context_id!r} for {who}tenant {tenant!r}; list recent ones with "
+                "`memstack context list --user ID`"
+            ) from None
+        return manifest
+
+    manifest = _stored(home, work)
+    if as_json:
+        click.echo(json.dumps(manifest.to_dict(), ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    _manifest_table(Console(), manifest)
+
+
+@context.command("list")
+@click.option("--user", "-u", "user_id", required=True, help="Whose contexts.")
+@click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")
+@click.option("--session", "session_id", default=None, help="Only this session's contexts.")
+@click.option("--limit", default=20, show_default=True, help="How many, newest first.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home: Path | None, as_json: bool) -> None:
+    """The user's latest stored contexts, newest first."""
+    from memstack.types import FragmentStatus, UserRef
+
+    async def work(store: Any) -> list[Manifest]:
+        found: list[Manifest] = await store.contexts.recent(
+            UserRef(user_id, tenant), session_id=session_id, limit=limit
+        )
+        return found
+
+    manifests = _stored(home, work)
+    rows = [
+        {
+            "context_id": m.context_id,
+            "created_at": m.created_at.isoformat(),
+            "agent": m.agent,
+            "tokens": m.tokens,
+            "budget_tokens": m.budget_tokens,
+            "kept": m.count(FragmentStatus.KEPT),
+            "trimmed": m.count(FragmentStatus.TRIMMED),
+            "quarantined": m.count(FragmentStatus.QUARANTINED),
+        }
+        for m in manifests
+    ]
+    if as_json:
+        click.echo(json.dumps({"contexts": rows}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"contexts of {user_id} ({tenant})")
+    for column in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(str(row[c]) for c in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"))
+        )
+    Console().print(table)
+
+
+@context.command("scan")
+@click.argument("texts", nargs=-1)
+@click.option(
+    "--data", "data_path", default=None, help='JSON file: a list of texts, or {"attacks": [...], "benign": [...]}.'
+)
+@click.option("--instructions", is_flag=True, help="Treat the texts as a delegated task's instructions.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, as_json: bool) -> None:
+    """Show what the guard flags in each text (the content check of validate_no_override)."""
+    from memstack.context import scan
+
+    groups: dict[str, list[str]] = {"texts": list(texts)}
+    if data_path:
+        data = _read_json(data_path, "data")
+        if isinstance(data, dict):
+            for key in ("attacks", "benign", "texts"):
+                if isinstance(data.get(key), list):
+                    groups[key] = groups.get(key, []) + [str(t) for t in data[key]]
+        elif isinstance(data, list):
+            groups["texts"] += [str(t) for t in data]
+    results = {
+        name: [(t, scan(t, instructions=instructions)) for t in items] for name, items in groups.items() if items
+    }
+    if not results:
+        raise click.UsageError("give texts to scan, or --data FILE")
+    summary: dict[str, Any] = {}
+    for name, rows in results.items():
+        flagged = sum(1 for _, flags in rows if flags)
+        summary[name] = {"count": len(rows), "flagged": flagged}
+        if not as_json:
+            click.echo(f"{name}: {flagged} of {len(rows)} flagged")
+            for text, flags in rows:
+                mark = ",".join(flags) if flags else "-"
+                click.echo(f"  [{mark}] {text}")
+    if "attacks" in summary:
+        summary["attack_recall"] = round(summary["attacks"]["flagged"] / summary["attacks"]["count"], 3)
+    if "benign" in summary:
+        summary["false_positive_rate"] = round(summary["benign"]["flagged"] / summary["benign"]["count"], 3)
+    click.echo(json.dumps(summary))
+
+
+@click.command("context")
+@click.option("--iterations", default=300, show_default=True, help="Timed assemblies per variant.")
+@click.option("--memories", default=200, show_default=True, help="Candidate memories per request.")
+@click.option("--thread", "thread_messages", default=60, show_default=True, help="Messages in the thread.")
+@click.option("--budget", default=16_000, show_default=True, help="Token budget.")
+@click.option("--model", default="gpt-4o-mini", show_default=True, help="Model family for the tokenizer.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON result line.")
+def bench_context(iterations: int, memories: int, thread_messages: int, budget: int, model: str, as_json: bool) -> None:
+    """Time context assembly (no model or embedding calls). The last line is one JSON object."""
+    from memstack.bench.context import run
+
+    result = run(iterations=iterations, memories=memories, thread=thread_messages, budget=budget, model=model)
+    if not as_json:
+        click.echo(
+            f"assembly over {result['iterations']} runs: warm p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; "
+            f"cold p50 {result['cold_p50_ms']} ms, p99 {result['cold_p99_ms']} ms"
+        )
+    click.echo(json.dumps(result))
+
+
+def add_bench(main: click.Group) -> None:
+    """Register ``memstack bench context``, creating the ``bench`` group when no other module has yet."""
+    bench = main.commands.get("bench")
+    if not isinstance(bench, click.Group):
+        bench = click.Group("bench", help="Measuring commands; each prints one JSON object as its last line.")
+        main.add_command(bench)
+    bench.add_command(bench_context)

@@ -1,0 +1,56 @@
+"""The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.context.guard`.
+
+Rules live in :mod:`~memstack.context.phrases` (phrase rules) and :mod:`~memstack.context.directives` (text
+addressed to the model); :mod:`~memstack.context.rules` holds the machinery.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memstack.context.directives import DIRECTIVE_RULES, general
+from memstack.context.phrases import MORE_RULES, TEXT_RULES
+from memstack.context.rules import INVISIBLE, normalize, words_of
+
+__all__ = ["FLAGS", "scan"]
+
+FLAGS = (
+    "override",
+    "role_marker",
+    "fake_delimiter",
+    "authority_claim",
+    "identity_change",
+    "policy_change",
+    "exfiltration",
+    "injected_instruction",
+)
+
+# Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").
+_UPPER_LABELS = ("SYSTEM", "DEVELOPER", "ADMIN", "OPERATOR", "ＳＹＳＴＥＭ")
+_UPPER_ROLE = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*|\[)?(?:SYSTEM|DEVELOPER|ADMIN|ADMINISTRATOR|OPERATOR)(?:\s+[A-Z]+)?\s*(?:\*\*|\])?\s*:",
+    re.M,
+)
+
+
+def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
+    """The authority-taking patterns found in ``text`` (see :mod:`memstack.context.guard`); empty for ordinary text.
+
+    ``instructions``: the text is a delegated task's instructions, addressed to the model by design, so only the
+    authority-taking families apply (not ``injected_instruction``)."""
+    if not text:
+        return ()
+    norm = normalize(text)
+    words = words_of(norm)
+    found: list[str] = []
+    TEXT_RULES.run(norm, words, found)
+    MORE_RULES.run(norm, words, found)
+    if not instructions:
+        DIRECTIVE_RULES.run(norm, words, found)
+    general(norm, words, found, instructions=instructions)
+    if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
+        folded = text if text.isascii() else unicodedata.normalize("NFKC", text).translate(INVISIBLE)
+        if _UPPER_ROLE.search(folded):
+            found.append("role_marker")
+    return tuple(flag for flag in FLAGS if flag in found)

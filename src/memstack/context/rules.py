@@ -1,0 +1,89 @@
+"""The machinery of the guard's phrase rules: normalization, word gates, indexed rule sets.
+
+A rule has a flag, a regular expression over normalized text and gates: word sets that must each meet the text's
+words before the expression runs. A :class:`RuleSet` indexes its rules by their first gate, so one set intersection
+per text finds the few rules worth running; ordinary text costs one word split.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["INVISIBLE", "Rule", "RuleSet", "gates_open", "normalize", "rule", "run_rules", "words_of"]
+
+# --- normalization -------------------------------------------------------------------------------------------------
+
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad"), None)
+LOOKALIKE = str.maketrans(
+    "аеорсхуіјѕԁһкмнтвАЕОРСХУІЈЅНКМТВαεοιυνκτρΑΕΟΙΚΤΡ‘’ʼ“”",
+    "aeopcxyijsdhkmhtbaeopcxyijshkmtbaeoiuvktpaeoiktp'''\"\"",
+)
+
+
+def normalize(text: str) -> str:
+    """Lower-case text with look-alike characters folded and invisible ones removed (ASCII text: just lower-cased)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).translate(INVISIBLE).translate(LOOKALIKE).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    flag: str
+    pattern: re.Pattern[str]
+    gates: tuple[frozenset[str], ...]  # the rule runs only when the text holds a word of every gate
+
+
+def rule(flag: str, pattern: str, *gates: str) -> Rule:
+    return Rule(flag, re.compile(pattern, re.M), tuple(frozenset(g.split()) for g in gates))
+
+
+class RuleSet:
+    """Rules indexed by the words of their first gate: one set intersection finds the rules a text can trigger."""
+
+    def __init__(self, *rules: Rule) -> None:
+        self.rules = rules
+        self.index: dict[str, list[int]] = {}
+        for i, r in enumerate(rules):
+            for word in r.gates[0]:
+                self.index.setdefault(word, []).append(i)
+        self.keys = frozenset(self.index)
+
+    def run(self, norm: str, words: set[str], found: list[str]) -> None:
+        """Append the flag of every rule whose gates are open and whose pattern matches (once per flag)."""
+        hits = self.keys.intersection(words)
+        if not hits:
+            return
+        candidates = sorted({i for word in hits for i in self.index[word]})
+        for i in candidates:
+            r = self.rules[i]
+            if (
+                r.flag not in found
+                and all(not gate.isdisjoint(words) for gate in r.gates[1:])
+                and r.pattern.search(norm)
+            ):
+                found.append(r.flag)
+
+
+_WORDS = re.compile(r"[a-z]+")
+_SPECIAL = ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "```", "![", "</")
+
+
+def gates_open(rule: Rule, words: set[str]) -> bool:
+    return all(not gate.isdisjoint(words) for gate in rule.gates)
+
+
+def run_rules(rules: RuleSet, norm: str, words: set[str], found: list[str]) -> None:
+    rules.run(norm, words, found)
+
+
+def words_of(norm: str) -> set[str]:
+    """The words of normalized text, plus the special tokens some rules look for."""
+    words = set(_WORDS.findall(norm))
+    if "language" in words and ("model" in words or "models" in words):
+        words.add("language_model")
+    if "<" in norm or "[" in norm or "`" in norm:
+        words.update(token for token in _SPECIAL if token in norm)
+    return words
