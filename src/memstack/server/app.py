@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
-from memstack.server import agents, memories
+from memstack.server import agents, memories, sessions
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers
@@ -121,6 +121,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(memories.router)
     app.include_router(agents.router)
+    app.include_router(sessions.router)
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers")

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from starlette.responses import Response
 
+from memstack.errors import InputError
 from memstack.server.schemas import (
     DeleteOut,
     ErrorOut,
@@ -64,6 +65,8 @@ async def add_memory(st: StateDep, caller: CallerDep, user_id: UserId, body: Mem
 @router.post("/memories/search", response_model=SearchOut, summary="The k memories closest in meaning to a query")
 async def search_memories(st: StateDep, caller: CallerDep, user_id: UserId, body: SearchIn) -> Response:
     user = caller.user(user_id)
+    if not body.query.strip():
+        raise InputError("search query is empty; pass the text to search for")
     vector = await st.queries.embed(body.query)
     flt = MemoryFilter(categories=tuple(body.category or ()), agent_id=body.agent_id)
     hits = await st.engine.store.index.nearest(user, vector, body.k, flt)
