@@ -15,6 +15,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
+    from memstack.bench.http import add_bench as add_http_bench
     from memstack.cli import context
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
@@ -27,6 +28,7 @@ def _register() -> None:
     main.add_command(serve)
     main.add_command(context.context)
     context.add_bench(main)
+    add_http_bench(main)
 
 
 _register()

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstack.config import Config
@@ -20,8 +23,10 @@ from memstack.server import agents, memories, sessions
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers
+from memstack.server.schemas import SearchIn
 from memstack.server.settings import ServerSettings
 from memstack.server.state import ServerState
+from memstack.server.wire import MemoryFragments
 
 __all__ = ["create_app"]
 
@@ -30,6 +35,9 @@ _DESCRIPTION = """Long-term memory, session memory and layered context for LLM a
 Every request carries `Authorization: Bearer KEY` (create one with `memstack keys create --tenant NAME`); the key's
 tenant scopes every call, and user ids are namespaced per tenant. Errors are `{"error": {"type", "message"}}`.
 """
+
+
+_OPEN: dict[str, Any] = {"security": []}  # endpoints that need no key
 
 
 class _BodyLimit:
@@ -102,7 +110,7 @@ def create_app(
             await engine.open()
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
         keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, local=settings.auth == "local")
-        app.state.memstack = ServerState(engine, settings, keys, queries)
+        app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         try:
             yield
         finally:
@@ -124,11 +132,31 @@ def create_app(
     app.include_router(sessions.router)
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
 
-    @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers")
+    @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "memstack keys create --tenant NAME"}
+            }
+            schema["security"] = [{"bearer": []}]
+            _add_model(schema, SearchIn)  # the search route validates its body itself (memories.py)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _add_model(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Publish ``model`` under ``components/schemas`` (with the models it refers to)."""
+    body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.update(body.pop("$defs", {}))
+    components[model.__name__] = body
 
 
 def _version() -> str:

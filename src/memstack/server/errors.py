@@ -28,6 +28,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memstack.errors import (
@@ -99,8 +100,8 @@ def _where(loc: tuple[Any, ...] | list[Any]) -> str:
 
 
 def _validation_error(_: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    errors = exc.errors()
+    assert isinstance(exc, RequestValidationError | ValidationError)
+    errors: list[Any] = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
         detail = next(e for e in errors if e.get("type") == "json_invalid")
         reason = (detail.get("ctx") or {}).get("error", "it does not parse")
@@ -130,5 +131,6 @@ def _unexpected(_: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(MemstackError, _memstack_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ValidationError, _validation_error)  # bodies validated in a route (search)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -6,17 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import Depends, Request
 
 from memstack.engine import AsyncMemstack
 from memstack.server.auth import Caller, KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.settings import ServerSettings
+from memstack.server.wire import MemoryFragments
 
 __all__ = ["CallerDep", "ServerState", "StateDep"]
-
-_bearer = HTTPBearer(auto_error=False, description="An API key from `memstack keys create --tenant NAME`")
 
 
 @dataclass(slots=True)
@@ -25,17 +23,16 @@ class ServerState:
     settings: ServerSettings
     keys: KeyCache
     queries: QueryEmbedder
+    fragments: MemoryFragments
 
 
-def _state(request: Request) -> ServerState:
+async def _state(request: Request) -> ServerState:  # async: FastAPI runs sync dependencies in a thread pool
     state: ServerState = request.app.state.memstack
     return state
 
 
-async def _caller(
-    request: Request,
-    _: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-) -> Caller:
+async def _caller(request: Request) -> Caller:
+    # The bearer scheme is declared for the whole API in the OpenAPI document (app.py), not per dependency.
     state: ServerState = request.app.state.memstack
     return await state.keys.caller(request.headers.get("authorization"))
 

@@ -4,6 +4,8 @@ skip a validation round per response)."""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +13,15 @@ from starlette.responses import Response
 
 from memstack.types import AgentRecord, Memory, MemoryEvent, MemoryUsage, ScoredMemory
 
-__all__ = ["agent_json", "event_json", "json_response", "memory_json", "scored_json", "usage_json"]
+__all__ = [
+    "MemoryFragments",
+    "agent_json",
+    "event_json",
+    "json_response",
+    "memory_json",
+    "scored_json",
+    "usage_json",
+]
 
 
 def _ts(value: datetime | None) -> str | None:
@@ -80,3 +90,33 @@ def agent_json(record: AgentRecord, fingerprint: str) -> dict[str, Any]:
 def json_response(data: Any, status: int = 200) -> Response:
     body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
+
+
+class MemoryFragments:
+    """The JSON text of memories, kept per memory object: search answers come from the store's cache, whose rows are
+    the same (immutable) objects from one search to the next, so each is serialised once, not once per answer.
+
+    Keyed by object identity; the entry holds the object itself, so an id is never reused while its entry lives."""
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self._max = max_entries
+        self._texts: dict[int, tuple[Memory, str]] = {}
+
+    def text(self, memory: Memory) -> str:
+        hit = self._texts.get(id(memory))
+        if hit is not None and hit[0] is memory:
+            return hit[1]
+        text = json.dumps(memory_json(memory), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if len(self._texts) >= self._max:
+            self._texts.clear()
+        self._texts[id(memory)] = (memory, text)
+        return text
+
+    def search_response(self, hits: Sequence[ScoredMemory]) -> Response:
+        """``{"results": [{"score", "memory"}, …]}`` (schemas.SearchOut), built from the kept texts."""
+        parts = []
+        for hit in hits:
+            score = float(hit.score)
+            parts.append(f'{{"score":{score if math.isfinite(score) else 0.0!r},"memory":{self.text(hit.memory)}}}')
+        body = '{"results":[' + ",".join(parts) + "]}"
+        return Response(body.encode("utf-8"), media_type="application/json")
