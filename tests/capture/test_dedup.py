@@ -100,3 +100,21 @@ def test_cosine_only_params_are_a_plain_threshold() -> None:
     p = DedupParams.cosine_only("x", 0.9)
     f = pair_features("a b c", "a b c", 0.91)
     assert p.probability(f) > 0.5 > p.probability(pair_features("a b c", "a b c", 0.89))
+
+
+def test_the_word_order_gate_only_applies_to_pairs_that_share_their_words() -> None:
+    rule = DedupRule(CALIBRATED["local:minilm"])
+    # reordered *and* reworded: ordinary rephrasing, scored like any other pair
+    rephrased = pair_features("The man without a shirt is jumping.", "The man jumping is not wearing a shirt.", 0.93)
+    assert rephrased.order < rule.params.min_order and not rephrased.same_words
+    assert rule.judge("The man without a shirt is jumping.", "The man jumping is not wearing a shirt.", 0.93)[0] is (
+        DedupAction.DUPLICATE
+    )
+    # the same words in another order: a role swap, never a duplicate however close the embeddings
+    leeds, york = "The team from Leeds beat the team from York", "The team from York beat the team from Leeds"
+    swap = pair_features(leeds, york, 0.99)
+    assert swap.same_words and swap.swapped(rule.params.min_order)
+    action, _, reason = rule.judge(leeds, york, 0.99)
+    assert action is DedupAction.NEW and "another order" in reason
+    # the same words in the same order are not a swap
+    assert not pair_features("User likes green tea", "User likes green tea a lot", 0.97).swapped(1.0)

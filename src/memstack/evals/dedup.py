@@ -27,6 +27,7 @@ from memstack.evals.common import binary_scores, progress, require_file
 __all__ = ["Pair", "calibrate", "embed_pairs", "evaluate", "load_pairs"]
 
 STSB_DUPLICATE = 4.0
+CURVE_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
 FORMATS = ("stsb", "paws")
 
 
@@ -90,23 +91,39 @@ async def embed_pairs(
 
 
 def evaluate(rule: DedupRule, pairs: Sequence[Pair], cosines: Sequence[float]) -> dict[str, Any]:
-    """Run the rule on every pair; the summary holds the contract keys plus a breakdown."""
-    actions = [rule.judge(p.s1, p.s2, float(c))[0] for p, c in zip(pairs, cosines, strict=True)]
-    scores = binary_scores([a is DedupAction.DUPLICATE for a in actions], [p.duplicate for p in pairs])
-    baseline = binary_scores([float(c) > 0.92 for c in cosines], [p.duplicate for p in pairs])
+    """Run the rule on every pair; the summary holds the contract keys plus a breakdown.
+
+    ``detail.curve`` is the rule's precision / recall trade-off: the same rule (gates included) with its threshold
+    moved, so the cost of a stricter or looser threshold can be read off without re-running anything."""
+    judged = [rule.judge(p.s1, p.s2, float(c)) for p, c in zip(pairs, cosines, strict=True)]
+    actions = [action for action, _, _ in judged]
+    gold = [p.duplicate for p in pairs]
+    scores = binary_scores([a is DedupAction.DUPLICATE for a in actions], gold)
+    baseline = binary_scores([float(c) > 0.92 for c in cosines], gold)
+    # a pair the gates keep apart (an update, or the same words in another order) is never a duplicate
+    open_ = [
+        a is not DedupAction.UPDATE and not pair_features(p.s1, p.s2, float(c)).swapped(rule.params.min_order)
+        for p, c, a in zip(pairs, cosines, actions, strict=True)
+    ]
+    curve = []
+    for t in CURVE_THRESHOLDS:
+        s = binary_scores([o and prob >= t for o, (_, prob, _) in zip(open_, judged, strict=True)], gold)
+        curve.append({"threshold": t, **s.as_dict()})
     return {
         "pairs": len(pairs),
         "threshold": rule.params.threshold,
         **scores.as_dict(),
         "detail": {
             "embedder": rule.params.embedder,
-            "positives": sum(p.duplicate for p in pairs),
+            "positives": sum(gold),
             "tp": scores.tp,
             "fp": scores.fp,
             "fn": scores.fn,
             "updates": sum(a is DedupAction.UPDATE for a in actions),
+            "word_swaps": sum(not o for o, a in zip(open_, actions, strict=True) if a is not DedupAction.UPDATE),
             "min_order": rule.params.min_order,
             "cosine_0.92": baseline.as_dict(),
+            "curve": curve,
         },
     }
 
@@ -130,6 +147,22 @@ def _fit_logistic(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: fl
     return w
 
 
+def _best_threshold(
+    scores: npt.NDArray[np.float64],
+    eligible: npt.NDArray[np.bool_],
+    y: npt.NDArray[np.float64],
+    grid: npt.NDArray[np.float64],
+    min_precision: float,
+) -> tuple[float, float, float, float] | None:
+    """``(threshold, f1, precision, recall)`` with the best F1 among thresholds whose precision is high enough."""
+    best: tuple[float, float, float, float] | None = None
+    for t in grid:
+        s = binary_scores(list(eligible & (scores >= t)), list(y == 1))
+        if s.precision >= min_precision and (best is None or s.f1 > best[1]):
+            best = (float(t), s.f1, s.precision, s.recall)
+    return best
+
+
 def calibrate(
     embedder_name: str,
     pairs: Sequence[Pair],
@@ -141,7 +174,8 @@ def calibrate(
 ) -> tuple[DedupParams, list[str]]:
     """Derive the parameters of ``embedder_name`` from labelled pairs; returns them with a readable derivation.
 
-    1. ``min_order``: the word-order gate may cost at most ``1 - order_keep`` of the true duplicates.
+    1. ``min_order``: the word-order gate may cost at most ``1 - order_keep`` of the true duplicates that share
+       their words (the only pairs it applies to, see :attr:`PairFeatures.same_words`).
     2. ``update_cosine``: the lowest cosine above which ≥ 90% of pairs share a topic (STS-B score ≥ 2).
     3. Weights: logistic regression of "duplicate" on :data:`FEATURES`, features standardised for the fit and
        folded back into raw units.
@@ -156,9 +190,12 @@ def calibrate(
     lines: list[str] = [f"{len(pairs)} pairs, {int(y.sum())} duplicates, embedder {embedder_name}"]
 
     order = np.array([f.order for f in feats])
-    min_order = float(np.floor(np.quantile(order[y == 1], 1 - order_keep) * 100) / 100)
+    same = np.array([f.same_words for f in feats])
+    same_dups = order[(y == 1) & same]
+    min_order = float(np.floor(np.quantile(same_dups, 1 - order_keep) * 100) / 100) if len(same_dups) else 1.0
     lines.append(
-        f"min_order = {min_order:.2f}: {order_keep:.0%} of duplicates keep their word order at least this well"
+        f"min_order = {min_order:.2f}: {order_keep:.0%} of the {len(same_dups)} duplicates that share their words "
+        "keep their word order at least this well"
     )
 
     topical = np.array([p.score >= 2.0 for p in pairs])
@@ -184,12 +221,9 @@ def calibrate(
     for k in range(folds):
         w = _fit_logistic(x[fold != k], y[fold != k])
         cv[fold == k] = 1.0 / (1.0 + np.exp(-np.clip(x[fold == k] @ w, -60, 60)))
-    eligible = ~gated & (order >= min_order)
-    best: tuple[float, float, float, float] | None = None
-    for t in np.round(np.arange(0.30, 0.96, 0.01), 2):
-        s = binary_scores(list(eligible & (cv >= t)), list(y == 1))
-        if s.precision >= min_precision and (best is None or s.f1 > best[1]):
-            best = (float(t), s.f1, s.precision, s.recall)
+    swapped = np.array([f.swapped(min_order) for f in feats])
+    eligible = ~gated & ~swapped
+    best = _best_threshold(cv, eligible, y, np.round(np.arange(0.30, 0.96, 0.01), 2), min_precision)
     if best is None:
         raise InputError(f"no threshold reaches precision {min_precision} on this file; lower --min-precision")
     threshold = best[0]
@@ -200,6 +234,15 @@ def calibrate(
     lines.append(
         f"threshold = {threshold:.2f}: best {folds}-fold cross-validated F1 {best[1]:.3f} with precision "
         f"{best[2]:.3f} ≥ {min_precision:.2f} (recall {best[3]:.3f})"
+    )
+    alone = _best_threshold(cos, eligible, y, np.round(np.arange(0.50, 1.0, 0.005), 3), min_precision)
+    lines.append(
+        "for comparison, cosine alone (same gates, its best threshold on this file): "
+        + (
+            f"F1 {alone[1]:.3f} at cosine ≥ {alone[0]:.3f} (precision {alone[2]:.3f}, recall {alone[3]:.3f})"
+            if alone
+            else f"never reaches precision {min_precision:.2f}"
+        )
     )
 
     w = _fit_logistic(x, y)
