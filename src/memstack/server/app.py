@@ -26,6 +26,7 @@ from memstack.server.errors import error_response, install_error_handlers
 from memstack.server.schemas import SearchIn
 from memstack.server.settings import ServerSettings
 from memstack.server.state import ServerState
+from memstack.server.ui import mount_ui
 from memstack.server.wire import MemoryFragments
 
 __all__ = ["create_app"]
@@ -130,6 +131,7 @@ def create_app(
     app.include_router(memories.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    mount_ui(app)  # the web UI at /
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
