@@ -32,6 +32,8 @@ bench: $(STAMP)
 	$(BIN)/memstack bench retrieval --backend postgres --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1 --per-user 100000 --queries 200 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1 --per-user 100000 --queries 200 --k 10 --json
+	$(BIN)/memstack bench http --json
+	$(BIN)/memstack bench http --queries 0 --json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
