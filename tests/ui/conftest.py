@@ -13,10 +13,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import pytest
@@ -36,6 +37,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+T = TypeVar("T")
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 CLI = [sys.executable, "-c", "from memstack.cli import main; main()"]
@@ -56,6 +58,7 @@ class Served:
     home: Path
     process: subprocess.Popen[str]
     key: str | None = None  # keys mode: a key of tenant "acme"
+    other_key: str | None = None  # keys mode: a key of tenant "globex"
 
     def api(self, key: str | None = None) -> httpx.Client:
         key = key or self.key
@@ -113,19 +116,18 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     stop(served)
 
 
-async def _create_key(home: Path, tenant: str) -> str:
+async def _create_keys(home: Path, *tenants: str) -> list[str]:
     async with AsyncMemstack(home=home) as ms:
-        _, secret = await ms.store.keys.create(tenant, name="ui tests")
-    return secret
+        return [(await ms.store.keys.create(tenant, name="ui tests"))[1] for tenant in tenants]
 
 
 @pytest.fixture(scope="session")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The server in keys mode: every API call needs ``Authorization: Bearer KEY`` (tenant "acme")."""
     home = tmp_path_factory.mktemp("ui-keys")
-    key = asyncio.run(_create_key(home, "acme"))
+    key, other_key = run_async(_create_keys(home, "acme", "globex"))
     served = serve(home, "--auth", "keys")
-    served.key = key
+    served.key, served.other_key = key, other_key
     yield served
     stop(served)
 
@@ -181,6 +183,12 @@ def page(browser: Browser, console: Console) -> Iterator[Page]:
     yield page
     context.close()
     assert not console.unexpected(), f"the page logged errors: {console.unexpected()}"
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from a test: in a thread, since Playwright's sync API owns this thread's loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def open_view(page: Page, url: str, view: str, user: str) -> None:
