@@ -67,7 +67,7 @@ async function send() {
   const reply = h("li", { class: "msg assistant", "aria-busy": "true" }, h("span", { class: "who" }, "Assistant"), text);
   transcript.append(reply);
   box.value = "";
-  reply.scrollIntoView({ block: "end" });
+  reply.scrollIntoView({ block: "nearest" });
 
   const result = await guarded(() => stream("/v1/chat", body, (name, data) => {
     if (name === "token") text.textContent += data.text;
@@ -87,7 +87,7 @@ async function send() {
     ? "Temporary chat: nothing is stored"
     : `Session ${result.session_id}${result.turn ? ` · turn ${result.turn}` : ""}`;
   reply.append(footer(result, temporary));
-  reply.scrollIntoView({ block: "end" });
+  transcript.scrollTop = transcript.scrollHeight; // the badge and the inspector link in view
 }
 
 function footer(result, temporary) {

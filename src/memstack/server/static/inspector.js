@@ -57,14 +57,13 @@ async function inspect(contextId, detail) {
       pair("Fragments", `${data.counts.kept} kept · ${data.counts.trimmed} trimmed · `
         + `${data.counts.quarantined} quarantined`),
       pair("Framing", `${data.framing_tokens} tokens of section titles and delimiters`)),
-    memoriesUsed(data.memories_used),
-    layers(data.layers, m.tokens),
+    h("div", { class: "inspect-grid" }, layers(data.layers, m.tokens), memoriesUsed(data.memories_used)),
   );
   heading.focus();
 }
 
 function pair(name, value) {
-  return [h("dt", {}, name), h("dd", {}, value)];
+  return h("div", {}, h("dt", {}, name), h("dd", {}, value));
 }
 
 function memoriesUsed(all) {
@@ -91,7 +90,8 @@ function memoryList(entries, id) {
     return h("li", { class: `used ${u.status}` },
       h("span", { class: "content" }, text), " ",
       memory ? h("span", { class: `tag cat-${memory.category}` }, memory.category) : null, " ",
-      h("span", { class: `status ${u.status}` }, notes.join(", ")), ` · ${u.tokens} tokens`);
+      h("span", { class: `status ${u.status}` }, notes.join(", ")), " ",
+      h("span", { class: "nowrap muted" }, `· ${u.tokens} tokens`));
   });
   return h("ul", { id, class: "used-list" }, items);
 }
