@@ -197,6 +197,12 @@ def open_view(page: Page, url: str, view: str, user: str) -> None:
     page.wait_for_selector("body[data-ready='true']")
 
 
+def assert_fits(page: Page, what: str) -> None:
+    """Nothing on the page is wider than the window (no sideways scrolling)."""
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{what} is {overflow}px wider than the {page.viewport_size} window"
+
+
 def user_id(request: pytest.FixtureRequest) -> str:
     """A user id of this test only (the tests share one server)."""
     return f"u-{request.node.name}"[:100].replace("[", "-").replace("]", "")

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Served, open_view, user_id
+from .conftest import LAPTOP, PHONE, Served, assert_fits, open_view, user_id
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +57,12 @@ def test_chat_badge_and_inspector(page: Page, local_server: Served, request: pyt
     expect(page.locator("ol.layers > li")).to_have_count(10)
     expect(page.locator("li[data-layer='memory'] .layer-tokens")).not_to_have_text("0 tokens")
     expect(page.locator("li[data-layer='thread'] .layer-counts")).not_to_have_text("empty")  # the first exchange
+
+    page.set_viewport_size(PHONE)
+    page.go_back()
+    expect(page.locator("#transcript li.msg")).to_have_count(4)  # the conversation is still there
+    assert_fits(page, "the chat playground")
+    page.set_viewport_size(LAPTOP)
 
     # The memory is in the manager, saved from the chat.
     page.get_by_role("link", name="Memories").click()

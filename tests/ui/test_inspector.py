@@ -15,7 +15,7 @@ from memstack.context.request import request_from_json
 from memstack.engine import AsyncMemstack
 from memstack.types import FragmentStatus, Manifest, UserRef
 
-from .conftest import Console, Served, open_view, run_async, user_id
+from .conftest import PHONE, Console, Served, assert_fits, open_view, run_async, user_id
 
 MEMORIES = [
     ("Prefers green tea over coffee", "preference"),
@@ -98,3 +98,8 @@ def test_inspector_shows_layers_fragments_and_memories_used(
     recent.click()
     expect(page.get_by_role("heading", name=re.compile(f"^Context {manifest.context_id}"))).to_be_visible()
     expect(page.get_by_role("alert")).to_be_hidden()
+
+    # At a phone's width the fragment tables stack instead of running off the screen.
+    page.set_viewport_size(PHONE)
+    expect(row).to_be_visible()
+    assert_fits(page, "the inspector")

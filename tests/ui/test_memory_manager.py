@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import PHONE, Console, Served, open_view, user_id
+from .conftest import PHONE, Console, Served, assert_fits, open_view, user_id
 
 
 def memory(page: Page, content: str) -> Locator:
@@ -197,8 +197,7 @@ def test_every_control_has_a_name_and_the_phone_layout_fits(
     page.set_viewport_size(PHONE)
     for view in ("memories", "chat", "inspect"):
         open_view(page, local_server.url, view, user)
-        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, f"{view} is {overflow}px wider than a {PHONE['width']}px phone screen"
+        assert_fits(page, view)
     expect(memory(page, "Collects vintage film cameras")).to_be_hidden()  # on the inspector now
     page.get_by_role("link", name="Memories").click()
     expect(memory(page, "Collects vintage film cameras")).to_be_visible()
