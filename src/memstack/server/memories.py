@@ -51,7 +51,7 @@ _SEARCH_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchIn"}}},
-    }
+    },
 }
 
 
