@@ -58,8 +58,11 @@ class _BodyLimit:
                 if not value.isdigit() or int(value) > self._limit:
                     await self._reject(scope, receive, send)
                     return
-                break
-        # Read the body first (bounded), then replay it: the app never sees a partial oversized body.
+                # A declared length within the limit bounds the body: the HTTP parser reads no more than it.
+                await self._app(scope, receive, send)
+                return
+        # Chunked (no declared length): read the body first, bounded, then replay it, so the app never sees part
+        # of an oversized body.
         chunks: list[bytes] = []
         seen = 0
         more = True
