@@ -30,7 +30,7 @@ async def _open_sqlite(request: pytest.FixtureRequest, tmp_path: Path, dim: int,
 
 
 async def _open_postgres(request: pytest.FixtureRequest, tmp_path: Path, dim: int, embedder: str) -> Store:
-    from memstack.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
+    from memstack.store.postgres import PostgresStore
 
     url: str = request.getfixturevalue("postgres_url")  # a fresh database for this test (tests/conftest.py)
     store: Store = await PostgresStore.open(url, dim=dim, embedder=embedder)
@@ -40,7 +40,7 @@ async def _open_postgres(request: pytest.FixtureRequest, tmp_path: Path, dim: in
 OPENERS: dict[str, Opener] = {"sqlite": _open_sqlite, "postgres": _open_postgres}
 
 #: The backends the contract suite runs against.
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
 class StoreFactory(Protocol):

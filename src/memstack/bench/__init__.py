@@ -1,1 +1,1 @@
-"""Measuring commands behind ``memstack bench …``; each prints one JSON object as its last line."""
+"""Measuring commands behind ``memstack bench …``; each prints one JSON object as its last line with ``--json``."""

@@ -17,11 +17,13 @@ def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
     from memstack.bench.http import add_bench as add_http_bench
     from memstack.cli import context
+    from memstack.cli.bench import bench
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
     from memstack.cli.memories import memories
     from memstack.cli.serve import serve
 
+    main.add_command(bench)
     main.add_command(eval_group)
     main.add_command(memories)
     main.add_command(keys)

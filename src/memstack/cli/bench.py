@@ -1,0 +1,96 @@
+"""``memstack bench …``: benchmarks whose figures the README quotes (``--json``: the last line is one JSON object)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Literal, cast
+
+import click
+
+from memstack.errors import MemstackError
+
+__all__ = ["bench"]
+
+
+@click.group()
+def bench() -> None:
+    """Measure memstack on this machine."""
+
+
+@bench.command("retrieval")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option("--users", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--per-user", type=click.IntRange(min=1), default=500, show_default=True)
+@click.option("--queries", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--dim", type=click.IntRange(min=1), default=384, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--pg-codec",
+    type=click.Choice(["binary", "text"]),
+    default=None,
+    help="PostgreSQL: send query vectors with pgvector's binary codec or as '[…]'::vector text (default: binary).",
+)
+@click.option(
+    "--cache-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="SQLite: the vector cache budget in MB (default: room for every user, a warm cache).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def retrieval(
+    backend: str,
+    users: int,
+    per_user: int,
+    queries: int,
+    k: int,
+    dim: int,
+    seed: int,
+    pg_codec: str | None,
+    cache_mb: int | None,
+    as_json: bool,
+) -> None:
+    """Top-k latency and recall of the store's vector search, against exact numpy on the same vectors.
+
+    Loads USERS x PER_USER synthetic clustered unit vectors through the store's add_many (one call per user), then
+    times QUERIES top-K searches, each for a random user, after every queried user has been searched once (warm,
+    steady-state latency). For postgres an embedded server is started (shared_buffers 2GB) unless
+    MEMSTACK_DATABASE_URL names one; the run then writes under a tenant of its own, so use a scratch database."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from memstack.bench.retrieval import RetrievalConfig, run_retrieval
+
+    err = Console(stderr=True)
+    try:
+        cfg = RetrievalConfig(
+            backend=cast(Literal["sqlite", "postgres"], backend),
+            users=users,
+            per_user=per_user,
+            queries=queries,
+            k=k,
+            dim=dim,
+            seed=seed,
+            pg_codec=cast(Literal["binary", "text"] | None, pg_codec),
+            cache_mb=cache_mb,
+        )
+        url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
+        columns = (TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("", total=users * per_user)
+            result = asyncio.run(
+                run_retrieval(
+                    cfg, database_url=url, progress=lambda n, what: bar.update(task, advance=n, description=what)
+                )
+            )
+    except MemstackError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise SystemExit(1) from None
+    line = result.as_json()
+    if as_json:
+        click.echo(json.dumps(line))
+        return
+    for key, value in line.items():
+        click.echo(f"{key:>14}  {value}")

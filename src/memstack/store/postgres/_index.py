@@ -1,0 +1,210 @@
+"""The PostgreSQL store's ``MemoryIndex`` role: listing, counting, history, full-text and vector search.
+
+``nearest`` is one SQL statement either way (see ``_ann.py`` for which way):
+
+- exact: the user's active rows come from the partial btree and are ranked by distance in a subquery fenced with
+  ``OFFSET 0``, so no index can serve the ordering and the plan cannot drift to an HNSW scan that post-filters and
+  returns fewer than k rows, prepared or not. Stored and query vectors are unit length, so the cosine distance is
+  ``1 + (a <#> b)`` (one dot product instead of a dot product and two norms);
+- indexed: the user's own HNSW index with ``hnsw.iterative_scan = relaxed_order``, re-sorted, and, in the same
+  statement, an exact fallback that runs only if the index scan came back with fewer than k rows (filters so
+  selective that the iterative scan gave up), so the answer is still ``min(k, matching)`` rows.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from psycopg import sql
+
+from memstack.errors import InputError, NotFound
+from memstack.store.postgres._ann import AnnIndexes
+from memstack.store.postgres._db import Database
+from memstack.store.postgres._rows import (
+    COLUMNS,
+    N_COLUMNS,
+    check_agent,
+    check_k,
+    event_from_row,
+    memory_from_row,
+    parse_category,
+    text_query,
+    unit_vector,
+)
+from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
+
+__all__ = ["PgIndex"]
+
+_EXACT = """
+WITH top AS (
+    SELECT seq, distance FROM (
+        SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
+        WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active{filters}
+        OFFSET 0
+    ) AS candidates
+    ORDER BY distance, seq LIMIT %(k)s
+)
+SELECT {columns}, 1 - top.distance{lookup} FROM top JOIN memories AS m ON m.seq = top.seq
+ORDER BY top.distance, top.seq
+"""
+
+#: Added to the exact statement when this process does not know yet whether the user has an HNSW index: the
+#: answer comes back with the rows instead of costing a second round trip.
+_LOOKUP = ", (SELECT index_name FROM memory_ann_indexes WHERE tenant = %(tenant)s AND user_id = %(user)s)"
+
+_INDEXED = """
+WITH ann AS MATERIALIZED (
+    SELECT seq, embedding <=> %(v)s::vector AS distance FROM memories
+    WHERE tenant = {tenant} AND user_id = {user} AND is_active{filters}
+    ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s
+),
+found AS (SELECT count(*) AS n FROM ann),
+top AS (
+    SELECT seq, distance FROM ann WHERE (SELECT n FROM found) >= %(k)s
+    UNION ALL
+    SELECT seq, distance FROM (
+        SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
+        WHERE tenant = {tenant} AND user_id = {user} AND is_active{filters}
+        OFFSET 0
+    ) AS exact WHERE (SELECT n FROM found) < %(k)s
+    ORDER BY distance, seq LIMIT %(k)s
+)
+SELECT {columns}, 1 - top.distance FROM top JOIN memories AS m ON m.seq = top.seq
+ORDER BY top.distance, top.seq
+"""
+
+#: ``COLUMNS`` of the joined ``memories AS m``.
+_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
+
+
+class PgIndex:
+    """Reads memories back; never writes."""
+
+    def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+        self._db = db
+        self._ann = ann
+        self._dim = dim
+        self._exact: dict[tuple[str, bool], str] = {}
+
+    @staticmethod
+    def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
+        """SQL conditions for the filter's categories, agent and text (``None``: the text has no words)."""
+        check_agent(flt.agent_id)
+        parts = []
+        if flt.categories:
+            params["categories"] = [parse_category(c).value for c in flt.categories]
+            parts.append(" AND category = ANY(%(categories)s)")
+        if flt.agent_id is not None:
+            params["agent"] = flt.agent_id
+            parts.append(" AND (agent_id IS NULL OR agent_id = %(agent)s)")
+        if flt.text is not None:
+            query = text_query(flt.text, any_word=False)
+            if query is None:
+                return None
+            params["words"] = query
+            parts.append(" AND tsv @@ to_tsquery('simple', %(words)s)")
+        return "".join(parts)
+
+    async def _rows(self, query: str | sql.Composed, params: dict[str, Any], *, prepare: bool | None = None) -> Any:
+        async with self._db.connection() as conn:
+            cur = await conn.execute(query, params, prepare=prepare)
+            return await cur.fetchall()
+
+    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        flt = flt or MemoryFilter()
+        if flt.limit < 1 or flt.offset < 0:
+            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
+        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "limit": flt.limit, "offset": flt.offset}
+        filters = self._filters(flt, params)
+        if filters is None:
+            return []
+        active = "" if flt.include_deleted else " AND is_active"
+        rows = await self._rows(
+            f"SELECT {COLUMNS} FROM memories WHERE tenant = %(tenant)s AND user_id = %(user)s{active}{filters} "
+            "ORDER BY created_at DESC, seq DESC LIMIT %(limit)s OFFSET %(offset)s",
+            params,
+        )
+        return [memory_from_row(r) for r in rows]
+
+    async def count_active(self, user: UserRef) -> int:
+        rows = await self._rows(
+            "SELECT count(*) FROM memories WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active",
+            {"tenant": user.tenant, "user": user.user_id},
+        )
+        return int(rows[0][0])
+
+    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        rows = await self._rows(
+            "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
+            "WHERE tenant = %(tenant)s AND user_id = %(user)s AND memory_id = %(id)s ORDER BY id",
+            {"tenant": user.tenant, "user": user.user_id, "id": memory_id},
+        )
+        if not rows:
+            raise NotFound("memory", memory_id)
+        return [event_from_row(tuple(r)) for r in rows]
+
+    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+        """Memories containing any word of ``query``, ranked by ``ts_rank_cd`` (cover density)."""
+        k = check_k(k)
+        words = text_query(query, any_word=True)
+        if words is None:
+            return []
+        rows = await self._rows(
+            f"SELECT {COLUMNS}, ts_rank_cd(tsv, q) AS rank FROM memories, to_tsquery('simple', %(words)s) AS q "
+            "WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active AND tsv @@ q "
+            "ORDER BY rank DESC, seq DESC LIMIT %(k)s",
+            {"tenant": user.tenant, "user": user.user_id, "words": words, "k": k},
+        )
+        return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
+
+    async def nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Top-``k`` active memories by cosine similarity in one statement; ``flt`` may restrict categories, agent
+        and text (its paging and ``include_deleted`` do not apply)."""
+        k = check_k(k)
+        query = unit_vector(vector, self._dim)
+        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "k": k}
+        filters = self._filters(flt or MemoryFilter(), params)
+        if filters is None:
+            return []
+        params["v"] = self._db.vector_param(query)
+        known, index = self._ann.cached(user)
+        statement, prepare = self._nearest_statement(user, filters, index, lookup=not known)
+        rows = await self._rows(statement, params, prepare=prepare)
+        if not known and rows:
+            self._ann.remember(user, rows[0][N_COLUMNS + 1])
+        return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
+
+    def _nearest_statement(
+        self, user: UserRef, filters: str, index: str | None, *, lookup: bool
+    ) -> tuple[str | sql.Composed, bool | None]:
+        """The statement for this user and whether to keep it prepared."""
+        if index is None:
+            key = (filters, lookup)
+            statement = self._exact.get(key)
+            if statement is None:
+                statement = _EXACT.format(columns=_M_COLUMNS, filters=filters, lookup=_LOOKUP if lookup else "")
+                self._exact[key] = statement
+            return statement, None
+        # The user's literal (tenant, user_id) lets the planner match their partial HNSW index; such a statement is
+        # specific to one user, so it is not kept prepared.
+        template = _INDEXED.format(columns=_M_COLUMNS, filters=filters, tenant="{tenant}", user="{user}")
+        composed = sql.SQL(template).format(tenant=sql.Literal(user.tenant), user=sql.Literal(user.user_id))
+        return composed, False
+
+    async def explain_nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None, *, analyze: bool = False
+    ) -> str:
+        """The plan of the statement :meth:`nearest` would run (``analyze``: run it and show actual rows/times)."""
+        k = check_k(k)
+        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "k": k}
+        filters = self._filters(flt or MemoryFilter(), params) or ""
+        params["v"] = self._db.vector_param(unit_vector(vector, self._dim))
+        statement, _ = self._nearest_statement(user, filters, await self._ann.lookup(user), lookup=False)
+        head = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) " if analyze else "EXPLAIN ")
+        rows = await self._rows(
+            sql.Composed([head, sql.SQL(statement) if isinstance(statement, str) else statement]), params, prepare=False
+        )
+        return "\n".join(str(r[0]) for r in rows)

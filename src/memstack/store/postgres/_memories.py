@@ -1,0 +1,370 @@
+"""The PostgreSQL store's ``MemoryStore`` role: every write is one transaction that records its history.
+
+Every write first takes a transaction-scoped advisory lock for its (tenant, user), so concurrent writes for one user
+take turns (two processes included) and "count, then insert" cannot be raced past a tier limit; writes for
+different users never wait for each other.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memstack.errors import InputError, LimitReached, NotFound
+from memstack.store.postgres._ann import AnnIndexes
+from memstack.store.postgres._db import Database
+from memstack.store.postgres._rows import (
+    COLUMNS,
+    N_COLUMNS,
+    check_actor,
+    check_agent,
+    memory_from_row,
+    parse_category,
+    parse_source,
+    unit_matrix,
+    unit_vector,
+    user_lock_key,
+    utc,
+)
+from memstack.types import (
+    DeletedBy,
+    HistoryAction,
+    Memory,
+    MemoryPatch,
+    NewMemory,
+    UserRef,
+    Vector,
+    new_id,
+    new_ids,
+    utcnow,
+)
+
+__all__ = ["PgMemories"]
+
+_INSERT_COLUMNS = (
+    "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
+    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding"
+)
+_INSERT_TYPES = [
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "float8",
+    "bool",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "text[]",
+    "vector",
+]
+_HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
+_HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
+_HISTORY = f"INSERT INTO memory_history ({_HISTORY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
+_COUNT = "SELECT count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active"
+
+Conn = psycopg.AsyncConnection[Any]
+
+
+def _snapshot(memory: Memory | None) -> Jsonb | None:
+    return Jsonb(memory.snapshot()) if memory is not None else None
+
+
+class PgMemories:
+    """Adds, changes and removes memories."""
+
+    def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+        self._db = db
+        self._ann = ann
+        self._dim = dim
+
+    # -- building blocks ----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, vector: Vector) -> Memory:
+        check_agent(memory.agent_id)
+        if not isinstance(memory.content, str):
+            raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
+        if "\x00" in memory.content:
+            raise InputError("memory content contains a NUL character, which PostgreSQL text cannot hold; remove it")
+        return Memory(
+            id=memory_id,
+            user_id=user.user_id,
+            tenant=user.tenant,
+            agent_id=memory.agent_id,
+            content=memory.content,
+            category=parse_category(memory.category),
+            source=parse_source(memory.source),
+            confidence=float(memory.confidence),
+            is_active=True,
+            deleted_by=None,
+            created_at=now,
+            updated_at=now,
+            observed_at=utc(memory.observed_at),
+            expires_at=utc(memory.expires_at),
+            merged_into=None,
+            source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
+            embedding=vector,
+        )
+
+    @staticmethod
+    def _row(m: Memory, vector: Any) -> tuple[Any, ...]:
+        return (
+            m.id,
+            m.tenant,
+            m.user_id,
+            m.agent_id,
+            m.content,
+            m.category.value,
+            m.source.value,
+            m.confidence,
+            True,
+            m.created_at,
+            m.updated_at,
+            m.observed_at,
+            m.expires_at,
+            list(m.source_turn_ids),
+            vector,
+        )
+
+    @staticmethod
+    async def _lock(conn: Conn, user: UserRef) -> None:
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user),))
+
+    @staticmethod
+    async def _count(conn: Conn, user: UserRef) -> int:
+        row = await (await conn.execute(_COUNT, (user.tenant, user.user_id))).fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    async def _fetch(conn: Conn, user: UserRef, memory_id: str, *, lock: bool = True) -> Memory:
+        """One memory of ``user`` with its embedding (row-locked for the transaction), else ``NotFound``."""
+        suffix = " FOR UPDATE" if lock else ""
+        cur = await conn.execute(
+            f"SELECT {COLUMNS}, embedding FROM memories WHERE id = %s AND tenant = %s AND user_id = %s{suffix}",
+            (memory_id, user.tenant, user.user_id),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("memory", memory_id)
+        return memory_from_row(row, row[N_COLUMNS])
+
+    @staticmethod
+    async def _history(
+        conn: Conn,
+        user: UserRef,
+        memory_id: str,
+        action: HistoryAction,
+        before: Memory | None,
+        after: Memory | None,
+        *,
+        at: datetime,
+        actor: str,
+        note: str = "",
+    ) -> None:
+        await conn.execute(
+            _HISTORY,
+            (memory_id, user.tenant, user.user_id, action.value, _snapshot(before), _snapshot(after), at, actor, note),
+        )
+
+    async def _after_growth(self, user: UserRef, active: int | None, *, wait: bool) -> None:
+        """After a commit that added rows: build the user's HNSW index if they just became large."""
+        if active is not None and self._ann.note_active(user, active):
+            if wait:
+                await self._ann.ensure(user)
+            else:
+                self._ann.schedule(user)
+
+    # -- MemoryStore --------------------------------------------------------------------------------------------------
+
+    async def add(
+        self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
+    ) -> Memory:
+        vector = unit_vector(embedding, self._dim)
+        if limit is not None and limit < 0:
+            raise InputError(f"limit must be zero or more, got {limit}")
+        new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
+        actor = check_actor(actor)
+        indexed = self._ann.indexed(user)
+        active: int | None = None
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            if limit is not None or not indexed:
+                active = await self._count(conn, user)
+                if limit is not None and active >= limit:
+                    raise LimitReached("current", limit)
+                active += 1
+            await conn.execute(
+                f"INSERT INTO memories ({_INSERT_COLUMNS}) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
+                self._row(new, self._db.vector_param(vector)),
+            )
+            await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
+        await self._after_growth(user, active, wait=False)
+        return new
+
+    async def add_many(
+        self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
+    ) -> builtins.list[Memory]:
+        """One transaction of binary ``COPY``; if the user becomes large, their HNSW index is built (in bulk)
+        before this returns, so an import is searchable at full speed as soon as it is done."""
+        batch = list(memories)
+        matrix = unit_matrix(embeddings, self._dim, rows=len(batch))
+        actor = check_actor(actor)
+        if not batch:
+            return []
+        now = utcnow()
+        ids = new_ids("mem", len(batch))
+        new = [self._prepare(user, m, now, ids[i], matrix[i]) for i, m in enumerate(batch)]
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            cur = conn.cursor()
+            async with cur.copy(f"COPY memories ({_INSERT_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_INSERT_TYPES)
+                for m in new:
+                    await copy.write_row(self._row(m, m.embedding))
+            async with cur.copy(f"COPY memory_history ({_HISTORY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_HISTORY_TYPES)
+                for m in new:
+                    snapshot = Jsonb(m.snapshot())
+                    await copy.write_row((m.id, user.tenant, user.user_id, "create", None, snapshot, now, actor, ""))
+            indexed = self._ann.indexed(user)
+            active = None if indexed else await self._count(conn, user)
+        await self._after_growth(user, active, wait=True)
+        return new
+
+    async def get(self, user: UserRef, memory_id: str) -> Memory:
+        async with self._db.connection() as conn:
+            return await self._fetch(conn, user, memory_id, lock=False)
+
+    async def update(
+        self,
+        user: UserRef,
+        memory_id: str,
+        patch: MemoryPatch,
+        embedding: Vector | None = None,
+        *,
+        action: HistoryAction = HistoryAction.UPDATE,
+        actor: str = "user",
+        note: str = "",
+    ) -> Memory:
+        if action not in _UPDATE_ACTIONS:
+            allowed = ", ".join(a.value for a in _UPDATE_ACTIONS)
+            raise InputError(f"update records one of: {allowed}; use forget/restore/delete for {action!r}")
+        if patch.confidence is not None and not 0.0 <= patch.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {patch.confidence}")
+        vector = unit_vector(embedding, self._dim) if embedding is not None else None
+        category = parse_category(patch.category) if patch.category is not None else None
+        actor = check_actor(actor)
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            before = await self._fetch(conn, user, memory_id)
+            if patch.content is not None and patch.content != before.content and vector is None:
+                raise InputError("changing a memory's content needs its new embedding: embed the new text and pass it")
+            after = replace(
+                before,
+                content=patch.content if patch.content is not None else before.content,
+                category=category if category is not None else before.category,
+                confidence=patch.confidence if patch.confidence is not None else before.confidence,
+                expires_at=utc(patch.expires_at) if patch.expires_at is not None else before.expires_at,
+                observed_at=utc(patch.observed_at) if patch.observed_at is not None else before.observed_at,
+                source_turn_ids=(
+                    tuple(str(t) for t in patch.source_turn_ids)
+                    if patch.source_turn_ids is not None
+                    else before.source_turn_ids
+                ),
+                updated_at=utcnow(),
+                embedding=vector if vector is not None else before.embedding,
+            )
+            await conn.execute(
+                "UPDATE memories SET content = %s, category = %s, confidence = %s, expires_at = %s, observed_at = %s, "
+                "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding) "
+                "WHERE id = %s AND tenant = %s AND user_id = %s",
+                (
+                    after.content,
+                    after.category.value,
+                    after.confidence,
+                    after.expires_at,
+                    after.observed_at,
+                    list(after.source_turn_ids),
+                    after.updated_at,
+                    self._db.vector_param(vector) if vector is not None else None,
+                    memory_id,
+                    user.tenant,
+                    user.user_id,
+                ),
+            )
+            await self._history(
+                conn, user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
+            )
+        return after
+
+    async def forget(
+        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+    ) -> Memory:
+        try:
+            who = DeletedBy(by)
+        except ValueError:
+            raise InputError(f"deleted_by must be 'ai' or 'user', got {by!r}") from None
+        if merged_into == memory_id:
+            raise InputError("a memory cannot be merged into itself; pass the id of the memory that absorbed it")
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            before = await self._fetch(conn, user, memory_id)
+            if not before.is_active:
+                raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
+            if merged_into is not None:
+                await self._fetch(conn, user, merged_into, lock=False)  # NotFound unless it is this user's
+            after = replace(before, is_active=False, deleted_by=who, merged_into=merged_into, updated_at=utcnow())
+            await conn.execute(
+                "UPDATE memories SET is_active = false, deleted_by = %s, merged_into = %s, updated_at = %s "
+                "WHERE id = %s AND tenant = %s AND user_id = %s",
+                (who.value, merged_into, after.updated_at, memory_id, user.tenant, user.user_id),
+            )
+            action = HistoryAction.MERGE if merged_into is not None else HistoryAction.FORGET
+            await self._history(
+                conn, user, memory_id, action, before, after, at=after.updated_at, actor=who.value, note=note
+            )
+        return after
+
+    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
+        if limit is not None and limit < 0:
+            raise InputError(f"limit must be zero or more, got {limit}")
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            before = await self._fetch(conn, user, memory_id)
+            if before.is_active:
+                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
+            if limit is not None and await self._count(conn, user) >= limit:
+                raise LimitReached("current", limit)
+            after = replace(before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow())
+            await conn.execute(
+                "UPDATE memories SET is_active = true, deleted_by = NULL, merged_into = NULL, updated_at = %s "
+                "WHERE id = %s AND tenant = %s AND user_id = %s",
+                (after.updated_at, memory_id, user.tenant, user.user_id),
+            )
+            await self._history(
+                conn, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at, actor="user"
+            )
+        return after
+
+    async def delete(self, user: UserRef, memory_id: str) -> None:
+        async with self._db.connection() as conn, conn.transaction():
+            await self._lock(conn, user)
+            before = await self._fetch(conn, user, memory_id)
+            await conn.execute(
+                "DELETE FROM memories WHERE id = %s AND tenant = %s AND user_id = %s",
+                (memory_id, user.tenant, user.user_id),
+            )
+            await self._history(conn, user, memory_id, HistoryAction.DELETE, before, None, at=utcnow(), actor="user")

@@ -1,0 +1,218 @@
+"""The PostgreSQL schema: pgvector, ordered named migrations, and the embedding model the database was made for.
+
+``prepare(conn, dim, embedder)`` runs when a store opens. It holds a session advisory lock while it works, so two
+processes starting at once take turns: the second finds the migrations applied and only checks the model. Each
+migration runs in its own transaction together with the row that records it in ``memstack_migrations``.
+
+Schema (migration ``0001_memories``):
+
+- ``memories``: one row per memory with ``embedding vector(dim)`` (unit length: the store normalises every vector);
+  ``seq`` (identity) orders inserts; the embedding comes right after it, ahead of every variable-length text
+  column, so a scan reaches it without walking the row; ``tsv`` is a generated ``tsvector`` of the content's
+  ``\\w+`` words (``simple`` configuration: lower-cased, no stemming, split like the SQLite store and like
+  queries are) behind a GIN index.
+- a partial btree ``(tenant, user_id) WHERE is_active``: every per-user read starts there; a second btree over all
+  rows serves listings that include forgotten memories.
+- ``memory_history``: append-only, ``before``/``after`` as ``jsonb``; it outlives permanently deleted memories.
+- ``memory_ann_indexes``: users large enough to have their own HNSW index (see ``_ann.py``); the indexes
+  themselves are partial ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
+- ``memstack_meta``: the embedding model and dimension the vectors were made with.
+
+Migration ``0002_context_manifests``: ``context_manifests``, one ``jsonb`` manifest per response (what the model
+saw), keyed by context id, listed per (tenant, user) newest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from memstack.errors import ConfigError, MigrationError, StoreUnavailable
+from memstack.types import Category, DeletedBy, Source
+
+__all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare"]
+
+#: pgvector 0.8 brought iterative index scans, which keep filtered HNSW searches from returning fewer than k rows.
+MIN_PGVECTOR = (0, 8)
+
+#: Session advisory lock held while the schema is checked and migrated ("memstack" in ASCII).
+_MIGRATION_LOCK = 0x6D656D737461636B
+
+Migration = Callable[[psycopg.AsyncConnection[Any], int], Awaitable[None]]
+
+
+def _in(values: list[str]) -> sql.Composed:
+    return sql.SQL(", ").join(sql.Literal(v) for v in values)
+
+
+async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    statements: list[sql.SQL | sql.Composed] = [
+        sql.SQL(
+            """
+            CREATE TABLE memories (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                embedding vector({dim}) NOT NULL,
+                is_active boolean NOT NULL DEFAULT true,
+                confidence double precision NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                observed_at timestamptz,
+                expires_at timestamptz,
+                id text NOT NULL UNIQUE,
+                tenant text NOT NULL,
+                user_id text NOT NULL,
+                agent_id text,
+                content text NOT NULL,
+                category text NOT NULL CHECK (category IN ({categories})),
+                source text NOT NULL CHECK (source IN ({sources})),
+                deleted_by text CHECK (deleted_by IN ({deleted_by})),
+                merged_into text,
+                source_turn_ids text[] NOT NULL DEFAULT '{{}}',
+                tsv tsvector GENERATED ALWAYS AS
+                    (to_tsvector('simple', regexp_replace(content, '\\W+', ' ', 'g'))) STORED
+            )
+            """
+        ).format(
+            categories=_in([c.value for c in Category]),
+            sources=_in([s.value for s in Source]),
+            deleted_by=_in([d.value for d in DeletedBy]),
+            dim=sql.Literal(dim),
+        ),
+        sql.SQL("CREATE INDEX memories_user_active ON memories (tenant, user_id) WHERE is_active"),
+        sql.SQL("CREATE INDEX memories_user_all ON memories (tenant, user_id, created_at)"),
+        sql.SQL("CREATE INDEX memories_tsv ON memories USING gin (tsv)"),
+        sql.SQL(
+            """
+            CREATE TABLE memory_history (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                memory_id text NOT NULL,
+                tenant text NOT NULL,
+                user_id text NOT NULL,
+                action text NOT NULL,
+                before jsonb,
+                after jsonb,
+                at timestamptz NOT NULL,
+                actor text NOT NULL,
+                note text NOT NULL DEFAULT ''
+            )
+            """
+        ),
+        sql.SQL("CREATE TABLE memstack_meta (key text PRIMARY KEY, value text NOT NULL)"),
+        sql.SQL("CREATE INDEX memory_history_memory ON memory_history (tenant, user_id, memory_id, id)"),
+        sql.SQL(
+            """
+            CREATE TABLE memory_ann_indexes (
+                tenant text NOT NULL,
+                user_id text NOT NULL,
+                index_name text NOT NULL UNIQUE,
+                active_at_build bigint NOT NULL,
+                built_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (tenant, user_id)
+            )
+            """
+        ),
+    ]
+    for statement in statements:
+        await conn.execute(statement)
+
+
+async def _m0002_context_manifests(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    # One row per response: the manifest of the context the model saw (memstack.types.Manifest).
+    await conn.execute(
+        """
+        CREATE TABLE context_manifests (
+            context_id text PRIMARY KEY,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            session_id text,
+            created_at timestamptz NOT NULL,
+            manifest jsonb NOT NULL
+        )
+        """
+    )
+    await conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
+
+
+#: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("0001_memories", _m0001_memories),
+    ("0002_context_manifests", _m0002_context_manifests),
+]
+
+
+async def prepare(conn: psycopg.AsyncConnection[Any], *, dim: int, embedder: str, where: str) -> None:
+    """Make sure pgvector is there, migrate, and check the embedding model (under the migration lock)."""
+    await conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+    try:
+        await _ensure_pgvector(conn, where)
+        await _migrate(conn, dim)
+        await _check_model(conn, dim, embedder, where)
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+
+
+async def _ensure_pgvector(conn: psycopg.AsyncConnection[Any], where: str) -> None:
+    install = (
+        "memstack needs the pgvector extension, version 0.8 or later: install it on the server "
+        "(https://github.com/pgvector/pgvector#installation), then run CREATE EXTENSION vector in this database "
+        "as a superuser or the database owner"
+    )
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreUnavailable(f"cannot use pgvector in {where} ({reason}); {install}") from None
+    row = await (await conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).fetchone()
+    version = str(row[0]) if row else "0"
+    parts = tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:2])
+    if parts < MIN_PGVECTOR:
+        raise StoreUnavailable(
+            f"{where} has pgvector {version}, but memstack needs 0.8 or later for iterative index scans; "
+            "install a newer pgvector on the server and run ALTER EXTENSION vector UPDATE"
+        )
+
+
+async def _migrate(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    await conn.execute(
+        "CREATE TABLE IF NOT EXISTS memstack_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL)"
+    )
+    rows = await (await conn.execute("SELECT name FROM memstack_migrations")).fetchall()
+    applied = {str(r[0]) for r in rows}
+    known = {name for name, _ in MIGRATIONS}
+    if unknown := sorted(applied - known):
+        raise MigrationError(
+            f"this database was migrated by a newer memstack (unknown migrations: {', '.join(unknown)}); "
+            "upgrade memstack to open it"
+        )
+    for name, migration in MIGRATIONS:
+        if name in applied:
+            continue
+        try:
+            async with conn.transaction():
+                await migration(conn, dim)
+                await conn.execute(
+                    "INSERT INTO memstack_migrations (name, applied_at) VALUES (%s, now())",
+                    (name,),
+                )
+        except psycopg.Error as exc:
+            raise MigrationError(f"migration {name} failed and was rolled back: {exc}".strip()) from None
+
+
+async def _check_model(conn: psycopg.AsyncConnection[Any], dim: int, embedder: str, where: str) -> None:
+    await conn.execute(
+        "INSERT INTO memstack_meta (key, value) VALUES ('embedder', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
+        (embedder, str(dim)),
+    )
+    rows = await (
+        await conn.execute("SELECT key, value FROM memstack_meta WHERE key IN ('embedder', 'dim')")
+    ).fetchall()
+    meta = {str(k): str(v) for k, v in rows}
+    if meta.get("embedder") != embedder or meta.get("dim") != str(dim):
+        raise ConfigError(
+            f"{where} holds {meta.get('dim')}-d vectors from {meta.get('embedder')!r}, but this store was opened "
+            f"with {embedder!r} ({dim}-d); open it with the same embedder, or run `memstack reembed` to switch models"
+        )

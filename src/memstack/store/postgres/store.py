@@ -1,0 +1,130 @@
+"""``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
+
+The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
+``store.index`` (:class:`PgIndex`, reads) and ``store.contexts`` (:class:`PgContexts`, context manifests); they
+share the pool, and the first two the per-user HNSW index bookkeeping
+(:class:`~memstack.store.postgres._ann.AnnIndexes`).
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+import psycopg
+from psycopg.types import TypeInfo
+
+from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store.postgres._ann import AnnIndexes, AnnSettings
+from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
+from memstack.store.postgres._index import PgIndex
+from memstack.store.postgres._memories import PgMemories
+from memstack.store.postgres._schema import prepare
+from memstack.store.postgres.contexts import PgContexts
+from memstack.types import UserRef
+
+__all__ = ["PostgresStore"]
+
+
+class PostgresStore:
+    """Memories in PostgreSQL. Create with ``await PostgresStore.open(url, dim=..., embedder=...)``."""
+
+    def __init__(self, db: Database, *, dim: int, embedder: str, ann: AnnSettings) -> None:
+        self._db = db
+        self._dim = dim
+        self._embedder = embedder
+        self._ann = AnnIndexes(db, ann)
+        self._memories = PgMemories(db, self._ann, dim)
+        self._index = PgIndex(db, self._ann, dim)
+        self._contexts = PgContexts(db)
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        dim: int,
+        embedder: str,
+        pool_size: int = 10,
+        timeout_s: float = 10.0,
+        ann: AnnSettings | None = None,
+        vector_codec: VectorCodec = "binary",
+    ) -> PostgresStore:
+        """Connect, install pgvector if needed, migrate (under an advisory lock) and check the embedding model.
+
+        ``dim`` and ``embedder`` are recorded on first use; another model later raises ``ConfigError``.
+        ``pool_size`` bounds the connections; ``timeout_s`` bounds connecting and waiting for a free connection.
+        ``ann`` sets when a user gets their own HNSW index and how it is searched (:class:`AnnSettings`).
+        Raises ``StoreUnavailable`` (server down, bad URL, pgvector missing) with what to do about it."""
+        if dim < 1:
+            raise ConfigError(f"embedding dimension must be positive, got {dim}")
+        if vector_codec not in ("binary", "text"):
+            raise ConfigError(f"vector_codec must be 'binary' or 'text', got {vector_codec!r}")
+        settings = ann or AnnSettings()
+        where = describe_url(url)
+        conn = await connect(url, timeout_s=timeout_s)
+        try:
+            await prepare(conn, dim=dim, embedder=embedder, where=where)
+            info = await TypeInfo.fetch(conn, "vector")
+        except psycopg.Error as exc:
+            raise map_error(exc, where) from None
+        finally:
+            await conn.close()
+        if info is None:
+            raise StoreUnavailable(f"the pgvector type 'vector' is not visible in {where}; check the search_path")
+        db = Database(
+            url,
+            vector_info=info,
+            pool_size=pool_size,
+            timeout_s=timeout_s,
+            ef_search=settings.ef_search,
+            codec=vector_codec,
+        )
+        await db.open()
+        return cls(db, dim=dim, embedder=embedder, ann=settings)
+
+    @property
+    def memories(self) -> PgMemories:
+        return self._memories
+
+    @property
+    def index(self) -> PgIndex:
+        return self._index
+
+    @property
+    def contexts(self) -> PgContexts:
+        return self._contexts
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def embedder(self) -> str:
+        return self._embedder
+
+    @property
+    def ann(self) -> AnnIndexes:
+        """Which users have their own HNSW index (diagnostics, tests and benchmarks)."""
+        return self._ann
+
+    async def ann_index(self, user: UserRef) -> str | None:
+        """The name of ``user``'s HNSW index, or ``None`` while they are searched exactly."""
+        return await self._ann.lookup(user)
+
+    async def setting(self, name: str) -> str:
+        """A server setting as the store's connections see it (e.g. ``hnsw.iterative_scan``), for diagnostics."""
+        async with self._db.connection() as conn:
+            cur = await conn.execute("SELECT current_setting(%s, true)", (name,))
+            row = await cur.fetchone()
+        return str(row[0]) if row and row[0] is not None else ""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop index builds in flight and close the pool; safe to call twice."""
+        await self._ann.close()
+        await self._db.close()
