@@ -56,7 +56,7 @@ def _m_agents(conn: sqlite3.Connection) -> None:
 
 
 #: Appended to the backend's migration list (``_schema.MIGRATIONS``).
-MIGRATIONS = [("006_api_keys", _m_api_keys), ("007_agents", _m_agents)]
+MIGRATIONS = [("008_api_keys", _m_api_keys), ("009_agents", _m_agents)]
 
 
 def _key(row: tuple[Any, ...]) -> ApiKey:
