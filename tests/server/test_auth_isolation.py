@@ -157,3 +157,15 @@ def test_keys_made_and_revoked_with_the_cli_work_against_a_running_server(tmp_pa
     files = list(tmp_path.glob("memstack.db*"))  # the database and its write-ahead log
     assert files and all(key["secret"].encode() not in f.read_bytes() for f in files)
     assert cli.invoke(main, ["keys", "revoke", "key_nope", "--home", str(tmp_path)]).exit_code == 1
+
+
+def test_the_gc_keeper_freezes_long_lived_objects(tmp_path: Path) -> None:
+    import gc
+
+    app = create_app(make_config(tmp_path), settings=ServerSettings(auth="local", gc_freeze_s=0.05))
+    try:
+        with BackgroundServer(app) as server:
+            assert httpx.get(f"{server.url}/healthz").status_code == 200
+            assert gc.get_freeze_count() > 0  # the engine, caches and app are out of the collector's sight
+    finally:
+        gc.unfreeze()

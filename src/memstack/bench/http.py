@@ -97,6 +97,7 @@ class HttpBenchResult:
     distinct_queries: int | str
     server_cpu_ms: float | None  # CPU time the server process spent per answered request (user + system)
     client_cpu_ms: float  # CPU time this load generator spent per request
+    load_avg: float | None  # the machine's 1-minute load average at the end (other work competing for the cores)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,6 +115,7 @@ class HttpBenchResult:
             "distinct_queries": self.distinct_queries,
             "server_cpu_ms": self.server_cpu_ms,
             "client_cpu_ms": self.client_cpu_ms,
+            "load_avg": self.load_avg,
         }
 
 
@@ -321,6 +323,7 @@ def run(
         distinct_queries=queries if queries else "all",
         server_cpu_ms=None if measured.server_cpu_s is None else round(measured.server_cpu_s * 1000 / answered, 3),
         client_cpu_ms=round(measured.client_cpu_s * 1000 / answered, 3),
+        load_avg=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     )
 
 
@@ -398,7 +401,8 @@ def add_bench(main: Any) -> None:
         click.echo(
             f"{result.requests} requests in {result.duration_s} s at {clients} clients: {result.rps} req/s, "
             f"p50 {result.p50_ms} ms, p99 {result.p99_ms} ms, {result.errors} errors; CPU per request: "
-            f"server {result.server_cpu_ms} ms, load generator {result.client_cpu_ms} ms",
+            f"server {result.server_cpu_ms} ms, load generator {result.client_cpu_ms} ms; "
+            f"load average {result.load_avg} on {os.cpu_count()} cores",
             err=as_json,
         )
         if as_json:

@@ -80,7 +80,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str) ->
             fg="yellow",
             err=True,
         )
-    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys"))
+    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys", gc_freeze_s=10.0))
     where = f"http://{host}:{port}"
     click.echo(f"memstack: {config.backend} store in {config.home}, serving {where} (docs: {where}/docs)", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")

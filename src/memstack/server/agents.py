@@ -12,9 +12,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
+from memstack.context.agent import Agent, default_agent, parse_agent
 from memstack.errors import InputError, NotFound
 from memstack.server.schemas import AgentList, AgentOut, ErrorOut
-from memstack.server.state import CallerDep, StateDep
+from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.wire import agent_json, json_response
 from memstack.types import AgentRecord, utcnow
 
@@ -39,10 +40,8 @@ _PUT_BODY: dict[str, Any] = {
 }
 
 
-def load_definition(name: str, definition: Any) -> Any:
+def load_definition(name: str, definition: Any) -> Agent:
     """Validate ``definition`` with the agent loader; the loaded ``Agent`` (``InputError`` naming the bad field)."""
-    from memstack.context.agent import parse_agent
-
     if not isinstance(definition, dict):
         raise InputError("an agent definition must be a JSON object (or a YAML mapping) with at least 'core'")
     given = definition.get("name", name)
@@ -51,10 +50,11 @@ def load_definition(name: str, definition: Any) -> Any:
     return parse_agent({**definition, "name": name}, origin=f"agent {name!r}", strict=True, error=InputError)
 
 
-async def resolve_agent(st: Any, tenant: str, name: str | None) -> Any:
-    """The agent a chat names: a stored one of this tenant, or the built-in ``default``; ``None`` when unnamed."""
-    from memstack.context.agent import default_agent
+async def resolve_agent(st: ServerState, tenant: str, name: str | None) -> Agent | None:
+    """The agent a chat names: a stored one of this tenant, or the built-in ``default``; ``None`` when unnamed.
 
+    Only ever an :class:`Agent` value reaches the engine, never a name: the engine would read a name ending in
+    ``.yaml`` as a file path on the server."""
     if name is None:
         return None
     try:
@@ -107,8 +107,6 @@ async def get_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Respons
     except NotFound:
         if name != "default":
             raise
-        from memstack.context.agent import default_agent
-
         agent = default_agent()
         now = utcnow()
         record = AgentRecord(caller.tenant, "default", _plain(agent), now, now)
@@ -130,7 +128,7 @@ async def delete_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Resp
     return Response(status_code=204)
 
 
-def _plain(agent: Any) -> dict[str, Any]:
+def _plain(agent: Agent) -> dict[str, Any]:
     """The built-in agent's definition as plain values (what a PUT would take)."""
     import dataclasses
 

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,8 +59,11 @@ class _BodyLimit:
                 if not value.isdigit() or int(value) > self._limit:
                     await self._reject(scope, receive, send)
                     return
-                break
-        # Read the body first (bounded), then replay it: the app never sees a partial oversized body.
+                # A declared length within the limit bounds the body: the HTTP parser reads no more than it.
+                await self._app(scope, receive, send)
+                return
+        # Chunked (no declared length): read the body first, bounded, then replay it, so the app never sees part
+        # of an oversized body.
         chunks: list[bytes] = []
         seen = 0
         more = True
@@ -112,9 +117,13 @@ def create_app(
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
         keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, local=settings.auth == "local")
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
+        keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
         try:
             yield
         finally:
+            if keeper is not None:
+                keeper.cancel()
+                await asyncio.gather(keeper, return_exceptions=True)
             await queries.aclose()
             if owned:
                 await engine.aclose()
@@ -151,6 +160,14 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+async def _keep_gc(every_s: float) -> None:
+    """See ``ServerSettings.gc_freeze_s``. Each round collects only what is not frozen yet (small), then freezes it."""
+    while True:
+        gc.collect()
+        gc.freeze()
+        await asyncio.sleep(every_s)
 
 
 def _add_model(schema: dict[str, Any], model: type[BaseModel]) -> None:

@@ -91,7 +91,22 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
         extra["upgrade_prompt"] = exc.upgrade_prompt
     if status >= 500:
         log.error("request failed: %s: %s", type(exc).__name__, exc)
-    return error_response(status, type(exc).__name__, str(exc), headers=headers or None, **extra)
+    message = _not_found(exc) if isinstance(exc, NotFound) else str(exc)
+    return error_response(status, type(exc).__name__, message, headers=headers or None, **extra)
+
+
+_LISTS = {
+    "memory": "GET /v1/users/{user_id}/memories lists a user's memories",
+    "agent": "GET /v1/agents lists this tenant's agents",
+    "context": "context ids come from chat responses",
+    "session": "session ids come from chat responses",
+}
+
+
+def _not_found(exc: NotFound) -> str:
+    """The HTTP wording: the error's own message points at CLI commands, which API clients do not have."""
+    hint = _LISTS.get(exc.kind, "check the id")
+    return f"no {exc.kind} {exc.key!r} here (ids belong to one tenant and user); {hint}"
 
 
 def _where(loc: tuple[Any, ...] | list[Any]) -> str:

@@ -39,10 +39,19 @@ Tier = Annotated[str | None, Query(max_length=50, description="The user's tier (
 
 
 _SEARCH_BODY: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": "user_id",
+            "in": "path",
+            "required": True,
+            "description": "The user, within the caller's tenant",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+        }
+    ],
     "requestBody": {
         "required": True,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchIn"}}},
-    }
+    },
 }
 
 
@@ -52,10 +61,11 @@ _SEARCH_BODY: dict[str, Any] = {
     summary="The k memories closest in meaning to a query",
     openapi_extra=_SEARCH_BODY,
 )
-async def search_memories(request: Request, user_id: UserId) -> Response:
+async def search_memories(request: Request) -> Response:
     # The hot path (a UI's search box, the load test): the body is validated by SearchIn directly and the caller
     # resolved without FastAPI's dependency machinery, which cost about a third of the server's time per search.
-    # The body schema is published through ``openapi_extra`` (app.py adds SearchIn to the components).
+    # The path parameter and body schema are published through ``openapi_extra`` (app.py adds SearchIn to the
+    # components); UserRef checks the id (1-200 printable characters).
     st: ServerState = request.app.state.memstack
     caller = await st.keys.caller(request.headers.get("authorization"))
     body = SearchIn.model_validate_json(await request.body())
@@ -63,7 +73,7 @@ async def search_memories(request: Request, user_id: UserId) -> Response:
         raise InputError("search query is empty; pass the text to search for")
     vector = await st.queries.embed(body.query)
     flt = MemoryFilter(categories=tuple(body.category or ()), agent_id=body.agent_id)
-    hits = await st.engine.store.index.nearest(caller.user(user_id), vector, body.k, flt)
+    hits = await st.engine.store.index.nearest(caller.user(request.path_params["user_id"]), vector, body.k, flt)
     return st.fragments.search_response(hits)
 
 

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, Protocol, Self, runtime_checkable
 
+from memstack.errors import InputError
 from memstack.types import (
     AgentRecord,
     ApiKey,
@@ -38,6 +39,7 @@ __all__ = [
     "MemoryIndex",
     "MemoryStore",
     "Store",
+    "check_name",
     "hash_api_key",
     "new_api_key",
 ]
@@ -129,6 +131,13 @@ API_KEY_PREFIX = "msk_"
 def new_api_key() -> str:
     """A fresh secret: ``msk_`` + 40 characters (240 random bits, URL-safe)."""
     return API_KEY_PREFIX + secrets.token_urlsafe(30)
+
+
+def check_name(kind: str, value: str) -> str:
+    """Tenant, key and agent names for the stores: 1-200 printable characters (an empty key name is allowed)."""
+    if not isinstance(value, str) or len(value) > 200 or not value.isprintable() or (kind != "key name" and not value):
+        raise InputError(f"{kind} must be 1-200 printable characters, got {value!r}")
+    return value
 
 
 def hash_api_key(secret: str) -> str:

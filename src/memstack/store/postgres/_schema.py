@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, StoreUnavailable
+from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.types import Category, DeletedBy, Source
 
 __all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare"]
@@ -141,6 +142,7 @@ async def _m0002_context_manifests(conn: psycopg.AsyncConnection[Any], dim: int)
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),
+    *KEY_MIGRATIONS,
 ]
 
 

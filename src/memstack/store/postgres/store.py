@@ -20,6 +20,7 @@ from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.types import UserRef
 
 __all__ = ["PostgresStore"]
@@ -36,6 +37,8 @@ class PostgresStore:
         self._memories = PgMemories(db, self._ann, dim)
         self._index = PgIndex(db, self._ann, dim)
         self._contexts = PgContexts(db)
+        self._keys = PgKeys(db)
+        self._agents = PgAgents(db)
 
     @classmethod
     async def open(
@@ -89,6 +92,14 @@ class PostgresStore:
     @property
     def index(self) -> PgIndex:
         return self._index
+
+    @property
+    def keys(self) -> PgKeys:
+        return self._keys
+
+    @property
+    def agents(self) -> PgAgents:
+        return self._agents
 
     @property
     def contexts(self) -> PgContexts:

@@ -12,13 +12,13 @@ import sqlite3
 from typing import Any
 
 from memstack.errors import InputError, NotFound
-from memstack.store.base import hash_api_key, new_api_key
+from memstack.store.base import check_name, hash_api_key, new_api_key
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, to_ts
 from memstack.types import AgentRecord, ApiKey, new_id, utcnow
 
-__all__ = ["MIGRATIONS", "SQLiteAgents", "SQLiteKeys", "check_name"]
+__all__ = ["MIGRATIONS", "SQLiteAgents", "SQLiteKeys"]
 
 _KEY_COLUMNS = "id, tenant, name, prefix, created_at, revoked_at"
 
@@ -56,14 +56,7 @@ def _m_agents(conn: sqlite3.Connection) -> None:
 
 
 #: Appended to the backend's migration list (``_schema.MIGRATIONS``).
-MIGRATIONS = [("006_api_keys", _m_api_keys), ("007_agents", _m_agents)]
-
-
-def check_name(kind: str, value: str) -> str:
-    """Tenant, key and agent names: 1-200 printable characters (an empty key name is allowed)."""
-    if not isinstance(value, str) or len(value) > 200 or not value.isprintable() or (kind != "key name" and not value):
-        raise InputError(f"{kind} must be 1-200 printable characters, got {value!r}")
-    return value
+MIGRATIONS = [("008_api_keys", _m_api_keys), ("009_agents", _m_agents)]
 
 
 def _key(row: tuple[Any, ...]) -> ApiKey:
