@@ -132,7 +132,9 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     stop(served)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API runs an event loop on this thread while it is open, and asyncio code in tests
+# of other modules must not find it running.
+@pytest.fixture(scope="module")
 def playwright_driver() -> Iterator[Playwright]:
     if not CHROMIUM.exists():
         pytest.fail(
@@ -146,7 +148,7 @@ def playwright_driver() -> Iterator[Playwright]:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_driver: Playwright) -> Iterator[Browser]:
     browser = playwright_driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     yield browser

@@ -4,11 +4,16 @@ inspector's endpoints, with the same auth and tenant scoping as the rest of the 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
 
+from memstack.config import Config
 from memstack.context.stack import DEFAULT_STACK
+from memstack.engine import AsyncMemstack
+from memstack.server import create_app
+from memstack.server.runner import BackgroundServer
 from memstack.server.ui import CSP, inspect_manifest
 from memstack.types import FragmentStatus, Manifest, ManifestEntry, UserRef
 
@@ -95,6 +100,32 @@ def test_context_endpoints_need_a_key_and_stay_in_the_tenant(keyed_server: Serve
         ("mem_b", "trimmed", True),
         ("mem_c", "quarantined", True),
     ]
+
+
+@pytest.mark.postgres
+def test_inspector_endpoints_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    config = Config.resolve(home=tmp_path, database_url=postgres_url, embedder="hash:64")
+
+    async def keep() -> tuple[str, str]:
+        async with AsyncMemstack(config) as ms:
+            _, key = await ms.store.keys.create("acme")
+            user = UserRef("ana", "acme")
+            kept = await ms.add(user, "Keeps bees on the roof", category="fact")
+            entries = (ManifestEntry("memory", f"memory:{kept.id}", 9, FragmentStatus.KEPT), *ENTRIES[4:])
+            await ms.store.contexts.save(user, _manifest("ctx_pg_1", entries))
+            return key, kept.id
+
+    key, memory_id = run_async(keep())
+    with BackgroundServer(create_app(config)) as server, httpx.Client(base_url=server.url) as client:
+        client.headers["Authorization"] = f"Bearer {key}"
+        listed = client.get("/ui/api/users/ana/contexts").json()["contexts"]
+        assert [c["context_id"] for c in listed] == ["ctx_pg_1"]
+        detail = client.get("/ui/api/contexts/ctx_pg_1", params={"user_id": "ana"}).json()
+    used = detail["memories_used"]
+    assert [(m["id"], m["memory"]["content"], m["gone"]) for m in used] == [
+        (memory_id, "Keeps bees on the roof", False)
+    ]
+    assert [layer["tokens"] for layer in detail["layers"] if layer["key"] == "memory"] == [9]
 
 
 @pytest.mark.parametrize("user_known", [True, False])
