@@ -46,8 +46,8 @@ _OPEN: dict[str, Any] = {"security": []}  # endpoints that need no key
 class _SearchFastPath:
     """``POST /v1/users/{user_id}/memories/search`` goes straight to its handler, past FastAPI's router and its
     middleware, which cost about as much CPU per search as the search itself (``memstack bench http`` reports the
-    server's CPU per request: 0.54 ms through the router, 0.41 ms on this path, on the same shared machine). Same handler, same
-    errors (``errors.response_for``); the route stays registered for the OpenAPI document."""
+    server's CPU per request: 0.54 ms through the router, 0.41 ms on this path, on the same shared machine).
+    Same handler, same errors (``errors.response_for``); the route stays registered for the OpenAPI document."""
 
     _PREFIX, _SUFFIX = "/v1/users/", "/memories/search"
 
