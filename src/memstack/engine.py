@@ -16,7 +16,7 @@ import builtins
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
 
 from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
@@ -36,6 +36,10 @@ from memstack.types import (
     Source,
     UserRef,
 )
+
+if TYPE_CHECKING:
+    from memstack.capture.consolidate import MergeResult
+    from memstack.capture.transparency import UsedMemory
 
 __all__ = ["AsyncMemstack", "Memstack"]
 
@@ -253,6 +257,32 @@ class AsyncMemstack:
         tier_name, limit = self._limit(tier)
         return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
 
+    async def memories_used(
+        self, user: str | UserRef, context_id: str, *, tenant: str | None = None
+    ) -> builtins.list[UsedMemory]:
+        """The long-term memories the response with ``context_id`` used (kept in its context), as they are now:
+        forgotten ones included (inactive), permanently deleted ones with ``memory=None``."""
+        from memstack.capture.transparency import memories_used
+
+        return await memories_used(self.store, _user(user, tenant), context_id)
+
+    async def consolidate(
+        self, user: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
+    ) -> builtins.list[MergeResult]:
+        """Merge related memories of the user into richer ones; the originals are forgotten with ``merged_into``
+        (restorable) and every step is in their history. With ``summarizer_model`` configured the merged text is
+        written by that model (checked, else the offline merge); ``dry_run`` shows the merges without storing."""
+        from memstack.capture.consolidate import Consolidator, LLMMerger
+
+        ref = _user(user, tenant)
+        if self.config.summarizer_model is None:
+            return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
+        from memstack.models import get_model
+
+        async with get_model(self.config.summarizer_model) as model:
+            consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
+            return await consolidator.consolidate(ref, dry_run=dry_run)
+
 
 class _LoopThread:
     """A private event loop on a daemon thread: runs coroutines for blocking callers."""
@@ -335,3 +365,5 @@ class Memstack:
     history = _Blocking(AsyncMemstack.history)
     count = _Blocking(AsyncMemstack.count)
     usage = _Blocking(AsyncMemstack.usage)
+    consolidate = _Blocking(AsyncMemstack.consolidate)
+    memories_used = _Blocking(AsyncMemstack.memories_used)

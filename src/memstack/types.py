@@ -33,6 +33,8 @@ __all__ = [
     "Fragment",
     "FragmentStatus",
     "HistoryAction",
+    "Job",
+    "JobStatus",
     "Layer",
     "Manifest",
     "ManifestEntry",
@@ -40,6 +42,7 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUpdate",
     "MemoryUsage",
     "NewMemory",
     "RawMessage",
@@ -48,6 +51,7 @@ __all__ = [
     "SessionState",
     "Source",
     "TurnSummary",
+    "UpdateAction",
     "UserRef",
     "Vector",
     "new_id",
@@ -580,3 +584,73 @@ def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
     if session_id is not None and (not session_id or len(session_id) > 200):
         raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
     return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+class UpdateAction(StrEnum):
+    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
+
+    CREATED = "created"  # stored as a new memory
+    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
+    DUPLICATE = "duplicate"  # already remembered: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """One entry of a response's ``memory_updates`` badge.
+
+    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
+    remembered now (for a duplicate, the existing memory's text)."""
+
+    id: str | None
+    content: str
+    category: Category
+    action: UpdateAction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
+        try:
+            return cls(
+                id=None if data.get("id") is None else str(data["id"]),
+                content=str(data["content"]),
+                category=Category.parse(str(data["category"])),
+                action=UpdateAction(str(data["action"])),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
+
+
+# --- durable background work ----------------------------------------------------------------------------------------
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"  # recorded, waiting to run (or to be retried after ``run_after``)
+    RUNNING = "running"  # claimed by ``owner`` until ``lease_until``; a lapsed lease makes it claimable again
+    DONE = "done"  # finished; ``result`` holds the outcome (the payload is dropped)
+    FAILED = "failed"  # given up; ``error`` says why
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One unit of durable background work (a memory detection, a consolidation…), recorded before it starts.
+
+    ``key`` makes recording idempotent: enqueueing the same key again returns the recorded job. ``state`` is the
+    worker's checkpoint (what is already done), so a resumed job continues instead of starting over."""
+
+    id: str
+    kind: str
+    key: str
+    payload: Mapping[str, Any]
+    status: JobStatus
+    attempts: int
+    created_at: datetime
+    updated_at: datetime
+    owner: str | None = None
+    lease_until: datetime | None = None
+    run_after: datetime | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    result: Mapping[str, Any] | None = None
+    error: str | None = None

@@ -16,7 +16,7 @@ def main() -> None:
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
     from memstack.bench.http import add_bench as add_http_bench
-    from memstack.cli import context
+    from memstack.cli import capture, context
     from memstack.cli.bench import bench
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
@@ -31,6 +31,7 @@ def _register() -> None:
     main.add_command(context.context)
     context.add_bench(main)
     add_http_bench(main)
+    capture.register(main)  # after the groups it adds to
 
 
 _register()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import builtins
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
@@ -20,6 +21,7 @@ from memstack.types import (
     ApiKey,
     DeletedBy,
     HistoryAction,
+    Job,
     Manifest,
     Memory,
     MemoryEvent,
@@ -33,8 +35,10 @@ from memstack.types import (
 
 __all__ = [
     "API_KEY_PREFIX",
+    "DEFAULT_LEASE_S",
     "AgentStore",
     "ContextStore",
+    "JobStore",
     "KeyStore",
     "MemoryIndex",
     "MemoryStore",
@@ -207,6 +211,59 @@ class ContextStore(Protocol):
         ...
 
 
+#: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
+DEFAULT_LEASE_S = 60.0
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    """Durable background work: recorded before it starts, claimed under a lease, checkpointed, finished.
+
+    A job is never lost to a crash: until ``complete`` or a final ``fail`` it stays claimable (``pending``, or
+    ``running`` with a lapsed lease). Finished jobs are kept a while (for idempotency and inspection), their payload
+    dropped, then pruned by the store."""
+
+    async def enqueue(
+        self,
+        kind: str,
+        key: str,
+        payload: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> Job:
+        """Record a job, or return the one already recorded under ``(kind, key)`` unchanged.
+
+        With ``owner``, a newly recorded job starts ``running``, claimed by that owner for ``lease_s`` seconds (the
+        caller works on it at once); without, it starts ``pending``. Compare the returned job's ``owner`` with
+        yours to know whether it is yours to run."""
+        ...
+
+    async def claim_pending(
+        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
+    ) -> builtins.list[Job]:
+        """Claim up to ``limit`` jobs of ``kind`` (any kind if ``None``), oldest first: pending ones that are due,
+        and running ones whose lease lapsed (their worker died). Each is ``running`` for ``owner``, attempts + 1.
+        Concurrent callers never claim the same job."""
+        ...
+
+    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
+        """Replace the job's ``state`` (what is done so far) and extend its lease; ``NotFound`` if unknown."""
+        ...
+
+    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
+        """Mark done with ``result``; the payload is dropped (it may hold user text)."""
+        ...
+
+    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
+        """Record ``error``. With ``retry_at`` the job is pending again from then on; without, it is given up."""
+        ...
+
+    async def get(self, job_id: str) -> Job:
+        """One job by id (``NotFound`` if unknown or pruned)."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -224,6 +281,9 @@ class Store(Protocol):
 
     @property
     def contexts(self) -> ContextStore: ...
+
+    @property
+    def jobs(self) -> JobStore: ...
 
     @property
     def dim(self) -> int: ...

@@ -1,9 +1,9 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
 The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
-``store.index`` (:class:`PgIndex`, reads) and ``store.contexts`` (:class:`PgContexts`, context manifests); they
-share the pool, and the first two the per-user HNSW index bookkeeping
-(:class:`~memstack.store.postgres._ann.AnnIndexes`).
+``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests) and
+``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work); they share the pool, and
+the first two the per-user HNSW index bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.types import UserRef
 
@@ -39,6 +40,7 @@ class PostgresStore:
         self._contexts = PgContexts(db)
         self._keys = PgKeys(db)
         self._agents = PgAgents(db)
+        self._jobs = PgJobs(db)
 
     @classmethod
     async def open(
@@ -104,6 +106,10 @@ class PostgresStore:
     @property
     def contexts(self) -> PgContexts:
         return self._contexts
+
+    @property
+    def jobs(self) -> PgJobs:
+        return self._jobs
 
     @property
     def dim(self) -> int:
