@@ -23,8 +23,11 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "AgentRecord",
     "ApiKey",
+    "ArchiveHit",
+    "ArchivedTurn",
     "Artifact",
     "BaseTruthDiff",
+    "BaseTruthSnapshot",
     "Candidate",
     "Category",
     "DeletedBy",
@@ -49,7 +52,10 @@ __all__ = [
     "Route",
     "ScoredMemory",
     "SessionState",
+    "SessionSummary",
     "Source",
+    "TurnCommit",
+    "TurnStatus",
     "TurnSummary",
     "UpdateAction",
     "UserRef",
@@ -394,6 +400,9 @@ class SessionState:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+    version: int = 0  # bumped by every committed turn: a commit built on an older state is refused
+    last_consolidated_turn: int = 0
+    flagged_turns: tuple[int, ...] = ()  # recorded turns whose summary is still due (pending or unsummarized)
 
 
 class Route(StrEnum):
@@ -481,6 +490,119 @@ class AgentRecord:
     definition: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+class TurnStatus(StrEnum):
+    """Where one archived exchange stands in phase 2 (the second half of a chat turn)."""
+
+    PENDING = "pending"  # recorded; phase 2 running or interrupted (a crash): summarized on restart
+    UNSUMMARIZED = "unsummarized"  # raw-text fallback in the turn log; a background retry is due
+    SUMMARIZED = "summarized"
+    FALLBACK = "fallback"  # raw-text fallback kept for good: retries used up, or not retried
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedTurn:
+    """One raw exchange of a session as archived, with what phase 2 made of it.
+
+    ``turn_id`` (``session_id:turn``) names it across sessions. ``keep_extra`` is how many turns longer the user's
+    and the assistant's message stay in the raw window (long messages). ``user_summary``/``assistant_summary`` are
+    the turn-log entry once written."""
+
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    at: datetime
+    status: TurnStatus = TurnStatus.PENDING
+    user_id: str = ""
+    tenant: str = "default"
+    route: str = ""
+    keep_extra: tuple[int, int] = (0, 0)
+    user_summary: str = ""
+    assistant_summary: str = ""
+    outcome: str = ""
+    attempts: int = 0
+    error: str = ""
+    flags: tuple[str, ...] = ()
+
+    @property
+    def turn_id(self) -> str:
+        return f"{self.session_id}:{self.turn}"
+
+    @property
+    def exchange(self) -> Exchange:
+        return Exchange(self.turn, self.user, self.assistant, self.at)
+
+    @property
+    def flagged(self) -> bool:
+        return self.status in (TurnStatus.PENDING, TurnStatus.UNSUMMARIZED)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveHit:
+    """A full-text match in a user's archive of past exchanges, best first."""
+
+    turn_id: str  # session_id:turn
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    at: datetime
+    score: float  # higher is better
+
+    @property
+    def text(self) -> str:
+        return f"User: {self.user}\nAssistant: {self.assistant}"
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTruthSnapshot:
+    """Base truth as it stood after ``turn`` (monitoring, seed 04 §7); ``reason``: periodic, consolidation, end…"""
+
+    turn: int
+    reason: str
+    facts: tuple[Fact, ...]
+    session_id: str = ""
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCommit:
+    """What phase 2 writes in one transaction: the turn-log entry, the new base truth and everything beside it.
+
+    ``expected_version`` is the :attr:`SessionState.version` the work was based on; a store refuses the commit
+    (``SessionConflict``) when the session changed since."""
+
+    turn: int
+    status: TurnStatus
+    summary: TurnSummary
+    base_truth: tuple[Fact, ...]
+    expected_version: int
+    outcome: str = ""
+    attempts: int = 1
+    error: str = ""
+    flags: tuple[str, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+    snapshots: tuple[BaseTruthSnapshot, ...] = ()
+    consolidated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A session as listed, with its cross-session line (layer 7: one short line about the user's past session)."""
+
+    session_id: str
+    user_id: str
+    tenant: str
+    agent: str | None
+    turn_count: int
+    line: str = ""
+    line_turn: int = 0  # the turn the line was written after (stale when below turn_count)
+    flagged: int = 0  # turns whose summary is still due
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 # --- context manifests -----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ def _register() -> None:
     from memstack.cli.keys import keys
     from memstack.cli.memories import memories
     from memstack.cli.serve import serve
+    from memstack.cli.sessions import sessions
 
     main.add_command(bench)
     main.add_command(eval_group)
@@ -31,6 +32,7 @@ def _register() -> None:
     main.add_command(context.context)
     context.add_bench(main)
     add_http_bench(main)
+    main.add_command(sessions)
     capture.register(main)  # after the groups it adds to
 
 

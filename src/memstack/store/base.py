@@ -19,6 +19,10 @@ from memstack.errors import InputError
 from memstack.types import (
     AgentRecord,
     ApiKey,
+    ArchivedTurn,
+    ArchiveHit,
+    Artifact,
+    BaseTruthSnapshot,
     DeletedBy,
     HistoryAction,
     Job,
@@ -29,6 +33,9 @@ from memstack.types import (
     MemoryPatch,
     NewMemory,
     ScoredMemory,
+    SessionState,
+    SessionSummary,
+    TurnCommit,
     UserRef,
     Vector,
 )
@@ -38,10 +45,13 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "AgentStore",
     "ContextStore",
+    "HeldLock",
     "JobStore",
     "KeyStore",
     "MemoryIndex",
     "MemoryStore",
+    "SessionArchive",
+    "SessionStore",
     "Store",
     "check_name",
     "hash_api_key",
@@ -167,6 +177,66 @@ class KeyStore(Protocol):
 
     async def revoke(self, key_id: str) -> ApiKey:
         """Revoke by public id (``key_…``); ``NotFound`` if there is no such key. Revoking twice is harmless."""
+
+
+class HeldLock(Protocol):
+    """One acquisition of a session's lock; ``release`` is idempotent."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    async def release(self) -> None: ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Per-session memory and the life of a turn (seed 04): the session row, base truth, the turn log and the
+    exchange archive it is kept in, and the per-session lock.
+
+    A turn: ``acquire`` the lock → ``open`` the state → (phase 1) → ``record`` the raw exchange (durable, flagged
+    pending) → (phase 2) → ``commit`` → release. ``pending`` finds what a crash or a failed summary left flagged.
+    """
+
+    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
+        """Wait until no other turn of this session holds its lock (in this process and, where the backend allows
+        several processes, in any); ``StoreBusy`` after ``timeout`` seconds."""
+        ...
+
+    async def open(
+        self,
+        user: UserRef,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        create: bool = True,
+        window_turns: int = 5,
+        now: datetime | None = None,
+    ) -> SessionState:
+        """The session's state: base truth, the whole turn log, the raw messages of its last ``window_turns``
+        recorded turns (pending ones included; the caller evicts), flagged turns. Creates it when ``create``
+        (else ``NotFound``); an ended session opened again is resumed. ``InputError`` if ``agent`` differs from the
+        agent the session was started with."""
+        ...
+
+    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+        """Archive a raw exchange as turn ``turn_count + 1`` with status pending, before phase 2 starts.
+        ``SessionConflict`` when that turn was recorded already (another process)."""
+        ...
+
+    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+        """One transaction: the turn's summary and status, base truth, artifacts (replacing the turn's earlier
+        ones), snapshots, the consolidation mark. ``SessionConflict`` when the session's version moved on from
+        ``commit.expected_version``."""
+        ...
+
+    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        """Flagged turns of every user (pending or unsummarized), oldest first: the startup scan."""
+        ...
+
+    async def end(
+        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
+    ) -> SessionSummary:
+        """Write the session's cross-session line (written after ``through_turn``); ``ended`` also closes it."""
         ...
 
 
@@ -188,6 +258,42 @@ class AgentStore(Protocol):
 
     async def delete(self, tenant: str, name: str) -> None:
         """``NotFound`` if this tenant has no agent of that name."""
+
+
+class SessionArchive(Protocol):
+    """Reading sessions back: listings, the archive of raw exchanges (full-text search, paging for index builds),
+    artifacts and base-truth snapshots. Every call is scoped to one user."""
+
+    async def sessions(
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+    ) -> builtins.list[SessionSummary]:
+        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line."""
+        ...
+
+    async def turns(
+        self,
+        user: UserRef,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> builtins.list[ArchivedTurn]:
+        """Archived exchanges in time order (one session's in turn order); ``since`` skips older ones."""
+        ...
+
+    async def search(
+        self, user: UserRef, query: str, k: int, *, session_id: str | None = None
+    ) -> builtins.list[ArchiveHit]:
+        """Full-text (BM25-style) search over the user's archived exchanges, best first."""
+        ...
+
+    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
+        """Code blocks and drafts of a session (one turn's with ``turn``), in turn order."""
+        ...
+
+    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
+        """The latest base-truth snapshots of a session, oldest first."""
         ...
 
 
@@ -284,6 +390,12 @@ class Store(Protocol):
 
     @property
     def jobs(self) -> JobStore: ...
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
+    @property
+    def archive(self) -> SessionArchive: ...
 
     @property
     def dim(self) -> int: ...

@@ -2,8 +2,9 @@
 
 Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
 ``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
-``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests) and ``store.jobs``
-(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), sharing one
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
+(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -23,6 +24,7 @@ from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
+from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -47,6 +49,8 @@ class SQLiteStore:
         self._agents = SQLiteAgents(core)
         self._contexts = SQLiteContexts(core)
         self._jobs = SQLiteJobs(core)
+        self._sessions = SQLiteSessions(core)
+        self._archive = SQLiteSessionArchive(core)
 
     @classmethod
     async def open(
@@ -113,6 +117,14 @@ class SQLiteStore:
     @property
     def jobs(self) -> SQLiteJobs:
         return self._jobs
+
+    @property
+    def sessions(self) -> SQLiteSessions:
+        return self._sessions
+
+    @property
+    def archive(self) -> SQLiteSessionArchive:
+        return self._archive
 
     @property
     def dim(self) -> int:
