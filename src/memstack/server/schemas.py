@@ -31,6 +31,7 @@ __all__ = [
     "SearchHit",
     "SearchIn",
     "SearchOut",
+    "SessionOut",
     "UsageOut",
 ]
 
@@ -169,3 +170,36 @@ class ChatOut(BaseModel):
     memory_updates: list[MemoryUpdateOut]
     context_id: str | None
     upgrade_prompt: str | None = None
+
+
+class FactOut(BaseModel):
+    text: str
+    hard_exception: bool
+    since_turn: int
+
+
+class TurnSummaryOut(BaseModel):
+    turn: int
+    user_summary: str
+    assistant_summary: str
+    unsummarized: bool
+
+
+class RawMessageOut(BaseModel):
+    role: str
+    content: str
+    turn: int
+    at: datetime | None
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    user_id: str
+    agent: str | None
+    turn_count: int
+    base_truth: list[FactOut]
+    turn_log: list[TurnSummaryOut]
+    raw_window: list[RawMessageOut]
+    created_at: datetime | None
+    updated_at: datetime | None
+    ended_at: datetime | None
