@@ -110,7 +110,7 @@ def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
     from memstack.engine import AsyncMemstack
 
     async def run() -> Any:
-        async with AsyncMemstack(home=home) as engine:
+        async with AsyncMemstack(home=home, resume=False) as engine:
             return await work(engine.store)
 
     try:

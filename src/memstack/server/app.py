@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
-from memstack.server import agents, memories, sessions
+from memstack.server import agents, chat, memories, openai_compat, sessions
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
@@ -167,6 +167,8 @@ def create_app(
     app.include_router(memories.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    app.include_router(chat.router)
+    app.include_router(openai_compat.router)
     app.add_middleware(_SearchFastPath)
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # added last: outermost, so it covers both
 

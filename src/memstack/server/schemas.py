@@ -7,7 +7,7 @@ Responses are built by :mod:`memstack.server.wire` as plain JSON; these models d
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -147,7 +147,7 @@ class AgentList(BaseModel):
 class ChatIn(_In):
     user_id: str = _ID
     session_id: str | None = Field(default=None, min_length=1, max_length=200, description="Omit to start one")
-    message: str = Field(min_length=1, description="The user's message")
+    message: str = Field(min_length=1, description="The user's message (the server's limit: 32,000 characters)")
     metadata: dict[str, Any] | None = Field(
         default=None, description="Session metadata: timezone, local_time, user_agent, location, tier, coins, flags"
     )
@@ -161,15 +161,20 @@ class MemoryUpdateOut(BaseModel):
     id: str | None
     content: str
     category: Category
-    action: Literal["created", "updated", "duplicate", "dropped_limit"] | str
+    action: str = Field(description="created, updated, duplicate or dropped_limit")
 
 
 class ChatOut(BaseModel):
     session_id: str
     reply: str
-    memory_updates: list[MemoryUpdateOut]
-    context_id: str | None
-    upgrade_prompt: str | None = None
+    memory_updates: list[MemoryUpdateOut] = Field(description="What this message saved (the badge), if in time")
+    context_id: str | None = Field(description="GET /v1/contexts/{context_id}: what the model saw (null: temporary)")
+    upgrade_prompt: str | None = Field(default=None, description="Set when an explicit save hit the tier limit")
+    turn: int
+    memory_pending: bool = Field(description="Detection was still running when the reply left (it saves anyway)")
+    memories_used: list[str] = Field(description="Ids of the long-term memories placed in the context")
+    model: str
+    offline: bool = Field(description="The reply comes from the offline responder, not a model")
 
 
 class FactOut(BaseModel):
