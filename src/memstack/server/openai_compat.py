@@ -193,14 +193,13 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
 )
 async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) -> Response:
     message, session_id, system = _turn_inputs(body, caller.tenant)
-    caller.user(body.user or "")
+    user = caller.user(body.user or "")  # _turn_inputs refused a missing user
     if len(message) > st.settings.max_message_chars:
         raise InputError(
             f"the message is {len(message)} characters; this server accepts at most {st.settings.max_message_chars}"
         )
     agent = await _agent(st, caller.tenant, body, system)
     options: dict[str, Any] = {
-        "tenant": caller.tenant,
         "session_id": session_id,
         "metadata": body.metadata,
         "agent": agent,
@@ -209,12 +208,11 @@ async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) 
     }
     completion_id = new_id("chatcmpl")
     created = int(time.time())
-    assert body.user is not None  # checked by _turn_inputs
     if not body.stream:
-        result = await st.engine.chat(body.user, message, **options)
+        result = await st.engine.chat(user, message, **options)
         return json_response(_completion(result, body.model, completion_id, created))
-    events = st.engine.chat_stream(body.user, message, **options)
-    first = await anext(aiter(events))
+    events = st.engine.chat_stream(user, message, **options)
+    first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
     return StreamingResponse(
         _stream(first, events, body.model, completion_id, created),
         media_type="text/event-stream",
