@@ -48,6 +48,8 @@ screenshots: $(STAMP) chromium
 
 bench: $(STAMP)
 	$(BIN)/memstack bench context --json
+	$(BIN)/memstack bench capture --json
+	$(BIN)/memstack bench turn --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1 --per-user 100000 --queries 200 --k 10 --json

@@ -1,9 +1,14 @@
 """The engine: :class:`AsyncMemstack` (the async core) and :class:`Memstack` (its thin blocking wrapper).
 
 ``AsyncMemstack`` opens what the configuration names (``Config.resolve(**settings)``: the embedder of
-``config.embedder`` and the store of ``config.database_url``) and manages a user's long-term memories: add, get,
-list, search, edit, forget, restore, delete, history and tier usage. Users are named by id (tenant ``default``) or by
-a :class:`~memstack.types.UserRef`.
+``config.embedder``, the store of ``config.database_url``, the chat, classifier and summarizer models) and
+
+- answers chat turns with memory: :meth:`~AsyncMemstack.chat`, :meth:`~AsyncMemstack.chat_stream` and
+  :meth:`~AsyncMemstack.delegate` (the turn itself lives in :mod:`memstack.turn`);
+- manages a user's long-term memories: add, get, list, search, edit, forget, restore, delete, history, tier usage.
+
+Users are named by id (tenant ``default``) or by a :class:`~memstack.types.UserRef`. Closing drains background work
+(detections, phase 2 of turns); opening resumes what a previous process left pending.
 
 ``Memstack`` runs the same coroutines on a private event-loop thread; each of its methods is one line naming the
 coroutine it runs, so the two APIs cannot drift apart.
@@ -14,16 +19,21 @@ from __future__ import annotations
 import asyncio
 import builtins
 import threading
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
 
 from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
 from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
+from memstack.turn.models import Models, Tuning
 from memstack.types import (
     Category,
+    ChatEvent,
+    ChatResult,
     DeletedBy,
     HistoryAction,
     Memory,
@@ -37,7 +47,20 @@ from memstack.types import (
     UserRef,
 )
 
-__all__ = ["AsyncMemstack", "Memstack"]
+if TYPE_CHECKING:
+    from memstack.capture.consolidate import MergeResult
+    from memstack.capture.transparency import UsedMemory
+    from memstack.context import Agent, DelegatedTask, SessionMeta
+    from memstack.turn.turns import Turns
+    from memstack.types import SessionSummary
+
+__all__ = ["AsyncMemstack", "Memstack", "Models", "Tuning"]
+
+#: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
+DRAIN_TIMEOUT_S = 30.0
+
+#: What a delegated run sends as the current message: the task itself stays in layer 4.
+DELEGATED_MESSAGE = "Carry out the delegated task described in your context and answer in its output format."
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -65,16 +88,30 @@ class AsyncMemstack:
     """Long-term memory management, async. Use as ``async with AsyncMemstack(home=...) as ms:``.
 
     Settings are those of :class:`~memstack.config.Config` (``home``, ``database_url``, ``embedder``, ``tiers``…),
-    falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``."""
+    falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``. ``models``: ready-made chat,
+    classifier or summarizer models instead of the configured ones; ``tuning``: settings of the turn's parts.
+    ``resume=False`` leaves work a previous process left pending alone (tools that only inspect or manage data)."""
 
-    def __init__(self, config: Config | None = None, **settings: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        models: Models | None = None,
+        tuning: Tuning | None = None,
+        resume: bool = True,
+        **settings: Any,
+    ) -> None:
         if config is not None and settings:
             raise ConfigError("pass either a Config or settings, not both")
         self._given = config
         self._settings = settings
+        self._models = models or Models()
+        self._tuning = tuning or Tuning()
+        self._resume = resume
         self._config: Config | None = None
         self._embedder: Embedder | None = None
         self._store: Store | None = None
+        self._turns: Turns | None = None
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -84,21 +121,48 @@ class AsyncMemstack:
         await self.aclose()
 
     async def open(self) -> None:
-        """Resolve the configuration, load the embedder and open (creating, migrating) the store."""
+        """Resolve the configuration, load the embedder, open (creating, migrating) the store, set up the chat
+        turn's parts, and start resuming the work a previous process left pending (in the background)."""
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
         embedder = get_embedder(config.embedder)
-        self._store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
-        self._config, self._embedder = config, embedder
+        store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
+        try:
+            from memstack.turn.turns import Turns
 
-    async def aclose(self) -> None:
-        store, embedder = self._store, self._embedder
-        self._store = self._embedder = None
-        if store is not None:
+            turns = Turns(config, store, embedder, self._models, self._tuning)
+        except BaseException:
             await store.close()
-        if embedder is not None:
             await embedder.aclose()
+            raise
+        self._store, self._config, self._embedder, self._turns = store, config, embedder, turns
+        if self._resume:
+            turns.resume()
+
+    async def aclose(self, *, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
+        """Graceful shutdown: wait (up to ``drain_timeout_s``) for background work, then close everything."""
+        turns, store, embedder = self._turns, self._store, self._embedder
+        self._turns = None
+        try:
+            if turns is not None:
+                await turns.aclose(drain_timeout_s)
+        finally:
+            self._store = self._embedder = None
+            if store is not None:
+                await store.close()
+            if embedder is not None:
+                await embedder.aclose()
+
+    async def wait_idle(self, timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
+        """Wait until the background work of earlier turns is done (phase 2, memory detections, work resumed at
+        open); True when it finished within ``timeout_s``. Nothing is cancelled: the engine stays usable."""
+        return await self._chat().wait_idle(timeout_s)
+
+    @property
+    def chat_model_name(self) -> str:
+        """The chat model of agents that name none (``offline:responder`` when none is configured)."""
+        return self._chat().chat_models.default.name
 
     @property
     def is_open(self) -> bool:
@@ -122,6 +186,11 @@ class AsyncMemstack:
             raise ConfigError("memstack is not open; use `async with AsyncMemstack(...) as ms:` or await ms.open()")
         return self._embedder
 
+    def _chat(self) -> Turns:
+        if self._turns is None:
+            raise ConfigError("memstack is not open; use `async with AsyncMemstack(...) as ms:` or await ms.open()")
+        return self._turns
+
     async def _embed(self, text: str) -> Any:
         return (await self.embedder.embed([text]))[0]
 
@@ -129,6 +198,96 @@ class AsyncMemstack:
         tiers = self.config.tiers
         limit = tiers.limit_for(tier)  # InputError naming the configured tiers if unknown
         return (tier or tiers.default_tier).lower(), limit
+
+    # -- chat turns -------------------------------------------------------------------------------------------------
+
+    async def chat(
+        self,
+        user_id: str | UserRef,
+        message: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        agent: str | Agent | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+    ) -> ChatResult:
+        """Answer one message with memory (DESIGN §1): the reply, the memory badge, the context id, the session id.
+
+        ``session_id``: continue that session (a new one is started when omitted or unknown). ``metadata``: the
+        client's session fields (``timezone``, ``local_time``, ``user_agent``, ``location``, ``tier``, ``coins``,
+        ``flags``), never stored. ``agent``: an :class:`~memstack.context.Agent`, a registered name or a YAML path.
+        ``memory=False``: no long-term read or write. ``temporary=True``: nothing about the turn is stored.
+        ``delegated``: a task spec from a parent agent (``instructions``, ``payload``, ``output_schema``): layer 4."""
+        turns = self._chat()
+        req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        return await turns.answer(req)
+
+    def chat_stream(
+        self,
+        user_id: str | UserRef,
+        message: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        agent: str | Agent | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """:meth:`chat`, streamed: ``ChatToken`` events as the model writes, ``ChatToolEvent`` when it uses a tool,
+        then one ``ChatDone`` with the whole result. Bad arguments raise before the first event. Close the iterator
+        (``contextlib.aclosing``) when stopping early: that releases the session."""
+        turns = self._chat()
+        req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        return turns.run(req, stream=True)
+
+    async def delegate(
+        self,
+        parent: str | Agent,
+        child: str | Agent | None,
+        task: DelegatedTask | Mapping[str, Any] | str,
+        *,
+        user_id: str | UserRef,
+        tenant: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+    ) -> ChatResult:
+        """Hand ``child`` a task from ``parent`` on behalf of a user. The task spec (``instructions``, ``payload``,
+        ``output_schema``) is the child's layer 4: data it works on, never its rules (its core and hard constraints
+        still hold, and text in the task that tries to take authority is flagged). The current message is a fixed
+        request to carry out the task, so nothing of the payload is captured as a memory of the user."""
+        from memstack.context import DelegatedTask
+
+        turns = self._chat()
+        user = _user(user_id, tenant)
+        req = turns.prepare(
+            user, DELEGATED_MESSAGE, child, session_id, metadata, memory, temporary, task, capture=False
+        )
+        spec = req.delegated
+        if spec is None:  # pragma: no cover - delegated_task never returns None for a given task
+            raise InputError("a delegated run needs a task")
+        parent_name = parent if isinstance(parent, str) else parent.name
+        spec = DelegatedTask(spec.instructions, spec.payload, spec.output_schema, spec.parent or parent_name)
+        return await turns.answer(replace(req, delegated=spec))
+
+    async def end_session(
+        self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
+    ) -> SessionSummary | None:
+        """Close a session and write its one-line summary, which later sessions of the user see (layer 7)."""
+        return await self._chat().sessions.end_session(_user(user_id, tenant), session_id)
+
+    def register_agent(self, agent: Agent | str | Path) -> Agent:
+        """Make an agent available by name to :meth:`chat` (an :class:`~memstack.context.Agent` or a YAML path)."""
+        from memstack.context import Agent, load_agent
+
+        turns = self._chat()
+        return turns.agents.register(agent if isinstance(agent, Agent) else load_agent(agent))
 
     # -- memory management ------------------------------------------------------------------------------------------
 
@@ -253,6 +412,32 @@ class AsyncMemstack:
         tier_name, limit = self._limit(tier)
         return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
 
+    async def memories_used(
+        self, user: str | UserRef, context_id: str, *, tenant: str | None = None
+    ) -> builtins.list[UsedMemory]:
+        """The long-term memories the response with ``context_id`` used (kept in its context), as they are now:
+        forgotten ones included (inactive), permanently deleted ones with ``memory=None``."""
+        from memstack.capture.transparency import memories_used
+
+        return await memories_used(self.store, _user(user, tenant), context_id)
+
+    async def consolidate(
+        self, user: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
+    ) -> builtins.list[MergeResult]:
+        """Merge related memories of the user into richer ones; the originals are forgotten with ``merged_into``
+        (restorable) and every step is in their history. With ``summarizer_model`` configured the merged text is
+        written by that model (checked, else the offline merge); ``dry_run`` shows the merges without storing."""
+        from memstack.capture.consolidate import Consolidator, LLMMerger
+
+        ref = _user(user, tenant)
+        if self.config.summarizer_model is None:
+            return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
+        from memstack.models import get_model
+
+        async with get_model(self.config.summarizer_model) as model:
+            consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
+            return await consolidator.consolidate(ref, dry_run=dry_run)
+
 
 class _LoopThread:
     """A private event loop on a daemon thread: runs coroutines for blocking callers."""
@@ -275,6 +460,19 @@ class _LoopThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
+
+
+async def _next(events: AsyncIterator[ChatEvent]) -> ChatEvent | None:
+    try:
+        return await anext(events)
+    except StopAsyncIteration:
+        return None
+
+
+async def _close(events: AsyncIterator[ChatEvent]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
 
 
 class _Blocking(Generic[P, R]):
@@ -300,9 +498,17 @@ class Memstack:
 
     ``with Memstack(home=...) as ms: ms.add("alice", "Prefers tea")``."""
 
-    def __init__(self, config: Config | None = None, **settings: Any) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        models: Models | None = None,
+        tuning: Tuning | None = None,
+        resume: bool = True,
+        **settings: Any,
+    ) -> None:
         self._loop = _LoopThread()
-        self._core = AsyncMemstack(config, **settings)
+        self._core = AsyncMemstack(config, models=models, tuning=tuning, resume=resume, **settings)
         try:
             self._loop.run(self._core.open())
         except BaseException:
@@ -324,6 +530,22 @@ class Memstack:
     def config(self) -> Config:
         return self._core.config
 
+    def chat_stream(self, user_id: str | UserRef, message: str, **options: Any) -> Iterator[ChatEvent]:
+        """The events of :meth:`AsyncMemstack.chat_stream` (same arguments), as a blocking iterator."""
+        events = self._core.chat_stream(user_id, message, **options)
+        try:
+            while (event := self._loop.run(_next(events))) is not None:
+                yield event
+        finally:
+            self._loop.run(_close(events))
+
+    def register_agent(self, agent: Agent | str | Path) -> Agent:
+        return self._core.register_agent(agent)
+
+    chat = _Blocking(AsyncMemstack.chat)
+    delegate = _Blocking(AsyncMemstack.delegate)
+    end_session = _Blocking(AsyncMemstack.end_session)
+    wait_idle = _Blocking(AsyncMemstack.wait_idle)
     add = _Blocking(AsyncMemstack.add)
     get = _Blocking(AsyncMemstack.get)
     list = _Blocking(AsyncMemstack.list)
@@ -335,3 +557,5 @@ class Memstack:
     history = _Blocking(AsyncMemstack.history)
     count = _Blocking(AsyncMemstack.count)
     usage = _Blocking(AsyncMemstack.usage)
+    consolidate = _Blocking(AsyncMemstack.consolidate)
+    memories_used = _Blocking(AsyncMemstack.memories_used)

@@ -15,6 +15,7 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── StoreError               the database failed; nothing was half-written
     │   ├── StoreUnavailable     cannot connect (server down, bad URL, missing pgvector)
     │   ├── StoreBusy            another writer holds the database
+    │   ├── SessionConflict      another process changed the session during this turn
     │   └── MigrationError       the schema cannot be brought up to date
     └── ProviderError            a model endpoint failed (status, body)
         ├── ProviderTimeout      no answer within the deadline
@@ -36,6 +37,7 @@ __all__ = [
     "OverrideViolation",
     "ProviderError",
     "ProviderTimeout",
+    "SessionConflict",
     "StoreBusy",
     "StoreError",
     "StoreUnavailable",
@@ -123,6 +125,10 @@ class StoreUnavailable(StoreError):
 
 class StoreBusy(StoreError):
     """Another writer holds the database lock longer than the busy timeout."""
+
+
+class SessionConflict(StoreError):
+    """A turn's write was based on session state that another process changed meanwhile (nothing was written)."""
 
 
 class MigrationError(StoreError):

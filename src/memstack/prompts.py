@@ -159,3 +159,23 @@ Established facts:
 $facts""",
     )
 )
+
+MEMORY_CONSOLIDATE = _register(
+    Prompt(
+        "memory.consolidate",
+        1,
+        """These long-term memories about one user are about the same topic. Merge them into ONE short statement
+about the user that keeps every fact they contain.
+
+Rules:
+- Keep names, dates and numbers exactly as written; do not add anything that is not in the memories.
+- Write in the third person, starting with "User" (e.g. "User is preparing for the MCAT in June 2024 and ...").
+- If they disagree, keep the later one (they are listed oldest first).
+- category is one of: preference, fact, goal, learningstyle, schedule, general.
+
+Return ONLY valid JSON: {"content": "...", "category": "..."}
+
+Memories, oldest first:
+$memories""",
+    )
+)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -20,19 +20,30 @@ import numpy.typing as npt
 from memstack.errors import InputError
 
 __all__ = [
+    "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
     "AgentRecord",
     "ApiKey",
+    "ArchiveHit",
+    "ArchivedTurn",
     "Artifact",
     "BaseTruthDiff",
+    "BaseTruthSnapshot",
     "Candidate",
     "Category",
+    "ChatDone",
+    "ChatEvent",
+    "ChatResult",
+    "ChatToken",
+    "ChatToolEvent",
     "DeletedBy",
     "Exchange",
     "Fact",
     "Fragment",
     "FragmentStatus",
     "HistoryAction",
+    "Job",
+    "JobStatus",
     "Layer",
     "Manifest",
     "ManifestEntry",
@@ -40,14 +51,20 @@ __all__ = [
     "MemoryEvent",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryUpdate",
     "MemoryUsage",
     "NewMemory",
     "RawMessage",
     "Route",
     "ScoredMemory",
     "SessionState",
+    "SessionSummary",
     "Source",
+    "ToolUse",
+    "TurnCommit",
+    "TurnStatus",
     "TurnSummary",
+    "UpdateAction",
     "UserRef",
     "Vector",
     "new_id",
@@ -390,6 +407,9 @@ class SessionState:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ended_at: datetime | None = None
+    version: int = 0  # bumped by every committed turn: a commit built on an older state is refused
+    last_consolidated_turn: int = 0
+    flagged_turns: tuple[int, ...] = ()  # recorded turns whose summary is still due (pending or unsummarized)
 
 
 class Route(StrEnum):
@@ -477,6 +497,119 @@ class AgentRecord:
     definition: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+class TurnStatus(StrEnum):
+    """Where one archived exchange stands in phase 2 (the second half of a chat turn)."""
+
+    PENDING = "pending"  # recorded; phase 2 running or interrupted (a crash): summarized on restart
+    UNSUMMARIZED = "unsummarized"  # raw-text fallback in the turn log; a background retry is due
+    SUMMARIZED = "summarized"
+    FALLBACK = "fallback"  # raw-text fallback kept for good: retries used up, or not retried
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedTurn:
+    """One raw exchange of a session as archived, with what phase 2 made of it.
+
+    ``turn_id`` (``session_id:turn``) names it across sessions. ``keep_extra`` is how many turns longer the user's
+    and the assistant's message stay in the raw window (long messages). ``user_summary``/``assistant_summary`` are
+    the turn-log entry once written."""
+
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    at: datetime
+    status: TurnStatus = TurnStatus.PENDING
+    user_id: str = ""
+    tenant: str = "default"
+    route: str = ""
+    keep_extra: tuple[int, int] = (0, 0)
+    user_summary: str = ""
+    assistant_summary: str = ""
+    outcome: str = ""
+    attempts: int = 0
+    error: str = ""
+    flags: tuple[str, ...] = ()
+
+    @property
+    def turn_id(self) -> str:
+        return f"{self.session_id}:{self.turn}"
+
+    @property
+    def exchange(self) -> Exchange:
+        return Exchange(self.turn, self.user, self.assistant, self.at)
+
+    @property
+    def flagged(self) -> bool:
+        return self.status in (TurnStatus.PENDING, TurnStatus.UNSUMMARIZED)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveHit:
+    """A full-text match in a user's archive of past exchanges, best first."""
+
+    turn_id: str  # session_id:turn
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    at: datetime
+    score: float  # higher is better
+
+    @property
+    def text(self) -> str:
+        return f"User: {self.user}\nAssistant: {self.assistant}"
+
+
+@dataclass(frozen=True, slots=True)
+class BaseTruthSnapshot:
+    """Base truth as it stood after ``turn`` (monitoring, seed 04 §7); ``reason``: periodic, consolidation, end…"""
+
+    turn: int
+    reason: str
+    facts: tuple[Fact, ...]
+    session_id: str = ""
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCommit:
+    """What phase 2 writes in one transaction: the turn-log entry, the new base truth and everything beside it.
+
+    ``expected_version`` is the :attr:`SessionState.version` the work was based on; a store refuses the commit
+    (``SessionConflict``) when the session changed since."""
+
+    turn: int
+    status: TurnStatus
+    summary: TurnSummary
+    base_truth: tuple[Fact, ...]
+    expected_version: int
+    outcome: str = ""
+    attempts: int = 1
+    error: str = ""
+    flags: tuple[str, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+    snapshots: tuple[BaseTruthSnapshot, ...] = ()
+    consolidated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A session as listed, with its cross-session line (layer 7: one short line about the user's past session)."""
+
+    session_id: str
+    user_id: str
+    tenant: str
+    agent: str | None
+    turn_count: int
+    line: str = ""
+    line_turn: int = 0  # the turn the line was written after (stale when below turn_count)
+    flagged: int = 0  # turns whose summary is still due
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 # --- context manifests -----------------------------------------------------------------------------------------------
@@ -580,3 +713,170 @@ def check_manifest(manifest: Manifest, session_id: str | None = None) -> str:
     if session_id is not None and (not session_id or len(session_id) > 200):
         raise InputError(f"session_id must be 1-200 characters or None, got {session_id!r}")
     return json.dumps(manifest.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+class UpdateAction(StrEnum):
+    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
+
+    CREATED = "created"  # stored as a new memory
+    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
+    DUPLICATE = "duplicate"  # already remembered: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """One entry of a response's ``memory_updates`` badge.
+
+    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
+    remembered now (for a duplicate, the existing memory's text)."""
+
+    id: str | None
+    content: str
+    category: Category
+    action: UpdateAction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
+        try:
+            return cls(
+                id=None if data.get("id") is None else str(data["id"]),
+                content=str(data["content"]),
+                category=Category.parse(str(data["category"])),
+                action=UpdateAction(str(data["action"])),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
+
+
+# --- durable background work ----------------------------------------------------------------------------------------
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"  # recorded, waiting to run (or to be retried after ``run_after``)
+    RUNNING = "running"  # claimed by ``owner`` until ``lease_until``; a lapsed lease makes it claimable again
+    DONE = "done"  # finished; ``result`` holds the outcome (the payload is dropped)
+    FAILED = "failed"  # given up; ``error`` says why
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One unit of durable background work (a memory detection, a consolidation…), recorded before it starts.
+
+    ``key`` makes recording idempotent: enqueueing the same key again returns the recorded job. ``state`` is the
+    worker's checkpoint (what is already done), so a resumed job continues instead of starting over."""
+
+    id: str
+    kind: str
+    key: str
+    payload: Mapping[str, Any]
+    status: JobStatus
+    attempts: int
+    created_at: datetime
+    updated_at: datetime
+    owner: str | None = None
+    lease_until: datetime | None = None
+    run_after: datetime | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    result: Mapping[str, Any] | None = None
+    error: str | None = None
+
+
+# --- chat turns ------------------------------------------------------------------------------------------------------
+# What AsyncMemstack.chat returns, and the events of AsyncMemstack.chat_stream.
+
+
+#: Memory updates that show the "Memory updated" badge.
+BADGE_ACTIONS = frozenset({UpdateAction.CREATED, UpdateAction.UPDATED})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call the chat model made during a turn, and what was sent back to it. ``updates``: memories the
+    call saved (they join the turn's badge); ``upgrade_prompt``: an explicit save refused at the tier limit."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    result: str  # the tool message content (JSON text)
+    error: bool = False
+    updates: tuple[MemoryUpdate, ...] = ()
+    upgrade_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    """One answered chat turn.
+
+    ``memory_updates``: what detection saved from this message if it finished within ``badge_wait_s`` (the badge);
+    ``memory_pending`` says it was still running when the reply left (it saves anyway). ``context_id`` names the
+    stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
+    candidates detection did not store because they read as instructions to the assistant (memory poisoning).
+    ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply
+    comes from the offline responder, not from a model."""
+
+    session_id: str
+    reply: str
+    turn: int
+    memory_updates: tuple[MemoryUpdate, ...] = ()
+    context_id: str | None = None
+    upgrade_prompt: str | None = None
+    memory_pending: bool = False
+    memories_refused: tuple[str, ...] = ()
+    memories_used: tuple[str, ...] = ()
+    tool_uses: tuple[ToolUse, ...] = ()
+    model: str = ""
+    offline: bool = False
+    memory_enabled: bool = True
+    temporary: bool = False
+    manifest: Manifest | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def badge(self) -> tuple[MemoryUpdate, ...]:
+        """The updates the "Memory updated" badge shows: memories created or updated by this message."""
+        return tuple(u for u in self.memory_updates if u.action in BADGE_ACTIONS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: what ``POST /v1/chat`` answers (the manifest itself is fetched by ``context_id``)."""
+        return {
+            "session_id": self.session_id,
+            "reply": self.reply,
+            "turn": self.turn,
+            "memory_updates": [u.to_dict() for u in self.memory_updates],
+            "context_id": self.context_id,
+            "upgrade_prompt": self.upgrade_prompt,
+            "memory_pending": self.memory_pending,
+            "memories_refused": list(self.memories_refused),
+            "memories_used": list(self.memories_used),
+            "tool_uses": [{"name": t.name, "arguments": dict(t.arguments), "error": t.error} for t in self.tool_uses],
+            "model": self.model,
+            "offline": self.offline,
+            "memory_enabled": self.memory_enabled,
+            "temporary": self.temporary,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToken:
+    """A piece of the reply's text, as the model streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatToolEvent:
+    """The model called a tool (between token events); ``use.result`` is what it got back."""
+
+    use: ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDone:
+    """The last event of a stream: the whole turn, with memory updates, context id and session id."""
+
+    result: ChatResult
+
+
+ChatEvent: TypeAlias = ChatToken | ChatToolEvent | ChatDone

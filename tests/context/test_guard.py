@@ -200,12 +200,17 @@ def test_keys_differ_between_assemblies() -> None:
 
 
 def test_held_out_set_is_scored_not_tuned() -> None:
-    """The held-out file was written once and never used to tune the rules: this records what it measures."""
+    """The held-out files were written once and never used to tune the rules: this records what the rules alone
+    measure on them (the semantic layer's figures: ``test_guard_layers.py``)."""
     data = json.loads(HELD_OUT.read_text())
     caught = sum(1 for text in data["attacks"] if scan(text))
     false_positives = sum(1 for text in data["benign"] if scan(text))
     assert len(data["attacks"]) == len(data["benign"]) == 20
     assert caught >= 9 and false_positives == 0
+    second = json.loads((HELD_OUT.parent / "guard_heldout_v2.json").read_text())
+    assert len(second["attacks"]) == len(second["benign"]) == 70
+    assert sum(1 for text in second["attacks"] if scan(text)) >= 33
+    assert sum(1 for text in second["benign"] if scan(text)) <= 2
 
 
 # --- structure -----------------------------------------------------------------------------------------------------

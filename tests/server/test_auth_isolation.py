@@ -169,3 +169,22 @@ def test_the_gc_keeper_freezes_long_lived_objects(tmp_path: Path) -> None:
             assert gc.get_freeze_count() > 0  # the engine, caches and app are out of the collector's sight
     finally:
         gc.unfreeze()
+
+
+def test_sessions_are_per_tenant_and_user(running: Running, acme: httpx.Client, globex: httpx.Client) -> None:
+    from memstack.types import UserRef
+
+    async def start() -> None:
+        async with AsyncMemstack(make_config(running.home)) as ms:
+            await ms.store.sessions.open(UserRef("sam", "acme"), "ses_tenant_test", agent="assistant")
+
+    asyncio.run(start())
+    got = acme.get("/v1/sessions/ses_tenant_test", params={"user_id": "sam"})
+    assert got.status_code == 200, got.text
+    body = got.json()
+    assert body["session_id"] == "ses_tenant_test" and body["user_id"] == "sam" and body["turn_count"] == 0
+    assert body["agent"] == "assistant" and body["base_truth"] == [] and body["raw_window"] == []
+    for client, user in ((globex, "sam"), (acme, "someone-else")):
+        missing = client.get("/v1/sessions/ses_tenant_test", params={"user_id": user})
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
+    assert acme.get("/v1/sessions/ses_tenant_test").status_code == 422  # the user is required

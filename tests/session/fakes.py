@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pytest
+
 from memstack.session import TurnDraft
 from memstack.types import Exchange, Fact, Route, TurnSummary
 
@@ -45,3 +47,8 @@ class ScriptedSummarizer:
 
     async def summarize_session(self, turn_log: Sequence[TurnSummary], base_truth: Sequence[Fact]) -> str:
         return self.line
+
+
+#: For tests of the service's own logic: the store behaviour under them is the contract suite's job on every backend,
+#: so they run on SQLite only and keep the PostgreSQL runs to what depends on the backend (locks, processes).
+sqlite_only = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

@@ -182,6 +182,41 @@ def test_support_finds_identifiers_inside_code() -> None:
     assert check_support("Function load_items: returns list[Row]", ex).verdict is Verdict.UNSUPPORTED
 
 
+PARAPHRASE_EX = Exchange(
+    3, "We keep user data in postgres and mongo, the frontend is js, and we run on Kubernetes in NYC.", "Noted."
+)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Stores user data in PostgreSQL",
+        "Stores user data in MongoDB",
+        "Frontend: JavaScript",
+        "Runs on k8s",
+        "Runs in New York City",
+    ],
+)
+def test_another_spelling_of_a_name_in_the_exchange_is_supported(entry: str) -> None:
+    support = check_support(entry, PARAPHRASE_EX)
+    assert support.verdict is Verdict.SUPPORTED, support.reason
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["Stores user data in MySQL", "The frontend uses Java", "Runs on k9s", "Runs in Boston", "Uses Postgres 16"],
+)
+def test_names_the_exchange_never_used_are_still_rejected(entry: str) -> None:
+    assert check_support(entry, PARAPHRASE_EX).verdict is Verdict.UNSUPPORTED
+
+
+def test_a_paraphrased_name_is_applied_not_rejected() -> None:
+    diff = BaseTruthDiff(add=("User data lives in PostgreSQL", "User data lives in Oracle"))
+    new, warnings = apply_diff((), diff, PARAPHRASE_EX)
+    assert [f.text for f in new] == ["User data lives in PostgreSQL"]
+    assert [(w.kind, w.entry) for w in warnings] == [(WarningKind.UNSUPPORTED, "User data lives in Oracle")]
+
+
 # -- hard exceptions ------------------------------------------------------------------------------------------
 
 RULE = Fact("Constraint: never use numpy", hard_exception=True, since_turn=1)

@@ -148,6 +148,15 @@ def test_session_line_is_short_and_user_focused() -> None:
         ("I always forget my keys", False),
         ("I can't figure out the bug", False),
         ("I don't know", False),
+        ("It must be nice to live by the sea", False),
+        ("Must be nice", False),
+        ("That must have been so hard", False),
+        ("You must be tired after the flight", False),
+        ("You must've felt relieved", False),
+        ("The output must be valid JSON", True),
+        ("Passwords must be hashed", True),
+        ("It must be under 100 lines", True),
+        ("It must be nice, but you must reply in French", True),
     ],
 )
 def test_rules_are_directives_not_any_negation(sentence: str, rule: bool) -> None:
@@ -157,3 +166,9 @@ def test_rules_are_directives_not_any_negation(sentence: str, rule: bool) -> Non
 async def test_first_person_negations_are_not_rules() -> None:
     result = await run(Exchange(1, "I don't have a car and I always forget my keys.", "That sounds hard."))
     assert not [f for f in result.base_truth if f.hard_exception]
+
+
+async def test_a_guess_with_must_is_not_a_rule() -> None:
+    ex = Exchange(1, "It must be nice to retire early. That must have been a relief for my partner.", "It must!")
+    result = await SummaryRunner(OfflineSummarizer()).run(ex, ())
+    assert not any(f.hard_exception for f in result.base_truth)

@@ -33,6 +33,7 @@ from memstack.context import (
     default_agent,
 )
 from memstack.context.agent import MemorySettings
+from memstack.context.guard import RULES, ContentGuard
 from memstack.types import Category, Fact, RawMessage, TurnSummary
 
 __all__ = ["make_request", "run"]
@@ -134,15 +135,24 @@ def _percentile(samples: list[float], q: float) -> float:
 
 
 def run(
-    *, iterations: int = 300, memories: int = 200, thread: int = 60, budget: int = 16_000, model: str
+    *,
+    iterations: int = 300,
+    memories: int = 200,
+    thread: int = 60,
+    budget: int = 16_000,
+    model: str,
+    guard: ContentGuard | None = None,
 ) -> dict[str, Any]:
+    """``guard``: the content guard of every assembly (default: phrase rules); a semantic guard embeds each new text,
+    so its cold figures include the embedding."""
+    guard = guard or RULES
     warm_request = make_request(1, memories=memories, thread=thread, budget=budget, model=model)
     for _ in range(5):
-        ctx = assemble(warm_request)
+        ctx = assemble(warm_request, guard=guard)
     warm, warm_cpu = [], []
     for _ in range(iterations):
         c0, t0 = time.thread_time(), time.perf_counter()
-        ctx = assemble(warm_request)
+        ctx = assemble(warm_request, guard=guard)
         warm.append((time.perf_counter() - t0) * 1000)
         warm_cpu.append((time.thread_time() - c0) * 1000)
 
@@ -153,12 +163,12 @@ def run(
     cold, cold_cpu = [], []
     for request in cold_requests:
         c0, t0 = time.thread_time(), time.perf_counter()
-        assemble(request)
+        assemble(request, guard=guard)
         cold.append((time.perf_counter() - t0) * 1000)
         cold_cpu.append((time.thread_time() - c0) * 1000)
     manifest_ms = []
     for request in cold_requests[:50]:
-        built = assemble(request)
+        built = assemble(request, guard=guard)
         t0 = time.perf_counter()
         _ = built.manifest, built.fragments
         manifest_ms.append((time.perf_counter() - t0) * 1000)
@@ -185,4 +195,5 @@ def run(
         "tokens": ctx.tokens,
         "candidate_tokens": sum(entry.tokens for entry in ctx.manifest.entries),
         "encoding": ctx.manifest.encoding,
+        "guard": guard.name,
     }

@@ -124,7 +124,7 @@ async def _populate(home: Path, users: int, per_user: int, seed: int, log: Calla
     from memstack.types import Category, NewMemory, Source, UserRef
 
     rng = random.Random(seed)
-    async with AsyncMemstack(home=home) as ms:
+    async with AsyncMemstack(home=home, resume=False) as ms:
         pool = sorted(set(_memory_texts(rng, max(per_user * 3, 600))))
         log(f"embedding {len(pool)} distinct memory texts")
         vectors = await ms.embedder.embed(pool)

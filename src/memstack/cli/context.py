@@ -40,9 +40,10 @@ def context() -> None:
 @context.command("render")
 @click.option("--request", "request_path", required=True, help="JSON request file ('-' for stdin).")
 @click.option("--agent", "agent_path", default=None, help="Agent YAML file; replaces the request's agent.")
+@click.option("--rules-only", is_flag=True, help="Content guard without the semantic layer (no embedder).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (messages, manifest, tokens).")
-def render_cmd(request_path: str, agent_path: str | None, as_json: bool) -> None:
-    """Assemble a context from a JSON request, without any store.
+def render_cmd(request_path: str, agent_path: str | None, rules_only: bool, as_json: bool) -> None:
+    """Assemble a context from a JSON request, without any store (the guard's semantic layer uses the local embedder).
 
     With --json the last line printed is {"messages": [...], "manifest": [...], "tokens": N}."""
     from memstack.context import assemble, load_agent
@@ -55,7 +56,7 @@ def render_cmd(request_path: str, agent_path: str | None, as_json: bool) -> None
             from dataclasses import replace
 
             request = replace(request, agent=load_agent(agent_path))
-        ctx = assemble(request)
+        ctx = assemble(request, guard=_guard(rules_only))
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     for note in notes:
@@ -109,7 +110,7 @@ def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
     from memstack.engine import AsyncMemstack
 
     async def run() -> Any:
-        async with AsyncMemstack(home=home) as engine:
+        async with AsyncMemstack(home=home, resume=False) as engine:
             return await work(engine.store)
 
     try:
@@ -195,17 +196,36 @@ def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home
     Console().print(table)
 
 
+def _guard(rules_only: bool) -> Any:
+    """The content guard of the CLI: phrase rules plus the semantic layer on the local embedder, or rules only."""
+    from memstack.context import RULES
+
+    if rules_only:
+        return RULES
+    from memstack.context.semantic import SemanticGuard
+    from memstack.embed import get_embedder
+
+    return SemanticGuard(get_embedder("local:minilm"))  # type: ignore[arg-type]
+
+
 @context.command("scan")
 @click.argument("texts", nargs=-1)
 @click.option(
     "--data", "data_path", default=None, help='JSON file: a list of texts, or {"attacks": [...], "benign": [...]}.'
 )
 @click.option("--instructions", is_flag=True, help="Treat the texts as a delegated task's instructions.")
+@click.option("--rules-only", is_flag=True, help="Phrase rules alone, without the semantic layer.")
+@click.option("--candidates", is_flag=True, help="Score the texts as candidate memories (the write-time check).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
-def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, as_json: bool) -> None:
-    """Show what the guard flags in each text (the content check of validate_no_override)."""
-    from memstack.context import scan
+def scan_cmd(
+    texts: tuple[str, ...], data_path: str | None, instructions: bool, rules_only: bool, candidates: bool, as_json: bool
+) -> None:
+    """Show what the guard flags in each text (the content check of validate_no_override): phrase rules plus the
+    semantic layer, or the rules alone with --rules-only; with --candidates, the write-time check of candidate
+    memories (check_memory_candidate) with the same guard."""
+    from memstack.context import check_memory_candidate
 
+    guard = _guard(rules_only)
     groups: dict[str, list[str]] = {"texts": list(texts)}
     if data_path:
         data = _read_json(data_path, "data")
@@ -215,9 +235,14 @@ def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, 
                     groups[key] = groups.get(key, []) + [str(t) for t in data[key]]
         elif isinstance(data, list):
             groups["texts"] += [str(t) for t in data]
-    results = {
-        name: [(t, scan(t, instructions=instructions)) for t in items] for name, items in groups.items() if items
-    }
+
+    def flags_of(items: list[str]) -> list[tuple[str, ...]]:
+        if not candidates:
+            return list(guard.scan_many([(t, instructions) for t in items]))
+        guard.scan_many([(t, False) for t in items])  # one embedding batch; the checks below hit the cache
+        return [check_memory_candidate(t, guard=guard).flags for t in items]
+
+    results = {name: list(zip(items, flags_of(items), strict=True)) for name, items in groups.items() if items}
     if not results:
         raise click.UsageError("give texts to scan, or --data FILE")
     summary: dict[str, Any] = {}
@@ -233,6 +258,7 @@ def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, 
         summary["attack_recall"] = round(summary["attacks"]["flagged"] / summary["attacks"]["count"], 3)
     if "benign" in summary:
         summary["false_positive_rate"] = round(summary["benign"]["flagged"] / summary["benign"]["count"], 3)
+    summary["guard"] = guard.name + (" (write-time check)" if candidates else "")
     click.echo(json.dumps(summary))
 
 
@@ -242,12 +268,30 @@ def scan_cmd(texts: tuple[str, ...], data_path: str | None, instructions: bool, 
 @click.option("--thread", "thread_messages", default=60, show_default=True, help="Messages in the thread.")
 @click.option("--budget", default=16_000, show_default=True, help="Token budget.")
 @click.option("--model", default="gpt-4o-mini", show_default=True, help="Model family for the tokenizer.")
+@click.option(
+    "--guard",
+    "guard_name",
+    type=click.Choice(["rules", "semantic"]),
+    default="rules",
+    show_default=True,
+    help="Content guard: phrase rules, or rules plus the semantic layer (embeds every text it has not seen).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON result line.")
-def bench_context(iterations: int, memories: int, thread_messages: int, budget: int, model: str, as_json: bool) -> None:
-    """Time context assembly (no model or embedding calls). The last line is one JSON object."""
+def bench_context(
+    iterations: int, memories: int, thread_messages: int, budget: int, model: str, guard_name: str, as_json: bool
+) -> None:
+    """Time context assembly (no model calls; embedding calls only with --guard semantic). The last line is one JSON
+    object."""
     from memstack.bench.context import run
 
-    result = run(iterations=iterations, memories=memories, thread=thread_messages, budget=budget, model=model)
+    result = run(
+        iterations=iterations,
+        memories=memories,
+        thread=thread_messages,
+        budget=budget,
+        model=model,
+        guard=_guard(guard_name == "rules"),
+    )
     if not as_json:
         click.echo(
             f"assembly over {result['iterations']} runs: warm p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; "

@@ -66,7 +66,7 @@ def keys() -> None:
 @_run
 async def create_key(tenant: str, name: str, as_json: bool, home: Path | None) -> None:
     """Create a key and print its secret (shown only this once)."""
-    async with AsyncMemstack(home=home) as ms:
+    async with AsyncMemstack(home=home, resume=False) as ms:
         key, secret = await ms.store.keys.create(tenant, name=name)
     if as_json:
         click.echo(json.dumps({**_key_json(key), "secret": secret}))
@@ -84,7 +84,7 @@ async def create_key(tenant: str, name: str, as_json: bool, home: Path | None) -
 @_run
 async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, home: Path | None) -> None:
     """List keys (never their secrets)."""
-    async with AsyncMemstack(home=home) as ms:
+    async with AsyncMemstack(home=home, resume=False) as ms:
         found = await ms.store.keys.list(tenant, include_revoked=include_revoked)
     if as_json:
         click.echo(json.dumps([_key_json(k) for k in found], indent=2))
@@ -108,6 +108,6 @@ async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, ho
 @_run
 async def revoke_key(key_id: str, home: Path | None) -> None:
     """Revoke a key by its id (key_…); requests with it get 401 from then on."""
-    async with AsyncMemstack(home=home) as ms:
+    async with AsyncMemstack(home=home, resume=False) as ms:
         key = await ms.store.keys.revoke(key_id)
     click.echo(f"Revoked {key.id} (tenant {key.tenant!r}).")

@@ -52,7 +52,7 @@ def _user_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _engine(home: Path | None) -> AsyncMemstack:
-    return AsyncMemstack(home=home)
+    return AsyncMemstack(home=home, resume=False)  # managing data: no background model work at open
 
 
 def _when(value: datetime) -> str:

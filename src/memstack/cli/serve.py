@@ -24,7 +24,7 @@ __all__ = ["serve"]
 async def _active_keys(home: Path | None) -> int:
     from memstack.engine import AsyncMemstack
 
-    async with AsyncMemstack(home=home) as ms:
+    async with AsyncMemstack(home=home, resume=False) as ms:
         return len(await ms.store.keys.list())
 
 

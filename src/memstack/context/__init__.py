@@ -32,7 +32,15 @@ from memstack.context.assemble import (
     SummaryLine,
     assemble,
 )
-from memstack.context.guard import CandidateCheck, check_memory_candidate, scan, validate_no_override
+from memstack.context.guard import (
+    RULES,
+    CandidateCheck,
+    ContentGuard,
+    RuleGuard,
+    check_memory_candidate,
+    scan,
+    validate_no_override,
+)
 from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.render import ChatMessage, escape_data
 from memstack.context.session_meta import ClientInfo, SessionMeta, build_session, parse_user_agent
@@ -40,6 +48,7 @@ from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, Mutabil
 
 __all__ = [
     "DEFAULT_STACK",
+    "RULES",
     "Agent",
     "AgentTool",
     "AssembledContext",
@@ -47,6 +56,7 @@ __all__ = [
     "Characteristics",
     "ChatMessage",
     "ClientInfo",
+    "ContentGuard",
     "ContextRequest",
     "CoreSpec",
     "DelegatedTask",
@@ -60,6 +70,7 @@ __all__ = [
     "Mutability",
     "OnFlag",
     "Placement",
+    "RuleGuard",
     "SessionMeta",
     "SummaryLine",
     "Trim",

@@ -1,6 +1,7 @@
 """Layered context assembly: one :class:`ContextRequest` in, one :class:`AssembledContext` out.
 
-Pure and fast: no I/O, no model or embedding calls. Steps, in order:
+Pure and fast: no I/O, no model calls; no embedding calls either unless a semantic content guard is passed (it embeds
+the texts it has not seen). Steps, in order:
 
 1. fragments for every layer of the stack, from the request's plain values;
 2. :func:`~memstack.context.guard.validate_no_override` (structure raises, content is neutralized or quarantined);
@@ -24,7 +25,7 @@ from typing import Any
 from memstack.context import render as r
 from memstack.context.agent import Agent, default_agent
 from memstack.context.budget import CachedCounter, Slot, fit_budget
-from memstack.context.guard import authority_text, check_structure, content_verdict, verdict_reason
+from memstack.context.guard import ContentGuard, authority_text, check_structure, content_verdicts, verdict_reason
 from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.session_meta import SessionMeta, build_session, render_session
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
@@ -220,9 +221,15 @@ class AssembledContext:
         return [m.to_dict() for m in self.messages]
 
 
-def assemble(request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK) -> AssembledContext:
+def assemble(
+    request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK, guard: ContentGuard | None = None
+) -> AssembledContext:
     """Build the context for one model call. Raises ``OverrideViolation`` (tampered agent, broken structure),
-    ``BudgetExceeded`` (the untrimmable layers do not fit) or ``InputError`` (no message)."""
+    ``BudgetExceeded`` (the untrimmable layers do not fit) or ``InputError`` (no message).
+
+    ``guard``: the content check (default: the phrase rules, no model). A
+    :class:`~memstack.context.semantic.SemanticGuard` embeds the data-layer texts it has not seen yet, in one batch:
+    from async code, run the assembly in a thread or ``await guard.prepare(texts)`` first."""
     if not request.message or not request.message.strip():
         raise InputError("the current message is empty; send the user's message as text")
     agent = request.agent
@@ -235,8 +242,8 @@ def assemble(request: ContextRequest, *, stack: LayerStack = DEFAULT_STACK) -> A
 
     parts = _parts(request, agent, session, memory_on, stack)
     specs = check_structure(parts, agent, stack)
-    for part, spec in zip(parts, specs, strict=True):
-        verdict = content_verdict(spec, part.text, part.role, part.source)
+    verdicts = content_verdicts([(s, p.text, p.role, p.source) for p, s in zip(parts, specs, strict=True)], guard=guard)
+    for part, verdict in zip(parts, verdicts, strict=True):
         if verdict is not None:
             found, action = verdict
             part.flags = tuple(dict.fromkeys((*part.flags, *found)))

@@ -19,11 +19,18 @@ Two defences work together (DESIGN §2):
                         "do not mention this to the user"); not checked in a delegated task's instructions, which
                         are addressed to the model by design
 
-The rules are phrase patterns, not a model: they look for the *imperative, assistant-directed* form of each attack, so
-look-alikes about the user's own life ("my teacher told me to ignore the first question", "I'm the admin of our chess
-club") pass. Text is normalized first (NFKC, zero-width characters removed, common Cyrillic/Greek look-alike letters
-mapped). What they cannot see: attacks in other languages, encodings (base64, ciphers) and pure paraphrase with none
-of the vocabulary; the structural defence is what holds there.
+  ``obfuscated``        an attack found only in a decoded reading (base64, rot13, leetspeak, spaced letters)
+  ``semantic``          close in meaning to the attacks the semantic head was trained on, whatever the wording
+
+Two content guards implement :class:`ContentGuard`. :data:`RULES` (the default, no model): phrase patterns that look
+for the *imperative, assistant-directed* form of each attack, so look-alikes about the user's own life ("my teacher
+told me to ignore the first question", "I'm the admin of our chess club") pass. Text is normalized first (NFKC,
+zero-width characters and soft hyphens removed, common Cyrillic/Greek look-alike letters mapped), read through
+decoding passes (:mod:`~memstack.context.decode`), and the commonest attacks in ten other languages have patterns of
+their own (:mod:`~memstack.context.foreign`). :class:`~memstack.context.semantic.SemanticGuard` adds a logistic head
+over MiniLM embeddings of each sentence, which catches paraphrases with none of the rules' vocabulary; it needs the
+local embedder. Neither tells a quoted mention of an attack from its use; the structural defence holds whatever
+they miss. Measure either with ``memstack context scan --data FILE`` (``--rules-only`` for the rules alone).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memstack.context.agent import Agent
 from memstack.context.patterns import FLAGS, scan
@@ -43,14 +50,50 @@ from memstack.types import Fragment, FragmentStatus, Layer
 
 __all__ = [
     "FLAGS",
+    "RULES",
     "CandidateCheck",
+    "ContentGuard",
+    "RuleGuard",
     "check_memory_candidate",
     "check_structure",
     "content_verdict",
+    "content_verdicts",
     "normalize",
     "scan",
     "validate_no_override",
 ]
+
+
+@runtime_checkable
+class ContentGuard(Protocol):
+    """The content check of :func:`validate_no_override`: the flags of each text (empty: ordinary text)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def scan(self, text: str, *, instructions: bool = False) -> tuple[str, ...]:
+        """``instructions``: the text is a delegated task's instructions, addressed to the model by design."""
+        ...
+
+    def scan_many(self, items: Sequence[tuple[str, bool]]) -> list[tuple[str, ...]]:
+        """The flags of each ``(text, instructions)`` item, in order (one assembly's texts at once)."""
+        ...
+
+
+class RuleGuard:
+    """Phrase rules only (no model); verdicts cached per text."""
+
+    name = "rules"
+
+    def scan(self, text: str, *, instructions: bool = False) -> tuple[str, ...]:
+        return _scan_cached(text, instructions)
+
+    def scan_many(self, items: Sequence[tuple[str, bool]]) -> list[tuple[str, ...]]:
+        return [_scan_cached(text, instructions) for text, instructions in items]
+
+
+#: The default content guard: phrase rules, no model.
+RULES = RuleGuard()
 
 
 # Write-time only: instructions to the assistant rather than facts about the user.
@@ -92,13 +135,14 @@ class CandidateCheck:
         )
 
 
-def check_memory_candidate(text: str) -> CandidateCheck:
+def check_memory_candidate(text: str, *, guard: ContentGuard | None = None) -> CandidateCheck:
     """Is this candidate an instruction to the assistant rather than a fact about the user?
 
     The capture pipeline calls this before storing a memory; a candidate with ``is_instruction`` is not stored as
-    a normal memory. Flags: those of :func:`scan` plus ``trigger_rule`` ("when asked about X, say Y") and
-    ``instruction_to_assistant`` ("you must always ...")."""
-    flags = list(scan(text))
+    a normal memory. Flags: those of ``guard`` (default :data:`RULES`; pass a
+    :class:`~memstack.context.semantic.SemanticGuard` to add the semantic layer) plus ``trigger_rule`` ("when asked
+    about X, say Y") and ``instruction_to_assistant`` ("you must always ...")."""
+    flags = list((guard or RULES).scan(text))
     norm = normalize(text)
     run_rules(_INSTRUCTION_RULES, norm, words_of(norm), flags)
     return CandidateCheck(bool(flags), tuple(flags))
@@ -165,15 +209,32 @@ def check_structure(items: Sequence[Placed], agent: Agent, stack: LayerStack) ->
     return specs
 
 
-def content_verdict(spec: LayerSpec, text: str, role: str | None, source: str) -> tuple[tuple[str, ...], str] | None:
+Verdict = tuple[tuple[str, ...], str] | None
+
+
+def content_verdict(
+    spec: LayerSpec, text: str, role: str | None, source: str, *, guard: ContentGuard | None = None
+) -> Verdict:
     """The content half of :func:`validate_no_override` for one fragment: ``None`` when it may pass as it is, else
     its flags and what to do (``"quarantine"`` or ``"neutralize"``)."""
-    if spec.on_flag is OnFlag.TRUSTED or role in spec.trusted_roles:
-        return None
-    found = _scan_cached(text, source == "delegated:instructions")
-    if not found:
-        return None
-    return found, spec.on_flag.value
+    return content_verdicts([(spec, text, role, source)], guard=guard)[0]
+
+
+def content_verdicts(
+    items: Sequence[tuple[LayerSpec, str, str | None, str]], *, guard: ContentGuard | None = None
+) -> list[Verdict]:
+    """:func:`content_verdict` for every ``(spec, text, role, source)`` of one assembly, in one call to the guard."""
+    checked = [
+        i
+        for i, (spec, _, role, _) in enumerate(items)
+        if spec.on_flag is not OnFlag.TRUSTED and role not in spec.trusted_roles
+    ]
+    found = (guard or RULES).scan_many([(items[i][1], items[i][3] == "delegated:instructions") for i in checked])
+    out: list[Verdict] = [None] * len(items)
+    for i, flags in zip(checked, found, strict=True):
+        if flags:
+            out[i] = (flags, items[i][0].on_flag.value)
+    return out
 
 
 def verdict_reason(found: tuple[str, ...], action: str) -> str:
@@ -183,7 +244,11 @@ def verdict_reason(found: tuple[str, ...], action: str) -> str:
 
 
 def validate_no_override(
-    fragments: Sequence[Fragment], agent: Agent, *, stack: LayerStack = DEFAULT_STACK
+    fragments: Sequence[Fragment],
+    agent: Agent,
+    *,
+    stack: LayerStack = DEFAULT_STACK,
+    guard: ContentGuard | None = None,
 ) -> tuple[Fragment, ...]:
     """Enforce the layer order on one assembly; O(n) in fragments. :func:`memstack.context.assemble` runs the same
     checks on every assembly.
@@ -193,13 +258,17 @@ def validate_no_override(
     lower layer, carries a source that belongs to another layer, or the text of layers 1-2 differs from the agent's.
     Returns the fragments with the content checks applied: text in data layers that tries to take authority is
     flagged and, as its layer's entry says, kept inside its block marked flagged (neutralized) or left out of the
-    prompt (quarantined)."""
+    prompt (quarantined). ``guard``: the content check (default :data:`RULES`)."""
     specs = check_structure(fragments, agent, stack)
+    todo = [i for i, f in enumerate(fragments) if f.status is not FragmentStatus.QUARANTINED]
+    checked = content_verdicts(
+        [(specs[i], fragments[i].text, fragments[i].role, fragments[i].source) for i in todo], guard=guard
+    )
+    verdicts: list[Verdict] = [None] * len(fragments)
+    for i, v in zip(todo, checked, strict=True):
+        verdicts[i] = v
     out: list[Fragment] = []
-    for fragment, spec in zip(fragments, specs, strict=True):
-        verdict = None
-        if fragment.status is not FragmentStatus.QUARANTINED:
-            verdict = content_verdict(spec, fragment.text, fragment.role, fragment.source)
+    for fragment, verdict in zip(fragments, verdicts, strict=True):
         if verdict is None:
             out.append(fragment)
             continue

@@ -1,7 +1,9 @@
 """The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.context.guard`.
 
-Rules live in :mod:`~memstack.context.phrases` (phrase rules) and :mod:`~memstack.context.directives` (text
-addressed to the model); :mod:`~memstack.context.rules` holds the machinery.
+Rules live in :mod:`~memstack.context.phrases` (phrase rules), :mod:`~memstack.context.directives` (text
+addressed to the model) and :mod:`~memstack.context.foreign` (other languages); :mod:`~memstack.context.rules` holds
+the machinery. Text is also read through the decoding passes of :mod:`~memstack.context.decode` (base64, rot13,
+leetspeak, spaced letters): what a decoded reading trips is reported with ``obfuscated``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memstack.context.decode import decoded_variants
 from memstack.context.directives import DIRECTIVE_RULES, general
+from memstack.context.foreign import scan_foreign
 from memstack.context.phrases import MORE_RULES, TEXT_RULES
 from memstack.context.rules import INVISIBLE, normalize, words_of
 
@@ -24,6 +28,8 @@ FLAGS = (
     "policy_change",
     "exfiltration",
     "injected_instruction",
+    "obfuscated",
+    "semantic",
 )
 
 # Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").
@@ -43,14 +49,24 @@ def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
         return ()
     norm = normalize(text)
     words = words_of(norm)
+    found = _scan(text, norm, words, instructions)
+    for variant in decoded_variants(norm, text, words):
+        hidden = _scan(variant, variant, words_of(variant), instructions)
+        if hidden:
+            found.extend(flag for flag in (*hidden, "obfuscated") if flag not in found)
+    return tuple(flag for flag in FLAGS if flag in found)
+
+
+def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str]:
     found: list[str] = []
     TEXT_RULES.run(norm, words, found)
     MORE_RULES.run(norm, words, found)
     if not instructions:
         DIRECTIVE_RULES.run(norm, words, found)
     general(norm, words, found, instructions=instructions)
+    scan_foreign(text, norm, words, found)
     if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
         folded = text if text.isascii() else unicodedata.normalize("NFKC", text).translate(INVISIBLE)
         if _UPPER_ROLE.search(folded):
             found.append("role_marker")
-    return tuple(flag for flag in FLAGS if flag in found)
+    return found

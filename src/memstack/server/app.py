@@ -14,17 +14,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
-from memstack.server import agents, memories, sessions
+from memstack.errors import MemstackError
+from memstack.server import agents, chat, memories, openai_compat, sessions
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
-from memstack.server.errors import error_response, install_error_handlers
+from memstack.server.errors import error_response, install_error_handlers, response_for
 from memstack.server.schemas import SearchIn
 from memstack.server.settings import ServerSettings
 from memstack.server.state import ServerState
@@ -41,6 +42,33 @@ tenant scopes every call, and user ids are namespaced per tenant. Errors are `{"
 
 
 _OPEN: dict[str, Any] = {"security": []}  # endpoints that need no key
+
+
+class _SearchFastPath:
+    """``POST /v1/users/{user_id}/memories/search`` goes straight to its handler, past FastAPI's router and its
+    middleware, which cost about as much CPU per search as the search itself (``memstack bench http`` reports the
+    server's CPU per request: 0.54 ms through the router, 0.41 ms on this path, on the same shared machine).
+    Same handler, same errors (``errors.response_for``); the route stays registered for the OpenAPI document."""
+
+    _PREFIX, _SUFFIX = "/v1/users/", "/memories/search"
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and scope["method"] == "POST" and path.endswith(self._SUFFIX):
+            user_id = path[len(self._PREFIX) : -len(self._SUFFIX)] if path.startswith(self._PREFIX) else ""
+            if user_id and "/" not in user_id:  # what the router's {user_id} would match
+                scope["path_params"] = {"user_id": user_id}
+                request = Request(scope, receive)
+                try:
+                    response = await memories.search_memories(request)
+                except (MemstackError, ValidationError) as exc:  # as the app's handlers map them; anything
+                    response = response_for(request, exc)  # else reaches the server-error handler (500)
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
 
 
 class _BodyLimit:
@@ -140,8 +168,11 @@ def create_app(
     app.include_router(memories.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    app.include_router(chat.router)
+    app.include_router(openai_compat.router)
     mount_ui(app)  # the web UI at /
-    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(_SearchFastPath)
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # added last: outermost, so it covers both
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:

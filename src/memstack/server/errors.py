@@ -45,7 +45,7 @@ from memstack.errors import (
     Unauthorized,
 )
 
-__all__ = ["error_response", "install_error_handlers", "status_for"]
+__all__ = ["error_response", "install_error_handlers", "response_for", "status_for"]
 
 log = logging.getLogger("memstack.server")
 
@@ -141,6 +141,17 @@ def _http_error(_: Request, exc: Exception) -> JSONResponse:
 def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unexpected error", exc_info=exc)
     return error_response(500, "ServerError", "the server failed unexpectedly; the error was logged")
+
+
+def response_for(request: Request, exc: Exception) -> JSONResponse:
+    """The response the installed handlers give for ``exc`` (for code that answers outside the router)."""
+    if isinstance(exc, MemstackError):
+        return _memstack_error(request, exc)
+    if isinstance(exc, RequestValidationError | ValidationError):
+        return _validation_error(request, exc)
+    if isinstance(exc, StarletteHTTPException):
+        return _http_error(request, exc)
+    return _unexpected(request, exc)
 
 
 def install_error_handlers(app: FastAPI) -> None:

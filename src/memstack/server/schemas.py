@@ -7,7 +7,7 @@ Responses are built by :mod:`memstack.server.wire` as plain JSON; these models d
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,7 @@ __all__ = [
     "SearchHit",
     "SearchIn",
     "SearchOut",
+    "SessionOut",
     "UsageOut",
 ]
 
@@ -146,7 +147,7 @@ class AgentList(BaseModel):
 class ChatIn(_In):
     user_id: str = _ID
     session_id: str | None = Field(default=None, min_length=1, max_length=200, description="Omit to start one")
-    message: str = Field(min_length=1, description="The user's message")
+    message: str = Field(min_length=1, description="The user's message (the server's limit: 32,000 characters)")
     metadata: dict[str, Any] | None = Field(
         default=None, description="Session metadata: timezone, local_time, user_agent, location, tier, coins, flags"
     )
@@ -160,12 +161,50 @@ class MemoryUpdateOut(BaseModel):
     id: str | None
     content: str
     category: Category
-    action: Literal["created", "updated", "duplicate", "dropped_limit"] | str
+    action: str = Field(description="created, updated, duplicate or dropped_limit")
 
 
 class ChatOut(BaseModel):
     session_id: str
     reply: str
-    memory_updates: list[MemoryUpdateOut]
-    context_id: str | None
-    upgrade_prompt: str | None = None
+    memory_updates: list[MemoryUpdateOut] = Field(description="What this message saved (the badge), if in time")
+    context_id: str | None = Field(description="GET /v1/contexts/{context_id}: what the model saw (null: temporary)")
+    upgrade_prompt: str | None = Field(default=None, description="Set when an explicit save hit the tier limit")
+    turn: int
+    memory_pending: bool = Field(description="Detection was still running when the reply left (it saves anyway)")
+    memories_used: list[str] = Field(description="Ids of the long-term memories placed in the context")
+    model: str
+    offline: bool = Field(description="The reply comes from the offline responder, not a model")
+
+
+class FactOut(BaseModel):
+    text: str
+    hard_exception: bool
+    since_turn: int
+
+
+class TurnSummaryOut(BaseModel):
+    turn: int
+    user_summary: str
+    assistant_summary: str
+    unsummarized: bool
+
+
+class RawMessageOut(BaseModel):
+    role: str
+    content: str
+    turn: int
+    at: datetime | None
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    user_id: str
+    agent: str | None
+    turn_count: int
+    base_truth: list[FactOut]
+    turn_log: list[TurnSummaryOut]
+    raw_window: list[RawMessageOut]
+    created_at: datetime | None
+    updated_at: datetime | None
+    ended_at: datetime | None

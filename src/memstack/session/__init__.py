@@ -9,6 +9,9 @@ The pieces, each usable alone::
     if consolidation_due(turn, last, len(facts), settings):
         merged = await consolidate_base_truth(summarizer, facts, settings)
 
+:class:`SessionService` puts them together for the chat turn, over a store's ``sessions`` and ``archive`` roles
+(lock, durable record, phase 2, background retries, startup resume, cross-session lines).
+
 ``OfflineSummarizer`` is the default (rules + extraction, labelled offline); ``ModelSummarizer`` uses a chat model
 (its own model setting, ``Config.summarizer_model``).
 """
@@ -23,6 +26,7 @@ from memstack.session.llm import JsonChatModel, ModelSummarizer, get_summarizer
 from memstack.session.lock import HeldLock, LocalSessionLocks, SessionLocks
 from memstack.session.policy import Outcome, SummaryRunner, TurnResult, fallback_summary, summarize_session
 from memstack.session.routing import RouteDecision, route_exchange
+from memstack.session.service import SessionService, TurnHandle
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Support, Verdict, check_support
 from memstack.session.window import push_exchange
@@ -39,11 +43,13 @@ __all__ = [
     "Outcome",
     "RouteDecision",
     "SessionLocks",
+    "SessionService",
     "SessionSettings",
     "Summarizer",
     "SummaryRunner",
     "Support",
     "TurnDraft",
+    "TurnHandle",
     "TurnResult",
     "Verdict",
     "WarningKind",

@@ -14,7 +14,12 @@ apply, with consolidation on the configured cadence. Printed (the last line is o
   transcript (the ceiling of this word-overlap measure);
 * ``memory_to_transcript_tokens`` — tokens of base truth + turn log over tokens of the transcript.
 
-The data is read from ``--data``; nothing of it is stored.
+With ``--store sqlite`` or ``--store postgres`` (an embedded server, or ``--database-url``) the same exchanges go
+through the :class:`~memstack.session.service.SessionService` on a fresh store instead, one memstack session per
+LoCoMo session, and it prints what durability costs: ``begin_ms`` (lock + reading the state) and ``finish_ms``
+(durable record, phase 2, commit) per turn, p50 / p99, and ``search_ms`` for a full-text search of the archive.
+
+The data is read from ``--data``; nothing of it is kept after the run (the store is a temporary one).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -36,9 +42,9 @@ from memstack.session.policy import SummaryRunner
 from memstack.session.settings import SessionSettings
 from memstack.session.text import content_words, count_words, stem
 from memstack.tokens import TokenCounter
-from memstack.types import Exchange, Fact, TurnSummary
+from memstack.types import Exchange, Fact, TurnSummary, UserRef
 
-__all__ = ["main", "run_bench"]
+__all__ = ["main", "run_bench", "run_service_bench"]
 
 
 def _sessions(conversation: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -72,12 +78,94 @@ def _covered(observation: str, memory: set[str], names: set[str]) -> bool:
     return bool(words) and len(words & memory) / len(words) >= 0.5
 
 
-async def run_bench(data: Path, settings: SessionSettings | None = None, limit: int | None = None) -> dict[str, Any]:
-    s = settings or SessionSettings()
+def _load(data: Path) -> list[dict[str, Any]]:
     try:
-        conversations = json.loads(data.read_text(encoding="utf-8"))
+        loaded: list[dict[str, Any]] = json.loads(data.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read LoCoMo data from {data}: {exc}; pass --data PATH/locomo-dev.json") from None
+    return loaded
+
+
+def _percentiles(name: str, values: Sequence[float]) -> dict[str, float | None]:
+    ordered = sorted(values)
+    if not ordered:
+        return {f"{name}_p50": None, f"{name}_p99": None}
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return {f"{name}_p50": round(statistics.median(ordered), 3), f"{name}_p99": round(p99, 3)}
+
+
+async def run_service_bench(
+    data: Path,
+    *,
+    backend: str = "sqlite",
+    database_url: str | None = None,
+    settings: SessionSettings | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Every exchange through the session service on a fresh store: a temporary SQLite file, or (``postgres``) a
+    database on an embedded PostgreSQL server, or the database at ``database_url``."""
+    if database_url is not None or backend == "sqlite":
+        return await _service_bench(data, database_url, settings or SessionSettings(), limit)
+    from memstack.testing.postgres import EmbeddedPostgres
+
+    with EmbeddedPostgres() as server:
+        return await _service_bench(data, server.create_database(), settings or SessionSettings(), limit)
+
+
+async def _service_bench(data: Path, database_url: str | None, s: SessionSettings, limit: int | None) -> dict[str, Any]:
+    from memstack.session.service import SessionService
+
+    conversations = _load(data)[:limit]
+    with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
+        if database_url is None:
+            from memstack.store.sqlite import SQLiteStore
+
+            store: Any = await SQLiteStore.open(Path(tmp) / "bench.db", dim=8, embedder="bench:none")
+        else:
+            from memstack.store.postgres import PostgresStore
+
+            store = await PostgresStore.open(database_url, dim=8, embedder="bench:none")
+        try:
+            service = SessionService(store, OfflineSummarizer(s), s)
+            user = UserRef(f"bench-{time.time_ns()}")
+            begin: list[float] = []
+            finish: list[float] = []
+            queries: list[str] = []
+            for n, conv in enumerate(conversations):
+                for key, turns in _sessions(conv["conversation"]):
+                    for ex in _exchanges(turns, conv["conversation"]["speaker_a"]):
+                        t0 = time.perf_counter()
+                        handle = await service.begin_turn(user, f"locomo-{n}-{key}")
+                        t1 = time.perf_counter()
+                        await service.finish_turn(handle, ex.user, ex.assistant)
+                        t2 = time.perf_counter()
+                        begin.append((t1 - t0) * 1000)
+                        finish.append((t2 - t1) * 1000)
+                        if len(queries) < 200 and ex.turn % 3 == 0:
+                            queries.append(" ".join(ex.user.split()[:6]))
+            search: list[float] = []
+            for query in queries:
+                t0 = time.perf_counter()
+                await store.archive.search(user, query, 10)
+                search.append((time.perf_counter() - t0) * 1000)
+            await service.drain(10)
+        finally:
+            await store.close()
+    return {
+        "store": "sqlite" if database_url is None else "postgres",
+        "conversations": len(conversations),
+        "turns": len(finish),
+        **_percentiles("begin_ms", begin),
+        **_percentiles("finish_ms", finish),
+        "searches": len(search),
+        **_percentiles("search_ms", search),
+        "summarizer": f"offline:extractive ({s.window}-message window)",
+    }
+
+
+async def run_bench(data: Path, settings: SessionSettings | None = None, limit: int | None = None) -> dict[str, Any]:
+    s = settings or SessionSettings()
+    conversations = _load(data)
     summarizer = OfflineSummarizer(s)
     runner = SummaryRunner(summarizer, s)
     counter = TokenCounter()
@@ -151,8 +239,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON (e.g. locomo-dev.json)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--store",
+        choices=["sqlite", "postgres"],
+        help="through the session service on a fresh store (postgres: an embedded server, or --database-url)",
+    )
+    parser.add_argument("--database-url", help="with --store postgres: this (scratch) database instead")
     args = parser.parse_args(argv)
-    report = asyncio.run(run_bench(args.data, limit=args.limit))
+    if args.store or args.database_url:
+        report = asyncio.run(
+            run_service_bench(
+                args.data, backend=args.store or "postgres", database_url=args.database_url, limit=args.limit
+            )
+        )
+    else:
+        report = asyncio.run(run_bench(args.data, limit=args.limit))
     if args.json:
         print(json.dumps(report))
         return

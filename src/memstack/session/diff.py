@@ -65,6 +65,16 @@ _NOT_RULES = re.compile(
     r"worry|figure|find|tell|wait|believe|decide|imagine|stop|help)\b",
     re.IGNORECASE,
 )
+#: "must" that guesses rather than obliges: "It must be nice", "That must have been hard", "You must be tired".
+_EPISTEMIC_MUST = re.compile(
+    r"\bmust(?:'ve| have)?\s+(?:been|be)\s+(?:so\s+|really\s+|very\s+|pretty\s+|quite\s+|such\s+|a\s+|an\s+)*"
+    r"(?:nice|great|good|lovely|fun|hard|tough|difficult|rough|tiring|tired|exhausting|exhausted|stressful|"
+    r"frustrating|annoying|scary|sad|exciting|excited|amazing|awesome|wonderful|cool|interesting|busy|hectic|"
+    r"lonely|overwhelming|painful|relief|relieved|proud|happy|boring|crazy|wild|beautiful|joking|kidding|"
+    r"nervous|worried|fascinating|challenging|weird|strange|pain|blast|shock|surprise|nightmare)\b|"
+    r"\bmust(?:'ve| have)\s+(?:felt|seen|thought|known|heard|missed|forgotten)\b",
+    re.IGNORECASE,
+)
 #: The user lifting a rule they set earlier.
 LIFT_CUE = re.compile(
     r"\b(you can (?:now )?|you may (?:now )?|(?:it's|it is) (?:now )?(?:ok|okay|fine|alright) to|feel free to|"
@@ -97,6 +107,7 @@ class WarningKind(StrEnum):
     DUPLICATE = "duplicate"  # already in base truth
     INVALID = "invalid"  # empty or too long to be a fact
     TOO_MANY = "too_many"  # beyond max_facts_per_turn
+    SUPERSEDED = "superseded"  # a late summary's change that a later turn already overrode (session service)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +135,7 @@ class DiffResult(NamedTuple):
 def is_hard_rule(text: str) -> bool:
     """Whether ``text`` states a rule (must / never use / always answer / can't use / don't log / avoid …)."""
     body = text.partition(": ")[2] if text.lower().startswith(("constraint:", "rule:")) else text
-    body = body.strip()
+    body = _EPISTEMIC_MUST.sub(" ", body).strip()
     if _NOT_RULES.search(body):
         return bool(HARD_CUE.search(body))
     return bool(HARD_CUE.search(body) or _DIRECTIVE.search(body))

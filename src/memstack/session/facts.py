@@ -105,6 +105,13 @@ _PY_CUT = re.compile(
     re.I,
 )
 
+#: Time words that end a statement but are not part of the value ("my editor is Helix now" → "Editor: Helix").
+_TAIL = re.compile(r"(?:\s+(?:now|these days|nowadays|instead|from now on|going forward|anymore|again))+$", re.I)
+
+
+def _value(text: str) -> str:
+    return _TAIL.sub("", _PY_CUT.sub("", text).strip(" .")).strip(" .")
+
 
 @dataclass(slots=True)
 class _Found:
@@ -159,7 +166,7 @@ def _from_user_sentence(sentence: str, base_truth: Sequence[Fact], removals: lis
         return out
     body = CORRECTION_CUE.sub("", text, count=1).strip(" ,") if text.lower().startswith("actually") else text
     if m := _KEY_VALUE.search(body):
-        key, value = m.group(1).strip(), _PY_CUT.sub("", m.group(2)).strip(" .")
+        key, value = m.group(1).strip(), _value(m.group(2))
         if key.split()[-1].lower() not in _BAD_KEYS and value and len(value.split()) <= 12:
             out.append(_Found(f"{key[:1].upper()}{key[1:]}: {value}", False, rank + 0.1))
     # one value per name; after "switched to", "no longer" … the last mentioned is the current one
@@ -188,11 +195,11 @@ def _from_user_sentence(sentence: str, base_truth: Sequence[Fact], removals: lis
         what = _PY_CUT.sub("", m.group(2)).strip(" .!")
         out.append(_Found(f"User {m.group(1).lower()} {cap_words(what, _FACT_WORDS)}", False, rank + 0.46))
     if m := _USES.search(body):
-        what = _PY_CUT.sub("", m.group(1) or m.group(2)).strip(" .")
+        what = _value(m.group(1) or m.group(2))
         if what and not versions:
             out.append(_Found(f"Uses: {cap_words(what, _FACT_WORDS)}", False, rank + 0.5))
     elif (m := _DECISION.search(body)) and not out:
-        what = _PY_CUT.sub("", m.group(1)).strip(" .")
+        what = _value(m.group(1))
         if len(what.split()) >= 1:
             out.append(_Found(f"Decision: {cap_words(what, _FACT_WORDS)}", False, rank + 0.5))
     return out

@@ -24,17 +24,9 @@ from contextlib import asynccontextmanager
 from typing import Protocol
 
 from memstack.errors import StoreBusy
+from memstack.store.base import HeldLock
 
 __all__ = ["HeldLock", "LocalSessionLocks", "SessionLocks"]
-
-
-class HeldLock(Protocol):
-    """One acquisition; ``release`` is idempotent."""
-
-    @property
-    def session_id(self) -> str: ...
-
-    async def release(self) -> None: ...
 
 
 class SessionLocks(Protocol):
@@ -52,45 +44,48 @@ class _Entry:
 
 
 class _LocalHeld:
-    def __init__(self, owner: LocalSessionLocks, session_id: str, entry: _Entry) -> None:
+    def __init__(self, owner: LocalSessionLocks, key: tuple[str, str], entry: _Entry) -> None:
         self._owner = owner
+        self._key = key
         self._entry: _Entry | None = entry
-        self.session_id = session_id
+        self.session_id = key[1]
 
     async def release(self) -> None:
         entry, self._entry = self._entry, None
         if entry is not None:
             entry.lock.release()
-            self._owner._leave(self.session_id, entry)
+            self._owner._leave(self._key, entry)
 
 
 class LocalSessionLocks:
     """In-process FIFO locks, one per session id, created on demand and forgotten when unused."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[tuple[str, str], _Entry] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def acquire(self, session_id: str, *, timeout: float | None = None) -> _LocalHeld:
-        entry = self._entries.get(session_id)
+    async def acquire(self, session_id: str, *, timeout: float | None = None, scope: str = "") -> _LocalHeld:
+        """``scope`` keeps equal session ids of different users apart (the stores pass tenant and user)."""
+        key = (scope, session_id)
+        entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[session_id] = _Entry()
+            entry = self._entries[key] = _Entry()
         entry.users += 1
         try:
             async with asyncio.timeout(timeout):
                 await entry.lock.acquire()
         except TimeoutError:
-            self._leave(session_id, entry)
+            self._leave(key, entry)
             raise StoreBusy(
                 f"session {session_id!r} is still busy with an earlier turn after {timeout:g}s; "
                 "retry, or raise the lock timeout"
             ) from None
         except BaseException:
-            self._leave(session_id, entry)
+            self._leave(key, entry)
             raise
-        return _LocalHeld(self, session_id, entry)
+        return _LocalHeld(self, key, entry)
 
     @asynccontextmanager
     async def hold(self, session_id: str, *, timeout: float | None = None) -> AsyncIterator[None]:
@@ -100,7 +95,7 @@ class LocalSessionLocks:
         finally:
             await held.release()
 
-    def _leave(self, session_id: str, entry: _Entry) -> None:
+    def _leave(self, key: tuple[str, str], entry: _Entry) -> None:
         entry.users -= 1
-        if entry.users == 0 and self._entries.get(session_id) is entry:
-            del self._entries[session_id]
+        if entry.users == 0 and self._entries.get(key) is entry:
+            del self._entries[key]

@@ -3,7 +3,8 @@
 | failure                      | what happens                                                                        |
 |------------------------------|-------------------------------------------------------------------------------------|
 | malformed answer             | retried once with the same payload; then the raw text (cut to the word caps) is the |
-|                              | turn summary and the diff is skipped (``fallback_malformed``)                       |
+|                              | turn summary and the diff is skipped (``fallback_malformed``); the session service  |
+|                              | still retries it later, bounded (``SessionSettings.retry_malformed``)               |
 | timeout (``timeout_s``, 8 s) | raw text fallback, turn flagged ``unsummarized`` for a background retry              |
 | endpoint error (5xx, network)| as a timeout (``fallback_error``): transient, so retried in the background          |
 | update of an unknown fact    | added, with an ``unknown_update`` warning                                           |

@@ -26,6 +26,14 @@ class SessionSettings:
     ``support_flag`` covered is applied with a warning; at most ``max_facts_per_turn`` entries per turn.
     Consolidation: every ``consolidate_every`` turns or when base truth exceeds ``max_facts`` facts;
     near-duplicates merge at ``merge_similarity`` (content words) or ``merge_cosine`` (embeddings).
+    Service (:class:`~memstack.session.service.SessionService`): a turn left with a raw-text fallback is summarized
+    again in the background after ``retry_after_s`` (doubling each time), at most ``max_retries`` times; a malformed
+    answer is retried so too when ``retry_malformed`` (the seed keeps the fallback; a skipped diff loses the turn's
+    facts, so by default it gets the same bounded second chance as a timeout). Base truth is snapshotted every
+    ``snapshot_every`` turns and around each consolidation. A turn waits at most ``lock_timeout_s`` for the
+    previous turn of its session (``StoreBusy`` after). When a user starts a session, the cross-session lines of up
+    to ``refresh_lines`` of their other sessions are brought up to date; at most ``temporary_sessions`` temporary
+    (never stored) sessions are kept in memory, the least recently used dropped first.
     """
 
     window: int = 6
@@ -49,6 +57,13 @@ class SessionSettings:
     merge_similarity: float = 0.85
     merge_cosine: float = 0.9
     cross_session_words: int = 30
+    retry_after_s: float = 30.0
+    max_retries: int = 2
+    retry_malformed: bool = True
+    snapshot_every: int = 10
+    lock_timeout_s: float = 600.0
+    refresh_lines: int = 3
+    temporary_sessions: int = 1000
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -67,6 +82,8 @@ class SessionSettings:
             raise ConfigError(f"timeout_s={self.timeout_s} must be positive (default 8 seconds)")
         if self.consolidate_every < 1:
             raise ConfigError(f"consolidate_every={self.consolidate_every} must be ≥ 1 turn (seed 04: 15-20)")
+        if self.snapshot_every < 1 or self.temporary_sessions < 1:
+            raise ConfigError("snapshot_every and temporary_sessions must be ≥ 1 (defaults 10 and 1000)")
         if self.user_summary_words < 1 or self.assistant_summary_words < 1:
             raise ConfigError("summary word caps must be ≥ 1 (defaults 25 and 30)")
         fractions = ("code_ratio", "update_similarity", "remove_similarity", "support_reject", "support_flag")

@@ -9,17 +9,21 @@ An entry is *supported* by an exchange when
    ``support_reject`` (0.34) and that for *weak* (applied with a warning); below it *unsupported* (rejected).
 
 "The exchange" may be widened with ``known`` text: for an update, the key of the fact it replaces. Paraphrase
-costs coverage, invention of numbers or names is never accepted.
+costs coverage, invention of numbers or names is never accepted — but another spelling of a name the exchange
+used is not an invention: a known alias ("JS" for "JavaScript", "Postgres" for "PostgreSQL"), a name plus a usual
+suffix ("Mongo" / "MongoDB"), an acronym of words in the exchange ("NYC" for "New York City") or the words of an
+acronym it used count as present.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
 from memstack.session.settings import SessionSettings
-from memstack.session.text import content_words, names, numbers, tokens
+from memstack.session.text import content_words, names, numbers, stem, tokens
 from memstack.types import Exchange
 
 __all__ = ["Support", "Verdict", "check_support"]
@@ -49,6 +53,39 @@ class Support:
         return "; ".join(parts)
 
 
+#: Names of one thing that people use interchangeably (lower case).
+_ALIASES: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "postgresql postgres psql pg",
+        "javascript js ecmascript",
+        "typescript ts",
+        "python py python3",
+        "kubernetes k8s kube",
+        "node.js nodejs node",
+        "golang go",
+        "c# csharp",
+        "c++ cpp",
+        ".net dotnet",
+        "tensorflow tf",
+        "pytorch torch",
+        "numpy np",
+        "pandas pd",
+        "macos osx",
+        "neovim nvim",
+        "sqlite sqlite3",
+        "react reactjs react.js",
+        "vue vuejs vue.js",
+        "next.js nextjs",
+    )
+)
+_ALIAS_OF = {name: group for group in _ALIASES for name in group}
+#: Endings that make the long form of a name ("mongo" → "mongodb", "postgres" → "postgresql").
+_NAME_SUFFIXES = frozenset({"ql", "sql", "db", "js", ".js", "lang"})
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+_CAPITALISED_RUN = re.compile(r"(?:\b[A-Z][a-z]+\b\s+){1,4}\b[A-Z][a-z]+\b")
+
+
 class _Source:
     """The exchange pre-processed once per diff."""
 
@@ -60,6 +97,32 @@ class _Source:
         bare = {w.strip("`'\"()[]{},;:!?.").lower() for w in text.split()}
         self.lower_tokens = {t.lower() for t in tokens(text)} | bare
         self.lower_text = text.lower()
+        lw = [w.lower() for w in _WORD.findall(text)]
+        self.initials = {"".join(w[0] for w in lw[i : i + n]) for n in range(2, 6) for i in range(len(lw) - n + 1)}
+
+    def knows(self, name: str) -> bool:
+        """Whether the exchange used ``name`` (lower case) under this or another usual spelling."""
+        if name in self.lower_tokens or _in_text(name, self.lower_text):
+            return True
+        if any(alias in self.lower_tokens for alias in _ALIAS_OF.get(name, ())):
+            return True
+        if name.isalpha() and 2 <= len(name) <= 5 and name in self.initials:
+            return True
+        return any(_suffixed(name, t) or _suffixed(t, name) for t in self.lower_tokens if len(t) >= 3)
+
+    def acronym_words(self, entry: str) -> set[str]:
+        """Words of capitalised runs in ``entry`` whose acronym the exchange used ("New York City" for "NYC")."""
+        out: set[str] = set()
+        for run in _CAPITALISED_RUN.findall(entry):
+            words = run.split()
+            if "".join(w[0] for w in words).lower() in self.lower_tokens:
+                out.update(w.lower() for w in words)
+                out.update(stem(w) for w in words)
+        return out
+
+
+def _suffixed(long: str, short: str) -> bool:
+    return len(short) >= 3 and long.startswith(short) and long[len(short) :] in _NAME_SUFFIXES
 
 
 @lru_cache(maxsize=64)
@@ -74,22 +137,29 @@ def check_support(
     src = _source(exchange)
     known_words = content_words(known)
     known_lower = known.lower()
-    missing_numbers = tuple(
-        sorted(n for n in numbers(entry) if n not in src.numbers and n not in known_lower and n not in src.lower_text)
-    )
+    spelled = src.acronym_words(entry)
+    entry_names = names(entry)
     missing_names = tuple(
+        sorted(n for n in entry_names if n not in known_lower and n not in spelled and not src.knows(n))
+    )
+    respelled_names = [n for n in entry_names if n not in missing_names]  # "k8s" for "Kubernetes": its 8 is no number
+    missing_numbers = tuple(
         sorted(
             n
-            for n in names(entry)
-            if n not in src.lower_tokens and n not in known_lower and not _in_text(n, src.lower_text)
+            for n in numbers(entry)
+            if n not in src.numbers
+            and n not in known_lower
+            and n not in src.lower_text
+            and not any(n in name for name in respelled_names)
         )
     )
     words = content_words(entry, framing=True)
     if not words:
         return Support(Verdict.UNSUPPORTED, 0.0, missing_numbers, missing_names)
-    covered = words & (src.words | known_words)
+    respelled = {w for w in words - src.words - known_words if w in spelled or src.knows(w)}
+    covered = words & (src.words | known_words | respelled)
     coverage = len(covered) / len(words)
-    user_coverage = len(words & (src.user_words | known_words)) / len(words)
+    user_coverage = len(words & (src.user_words | known_words | respelled)) / len(words)
     if missing_numbers or missing_names or coverage < s.support_reject:
         verdict = Verdict.UNSUPPORTED
     elif coverage < s.support_flag:

@@ -9,7 +9,7 @@ from memstack.session.settings import SessionSettings
 from memstack.session.text import count_words
 from memstack.types import Exchange, RawMessage
 
-__all__ = ["evict", "push_exchange"]
+__all__ = ["evict", "keep_extra", "push_exchange"]
 
 
 def push_exchange(
@@ -18,16 +18,21 @@ def push_exchange(
     """Append both messages of ``exchange`` and evict. A message of ``long_words`` or more (on a long or code route)
     is marked to stay ``long_extra_turns`` turns after it would have left."""
     s = settings or SessionSettings()
-    extra = s.long_extra_turns if decision.preserve_raw else 0
+    user_keep, assistant_keep = keep_extra(exchange, decision, s)
     new = [
-        RawMessage("user", exchange.user, exchange.turn, exchange.at, _extra(exchange.user, extra, s)),
-        RawMessage("assistant", exchange.assistant, exchange.turn, exchange.at, _extra(exchange.assistant, extra, s)),
+        RawMessage("user", exchange.user, exchange.turn, exchange.at, user_keep),
+        RawMessage("assistant", exchange.assistant, exchange.turn, exchange.at, assistant_keep),
     ]
     return evict([*window, *new], s.window)
 
 
-def _extra(text: str, extra: int, s: SessionSettings) -> int:
-    return extra if count_words(text) >= s.long_words else 0
+def keep_extra(exchange: Exchange, decision: RouteDecision, settings: SessionSettings) -> tuple[int, int]:
+    """How many turns longer the user's and the assistant's message stay in the window (long messages only)."""
+    extra = settings.long_extra_turns if decision.preserve_raw else 0
+    return (
+        extra if count_words(exchange.user) >= settings.long_words else 0,
+        extra if count_words(exchange.assistant) >= settings.long_words else 0,
+    )
 
 
 def evict(messages: Sequence[RawMessage], window: int) -> tuple[RawMessage, ...]:

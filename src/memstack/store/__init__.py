@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 from memstack.config import Config
-from memstack.store.base import MemoryIndex, MemoryStore, Store
+from memstack.store.base import JobStore, MemoryIndex, MemoryStore, Store
 
-__all__ = ["MemoryIndex", "MemoryStore", "Store", "open_store"]
+__all__ = ["JobStore", "MemoryIndex", "MemoryStore", "Store", "open_store"]
 
 
 async def open_store(config: Config, *, dim: int, embedder: str) -> Store:

@@ -11,15 +11,21 @@ from __future__ import annotations
 import builtins
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
 from memstack.types import (
     AgentRecord,
     ApiKey,
+    ArchivedTurn,
+    ArchiveHit,
+    Artifact,
+    BaseTruthSnapshot,
     DeletedBy,
     HistoryAction,
+    Job,
     Manifest,
     Memory,
     MemoryEvent,
@@ -27,17 +33,25 @@ from memstack.types import (
     MemoryPatch,
     NewMemory,
     ScoredMemory,
+    SessionState,
+    SessionSummary,
+    TurnCommit,
     UserRef,
     Vector,
 )
 
 __all__ = [
     "API_KEY_PREFIX",
+    "DEFAULT_LEASE_S",
     "AgentStore",
     "ContextStore",
+    "HeldLock",
+    "JobStore",
     "KeyStore",
     "MemoryIndex",
     "MemoryStore",
+    "SessionArchive",
+    "SessionStore",
     "Store",
     "check_name",
     "hash_api_key",
@@ -122,6 +136,178 @@ class MemoryIndex(Protocol):
         ...
 
 
+class HeldLock(Protocol):
+    """One acquisition of a session's lock; ``release`` is idempotent."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    async def release(self) -> None: ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Per-session memory and the life of a turn (seed 04): the session row, base truth, the turn log and the
+    exchange archive it is kept in, and the per-session lock.
+
+    A turn: ``acquire`` the lock → ``open`` the state → (phase 1) → ``record`` the raw exchange (durable, flagged
+    pending) → (phase 2) → ``commit`` → release. ``pending`` finds what a crash or a failed summary left flagged.
+    """
+
+    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
+        """Wait until no other turn of this session holds its lock (in this process and, where the backend allows
+        several processes, in any); ``StoreBusy`` after ``timeout`` seconds."""
+        ...
+
+    async def open(
+        self,
+        user: UserRef,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        create: bool = True,
+        window_turns: int = 5,
+        now: datetime | None = None,
+    ) -> SessionState:
+        """The session's state: base truth, the whole turn log, the raw messages of its last ``window_turns``
+        recorded turns (pending ones included; the caller evicts), flagged turns. Creates it when ``create``
+        (else ``NotFound``); an ended session opened again is resumed. ``InputError`` if ``agent`` differs from the
+        agent the session was started with."""
+        ...
+
+    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+        """Archive a raw exchange as turn ``turn_count + 1`` with status pending, before phase 2 starts.
+        ``SessionConflict`` when that turn was recorded already (another process)."""
+        ...
+
+    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+        """One transaction: the turn's summary and status, base truth, artifacts (replacing the turn's earlier
+        ones), snapshots, the consolidation mark. ``SessionConflict`` when the session's version moved on from
+        ``commit.expected_version``."""
+        ...
+
+    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        """Flagged turns of every user (pending or unsummarized), oldest first: the startup scan."""
+        ...
+
+    async def end(
+        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
+    ) -> SessionSummary:
+        """Write the session's cross-session line (written after ``through_turn``); ``ended`` also closes it."""
+        ...
+
+
+@runtime_checkable
+class SessionArchive(Protocol):
+    """Reading sessions back: listings, the archive of raw exchanges (full-text search, paging for index builds),
+    artifacts and base-truth snapshots. Every call is scoped to one user."""
+
+    async def sessions(
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+    ) -> builtins.list[SessionSummary]:
+        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line."""
+        ...
+
+    async def turns(
+        self,
+        user: UserRef,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> builtins.list[ArchivedTurn]:
+        """Archived exchanges in time order (one session's in turn order); ``since`` skips older ones."""
+        ...
+
+    async def search(
+        self, user: UserRef, query: str, k: int, *, session_id: str | None = None
+    ) -> builtins.list[ArchiveHit]:
+        """Full-text (BM25-style) search over the user's archived exchanges, best first."""
+        ...
+
+    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
+        """Code blocks and drafts of a session (one turn's with ``turn``), in turn order."""
+        ...
+
+    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
+        """The latest base-truth snapshots of a session, oldest first."""
+        ...
+
+
+@runtime_checkable
+class ContextStore(Protocol):
+    """Context manifests, one per response: what the model saw (``memstack context explain``).
+
+    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
+    temporary chat are never stored: ``save`` refuses them."""
+
+    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
+        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
+        ...
+
+    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
+        ...
+
+    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
+        """The user's latest manifests (of one session when given), newest first."""
+        ...
+
+
+#: How long a claimed job belongs to its worker before another may take it over (a crashed worker's jobs come back).
+DEFAULT_LEASE_S = 60.0
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    """Durable background work: recorded before it starts, claimed under a lease, checkpointed, finished.
+
+    A job is never lost to a crash: until ``complete`` or a final ``fail`` it stays claimable (``pending``, or
+    ``running`` with a lapsed lease). Finished jobs are kept a while (for idempotency and inspection), their payload
+    dropped, then pruned by the store."""
+
+    async def enqueue(
+        self,
+        kind: str,
+        key: str,
+        payload: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> Job:
+        """Record a job, or return the one already recorded under ``(kind, key)`` unchanged.
+
+        With ``owner``, a newly recorded job starts ``running``, claimed by that owner for ``lease_s`` seconds (the
+        caller works on it at once); without, it starts ``pending``. Compare the returned job's ``owner`` with
+        yours to know whether it is yours to run."""
+        ...
+
+    async def claim_pending(
+        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
+    ) -> builtins.list[Job]:
+        """Claim up to ``limit`` jobs of ``kind`` (any kind if ``None``), oldest first: pending ones that are due,
+        and running ones whose lease lapsed (their worker died). Each is ``running`` for ``owner``, attempts + 1.
+        Concurrent callers never claim the same job."""
+        ...
+
+    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
+        """Replace the job's ``state`` (what is done so far) and extend its lease; ``NotFound`` if unknown."""
+        ...
+
+    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
+        """Mark done with ``result``; the payload is dropped (it may hold user text)."""
+        ...
+
+    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
+        """Record ``error``. With ``retry_at`` the job is pending again from then on; without, it is given up."""
+        ...
+
+    async def get(self, job_id: str) -> Job:
+        """One job by id (``NotFound`` if unknown or pruned)."""
+        ...
+
+
 # -- tenants: API keys and agent definitions ---------------------------------------------------------------------------
 
 #: Every secret starts with this, so a leaked key is recognisable (and secret scanners can be taught it).
@@ -187,26 +373,6 @@ class AgentStore(Protocol):
         ...
 
 
-@runtime_checkable
-class ContextStore(Protocol):
-    """Context manifests, one per response: what the model saw (``memstack context explain``).
-
-    A manifest is written once, keyed by its context id, and belongs to one ``(tenant, user)``. Manifests of a
-    temporary chat are never stored: ``save`` refuses them."""
-
-    async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
-        """Keep ``manifest``. Raises ``InputError`` for a temporary chat's manifest or a context id already kept."""
-        ...
-
-    async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
-        """One manifest of ``tenant`` (and of ``user_id`` when given); ``NotFound`` otherwise."""
-        ...
-
-    async def recent(self, user: UserRef, *, session_id: str | None = None, limit: int = 20) -> builtins.list[Manifest]:
-        """The user's latest manifests (of one session when given), newest first."""
-        ...
-
-
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -224,6 +390,15 @@ class Store(Protocol):
 
     @property
     def contexts(self) -> ContextStore: ...
+
+    @property
+    def jobs(self) -> JobStore: ...
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
+    @property
+    def archive(self) -> SessionArchive: ...
 
     @property
     def dim(self) -> int: ...

@@ -32,6 +32,7 @@ from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, StoreUnavailable
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
 
 __all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare"]
@@ -138,10 +139,40 @@ async def _m0002_context_manifests(conn: psycopg.AsyncConnection[Any], dim: int)
     await conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
 
 
+async def _m0003_jobs(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    # Durable background work (memory detection, consolidation): recorded before it starts, claimed under a lease.
+    await conn.execute(
+        """
+        CREATE TABLE jobs (
+            id text PRIMARY KEY,
+            kind text NOT NULL,
+            key text NOT NULL,
+            payload jsonb NOT NULL,
+            state jsonb NOT NULL DEFAULT '{}',
+            status text NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+            attempts integer NOT NULL DEFAULT 0,
+            owner text,
+            lease_until timestamptz,
+            run_after timestamptz,
+            result jsonb,
+            error text,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            UNIQUE (kind, key)
+        )
+        """
+    )
+    # The startup scan reads only unfinished jobs; pruning reads only finished ones.
+    await conn.execute("CREATE INDEX jobs_open ON jobs (created_at) WHERE status IN ('pending', 'running')")
+    await conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
+
+
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),
+    ("0003_jobs", _m0003_jobs),
+    ("0004_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
 ]
 

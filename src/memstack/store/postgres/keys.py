@@ -58,7 +58,7 @@ async def _m_agents(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
 
 
 #: Appended to the backend's migration list (``_schema.MIGRATIONS``).
-MIGRATIONS = [("0005_api_keys", _m_api_keys), ("0006_agents", _m_agents)]
+MIGRATIONS = [("0008_api_keys", _m_api_keys), ("0009_agents", _m_agents)]
 
 
 def _key(row: tuple[Any, ...]) -> ApiKey:

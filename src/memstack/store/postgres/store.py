@@ -1,8 +1,10 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
 The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
-``store.index`` (:class:`PgIndex`, reads) and ``store.contexts`` (:class:`PgContexts`, context manifests); they
-share the pool, and the first two the per-user HNSW index bookkeeping
+``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
+``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has
+a small pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -20,7 +22,9 @@ from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
+from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
 from memstack.types import UserRef
 
 __all__ = ["PostgresStore"]
@@ -39,6 +43,9 @@ class PostgresStore:
         self._contexts = PgContexts(db)
         self._keys = PgKeys(db)
         self._agents = PgAgents(db)
+        self._jobs = PgJobs(db)
+        self._sessions = PgSessions(db)
+        self._archive = PgSessionArchive(db)
 
     @classmethod
     async def open(
@@ -106,6 +113,18 @@ class PostgresStore:
         return self._contexts
 
     @property
+    def jobs(self) -> PgJobs:
+        return self._jobs
+
+    @property
+    def sessions(self) -> PgSessions:
+        return self._sessions
+
+    @property
+    def archive(self) -> PgSessionArchive:
+        return self._archive
+
+    @property
     def dim(self) -> int:
         return self._dim
 
@@ -136,6 +155,7 @@ class PostgresStore:
         await self.close()
 
     async def close(self) -> None:
-        """Stop index builds in flight and close the pool; safe to call twice."""
+        """Stop index builds in flight and close the pools; safe to call twice."""
         await self._ann.close()
+        await self._sessions.close()
         await self._db.close()

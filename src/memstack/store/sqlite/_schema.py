@@ -14,6 +14,7 @@ from pathlib import Path
 from memstack.errors import ConfigError, MigrationError, StoreError
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.types import utcnow
 
 __all__ = ["MIGRATIONS", "check_embedder", "migrate"]
@@ -123,12 +124,42 @@ def _m005_context_manifests(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
 
 
+def _m006_jobs(conn: sqlite3.Connection) -> None:
+    # Durable background work (memory detection, consolidation): recorded before it starts, claimed under a lease.
+    conn.execute(
+        """
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            owner TEXT,
+            lease_until TEXT,
+            run_after TEXT,
+            result TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (kind, key)
+        )
+        """
+    )
+    # The startup scan reads only unfinished jobs; pruning reads only finished ones.
+    conn.execute("CREATE INDEX jobs_open ON jobs (created_at) WHERE status IN ('pending', 'running')")
+    conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
     ("003_memories_fts", _m003_fts),
     ("004_meta", _m004_meta),
     ("005_context_manifests", _m005_context_manifests),
+    ("006_jobs", _m006_jobs),
+    ("007_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
 ]
 

@@ -1,8 +1,10 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the three roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads) and
-``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), sharing one
+Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
+``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
+``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
+(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work) and the session roles
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -20,7 +22,9 @@ from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.contexts import SQLiteContexts
+from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
+from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -44,6 +48,9 @@ class SQLiteStore:
         self._keys = SQLiteKeys(core)
         self._agents = SQLiteAgents(core)
         self._contexts = SQLiteContexts(core)
+        self._jobs = SQLiteJobs(core)
+        self._sessions = SQLiteSessions(core)
+        self._archive = SQLiteSessionArchive(core)
 
     @classmethod
     async def open(
@@ -106,6 +113,18 @@ class SQLiteStore:
     @property
     def contexts(self) -> SQLiteContexts:
         return self._contexts
+
+    @property
+    def jobs(self) -> SQLiteJobs:
+        return self._jobs
+
+    @property
+    def sessions(self) -> SQLiteSessions:
+        return self._sessions
+
+    @property
+    def archive(self) -> SQLiteSessionArchive:
+        return self._archive
 
     @property
     def dim(self) -> int:

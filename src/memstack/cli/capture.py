@@ -1,0 +1,90 @@
+"""Commands of memory capture: ``memstack bench capture`` and ``memstack eval memories``.
+
+Both print one JSON object as their last line with ``--json``; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memstack.errors import MemstackError
+
+__all__ = ["bench_capture", "eval_memories", "register"]
+
+
+@click.command("capture")
+@click.option("--messages", type=click.IntRange(min=1), default=500, show_default=True, help="Timed turns.")
+@click.option("--chat-ms", type=click.FloatRange(min=0), default=20.0, show_default=True, help="Simulated chat work.")
+@click.option("--warmup", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option("--classifier", default=None, help="offline (default) or a model string.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def bench_capture(
+    messages: int, chat_ms: float, warmup: int, embedder: str, classifier: str | None, as_json: bool
+) -> None:
+    """Latency memory capture adds to a chat turn when nothing is saved (start + awaiting the result).
+
+    Last line: {"messages","p50_ms","p99_ms",...}; see memstack.bench.capture."""
+    from memstack.bench.capture import CaptureBenchConfig, run_capture_bench
+
+    spec = None if classifier in (None, "offline") else classifier
+    cfg = CaptureBenchConfig(messages=messages, chat_ms=chat_ms, warmup=warmup, embedder=embedder, classifier=spec)
+    try:
+        result = asyncio.run(run_capture_bench(cfg))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>18}  {value}")
+
+
+@click.command("memories")
+@click.option("--data", "data", required=True, type=click.Path(dir_okay=False, path_type=Path), help="LoCoMo JSON.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def eval_memories(data: Path, embedder: str, as_json: bool) -> None:
+    """Memory retrieval (layer 6) on LoCoMo observations: dense, lexical and hybrid hit@k / recall@k.
+
+    Last line: {"questions","memories","lexical_weight","dense","lexical","hybrid","sweep","p50_ms","p99_ms"}."""
+    from memstack.embed import get_embedder
+    from memstack.evals.memories import load_observations, run_memories
+
+    async def main() -> dict[str, Any]:
+        sets = load_observations(data)
+        emb = get_embedder(embedder)
+        total = sum(len(s.questions) for s in sets)
+        try:
+            with click.progressbar(length=total, label="questions", file=sys.stderr) as bar:
+                return await run_memories(sets, emb, progress=bar.update)
+        finally:
+            await emb.aclose()
+
+    try:
+        result = asyncio.run(main())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"{result['questions']} questions over {result['memories']} memories")
+    rows = {"dense": result["dense"], "lexical": result["lexical"], **result["sweep"]}
+    for name, row in rows.items():
+        click.echo(f"{name:>12}  " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+
+
+def register(main: click.Group) -> None:
+    """Add ``bench capture`` and ``eval memories`` to their groups, creating a group no other module made yet."""
+    for group_name, command in (("bench", bench_capture), ("eval", eval_memories)):
+        group = main.commands.get(group_name)
+        if not isinstance(group, click.Group):
+            group = click.Group(group_name, help="Measuring commands; each prints one JSON object as its last line.")
+            main.add_command(group)
+        group.add_command(command)

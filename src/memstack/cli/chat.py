@@ -1,0 +1,259 @@
+"""``memstack chat``: talk to the engine in the terminal, with the "Memory updated" badge after each reply.
+
+Commands inside the chat: ``/memories`` (what is remembered), ``/forget ID|words`` (forget one memory),
+``/explain`` (what the model saw for the last reply), ``/new`` (start a new session), ``/help``, ``/quit``.
+With no chat model configured the replies come from the offline responder, which says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from memstack.engine import AsyncMemstack
+from memstack.errors import MemstackError
+from memstack.types import ChatDone, ChatResult, ChatToken, ChatToolEvent, FragmentStatus, Manifest, Memory, UserRef
+
+__all__ = ["bench_turn", "chat", "print_badge", "print_explain", "register"]
+
+_HELP = (
+    "/memories  list what is remembered about you\n"
+    "/forget ID|words  forget one memory (restorable with `memstack memories restore`)\n"
+    "/explain  show what the model saw for the last reply\n"
+    "/new  start a new session\n"
+    "/quit  leave (Ctrl-D works too)"
+)
+_STATUS_STYLE = {FragmentStatus.KEPT: "green", FragmentStatus.TRIMMED: "yellow", FragmentStatus.QUARANTINED: "red"}
+
+
+def print_badge(console: Console, result: ChatResult) -> None:
+    """The "Memory updated" badge and what else detection reported for this reply."""
+    for update in result.badge:
+        verb = "Memory updated" if update.action.value == "updated" else "Memory saved"
+        console.print(f"  [bold green]✓ {verb}[/] [dim]({update.category.value})[/] {escape(update.content)}")
+    known = [u for u in result.memory_updates if u.action.value == "duplicate"]
+    for update in known:
+        console.print(f"  [dim]= already remembered: {escape(update.content)}[/]")
+    if result.upgrade_prompt:
+        console.print(f"  [bold yellow]! {escape(result.upgrade_prompt)}[/]")
+    if result.memory_pending:
+        console.print("  [dim]… still checking this message for things to remember (saved in the background)[/]")
+
+
+def print_explain(console: Console, manifest: Manifest | None, *, title: str = "What the model saw") -> None:
+    """Per layer: fragments kept / trimmed / quarantined and their tokens; then every fragment that was not kept
+    or was flagged, with the reason."""
+    if manifest is None:
+        console.print("[dim]nothing to explain yet: send a message first[/]")
+        return
+    table = Table(title=f"{title}: {manifest.tokens} of {manifest.budget_tokens} tokens", box=box.SIMPLE_HEAD)
+    for column in ("layer", "kept", "trimmed", "quarantined", "tokens kept"):
+        table.add_column(column, justify="left" if column == "layer" else "right")
+    order: list[str] = []
+    counts: dict[str, Counter[FragmentStatus]] = {}
+    tokens: Counter[str] = Counter()
+    for entry in manifest.entries:
+        if entry.layer not in counts:
+            order.append(entry.layer)
+            counts[entry.layer] = Counter()
+        counts[entry.layer][entry.status] += 1
+        if entry.status is FragmentStatus.KEPT:
+            tokens[entry.layer] += entry.tokens
+    for layer in order:
+        c = counts[layer]
+        table.add_row(
+            layer,
+            str(c[FragmentStatus.KEPT]),
+            f"[yellow]{c[FragmentStatus.TRIMMED]}[/]" if c[FragmentStatus.TRIMMED] else "0",
+            f"[red]{c[FragmentStatus.QUARANTINED]}[/]" if c[FragmentStatus.QUARANTINED] else "0",
+            str(tokens[layer]),
+        )
+    console.print(table)
+    for entry in manifest.entries:
+        if entry.status is FragmentStatus.KEPT and not entry.flags:
+            continue
+        style = _STATUS_STYLE[entry.status]
+        flags = f" [{', '.join(entry.flags)}]" if entry.flags else ""
+        console.print(f"  [{style}]{entry.status.value}[/] {entry.source}{escape(flags)}: {escape(entry.reason)}")
+    modes = [] if manifest.memory_enabled else ["memory off"]
+    if manifest.temporary:
+        modes.append("temporary: nothing stored")
+    console.print(
+        f"  [dim]context {manifest.context_id}, agent {manifest.agent}, {manifest.encoding}"
+        + (f"; {', '.join(modes)}" if modes else "")
+        + "[/]"
+    )
+
+
+def _memory_rows(console: Console, memories: Sequence[Memory]) -> None:
+    if not memories:
+        console.print("[dim]nothing remembered yet[/]")
+        return
+    table = Table(box=box.SIMPLE_HEAD, show_header=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("category")
+    table.add_column("memory")
+    for m in memories:
+        table.add_row(m.id, m.category.value, escape(m.content))
+    console.print(table)
+
+
+async def _forget(ms: AsyncMemstack, console: Console, user: UserRef, target: str) -> None:
+    target = target.strip()
+    if not target:
+        console.print("[yellow]say which memory: /forget ID or /forget some words of it[/]")
+        return
+    memory_id = target
+    if not target.startswith("mem_"):
+        hits = await ms.search(user, target, k=1)
+        if not hits:
+            console.print("[yellow]no memory matches that[/]")
+            return
+        memory_id = hits[0].memory.id
+    forgotten = await ms.forget(user, memory_id, by="user", note="forgotten from memstack chat")
+    console.print(f"  [green]forgot[/] {escape(forgotten.content)} [dim]({forgotten.id}; restorable)[/]")
+
+
+async def _turn(ms: AsyncMemstack, console: Console, user: UserRef, text: str, options: dict[str, Any]) -> ChatResult:
+    result: ChatResult | None = None
+    console.print("[bold cyan]memstack>[/] ", end="")
+    async for event in ms.chat_stream(user, text, **options):
+        if isinstance(event, ChatToken):
+            console.print(escape(event.text), end="", soft_wrap=True, highlight=False)
+        elif isinstance(event, ChatToolEvent):
+            console.print(f"\n  [dim]⚙ {event.use.name}({escape(str(dict(event.use.arguments)))})[/]")
+        elif isinstance(event, ChatDone):
+            result = event.result
+    console.print()
+    assert result is not None  # every turn ends with ChatDone
+    print_badge(console, result)
+    return result
+
+
+async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dict[str, Any]) -> None:
+    last: ChatResult | None = None
+    while True:
+        try:
+            text = await asyncio.to_thread(console.input, "[bold]you>[/] ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return
+        command, _, rest = text.strip().partition(" ")
+        try:
+            if not text.strip():
+                continue
+            if command in ("/quit", "/exit"):
+                return
+            if command == "/help":
+                console.print(_HELP)
+            elif command == "/memories":
+                _memory_rows(console, await ms.list(user))
+            elif command == "/forget":
+                await _forget(ms, console, user, rest)
+            elif command == "/explain":
+                print_explain(console, last.manifest if last else None)
+            elif command == "/new":
+                options["session_id"] = None
+                console.print("[dim]new session[/]")
+            elif command.startswith("/"):
+                console.print(f"[yellow]unknown command {escape(command)}[/]\n{_HELP}")
+            else:
+                last = await _turn(ms, console, user, text, options)
+                options["session_id"] = last.session_id
+        except MemstackError as exc:
+            console.print(f"[red]Error:[/] {escape(str(exc))}")
+
+
+@click.command("chat")
+@click.option("--user", "-u", "user_id", required=True, help="Who is chatting (memories are theirs).")
+@click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")
+@click.option("--agent", "-a", "agent", default=None, help="Agent YAML file (or a name under <home>/agents).")
+@click.option("--session", "-s", "session_id", default=None, help="Continue this session.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--timezone", "timezone", default=None, help="Your IANA time zone, e.g. Europe/Paris.")
+@click.option("--tier", default=None, help="Subscription tier for memory limits (default: the default tier).")
+@click.option("--no-memory", is_flag=True, help="No long-term memory read or write.")
+@click.option("--temporary", is_flag=True, help="Temporary chat: nothing is stored.")
+@click.option("--verbose", "-v", is_flag=True, help="Show memstack's warnings (model failures, retries).")
+def chat(
+    user_id: str,
+    tenant: str,
+    agent: str | None,
+    session_id: str | None,
+    home: Path | None,
+    timezone: str | None,
+    tier: str | None,
+    no_memory: bool,
+    temporary: bool,
+    verbose: bool,
+) -> None:
+    """Chat in the terminal with memory ("Memory updated" badges; /help for commands)."""
+    console = Console(highlight=False)
+    if not verbose:
+        logging.getLogger("memstack").setLevel(logging.ERROR)
+    metadata = {k: v for k, v in (("timezone", timezone), ("tier", tier)) if v is not None}
+    options: dict[str, Any] = {
+        "session_id": session_id,
+        "metadata": metadata,
+        "agent": agent,
+        "memory": not no_memory,
+        "temporary": temporary,
+    }
+
+    async def main() -> None:
+        async with AsyncMemstack(home=home) as ms:
+            model = ms.chat_model_name
+            console.print(f"[dim]memstack chat as {escape(user_id)} ({escape(model)}); /help for commands[/]")
+            await _loop(ms, console, UserRef(user_id, tenant), options)
+            console.print("[dim]saving the last turn…[/]")
+
+    try:
+        asyncio.run(main())
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command("turn")
+@click.option("--turns", default=200, show_default=True, help="Timed turns (after 5 warm-up turns).")
+@click.option("--memories", default=200, show_default=True, help="Memories the user holds.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
+@click.option("--guard", type=click.Choice(["auto", "rules", "semantic"]), default="auto", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+def bench_turn(turns: int, memories: int, embedder: str, guard: str, as_json: bool) -> None:
+    """What a chat turn costs memstack itself (offline responder: no model time). See memstack.bench.turn."""
+    from memstack.bench.turn import TurnBenchConfig, run_turn_bench
+
+    logging.getLogger("memstack").setLevel(logging.ERROR)
+    try:
+        cfg = TurnBenchConfig(turns=turns, memories=memories, embedder=embedder, guard=guard)
+        result = asyncio.run(run_turn_bench(cfg))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(
+            f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}, guard {result['guard']}): "
+            f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms"
+        )
+
+
+def register(main: click.Group) -> None:
+    """Add ``chat`` and ``bench turn`` (creating the ``bench`` group when no other module has yet)."""
+    main.add_command(chat)
+    bench = main.commands.get("bench")
+    if not isinstance(bench, click.Group):
+        bench = click.Group("bench", help="Measuring commands; each prints one JSON object as its last line.")
+        main.add_command(bench)
+    bench.add_command(bench_turn)

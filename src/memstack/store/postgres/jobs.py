@@ -1,0 +1,195 @@
+"""The PostgreSQL store's ``JobStore`` role: durable background work in the ``jobs`` table.
+
+Claiming is one ``UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)``: workers in several processes (or on
+several hosts) sharing the database never claim the same job and never wait on each other's claims. Times are the
+server's (``now()``), so leases do not depend on the clocks of the machines running the workers. Finished jobs keep
+their key and result for ``retention`` (idempotency, inspection) with the payload dropped, then are pruned a batch
+at a time as other jobs finish.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from memstack.errors import InputError, NotFound
+from memstack.store.base import DEFAULT_LEASE_S
+from memstack.store.postgres._db import Database
+from memstack.types import Job, JobStatus, new_id
+
+__all__ = ["PgJobs"]
+
+_COLUMNS = (
+    "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
+    "result, error"
+)
+_PRUNE_BATCH = 100
+
+
+def _json(value: Mapping[str, Any], what: str) -> Jsonb:
+    try:
+        json.dumps(dict(value))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"a job's {what} must be JSON (strings, numbers, lists, objects): {exc}") from None
+    return Jsonb(dict(value))
+
+
+def _job(row: tuple[Any, ...]) -> Job:
+    return Job(
+        id=str(row[0]),
+        kind=str(row[1]),
+        key=str(row[2]),
+        payload=dict(row[3] or {}),
+        status=JobStatus(row[4]),
+        attempts=int(row[5]),
+        created_at=row[6],
+        updated_at=row[7],
+        owner=row[8],
+        lease_until=row[9],
+        run_after=row[10],
+        state=dict(row[11] or {}),
+        result=dict(row[12]) if row[12] is not None else None,
+        error=row[13],
+    )
+
+
+def _check_name(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 500 or not value.isprintable():
+        raise InputError(f"a job's {what} must be 1-500 printable characters, got {value!r}")
+    return value
+
+
+def _check_lease(lease_s: float) -> float:
+    if not lease_s > 0:
+        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s}")
+    return float(lease_s)
+
+
+class PgJobs:
+    """Jobs in PostgreSQL; see :class:`~memstack.store.base.JobStore`."""
+
+    def __init__(self, db: Database, *, retention: timedelta = timedelta(days=7)) -> None:
+        self._db = db
+        self.retention = retention
+
+    async def enqueue(
+        self,
+        kind: str,
+        key: str,
+        payload: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> Job:
+        _check_name(kind, "kind")
+        _check_name(key, "key")
+        if owner is not None:
+            _check_name(owner, "owner")
+        lease = _check_lease(lease_s)
+        body = _json(payload, "payload")
+        status = JobStatus.RUNNING if owner is not None else JobStatus.PENDING
+        async with self._db.connection() as conn:
+            cur = await conn.execute(
+                "INSERT INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, created_at, "
+                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+                "CASE WHEN %s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %s) END, now(), now()) "
+                f"ON CONFLICT (kind, key) DO NOTHING RETURNING {_COLUMNS}",
+                (new_id("job"), kind, key, body, status.value, int(owner is not None), owner, owner, lease),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                cur = await conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE kind = %s AND key = %s", (kind, key))
+                row = await cur.fetchone()
+        assert row is not None
+        return _job(row)
+
+    async def claim_pending(
+        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
+    ) -> builtins.list[Job]:
+        if limit < 1:
+            raise InputError(f"limit must be at least 1, got {limit}")
+        if kind is not None:
+            _check_name(kind, "kind")
+        who = _check_name(owner, "owner") if owner is not None else new_id("worker")
+        lease = _check_lease(lease_s)
+        async with self._db.connection() as conn:
+            cur = await conn.execute(
+                "UPDATE jobs SET status = 'running', owner = %s, lease_until = now() + make_interval(secs => %s), "
+                "attempts = attempts + 1, run_after = NULL, updated_at = now() WHERE id IN ("
+                "SELECT id FROM jobs WHERE status IN ('pending', 'running') "
+                "AND ((status = 'pending' AND (run_after IS NULL OR run_after <= now())) "
+                "OR (status = 'running' AND (lease_until IS NULL OR lease_until < now()))) "
+                "AND (%s::text IS NULL OR kind = %s) ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                f"RETURNING {_COLUMNS}",
+                (who, lease, kind, kind, limit),
+            )
+            rows = await cur.fetchall()
+        return sorted((_job(r) for r in rows), key=lambda j: (j.created_at, j.id))
+
+    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
+        body = _json(state, "state")
+        lease = _check_lease(lease_s)
+        async with self._db.connection() as conn:
+            cur = await conn.execute(
+                "UPDATE jobs SET state = %s, lease_until = CASE WHEN status = 'running' "
+                "THEN now() + make_interval(secs => %s) ELSE lease_until END, updated_at = now() "
+                f"WHERE id = %s RETURNING {_COLUMNS}",
+                (body, lease, job_id),
+            )
+            row = await cur.fetchone()
+        if row is None:
+            raise NotFound("job", job_id)
+        return _job(row)
+
+    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
+        body = _json(result, "result") if result is not None else None
+        async with self._db.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "UPDATE jobs SET status = 'done', payload = '{}', result = %s, error = NULL, lease_until = NULL, "
+                "updated_at = now() WHERE id = %s",
+                (body, job_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound("job", job_id)
+            await self._prune(conn)
+
+    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
+        if not isinstance(error, str):
+            raise InputError(f"a job's error must be text, got {type(error).__name__}")
+        async with self._db.connection() as conn, conn.transaction():
+            if retry_at is not None:
+                cur = await conn.execute(
+                    "UPDATE jobs SET status = 'pending', error = %s, run_after = %s, owner = NULL, "
+                    "lease_until = NULL, updated_at = now() WHERE id = %s",
+                    (error[:2000], retry_at, job_id),
+                )
+            else:
+                cur = await conn.execute(
+                    "UPDATE jobs SET status = 'failed', error = %s, run_after = NULL, lease_until = NULL, "
+                    "updated_at = now() WHERE id = %s",
+                    (error[:2000], job_id),
+                )
+            if cur.rowcount == 0:
+                raise NotFound("job", job_id)
+            if retry_at is None:
+                await self._prune(conn)
+
+    async def get(self, job_id: str) -> Job:
+        async with self._db.connection() as conn:
+            cur = await conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = %s", (job_id,))
+            row = await cur.fetchone()
+        if row is None:
+            raise NotFound("job", job_id)
+        return _job(row)
+
+    async def _prune(self, conn: Any) -> None:
+        await conn.execute(
+            "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN ('done', 'failed') "
+            "AND updated_at < now() - make_interval(secs => %s) LIMIT %s)",
+            (self.retention.total_seconds(), _PRUNE_BATCH),
+        )

@@ -1,0 +1,598 @@
+"""The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
+
+Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
+bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
+``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
+
+The per-session lock serialises turns across every process sharing the database: a transaction-scoped advisory lock
+(``pg_advisory_xact_lock``) held on a dedicated connection from a small pool of its own, from the start of a turn's
+phase 1 to the end of its phase 2; the turn's own writes go through the main pool and commit on their own (the
+pending record must survive a crash of the turn). Within one process, turns of a session first queue on an
+in-process FIFO lock, so a process holds at most one lock connection per busy session however many turns wait. A
+process that dies mid-turn loses its connection, and the server releases its lock with it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import logging
+import time
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
+from memstack.session.lock import LocalSessionLocks
+from memstack.store._session_rows import (
+    FLAGGED,
+    TURN_COLUMNS,
+    check_page,
+    check_session_id,
+    check_turn,
+    facts_from_json,
+    facts_to_data,
+    raw_messages,
+    summary_from_row,
+    turn_from_row,
+)
+from memstack.store.base import HeldLock
+from memstack.store.postgres._db import Database, map_error
+from memstack.store.postgres._rows import check_k, text_query, utc
+from memstack.types import (
+    ArchivedTurn,
+    ArchiveHit,
+    Artifact,
+    BaseTruthSnapshot,
+    SessionState,
+    SessionSummary,
+    TurnCommit,
+    TurnStatus,
+    TurnSummary,
+    UserRef,
+    utcnow,
+)
+
+__all__ = ["LOCK_POOL_SIZE", "PgSessionArchive", "PgSessions", "migrate_sessions"]
+
+#: Connections that can hold or wait for session locks at once in one process (one per busy session).
+LOCK_POOL_SIZE = 64
+
+#: Characters of each message that are indexed for search (a ``tsvector`` holds at most 1 MB).
+_INDEXED_CHARS = 100_000
+
+Conn = psycopg.AsyncConnection[Any]
+
+log = logging.getLogger("memstack.store")
+
+
+async def migrate_sessions(conn: Conn, dim: int) -> None:
+    """Migration ``0004_sessions``."""
+    statuses = ", ".join(f"'{s.value}'" for s in TurnStatus)
+    for statement in (
+        """
+        CREATE TABLE sessions (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            id text NOT NULL,
+            agent text,
+            turn_count integer NOT NULL DEFAULT 0,
+            version bigint NOT NULL DEFAULT 0,
+            base_truth jsonb NOT NULL DEFAULT '[]',
+            last_consolidated_turn integer NOT NULL DEFAULT 0,
+            line text NOT NULL DEFAULT '',
+            line_turn integer NOT NULL DEFAULT 0,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            ended_at timestamptz,
+            UNIQUE (tenant, user_id, id)
+        )
+        """,
+        "CREATE INDEX sessions_by_user ON sessions (tenant, user_id, updated_at)",
+        f"""
+        CREATE TABLE session_turns (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            turn integer NOT NULL,
+            user_text text NOT NULL,
+            assistant_text text NOT NULL,
+            at timestamptz NOT NULL,
+            route text NOT NULL DEFAULT '',
+            user_keep integer NOT NULL DEFAULT 0,
+            assistant_keep integer NOT NULL DEFAULT 0,
+            status text NOT NULL CHECK (status IN ({statuses})),
+            user_summary text NOT NULL DEFAULT '',
+            assistant_summary text NOT NULL DEFAULT '',
+            outcome text NOT NULL DEFAULT '',
+            attempts integer NOT NULL DEFAULT 0,
+            error text NOT NULL DEFAULT '',
+            flags text[] NOT NULL DEFAULT '{{}}',
+            tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', regexp_replace(
+                left(user_text, {_INDEXED_CHARS}) || ' ' || left(assistant_text, {_INDEXED_CHARS}), '\\W+', ' ', 'g'
+            ))) STORED,
+            UNIQUE (session_seq, turn)
+        )
+        """,
+        "CREATE INDEX session_turns_by_user ON session_turns (tenant, user_id, at)",
+        "CREATE INDEX session_turns_flagged ON session_turns (at) WHERE status IN ('pending', 'unsummarized')",
+        "CREATE INDEX session_turns_tsv ON session_turns USING gin (tsv)",
+        """
+        CREATE TABLE session_artifacts (
+            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
+            turn integer NOT NULL,
+            idx integer NOT NULL,
+            kind text NOT NULL,
+            role text NOT NULL,
+            language text NOT NULL DEFAULT '',
+            label text NOT NULL DEFAULT '',
+            content text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (session_seq, turn, idx)
+        )
+        """,
+        """
+        CREATE TABLE session_snapshots (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
+            turn integer NOT NULL,
+            reason text NOT NULL,
+            facts jsonb NOT NULL,
+            at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX session_snapshots_by_session ON session_snapshots (session_seq, seq)",
+    ):
+        await conn.execute(statement.encode())
+
+
+_SESSION = (
+    "SELECT seq, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
+    "FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
+)
+#: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
+#: it follows on; returns the turn count found and whether the turn was recorded.
+_RECORD = """
+WITH s AS (
+    SELECT seq, turn_count FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s FOR UPDATE
+), ins AS (
+    INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, user_keep,
+                               assistant_keep, status)
+    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s
+    FROM s WHERE turn_count = %(turn)s - 1
+    RETURNING session_seq
+), counted AS (
+    UPDATE sessions SET turn_count = %(turn)s, updated_at = GREATEST(updated_at, %(at)s)
+    WHERE seq IN (SELECT session_seq FROM ins) RETURNING seq
+)
+SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted)
+"""
+_SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
+_COMMIT_SESSION = (
+    "UPDATE sessions SET base_truth = %(bt)s, version = version + 1, last_consolidated_turn = "
+    "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
+    "updated_at = GREATEST(updated_at, %(stamp)s) "
+    "WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s AND version = %(expected)s RETURNING seq"
+)
+_COMMIT_TURN = (
+    "UPDATE session_turns SET status = %(status)s, user_summary = %(us)s, assistant_summary = %(as)s, "
+    f"outcome = %(outcome)s, attempts = %(attempts)s, error = %(error)s, flags = %(flags)s "
+    f"WHERE session_seq = ({_SEQ}) AND turn = %(turn)s"
+)
+_INSERT_ARTIFACT = (
+    "INSERT INTO session_artifacts (session_seq, turn, idx, kind, role, language, label, content, created_at) "
+    f"VALUES (({_SEQ}), %(turn)s, %(idx)s, %(kind)s, %(role)s, %(lang)s, %(label)s, %(content)s, %(stamp)s)"
+)
+_INSERT_SNAPSHOT = (
+    "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
+    f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
+)
+_SUMMARY_COLUMNS = (
+    "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
+    "(SELECT count(*) FROM session_turns f WHERE f.session_seq = s.seq AND f.status IN ('pending', 'unsummarized')), "
+    "s.created_at, s.updated_at, s.ended_at"
+)
+
+
+def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
+    return turn_from_row(row, when=_same, flags=_same)
+
+
+def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    return summary_from_row(row, when=_same)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _needs_write(row: tuple[Any, ...], agent: str | None) -> bool:
+    """Opening for a turn writes when the session must be resumed or learns its agent, or the agent differs."""
+    stored_agent, ended = row[1], row[8]
+    return ended is not None or (agent is not None and stored_agent != agent)
+
+
+def _lock_key(user: UserRef, session_id: str) -> int:
+    digest = hashlib.blake2b(f"session\x1f{user.tenant}\x1f{user.user_id}\x1f{session_id}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "big", signed=True)
+
+
+class _PgHeld:
+    """A held session lock: the in-process lock plus the transaction holding the advisory lock."""
+
+    def __init__(self, session_id: str, local: HeldLock, conn: Conn, pool: AsyncConnectionPool[Conn]) -> None:
+        self.session_id = session_id
+        self._local: HeldLock | None = local
+        self._conn: Conn | None = conn
+        self._pool = pool
+
+    async def release(self) -> None:
+        conn, self._conn = self._conn, None
+        local, self._local = self._local, None
+        try:
+            if conn is not None:
+                try:
+                    await conn.rollback()  # ends the transaction: the server releases the advisory lock
+                except psycopg.Error as exc:  # the connection broke, and the server released the lock with it
+                    log.info("session lock connection for %r was lost (%s); the pool replaces it", self.session_id, exc)
+                finally:
+                    await self._pool.putconn(conn)
+        finally:
+            if local is not None:
+                await local.release()
+
+
+class PgSessions:
+    """Session state and the life of a turn; each write is one transaction."""
+
+    def __init__(self, db: Database, *, lock_pool_size: int = LOCK_POOL_SIZE) -> None:
+        self._db = db
+        self._local = LocalSessionLocks()
+        self._lock_pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+            db.pool.conninfo,
+            timeout=db.pool.timeout,
+            min_size=0,
+            max_size=lock_pool_size,
+            kwargs={"autocommit": False, "connect_timeout": max(1, round(db.pool.timeout))},
+            configure=self._configure_lock_connection,
+            open=False,
+            name="memstack-session-locks",
+        )
+        self._lock_pool_open = False
+
+    @staticmethod
+    async def _configure_lock_connection(conn: Conn) -> None:
+        # The connection sits in a transaction for a whole turn (the chat model's answer included): no server-side
+        # idle timeout may end it early, and it is named so an administrator knows what it is.
+        await conn.execute(
+            "SET idle_in_transaction_session_timeout = 0; SET application_name = 'memstack session lock'"
+        )
+        await conn.commit()
+
+    async def close(self) -> None:
+        await self._lock_pool.close()
+
+    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
+        check_session_id(session_id)
+        started = time.monotonic()
+        local = await self._local.acquire(session_id, timeout=timeout, scope=f"{user.tenant}\x1f{user.user_id}")
+        try:  # a connection to hold the lock on: its wait is the pool's (a connection problem, not a busy session)
+            if not self._lock_pool_open:
+                await self._lock_pool.open(wait=False)
+                self._lock_pool_open = True
+            conn = await self._lock_pool.getconn()
+        except BaseException as exc:
+            await local.release()
+            if isinstance(exc, psycopg.Error | PoolTimeout):
+                raise map_error(exc, self._db.where) from None
+            raise
+        try:
+            if timeout is not None:  # what is left of it after the wait in this process
+                left = max(timeout - (time.monotonic() - started), 0.001)
+                await conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(left * 1000) + 1}ms",))
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(user, session_id),))
+        except BaseException as exc:
+            await _PgHeld(session_id, local, conn, self._lock_pool).release()
+            if isinstance(exc, pg_errors.LockNotAvailable):
+                raise self._busy(session_id, timeout) from None
+            if isinstance(exc, psycopg.Error):
+                raise map_error(exc, self._db.where) from None
+            raise
+        return _PgHeld(session_id, local, conn, self._lock_pool)
+
+    @staticmethod
+    def _busy(session_id: str, timeout: float | None) -> StoreBusy:
+        return StoreBusy(
+            f"session {session_id!r} is still busy with an earlier turn after {timeout:g}s (possibly in another "
+            "process); retry, or raise the lock timeout"
+        )
+
+    async def open(
+        self,
+        user: UserRef,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        create: bool = True,
+        window_turns: int = 5,
+        now: datetime | None = None,
+    ) -> SessionState:
+        check_session_id(session_id)
+        if agent is not None and (not agent or len(agent) > 200 or not agent.isprintable()):
+            raise InputError(f"agent must be 1-200 printable characters or None, got {agent!r}")
+        stamp = utc(now) or utcnow()
+        key = (user.tenant, user.user_id, session_id)
+        async with self._db.connection() as conn:
+            # The common case reads without a transaction: under the session lock nothing else writes the session,
+            # and without it (listings, monitoring) a read between two commits is as good as any.
+            row = await (await conn.execute(_SESSION, key)).fetchone()
+            if row is None and not create:
+                raise NotFound("session", session_id)
+            if row is None or (create and _needs_write(row, agent)):
+                async with conn.transaction():
+                    row = await self._create_or_resume(conn, key, agent, stamp)
+            return await self._state(conn, user, session_id, row, window_turns)
+
+    @staticmethod
+    async def _create_or_resume(
+        conn: Conn, key: tuple[str, str, str], agent: str | None, stamp: datetime
+    ) -> tuple[Any, ...]:
+        await conn.execute(
+            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, id) DO NOTHING",
+            (*key, agent, stamp, stamp),
+        )
+        row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
+        assert row is not None
+        stored_agent, ended = row[1], row[8]
+        if agent is not None and stored_agent is not None and stored_agent != agent:
+            raise InputError(
+                f"session {key[2]!r} belongs to agent {stored_agent!r}, not {agent!r}; "
+                "start a new session for this agent"
+            )
+        if (agent is not None and stored_agent is None) or ended is not None:  # learn the agent; resume
+            await conn.execute(
+                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or stored_agent, row[0])
+            )
+            row = await (await conn.execute(_SESSION, key)).fetchone()
+            assert row is not None
+        return tuple(row)
+
+    @staticmethod
+    async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
+        """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
+        seq, agent, turn_count, version, base_truth, last_consolidated, created, updated, ended = row
+        cut = int(turn_count) - window_turns
+        cur = await conn.execute(
+            "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
+            "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
+            "FROM session_turns WHERE session_seq = %(seq)s ORDER BY turn",
+            {"cut": cut, "seq": seq},
+        )
+        log: list[TurnSummary] = []
+        flagged: list[int] = []
+        recent: list[ArchivedTurn] = []
+        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
+            if status != TurnStatus.PENDING.value:
+                log.append(TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value))
+            if status in FLAGGED:
+                flagged.append(int(turn))
+            if int(turn) > cut:
+                recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
+        return SessionState(
+            session_id=sid,
+            user_id=user.user_id,
+            tenant=user.tenant,
+            agent=agent,
+            turn_count=int(turn_count),
+            base_truth=facts_from_json(base_truth),
+            turn_log=tuple(log),
+            raw_window=raw_messages(recent),
+            created_at=created,
+            updated_at=updated,
+            ended_at=ended,
+            version=int(version),
+            last_consolidated_turn=int(last_consolidated),
+            flagged_turns=tuple(flagged),
+        )
+
+    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+        check_turn(turn)
+        params = {
+            "tenant": user.tenant, "user": user.user_id, "sid": turn.session_id, "turn": turn.turn,
+            "u": turn.user, "a": turn.assistant, "at": utc(turn.at), "route": turn.route,
+            "uk": turn.keep_extra[0], "ak": turn.keep_extra[1], "status": TurnStatus.PENDING.value,
+        }  # fmt: skip
+        async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
+            row = await (await conn.execute(_RECORD, params)).fetchone()
+        turn_count, recorded = row if row is not None else (None, 0)
+        if turn_count is None:
+            raise NotFound("session", turn.session_id)
+        if not recorded:
+            raise SessionConflict(
+                f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
+                "another process wrote to this session meanwhile; open the session again and retry the turn"
+            )
+
+    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+        check_session_id(session_id)
+        stamp = utc(now) or utcnow()
+        s = commit.summary
+        p = {
+            "tenant": user.tenant, "user": user.user_id, "sid": session_id, "turn": commit.turn,
+            "expected": commit.expected_version, "bt": Jsonb(facts_to_data(commit.base_truth)),
+            "consolidated": commit.consolidated, "stamp": stamp, "status": commit.status.value,
+            "us": s.user_summary, "as": s.assistant_summary, "outcome": commit.outcome, "attempts": commit.attempts,
+            "error": commit.error, "flags": list(commit.flags),
+        }  # fmt: skip
+        artifacts = [
+            {**p, "idx": i, "kind": a.kind, "role": a.role, "lang": a.language, "label": a.label, "content": a.content}
+            for i, a in enumerate(commit.artifacts)
+        ]
+        snapshots = [
+            {**p, "at_turn": x.turn, "reason": x.reason, "facts": Jsonb(facts_to_data(x.facts))}
+            for x in commit.snapshots
+        ]
+        # Pipelined: every statement goes out at once and the checks read their results at the end; a failed check
+        # raises, and the transaction is rolled back whole.
+        async with self._db.connection() as conn, conn.pipeline(), conn.transaction():
+            # The record of the turn is durable already; if a crash loses this commit, the turn is pending again
+            # and is summarized on restart. So it need not wait for its WAL flush (the next durable commit flushes it).
+            await conn.execute("SET LOCAL synchronous_commit = off")
+            session = await conn.execute(_COMMIT_SESSION, p)
+            turn = await conn.execute(_COMMIT_TURN, p)
+            await conn.execute(f"DELETE FROM session_artifacts WHERE session_seq = ({_SEQ}) AND turn = %(turn)s", p)
+            async with conn.cursor() as c:
+                if artifacts:
+                    await c.executemany(_INSERT_ARTIFACT, artifacts)
+                if snapshots:
+                    await c.executemany(_INSERT_SNAPSHOT, snapshots)
+            if await session.fetchone() is None:
+                found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
+                if found is None:
+                    raise NotFound("session", session_id)
+                raise SessionConflict(
+                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {found[3]}, "
+                    f"expected {commit.expected_version}); the turn stays flagged and is summarized again"
+                )
+            if turn.rowcount != 1:
+                raise NotFound("turn", f"{session_id}:{commit.turn}")
+
+    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        check_page(limit)
+        async with self._db.connection() as conn:
+            cur = await conn.execute(
+                f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
+                "WHERE t.status IN ('pending', 'unsummarized') ORDER BY t.at, t.seq LIMIT %s",
+                (limit,),
+            )
+            return [_turn(r) for r in await cur.fetchall()]
+
+    async def end(
+        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
+    ) -> SessionSummary:
+        check_session_id(session_id)
+        stamp = utc(now) or utcnow()
+        async with self._db.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "UPDATE sessions SET line = %s, line_turn = %s, ended_at = CASE WHEN %s THEN %s ELSE ended_at END "
+                "WHERE tenant = %s AND user_id = %s AND id = %s",
+                (line, through_turn, ended, stamp, user.tenant, user.user_id, session_id),
+            )
+            if cur.rowcount != 1:
+                raise NotFound("session", session_id)
+            cur = await conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE tenant = %s AND user_id = %s AND id = %s",
+                (user.tenant, user.user_id, session_id),
+            )
+            row = await cur.fetchone()
+            assert row is not None
+            return _summary(row)
+
+
+class PgSessionArchive:
+    """Reads sessions back: listings, archived exchanges, full-text search, artifacts, snapshots."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _rows(self, sql: str, params: Any) -> builtins.list[tuple[Any, ...]]:
+        async with self._db.connection() as conn:
+            cur = await conn.execute(sql.encode(), params)
+            return await cur.fetchall()
+
+    async def sessions(
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+    ) -> builtins.list[SessionSummary]:
+        check_page(limit, offset)
+        rows = await self._rows(
+            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = %s AND s.user_id = %s "
+            f"{'AND s.line <> %s' if with_line else ''} ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s OFFSET %s",
+            (user.tenant, user.user_id, *([""] if with_line else []), limit, offset),
+        )
+        return [_summary(r) for r in rows]
+
+    async def turns(
+        self,
+        user: UserRef,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> builtins.list[ArchivedTurn]:
+        check_page(limit, offset)
+        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
+        sql.append("WHERE t.tenant = %s AND t.user_id = %s")
+        params: builtins.list[Any] = [user.tenant, user.user_id]
+        if session_id is not None:
+            sql.append("AND s.id = %s")
+            params.append(check_session_id(session_id))
+        if since is not None:
+            sql.append("AND t.at >= %s")
+            params.append(utc(since))
+        sql.append("ORDER BY t.turn, t.seq" if session_id is not None else "ORDER BY t.at, t.seq")
+        sql.append("LIMIT %s OFFSET %s")
+        params += [limit, offset]
+        return [_turn(r) for r in await self._rows(" ".join(sql), params)]
+
+    async def search(
+        self, user: UserRef, query: str, k: int, *, session_id: str | None = None
+    ) -> builtins.list[ArchiveHit]:
+        k = check_k(k)
+        words = text_query(query, any_word=True)
+        if words is None:
+            return []
+        sql = (
+            "SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, ts_rank(t.tsv, q) AS rank "
+            "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq, to_tsquery('simple', %s) AS q "
+            "WHERE t.tenant = %s AND t.user_id = %s AND t.tsv @@ q "
+        )
+        params: builtins.list[Any] = [words, user.tenant, user.user_id]
+        if session_id is not None:
+            sql += "AND s.id = %s "
+            params.append(check_session_id(session_id))
+        sql += "ORDER BY rank DESC, t.seq LIMIT %s"
+        params.append(k)
+        return [
+            ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(rank))
+            for sid, turn, u, a, at, rank in await self._rows(sql, params)
+        ]
+
+    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
+        check_session_id(session_id)
+        sql = (
+            "SELECT a.turn, a.kind, a.content, a.role, a.language, a.label, a.idx, a.created_at "
+            "FROM session_artifacts a JOIN sessions s ON s.seq = a.session_seq "
+            "WHERE s.tenant = %s AND s.user_id = %s AND s.id = %s"
+        )
+        params: builtins.list[Any] = [user.tenant, user.user_id, session_id]
+        if turn is not None:
+            sql += " AND a.turn = %s"
+            params.append(turn)
+        sql += " ORDER BY a.turn, a.idx"
+        return [
+            Artifact(int(t), kind, content, role, lang, label, int(idx), session_id, created)
+            for t, kind, content, role, lang, label, idx, created in await self._rows(sql, params)
+        ]
+
+    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
+        check_session_id(session_id)
+        check_page(limit)
+        rows = await self._rows(
+            "SELECT turn, reason, facts, at FROM (SELECT p.seq, p.turn, p.reason, p.facts, p.at "
+            "FROM session_snapshots p JOIN sessions s ON s.seq = p.session_seq "
+            "WHERE s.tenant = %s AND s.user_id = %s AND s.id = %s ORDER BY p.seq DESC LIMIT %s) AS latest "
+            "ORDER BY seq",
+            (user.tenant, user.user_id, session_id, limit),
+        )
+        return [
+            BaseTruthSnapshot(int(turn), reason, facts_from_json(facts), session_id, at)
+            for turn, reason, facts, at in rows
+        ]

@@ -1,0 +1,232 @@
+"""The SQLite store's ``JobStore`` role: durable background work in the ``jobs`` table of the same file.
+
+Every change is one write transaction on the database thread, so claiming is atomic: two workers (threads or
+processes) never claim the same job. Finished jobs keep their key and result for ``retention`` (idempotency,
+inspection) with the payload dropped, then are pruned a batch at a time as other jobs finish.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from memstack.errors import InputError, NotFound
+from memstack.store.base import DEFAULT_LEASE_S
+from memstack.store.sqlite._core import Core
+from memstack.store.sqlite._rows import from_ts, to_ts
+from memstack.types import Job, JobStatus, new_id, utcnow
+
+__all__ = ["SQLiteJobs"]
+
+_COLUMNS = (
+    "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
+    "result, error"
+)
+_PRUNE_BATCH = 100
+
+
+def _dumps(value: Mapping[str, Any], what: str) -> str:
+    try:
+        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"a job's {what} must be JSON (strings, numbers, lists, objects): {exc}") from None
+
+
+def _loads(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def job_from_row(row: tuple[Any, ...]) -> Job:
+    return Job(
+        id=str(row[0]),
+        kind=str(row[1]),
+        key=str(row[2]),
+        payload=_loads(row[3]) or {},
+        status=JobStatus(row[4]),
+        attempts=int(row[5]),
+        created_at=datetime.fromisoformat(row[6]),
+        updated_at=datetime.fromisoformat(row[7]),
+        owner=row[8],
+        lease_until=from_ts(row[9]),
+        run_after=from_ts(row[10]),
+        state=_loads(row[11]) or {},
+        result=_loads(row[12]),
+        error=row[13],
+    )
+
+
+def _check_name(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 500 or not value.isprintable():
+        raise InputError(f"a job's {what} must be 1-500 printable characters, got {value!r}")
+    return value
+
+
+def _check_lease(lease_s: float) -> timedelta:
+    if not lease_s > 0:
+        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s}")
+    return timedelta(seconds=lease_s)
+
+
+class SQLiteJobs:
+    """Jobs in the store's SQLite file; see :class:`~memstack.store.base.JobStore`."""
+
+    def __init__(self, core: Core, *, retention: timedelta = timedelta(days=7)) -> None:
+        self._core = core
+        self.retention = retention
+
+    async def enqueue(
+        self,
+        kind: str,
+        key: str,
+        payload: Mapping[str, Any],
+        *,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> Job:
+        _check_name(kind, "kind")
+        _check_name(key, "key")
+        if owner is not None:
+            _check_name(owner, "owner")
+        lease = _check_lease(lease_s)
+        body = _dumps(payload, "payload")
+        return await self._core.run(partial(self._enqueue_sync, kind, key, body, owner, lease))
+
+    def _enqueue_sync(
+        self, kind: str, key: str, payload: str, owner: str | None, lease: timedelta, conn: sqlite3.Connection
+    ) -> Job:
+        def body(conn: sqlite3.Connection) -> Job:
+            now = utcnow()
+            status = JobStatus.RUNNING if owner is not None else JobStatus.PENDING
+            lease_until = to_ts(now + lease) if owner is not None else None
+            row = (new_id("job"), kind, key, payload, status.value, int(owner is not None), owner, lease_until)
+            conn.execute(
+                "INSERT OR IGNORE INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, to_ts(now), to_ts(now)),
+            )
+            found = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+            return job_from_row(found)
+
+        return self._core.write(conn, body)
+
+    async def claim_pending(
+        self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
+    ) -> builtins.list[Job]:
+        if limit < 1:
+            raise InputError(f"limit must be at least 1, got {limit}")
+        if kind is not None:
+            _check_name(kind, "kind")
+        who = _check_name(owner, "owner") if owner is not None else new_id("worker")
+        lease = _check_lease(lease_s)
+        return await self._core.run(partial(self._claim_sync, kind, limit, who, lease))
+
+    def _claim_sync(
+        self, kind: str | None, limit: int, owner: str, lease: timedelta, conn: sqlite3.Connection
+    ) -> builtins.list[Job]:
+        def body(conn: sqlite3.Connection) -> builtins.list[Job]:
+            now = to_ts(utcnow())
+            sql = (
+                "SELECT id FROM jobs WHERE status IN ('pending', 'running') "
+                "AND ((status = 'pending' AND (run_after IS NULL OR run_after <= ?)) "
+                "OR (status = 'running' AND (lease_until IS NULL OR lease_until < ?)))"
+            )
+            args: builtins.list[Any] = [now, now]
+            if kind is not None:
+                sql += " AND kind = ?"
+                args.append(kind)
+            sql += " ORDER BY created_at, id LIMIT ?"
+            args.append(limit)
+            ids = [str(r[0]) for r in conn.execute(sql, args).fetchall()]
+            until = to_ts(utcnow() + lease)
+            claimed = []
+            for job_id in ids:
+                conn.execute(
+                    "UPDATE jobs SET status = 'running', owner = ?, lease_until = ?, attempts = attempts + 1, "
+                    "run_after = NULL, updated_at = ? WHERE id = ?",
+                    (owner, until, now, job_id),
+                )
+                claimed.append(self._fetch(conn, job_id))
+            return claimed
+
+        return self._core.write(conn, body)
+
+    async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
+        body = _dumps(state, "state")
+        lease = _check_lease(lease_s)
+
+        def run(conn: sqlite3.Connection) -> Job:
+            now = utcnow()
+            self._change(
+                conn,
+                job_id,
+                "state = ?, lease_until = CASE WHEN status = 'running' THEN ? ELSE lease_until END, updated_at = ?",
+                (body, to_ts(now + lease), to_ts(now)),
+            )
+            return self._fetch(conn, job_id)
+
+        return await self._core.run(lambda conn: self._core.write(conn, run))
+
+    async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
+        body = _dumps(result, "result") if result is not None else None
+
+        def run(conn: sqlite3.Connection) -> None:
+            self._change(
+                conn,
+                job_id,
+                "status = 'done', payload = '{}', result = ?, error = NULL, lease_until = NULL, updated_at = ?",
+                (body, to_ts(utcnow())),
+            )
+            self._prune(conn)
+
+        await self._core.run(lambda conn: self._core.write(conn, run))
+
+    async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
+        if not isinstance(error, str):
+            raise InputError(f"a job's error must be text, got {type(error).__name__}")
+        message = error[:2000]
+
+        def run(conn: sqlite3.Connection) -> None:
+            now = to_ts(utcnow())
+            if retry_at is not None:
+                sets = "status = 'pending', error = ?, run_after = ?, owner = NULL, lease_until = NULL, updated_at = ?"
+                self._change(conn, job_id, sets, (message, to_ts(retry_at), now))
+            else:
+                sets = "status = 'failed', error = ?, run_after = NULL, lease_until = NULL, updated_at = ?"
+                self._change(conn, job_id, sets, (message, now))
+                self._prune(conn)
+
+        await self._core.run(lambda conn: self._core.write(conn, run))
+
+    async def get(self, job_id: str) -> Job:
+        return await self._core.run(lambda conn: self._fetch(conn, job_id))
+
+    # -- database thread ----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _fetch(conn: sqlite3.Connection, job_id: str) -> Job:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise NotFound("job", job_id)
+        return job_from_row(row)
+
+    @staticmethod
+    def _change(conn: sqlite3.Connection, job_id: str, sets: str, args: tuple[Any, ...]) -> None:
+        cursor = conn.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*args, job_id))
+        if cursor.rowcount == 0:
+            raise NotFound("job", job_id)
+
+    def _prune(self, conn: sqlite3.Connection) -> None:
+        cutoff = to_ts(utcnow() - self.retention)
+        conn.execute(
+            "DELETE FROM jobs WHERE id IN "
+            "(SELECT id FROM jobs WHERE status IN ('done', 'failed') AND updated_at < ? LIMIT ?)",
+            (cutoff, _PRUNE_BATCH),
+        )

@@ -1,0 +1,513 @@
+"""The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading back).
+
+Tables (migration ``007_sessions``):
+
+- ``sessions``: one row per ``(tenant, user_id, id)``: agent, ``turn_count``, ``version`` (bumped by each commit),
+  base truth as JSON, the last consolidated turn, the cross-session line and the turn it was written after.
+- ``session_turns``: the archive, one row per exchange (never deleted while the session exists): raw texts, route,
+  how long each message stays in the raw window, status (pending → summarized / unsummarized / fallback), the
+  turn-log entry, outcome, attempts, error, flags. ``session_turns_fts`` indexes the raw texts (FTS5, like
+  memories: one owner token per user narrows a search to that user's postings).
+- ``session_artifacts`` (code blocks and drafts keyed by turn) and ``session_snapshots`` (base truth over time).
+
+The raw window is not stored twice: it is the tail of the archive, read with each state (see ``open``).
+
+The lock is in-process (:class:`~memstack.session.lock.LocalSessionLocks`): the embedded store serves one process.
+Two processes that still write turns of one session are caught, not serialised: ``record`` refuses a turn number
+that is taken and ``commit`` one built on an older version (``SessionConflict``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from memstack.errors import InputError, NotFound, SessionConflict
+from memstack.session.lock import LocalSessionLocks
+from memstack.store._session_rows import (
+    FLAGGED,
+    TURN_COLUMNS,
+    check_page,
+    check_session_id,
+    check_turn,
+    facts_from_json,
+    facts_to_json,
+    raw_messages,
+    summary_from_row,
+    turn_from_row,
+)
+from memstack.store.base import HeldLock
+from memstack.store.sqlite._core import Core, opt_ts
+from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
+from memstack.types import (
+    ArchivedTurn,
+    ArchiveHit,
+    Artifact,
+    BaseTruthSnapshot,
+    SessionState,
+    SessionSummary,
+    TurnCommit,
+    TurnStatus,
+    TurnSummary,
+    UserRef,
+    utcnow,
+)
+
+__all__ = ["SQLiteSessionArchive", "SQLiteSessions", "migrate_sessions"]
+
+
+def migrate_sessions(conn: sqlite3.Connection) -> None:
+    """Migration ``007_sessions`` (separate statements: ``executescript`` would commit half-way)."""
+    statements = [
+        """
+        CREATE TABLE sessions (
+            pk INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            agent TEXT,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            version INTEGER NOT NULL DEFAULT 0,
+            base_truth TEXT NOT NULL DEFAULT '[]',
+            last_consolidated_turn INTEGER NOT NULL DEFAULT 0,
+            line TEXT NOT NULL DEFAULT '',
+            line_turn INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            ended_at TEXT,
+            UNIQUE (tenant, user_id, id)
+        )
+        """,
+        "CREATE INDEX sessions_by_user ON sessions (tenant, user_id, updated_at)",
+        """
+        CREATE TABLE session_turns (
+            pk INTEGER PRIMARY KEY,
+            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            user_text TEXT NOT NULL,
+            assistant_text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            route TEXT NOT NULL DEFAULT '',
+            user_keep INTEGER NOT NULL DEFAULT 0,
+            assistant_keep INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            user_summary TEXT NOT NULL DEFAULT '',
+            assistant_summary TEXT NOT NULL DEFAULT '',
+            outcome TEXT NOT NULL DEFAULT '',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT NOT NULL DEFAULT '',
+            flags TEXT NOT NULL DEFAULT '[]',
+            fts_owner TEXT NOT NULL,
+            UNIQUE (session_pk, turn)
+        )
+        """,
+        "CREATE INDEX session_turns_by_user ON session_turns (tenant, user_id, at)",
+        "CREATE INDEX session_turns_flagged ON session_turns (at) WHERE status IN ('pending', 'unsummarized')",
+        """
+        CREATE VIRTUAL TABLE session_turns_fts USING fts5(
+            user_text, assistant_text, fts_owner, content='session_turns', content_rowid='pk',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )
+        """,
+        """
+        CREATE TRIGGER session_turns_fts_insert AFTER INSERT ON session_turns BEGIN
+            INSERT INTO session_turns_fts (rowid, user_text, assistant_text, fts_owner)
+            VALUES (new.pk, new.user_text, new.assistant_text, new.fts_owner);
+        END
+        """,
+        """
+        CREATE TRIGGER session_turns_fts_delete AFTER DELETE ON session_turns BEGIN
+            INSERT INTO session_turns_fts (session_turns_fts, rowid, user_text, assistant_text, fts_owner)
+            VALUES ('delete', old.pk, old.user_text, old.assistant_text, old.fts_owner);
+        END
+        """,
+        """
+        CREATE TABLE session_artifacts (
+            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            role TEXT NOT NULL,
+            language TEXT NOT NULL DEFAULT '',
+            label TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_pk, turn, idx)
+        )
+        """,
+        """
+        CREATE TABLE session_snapshots (
+            pk INTEGER PRIMARY KEY,
+            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            facts TEXT NOT NULL,
+            at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX session_snapshots_by_session ON session_snapshots (session_pk, pk)",
+    ]
+    for statement in statements:
+        conn.execute(statement)
+
+
+_SESSION = (
+    "SELECT pk, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
+    "FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
+)
+_SUMMARY_COLUMNS = (
+    "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
+    "(SELECT COUNT(*) FROM session_turns f WHERE f.session_pk = s.pk AND f.status IN ('pending', 'unsummarized')), "
+    "s.created_at, s.updated_at, s.ended_at"
+)
+
+
+def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
+    return turn_from_row(row, when=datetime.fromisoformat, flags=json.loads)
+
+
+def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    return summary_from_row(row, when=from_ts)
+
+
+_WITH_LINE = "AND s.line != ''"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _words_match(user: UserRef, query: str) -> str | None:
+    """An FTS5 query for any word of ``query`` in ``user``'s archived exchanges (words quoted: never executed)."""
+    words = _WORD.findall(query.lower())
+    if not words:
+        return None
+    joined = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+    return f"fts_owner : {fts_owner(user)} AND {{user_text assistant_text}} : ({joined})"
+
+
+class SQLiteSessions:
+    """Session state and the life of a turn; every statement on the database thread, each write one transaction."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self._locks = LocalSessionLocks()
+
+    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
+        check_session_id(session_id)
+        return await self._locks.acquire(session_id, timeout=timeout, scope=f"{user.tenant}\x1f{user.user_id}")
+
+    async def open(
+        self,
+        user: UserRef,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        create: bool = True,
+        window_turns: int = 5,
+        now: datetime | None = None,
+    ) -> SessionState:
+        check_session_id(session_id)
+        if agent is not None and (not agent or len(agent) > 200 or not agent.isprintable()):
+            raise InputError(f"agent must be 1-200 printable characters or None, got {agent!r}")
+        stamp = to_ts(now or utcnow())
+
+        def run(conn: sqlite3.Connection) -> SessionState:
+            with transaction(conn, write=False):
+                row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
+                if row is not None and not _needs_write(row, agent, create):
+                    return self._state(conn, user, session_id, row, window_turns)
+            if not create and row is None:
+                raise NotFound("session", session_id)
+            return self._core.write(conn, lambda c: self._open_write(c, user, session_id, agent, stamp, window_turns))
+
+        return await self._core.run(run)
+
+    def _open_write(
+        self, conn: sqlite3.Connection, user: UserRef, sid: str, agent: str | None, stamp: str, window_turns: int
+    ) -> SessionState:
+        conn.execute(
+            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, user_id, id) DO NOTHING",
+            (user.tenant, user.user_id, sid, agent, stamp, stamp),
+        )
+        row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
+        stored_agent = row[1]
+        if agent is not None and stored_agent is not None and stored_agent != agent:
+            raise InputError(
+                f"session {sid!r} belongs to agent {stored_agent!r}, not {agent!r}; start a new session for this agent"
+            )
+        if (agent is not None and stored_agent is None) or row[8] is not None:  # record the agent; resume if ended
+            conn.execute("UPDATE sessions SET agent = ?, ended_at = NULL WHERE pk = ?", (agent or stored_agent, row[0]))
+            row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
+        return self._state(conn, user, sid, row, window_turns)
+
+    @staticmethod
+    def _state(
+        conn: sqlite3.Connection, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int
+    ) -> SessionState:
+        pk, agent, turn_count, version, base_truth, last_consolidated, created, updated, ended = row
+        where = "FROM session_turns t JOIN sessions s ON s.pk = t.session_pk WHERE t.session_pk = ?"
+        recent = [
+            _turn(r)
+            for r in conn.execute(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
+        ]
+        log = [
+            TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value)
+            for turn, us, asum, status in conn.execute(
+                "SELECT turn, user_summary, assistant_summary, status FROM session_turns "
+                "WHERE session_pk = ? AND status != 'pending' ORDER BY turn",
+                (pk,),
+            )
+        ]
+        flagged = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT turn FROM session_turns WHERE session_pk = ? AND status IN (?, ?) ORDER BY turn", (pk, *FLAGGED)
+            )
+        ]
+        return SessionState(
+            session_id=sid,
+            user_id=user.user_id,
+            tenant=user.tenant,
+            agent=agent,
+            turn_count=int(turn_count),
+            base_truth=facts_from_json(base_truth),
+            turn_log=tuple(log),
+            raw_window=raw_messages(recent),
+            created_at=from_ts(created),
+            updated_at=from_ts(updated),
+            ended_at=from_ts(ended),
+            version=int(version),
+            last_consolidated_turn=int(last_consolidated),
+            flagged_turns=tuple(flagged),
+        )
+
+    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+        check_turn(turn)
+
+        def body(conn: sqlite3.Connection) -> None:
+            row = conn.execute(_SESSION, (user.tenant, user.user_id, turn.session_id)).fetchone()
+            if row is None:
+                raise NotFound("session", turn.session_id)
+            pk, turn_count = row[0], int(row[2])
+            if turn.turn != turn_count + 1:
+                raise SessionConflict(
+                    f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
+                    "another process wrote to this session meanwhile; open the session again and retry the turn"
+                )
+            conn.execute(
+                "INSERT INTO session_turns (session_pk, tenant, user_id, turn, user_text, assistant_text, at, route, "
+                "user_keep, assistant_keep, status, fts_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    pk, user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, to_ts(turn.at), turn.route,
+                    turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value, fts_owner(user),
+                ),
+            )  # fmt: skip
+            conn.execute(
+                "UPDATE sessions SET turn_count = ?, updated_at = MAX(updated_at, ?) WHERE pk = ?",
+                (turn.turn, to_ts(turn.at), pk),
+            )
+
+        await self._core.run(lambda conn: self._core.write(conn, body))
+
+    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+        check_session_id(session_id)
+        stamp = to_ts(now or utcnow())
+
+        def body(conn: sqlite3.Connection) -> None:
+            row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
+            if row is None:
+                raise NotFound("session", session_id)
+            pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
+            if version != commit.expected_version:
+                raise SessionConflict(
+                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {version}, "
+                    f"expected {commit.expected_version}); the turn stays flagged and is summarized again"
+                )
+            s = commit.summary
+            cur = conn.execute(
+                "UPDATE session_turns SET status = ?, user_summary = ?, assistant_summary = ?, outcome = ?, "
+                "attempts = ?, error = ?, flags = ? WHERE session_pk = ? AND turn = ?",
+                (
+                    commit.status.value, s.user_summary, s.assistant_summary, commit.outcome, commit.attempts,
+                    commit.error, json.dumps(list(commit.flags)), pk, commit.turn,
+                ),
+            )  # fmt: skip
+            if cur.rowcount != 1:
+                raise NotFound("turn", f"{session_id}:{commit.turn}")
+            conn.execute("DELETE FROM session_artifacts WHERE session_pk = ? AND turn = ?", (pk, commit.turn))
+            conn.executemany(
+                "INSERT INTO session_artifacts (session_pk, turn, idx, kind, role, language, label, content, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (pk, commit.turn, i, a.kind, a.role, a.language, a.label, a.content, stamp)
+                    for i, a in enumerate(commit.artifacts)
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO session_snapshots (session_pk, turn, reason, facts, at) VALUES (?, ?, ?, ?, ?)",
+                [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
+            )
+            consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
+            conn.execute(
+                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ?, "
+                "updated_at = MAX(updated_at, ?) WHERE pk = ?",
+                (facts_to_json(commit.base_truth), consolidated, stamp, pk),
+            )
+
+        await self._core.run(lambda conn: self._core.write(conn, body))
+
+    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        check_page(limit)
+        sql = (
+            f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
+            "WHERE t.status IN (?, ?) ORDER BY t.at, t.pk LIMIT ?"
+        )
+        return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(sql, (*FLAGGED, limit))])
+
+    async def end(
+        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
+    ) -> SessionSummary:
+        check_session_id(session_id)
+        stamp = to_ts(now or utcnow())
+
+        def body(conn: sqlite3.Connection) -> SessionSummary:
+            cur = conn.execute(
+                "UPDATE sessions SET line = ?, line_turn = ?, ended_at = CASE WHEN ? THEN ? ELSE ended_at END "
+                "WHERE tenant = ? AND user_id = ? AND id = ?",
+                (line, through_turn, ended, stamp, user.tenant, user.user_id, session_id),
+            )
+            if cur.rowcount != 1:
+                raise NotFound("session", session_id)
+            row = conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE tenant = ? AND user_id = ? AND id = ?",
+                (user.tenant, user.user_id, session_id),
+            ).fetchone()
+            return _summary(row)
+
+        return await self._core.run(lambda conn: self._core.write(conn, body))
+
+
+def _needs_write(row: tuple[Any, ...], agent: str | None, create: bool) -> bool:
+    """Opening for a turn writes when the session must be resumed or learns its agent, or the agent differs."""
+    if not create:
+        return False
+    stored_agent, ended = row[1], row[8]
+    return ended is not None or (agent is not None and stored_agent != agent)
+
+
+class SQLiteSessionArchive:
+    """Reads sessions back: listings, archived exchanges, full-text search, artifacts, snapshots."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    async def sessions(
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+    ) -> builtins.list[SessionSummary]:
+        check_page(limit, offset)
+        sql = (
+            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = ? AND s.user_id = ? "
+            f"{_WITH_LINE if with_line else ''} ORDER BY s.updated_at DESC, s.pk DESC LIMIT ? OFFSET ?"
+        )
+        args = (user.tenant, user.user_id, limit, offset)
+        return await self._core.run(lambda conn: [_summary(r) for r in conn.execute(sql, args)])
+
+    async def turns(
+        self,
+        user: UserRef,
+        *,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> builtins.list[ArchivedTurn]:
+        check_page(limit, offset)
+        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk"]
+        sql.append("WHERE t.tenant = ? AND t.user_id = ?")
+        args: builtins.list[Any] = [user.tenant, user.user_id]
+        if session_id is not None:
+            sql.append("AND s.id = ?")
+            args.append(check_session_id(session_id))
+        if since is not None:
+            sql.append("AND t.at >= ?")
+            args.append(opt_ts(since))
+        sql.append("ORDER BY t.turn, t.pk" if session_id is not None else "ORDER BY t.at, t.pk")
+        sql.append("LIMIT ? OFFSET ?")
+        args += [limit, offset]
+        query = " ".join(sql)
+        return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(query, args)])
+
+    async def search(
+        self, user: UserRef, query: str, k: int, *, session_id: str | None = None
+    ) -> builtins.list[ArchiveHit]:
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        match = _words_match(user, query)
+        if match is None:
+            return []
+        sql = (
+            "SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, "
+            "bm25(session_turns_fts, 1.0, 1.0, 0.0) AS rank FROM session_turns_fts "
+            "JOIN session_turns t ON t.pk = session_turns_fts.rowid JOIN sessions s ON s.pk = t.session_pk "
+            "WHERE session_turns_fts MATCH ? AND t.tenant = ? AND t.user_id = ? "
+        )
+        args: builtins.list[Any] = [match, user.tenant, user.user_id]
+        if session_id is not None:
+            sql += "AND s.id = ? "
+            args.append(check_session_id(session_id))
+        sql += "ORDER BY rank LIMIT ?"
+        args.append(k)
+
+        def run(conn: sqlite3.Connection) -> builtins.list[ArchiveHit]:
+            return [
+                ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, datetime.fromisoformat(at), -float(rank))
+                for sid, turn, u, a, at, rank in conn.execute(sql, args)
+            ]
+
+        return await self._core.run(run)
+
+    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
+        check_session_id(session_id)
+        sql = (
+            "SELECT a.turn, a.kind, a.content, a.role, a.language, a.label, a.idx, a.created_at "
+            "FROM session_artifacts a JOIN sessions s ON s.pk = a.session_pk "
+            "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ?"
+        )
+        args: builtins.list[Any] = [user.tenant, user.user_id, session_id]
+        if turn is not None:
+            sql += " AND a.turn = ?"
+            args.append(turn)
+        sql += " ORDER BY a.turn, a.idx"
+
+        def run(conn: sqlite3.Connection) -> builtins.list[Artifact]:
+            return [
+                Artifact(int(t), kind, content, role, lang, label, int(idx), session_id, from_ts(created))
+                for t, kind, content, role, lang, label, idx, created in conn.execute(sql, args)
+            ]
+
+        return await self._core.run(run)
+
+    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
+        check_session_id(session_id)
+        check_page(limit)
+        sql = (
+            "SELECT turn, reason, facts, at FROM (SELECT p.pk, p.turn, p.reason, p.facts, p.at "
+            "FROM session_snapshots p JOIN sessions s ON s.pk = p.session_pk "
+            "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ? "
+            "ORDER BY p.pk DESC LIMIT ?) ORDER BY pk"
+        )
+        args = (user.tenant, user.user_id, session_id, limit)
+
+        def run(conn: sqlite3.Connection) -> builtins.list[BaseTruthSnapshot]:
+            return [
+                BaseTruthSnapshot(int(turn), reason, facts_from_json(facts), session_id, from_ts(at))
+                for turn, reason, facts, at in conn.execute(sql, args)
+            ]
+
+        return await self._core.run(run)

@@ -1,0 +1,323 @@
+"""One chat turn, end to end (DESIGN §1), as an async stream of events.
+
+::
+
+    detection task starts at once (memory on, not temporary)        ── runs in parallel ──┐
+    wait for the session lock (the previous turn's phase 2)                               │
+    embed the message once → recall memories (layer 6) and summaries (layer 7)           │
+    assemble the context (layers 1-10, budget, validate_no_override, manifest)            │
+    phase 1: chat model call, streamed or not, tool calls executed and fed back           │
+    race detection against badge_wait_s ◀──────────────────────────────────────────────────┘
+    reply: ChatDone(ChatResult(reply, memory_updates, context_id, session_id, …))
+    phase 2 in the background, still under the session lock (SessionService.finish_turn)
+
+Nothing on the critical path waits for work it does not need: detection only joins at the badge race (and keeps
+running, and saving, when it loses); phase 2 starts after the reply. A turn that fails before replying releases the
+session lock (``abort_turn``); its detection still completes, since the user did say the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memstack.capture.base import ClassifyContext
+from memstack.capture.pipeline import CapturePipeline, DetectionResult
+from memstack.capture.scoring import MemoryScorer
+from memstack.config import TierLimits
+from memstack.context import (
+    Agent,
+    AssembledContext,
+    ContextRequest,
+    DelegatedTask,
+    MemoryHit,
+    SessionMeta,
+    SummaryLine,
+    assemble,
+)
+from memstack.context.guard import ContentGuard
+from memstack.embed import Embedder
+from memstack.errors import InputError, MemstackError
+from memstack.models import ChatModel, Message
+from memstack.models.offline import OFFLINE_STANDIN, OfflineResponder
+from memstack.session.service import SessionService, TurnHandle
+from memstack.store import Store
+from memstack.turn.background import Background
+from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
+from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, ToolSupport, run_phase1
+from memstack.types import (
+    ChatDone,
+    ChatEvent,
+    ChatResult,
+    FragmentStatus,
+    Layer,
+    Manifest,
+    UserRef,
+    new_id,
+    utcnow,
+)
+
+__all__ = ["TurnParts", "TurnRequest", "TurnRunner", "TurnSettings"]
+
+log = logging.getLogger("memstack.turn")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSettings:
+    """``badge_wait_s``: how long the reply waits for detection (the badge race). ``summaries``: past-session lines
+    offered to layer 7. ``max_tool_rounds``: model calls that may ask for tools before it must answer."""
+
+    badge_wait_s: float = 3.0
+    summaries: int = 5
+    max_tool_rounds: int = 4
+    model_timeout_s: float | None = None
+    limits: TurnLimits = field(default_factory=TurnLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One checked chat call (made by :meth:`TurnRunner.prepare`). ``at``: when the message was received.
+    ``capture``: run detection on the message (off when the message is not the user's, as in a delegated run)."""
+
+    user: UserRef
+    message: str
+    agent: Agent
+    meta: SessionMeta
+    at: datetime
+    session_id: str | None = None
+    memory: bool = True
+    temporary: bool = False
+    delegated: DelegatedTask | None = None
+    capture: bool = True
+
+
+class RecentExchanges:
+    """The last exchanges of recently active sessions, in memory: what the memory classifier reads as context
+    (the assistant's question turns a bare "five years already!" into a fact). Detection starts before the
+    session lock, so it cannot wait to read the session; this is a best-effort copy, lost on restart."""
+
+    def __init__(self, sessions: int = 10_000, keep: int = 4) -> None:
+        self._sessions = sessions
+        self._keep = keep
+        self._recent: OrderedDict[tuple[str, str, str], tuple[tuple[str, str], ...]] = OrderedDict()
+
+    def get(self, user: UserRef, session_id: str) -> tuple[tuple[str, str], ...]:
+        return self._recent.get((user.tenant, user.user_id, session_id), ())
+
+    def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
+        key = (user.tenant, user.user_id, session_id)
+        pairs = (*self._recent.pop(key, ()), ("user", message), ("assistant", reply))
+        self._recent[key] = pairs[-self._keep :]
+        while len(self._recent) > self._sessions:
+            self._recent.popitem(last=False)
+
+
+@dataclass(slots=True)
+class TurnParts:
+    """What a turn uses, owned by the engine."""
+
+    store: Store
+    embedder: Embedder
+    pipeline: CapturePipeline
+    sessions: SessionService
+    scorer: MemoryScorer
+    background: Background
+    chat_model: Callable[[Agent], ChatModel]
+    tools: Callable[[UserRef, Agent, str | None], ToolBox | None]
+    tiers: TierLimits
+    settings: TurnSettings = field(default_factory=TurnSettings)
+    clock: Callable[[], datetime] = utcnow
+    recent: RecentExchanges = field(default_factory=RecentExchanges)
+    tool_support: ToolSupport = field(default_factory=ToolSupport)
+    guard: ContentGuard | None = (
+        None  # None: the phrase rules; a semantic guard embeds new texts: assembled in a thread
+    )
+
+
+class TurnRunner:
+    def __init__(self, parts: TurnParts) -> None:
+        self.parts = parts
+
+    def prepare(
+        self,
+        user: UserRef,
+        message: str,
+        agent: Agent,
+        *,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+        capture: bool = True,
+    ) -> TurnRequest:
+        """Check a chat call before any work starts; ``InputError`` says what to fix (empty or oversized message,
+        unknown time zone or tier, bad delegated task)."""
+        p = self.parts
+        check_message(message, p.settings.limits)
+        now = p.clock()
+        meta = session_meta(metadata, tenant=user.tenant, now=now)
+        p.tiers.limit_for(meta.tier)
+        if session_id is not None and not (0 < len(session_id) <= 200 and session_id.isprintable()):
+            raise InputError("session_id must be 1-200 printable characters; omit it to start a new session")
+        task = delegated_task(delegated, p.settings.limits)
+        return TurnRequest(user, message, agent, meta, now, session_id, memory, temporary, task, capture)
+
+    async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
+        """Token and tool events (tokens only when ``stream``), then one ``ChatDone``."""
+        p = self.parts
+        now, meta = req.at, req.meta
+        remember = req.memory and req.agent.memory.enabled and not req.temporary
+        session_id = req.session_id or new_id("ses")
+        detection = None
+        if remember and req.capture:
+            recent = ClassifyContext(recent=p.recent.get(req.user, session_id))
+            detection = p.pipeline.start(
+                req.user, req.message, at=now, tier=meta.tier, session_id=session_id, agent_id=None, context=recent
+            )
+        handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
+        replied = False
+        saving: asyncio.Future[bool] | None = None
+        try:
+            model = p.chat_model(req.agent)
+            request = await self._context_request(req, handle, remember, model.name)
+            if p.guard is None:
+                context = assemble(request)
+            else:  # the semantic layer embeds texts it has not seen: off the event loop
+                context = await asyncio.to_thread(assemble, request, guard=p.guard)
+            saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
+            messages = [Message.from_openai(m.to_dict()) for m in context.messages]
+            done: Phase1Done | None = None
+            params = ModelParams(
+                req.agent.model.temperature,
+                req.agent.model.max_output_tokens,
+                p.settings.model_timeout_s,
+                p.settings.max_tool_rounds,
+            )
+            tools = p.tools(req.user, req.agent, meta.tier) if remember else None
+            phase1 = run_phase1(model, messages, tools, params, stream=stream, support=p.tool_support)
+            async for event in phase1:
+                if isinstance(event, Phase1Done):
+                    done = event
+                else:
+                    yield event
+            assert done is not None  # run_phase1 always ends with it
+            found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
+            manifest = context.manifest
+            stored = await saving if saving is not None else False
+            kept = OFFLINE_STANDIN if isinstance(model, OfflineResponder) else done.text  # what the session keeps
+            if not req.temporary:
+                p.recent.add(req.user, handle.session_id, req.message, kept)
+            p.background.spawn(
+                self._phase2(handle, req.message, kept, now), name=f"phase2:{handle.session_id}:{handle.turn}"
+            )
+            replied = True
+        finally:
+            if not replied:
+                if saving is not None and not saving.done():
+                    saving.cancel()
+                await p.sessions.abort_turn(handle)
+        yield ChatDone(self._result(req, handle, done, detection, found, manifest, remember, stored))
+
+    async def _save_manifest(self, req: TurnRequest, handle: TurnHandle, context: AssembledContext) -> bool:
+        """Keep what the model saw (``memstack context explain``); built and written while the model answers. A
+        failure to store it does not fail the turn: the reply then carries no context id."""
+        try:
+            await self.parts.store.contexts.save(req.user, context.manifest, session_id=handle.session_id)
+        except MemstackError as exc:
+            log.warning("context %s not stored: %s: %s", context.context_id, type(exc).__name__, exc)
+            return False
+        return True
+
+    async def _context_request(
+        self, req: TurnRequest, handle: TurnHandle, remember: bool, model: str
+    ) -> ContextRequest:
+        """Everything assembly needs; ``model`` picks the tokenizer family of the budget."""
+        memories: tuple[MemoryHit, ...] = ()
+        summaries: tuple[SummaryLine, ...] = ()
+        if remember:  # layer 7 is read while the message is embedded and layer 6 recalled
+            memories, summaries = await asyncio.gather(self._memories(req), self._summaries(req, handle))
+        state = handle.state
+        return ContextRequest(
+            message=req.message,
+            agent=req.agent,
+            session=req.meta,
+            delegated=req.delegated,
+            facts=state.base_truth,
+            memories=memories,
+            summaries=summaries,
+            turn_log=state.turn_log,
+            thread=state.raw_window,
+            model=req.agent.model.name or model,
+            memory_enabled=req.memory,
+            temporary=req.temporary,
+        )
+
+    async def _memories(self, req: TurnRequest) -> tuple[MemoryHit, ...]:
+        """Layer 6: hybrid recall (vector + full text), expired memories dropped, schedules decayed; the agent's
+        category weights are applied by the assembly."""
+        p = self.parts
+        vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
+        if req.agent.memory.top_k <= 0:
+            return ()
+        hits = await p.scorer.recall(
+            req.user, req.message, vector, k=req.agent.memory.top_k, agent_id=req.agent.name, now=req.at
+        )
+        return tuple(MemoryHit.from_scored(h) for h in hits)
+
+    async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:
+        """Layer 7: one line per recent past session of the user (not this one)."""
+        p = self.parts
+        if p.settings.summaries <= 0:
+            return ()
+        lines = await p.sessions.recent_summaries(req.user, p.settings.summaries, exclude=handle.session_id)
+        return tuple(SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line)
+
+    async def _phase2(self, handle: TurnHandle, message: str, reply: str, at: datetime) -> None:
+        p = self.parts
+        try:
+            await p.sessions.finish_turn(handle, message, reply, at=at)
+        except BaseException:
+            await p.sessions.abort_turn(handle)
+            raise
+
+    def _result(
+        self,
+        req: TurnRequest,
+        handle: TurnHandle,
+        done: Phase1Done,
+        detection: Any,
+        found: DetectionResult | None,
+        manifest: Manifest,
+        remember: bool,
+        stored: bool,
+    ) -> ChatResult:
+        used = tuple(
+            e.source.removeprefix("memory:")
+            for e in manifest.entries
+            if e.layer == Layer.MEMORY.label and e.status is FragmentStatus.KEPT
+        )
+        updates = (*(found.updates if found is not None else ()), *(u for use in done.tool_uses for u in use.updates))
+        prompts = [found.upgrade_prompt if found is not None else None, *(use.upgrade_prompt for use in done.tool_uses)]
+        return ChatResult(
+            session_id=handle.session_id,
+            reply=done.text,
+            turn=handle.turn,
+            memory_updates=updates,
+            context_id=manifest.context_id if stored else None,
+            upgrade_prompt=next((prompt for prompt in prompts if prompt), None),
+            memory_pending=detection is not None and found is None,
+            memories_refused=tuple(q.content for q in found.quarantined) if found is not None else (),
+            memories_used=used,
+            tool_uses=done.tool_uses,
+            model=done.model,
+            offline=done.model.startswith("offline:"),
+            memory_enabled=remember,
+            temporary=req.temporary,
+            manifest=manifest,
+        )

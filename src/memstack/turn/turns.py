@@ -1,0 +1,157 @@
+"""Everything chat turns need besides the store, built when the engine opens and closed when it closes.
+
+:class:`Turns` owns the capture pipeline, the session service, the chat models, the agents and the background work
+of turns. Opening resumes durable work left pending by a previous process (detections, phase 2 of turns) in the
+background; closing drains background work first (graceful shutdown), then closes what it created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memstack.capture.pipeline import CapturePipeline
+from memstack.capture.scoring import MemoryScorer
+from memstack.capture.tools import MemoryTools
+from memstack.config import Config
+from memstack.context import Agent, DelegatedTask, SessionMeta
+from memstack.context.guard import check_memory_candidate
+from memstack.embed import Embedder
+from memstack.session import ModelSummarizer
+from memstack.session.service import SessionService
+from memstack.store import Store
+from memstack.turn.agents import AgentRegistry
+from memstack.turn.background import Background
+from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, build_guard, build_summarizer
+from memstack.turn.phase1 import ToolBox
+from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
+from memstack.turn.tools import MemoryToolBox
+from memstack.types import ChatDone, ChatEvent, ChatResult, UserRef
+
+__all__ = ["Turns"]
+
+log = logging.getLogger("memstack.turn")
+
+
+class Turns:
+    """The chat side of an open engine."""
+
+    def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models, tuning: Tuning) -> None:
+        self.config = config
+        self.store = store
+        self.embedder = embedder
+        self.agents = AgentRegistry(Path(config.home))
+        self.background = Background()
+        self.chat_models = ChatModels(config, models.chat)
+        self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
+        self.summarizer = build_summarizer(config, models.summarizer)
+        self._owns_summarizer = models.summarizer is None
+        self.guard = build_guard(tuning.guard, embedder)
+        write_guard = partial(check_memory_candidate, guard=self.guard)  # the poisoning check of every save
+        self.pipeline = CapturePipeline(
+            store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture, guard=write_guard
+        )
+        self.scorer = MemoryScorer(store)
+        self.tools = MemoryTools(
+            store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer, guard=write_guard
+        )
+        self.sessions = SessionService(store, self.summarizer, tuning.session)
+        settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
+        self.runner = TurnRunner(
+            TurnParts(
+                store=store,
+                embedder=embedder,
+                pipeline=self.pipeline,
+                sessions=self.sessions,
+                scorer=self.scorer,
+                background=self.background,
+                chat_model=self.chat_models.for_agent,
+                tools=self._tools,
+                tiers=config.tiers,
+                settings=settings,
+                guard=self.guard,
+            )
+        )
+
+    def resume(self) -> None:
+        """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished."""
+        self.background.spawn(self._resume(), name="resume-pending")
+
+    async def _resume(self) -> None:
+        detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())
+        if detections or turns:
+            log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
+
+    def _tools(self, user: UserRef, agent: Agent, tier: str | None) -> ToolBox | None:
+        box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)
+        return box if box.specs else None
+
+    def prepare(
+        self,
+        user: UserRef,
+        message: str,
+        agent: str | Agent | None,
+        session_id: str | None,
+        metadata: Mapping[str, Any] | SessionMeta | None,
+        memory: bool,
+        temporary: bool,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None,
+        *,
+        capture: bool = True,
+    ) -> TurnRequest:
+        """One checked chat call (``InputError`` before any work); ``agent`` by object, name or YAML path."""
+        return self.runner.prepare(
+            user,
+            message,
+            self.agents.resolve(agent),
+            session_id=session_id,
+            metadata=metadata,
+            memory=memory,
+            temporary=temporary,
+            delegated=delegated,
+            capture=capture,
+        )
+
+    def run(self, request: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
+        return self.runner.run(request, stream=stream)
+
+    async def answer(self, request: TurnRequest) -> ChatResult:
+        """The turn, not streamed: its result."""
+        events = self.runner.run(request, stream=False)
+        async with aclosing(events):
+            async for event in events:
+                if isinstance(event, ChatDone):
+                    return event.result
+        raise AssertionError("a turn always ends with ChatDone")  # pragma: no cover
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        """Wait (cancelling nothing) for the turns' background work and the running memory detections."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while len(self.background) or self.pipeline.pending:
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    async def drain(self, timeout_s: float) -> None:
+        """Graceful shutdown: the turns' background work (phase 2, resumes), then the pipeline's and the session
+        service's own, each given ``timeout_s``; what is left is cancelled and resumes at the next open."""
+        await self.background.drain(timeout_s)
+        await self.pipeline.drain(timeout_s)
+        await self.sessions.drain(timeout_s)
+
+    async def aclose(self, timeout_s: float) -> None:
+        try:
+            await self.drain(timeout_s)
+        finally:
+            await self.chat_models.aclose()
+            if self._owns_classifier:
+                await self.classifier.aclose()
+            if self._owns_summarizer and isinstance(self.summarizer, ModelSummarizer):
+                await self.summarizer.aclose()
