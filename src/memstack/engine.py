@@ -121,6 +121,7 @@ class AsyncMemstack:
         self._embedder: Embedder | None = None
         self._store: Store | None = None
         self._turns: Turns | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -138,6 +139,7 @@ class AsyncMemstack:
         embedder = get_embedder(config.embedder)
         store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
         self._store, self._config, self._embedder = store, config, embedder
+        self._loop = asyncio.get_running_loop()
         try:
             check_models(config, self._models)
         except ConfigError as exc:  # a model that cannot be built: memory management still works
@@ -160,7 +162,13 @@ class AsyncMemstack:
         turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning)
         self._turns = turns
         if self._resume:
-            turns.resume()
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # opened late by a blocking call from the caller's thread (Memstack.register_agent)
+                assert self._loop is not None
+                self._loop.call_soon_threadsafe(turns.resume)
+            else:
+                turns.resume()
         return turns
 
     async def aclose(self, *, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:

@@ -73,3 +73,18 @@ def test_memories_commands_work_with_a_misconfigured_classifier(tmp_path: Path) 
     listed = runner.invoke(main, ["memories", "list", "--user", "ana", "--json"], env=env)
     assert listed.exit_code == 0, listed.output
     assert [m["content"] for m in json.loads(listed.stdout)] == ["Prefers green tea"]
+
+
+def test_the_blocking_api_opens_chat_late_from_the_callers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstack import Memstack
+    from memstack.context import default_agent
+
+    with Memstack(Config(home=tmp_path, embedder="hash:64", classifier_model=NO_KEY)) as ms:
+        assert ms.list("ana") == []
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+            ms.register_agent(default_agent())
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        assert ms.register_agent(default_agent()).name == "assistant"  # not on the engine's loop: resumes there
+        assert ms.wait_idle(5.0)
