@@ -14,7 +14,9 @@ Rules, in the order they run:
   override or change the assistant's rules, identity or policy, a standing order about what to tell others, an
   authorization claim, exfiltration) is refused with a ``refused`` warning and never stored, whichever summarizer
   proposed it. A rule the user sets for their own conversation ("never use numpy", "you must answer in Spanish")
-  is not an injection: it passes, and becomes a hard exception below.
+  is not an injection: it passes, and becomes a hard exception below. The semantic head's likeness to an attack
+  (flag ``semantic``) alone does not refuse such a rule when the user's own message states it: only a phrase rule
+  (override, identity change, authority claim, standing order about others …) does.
 * **plausibility** — every add and update is checked against the raw exchange (:mod:`memstack.session.support`):
   unsupported entries are rejected, weakly supported ones applied and flagged.
 * **hard exceptions** — an entry is a hard exception when the summarizer marks it (``diff.hard``) or it states a
@@ -125,6 +127,11 @@ class WarningKind(StrEnum):
     TOO_MANY = "too_many"  # beyond max_facts_per_turn
     SUPERSEDED = "superseded"  # a late summary's change that a later turn already overrode (session service)
     REFUSED = "refused"  # claims authority it does not have (the write-time poisoning check): never stored
+
+
+#: Flags that say only "close in meaning to a known attack" (the semantic head): not enough to refuse a rule the user
+#: sets in their own message ("do not reveal the solution until I ask" reads like an attack to it, and is not one).
+_LIKENESS_FLAGS = frozenset({"semantic"})
 
 
 class FactCheck(Protocol):
@@ -246,6 +253,8 @@ class _Apply:
         verdict = self.guard(entry.strip())
         if not verdict.is_instruction:
             return True
+        if set(verdict.flags) <= _LIKENESS_FLAGS and self.users_rule(entry):
+            return True  # only like an attack in meaning, and a rule the user's own message sets: the user's rule
         self.warn(
             WarningKind.REFUSED,
             op,
@@ -253,6 +262,11 @@ class _Apply:
             f"claims authority it does not have ({', '.join(verdict.flags)}); not stored as a session fact",
         )
         return False
+
+    def users_rule(self, entry: str) -> bool:
+        """A rule (marked hard, or worded as one) that the user's own message backs: what a hard exception is."""
+        rule = normalize(entry) in self.hard_marked or is_hard_rule(entry)
+        return rule and topic_overlap(entry, self.ex.user) >= self.s.support_flag
 
     # -- remove ---------------------------------------------------------------------------------------------------
 
