@@ -124,6 +124,8 @@ def test_requests_after_a_lead_in_or_for_a_deliverable_are_dropped(message: str)
         ("Finally, I got the job at the hospital!", "I got the job at the hospital!"),
         ("Now that I'm retired, I garden every day.", "Now that I'm retired, I garden every day."),
         ("I need a new laptop for my design work.", "I need a new laptop for my design work."),
+        ("Review sessions help me learn.", "Review sessions help me learn."),
+        ("Plus I give piano lessons on weekends.", "Plus I give piano lessons on weekends."),
     ],
 )
 def test_filler_and_lead_ins_are_not_part_of_the_fact(message: str, kept: str) -> None:

@@ -46,7 +46,7 @@ _TASK = _rx(
     r"translate|list|generate|fix|find|calculate|draft|rewrite|check|describe|compare|suggest|recommend|draw|"
     r"convert|solve|define|quiz me|teach me|how do i|how can i|how should i|what should i|should i|do i|can i|"
     r"check (?:it|this|that) out|check out|take a look|look at|imagine|guess what|give|send|remind me|walk me through|"
-    r"put together|prepare|outline|break (?:it |this |that )?down|go (?:through|over)|sum up|recap|review|proofread|"
+    r"put together|prepare|outline|break (?:it |this |that )?down|go (?:through|over)|sum up|recap|proofread|"
     r"test me|keep (?:it|the answers?|your answers?|replies|them) (?:short|brief|simple)|make sure|focus on)\b"
 )
 # Words that lead into a request without changing it: "Finally give me …", "Then walk me through …".
