@@ -20,6 +20,7 @@ def _register() -> None:
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group
     from memstack.cli.memories import memories
+    from memstack.cli.reembed import reembed
     from memstack.cli.sessions import sessions
 
     main.add_command(bench)
@@ -29,6 +30,7 @@ def _register() -> None:
     context.add_bench(main)
     main.add_command(sessions)
     main.add_command(demo)
+    main.add_command(reembed)
     capture.register(main)  # after the groups it adds to
     chat.register(main)
 
