@@ -237,3 +237,39 @@ async def test_an_empty_store_switches_at_once(
     assert (result.vectors, result.batches, result.switched, result.from_dim) == (0, 0, True, 384)
     store = await _open(request, tmp_path, backend, NEW)
     await store.close()
+
+
+async def test_postgres_switch_changes_the_column_type_and_rebuilds_hnsw_indexes(postgres_url: str) -> None:
+    import psycopg
+
+    from memstack.store.postgres import AnnSettings, PostgresStore
+    from memstack.store.postgres._ann import index_name
+    from memstack.store.postgres.reembed import PgReembed
+
+    texts = [f"alice note {i} about {TOPICS[i % len(TOPICS)]}" for i in range(60)]
+    store = await PostgresStore.open(postgres_url, dim=384, embedder=OLD.name, ann=AnnSettings(threshold=50))
+    try:
+        await store.memories.add_many(ALICE, [NewMemory(t) for t in texts], await OLD.embed(texts))
+        await store.ann.drain()
+        assert await store.ann_index(ALICE) == index_name(ALICE)
+    finally:
+        await store.close()
+    async with await PgReembed.open(postgres_url) as handle:
+        assert (await reembed(handle, NEW, batch=25)).vectors == 60
+    async with await psycopg.AsyncConnection.connect(postgres_url) as conn:
+        cur = await conn.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
+        )
+        assert await cur.fetchone() == ("vector(256)",)
+        cur = await conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (index_name(ALICE),))
+        row = await cur.fetchone()
+        assert row is not None and "hnsw" in row[0] and "vector_cosine_ops" in row[0]
+    store = await PostgresStore.open(postgres_url, dim=256, embedder=NEW.name, ann=AnnSettings(threshold=50))
+    try:
+        query = (await NEW.embed([texts[7]]))[0]
+        assert index_name(ALICE) in await store.index.explain_nearest(ALICE, query, 10)
+        hits = await store.index.nearest(ALICE, query, 10)
+        assert len(hits) == 10 and hits[0].memory.content == texts[7]
+    finally:
+        await store.close()
