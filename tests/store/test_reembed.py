@@ -150,7 +150,9 @@ async def test_an_interrupted_run_refuses_normal_use_then_resumes_without_recomp
     assert (state.target, state.target_dim, state.staged, state.total) == ("hash:256", 256, 6, 14)
     assert (state.embedder, state.dim) == ("hash:384", 384)  # the live vectors are still the old model's
     for embedder in (OLD, NEW):  # neither model may use the store half-way
-        with pytest.raises(ReembedInProgress, match=r"a reembed .* to 'hash:256' \(256-d\) is in progress: run `memstack reembed`"):
+        with pytest.raises(
+            ReembedInProgress, match=r"a reembed .* to 'hash:256' \(256-d\) is in progress: run `memstack reembed`"
+        ):
             await _open(request, tmp_path, backend, embedder)
 
     second = CountingEmbedder(256)
