@@ -111,7 +111,7 @@ async def test_reembed_switches_model_and_dimension(
     assert result.vectors == 14 and result.batches == 4 and result.switched  # 11 of alice's (one forgotten), 3 of bob's
     await reembedder.aclose()
 
-    with pytest.raises(ConfigError, match="256-d vectors from the embedder 'hash:256'|256-d vectors from 'hash:256'"):
+    with pytest.raises(ConfigError, match=r"256-d vectors from the embedder 'hash:256'|256-d vectors from 'hash:256'"):
         await _open(request, tmp_path, backend, OLD)
     store = await _open(request, tmp_path, backend, NEW)
     try:
