@@ -6,6 +6,7 @@ branch they can handle; ``MemstackError`` catches all of them::
     MemstackError
     ├── ConfigError              bad settings, missing extra, unknown model string
     │   └── ReembedInProgress    the store is half-way through `memstack reembed` to another model
+    ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
     │   └── NotFound             unknown user, memory, session, context or agent
@@ -42,6 +43,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreUnavailable",
+    "Unauthorized",
 ]
 
 
@@ -63,6 +65,10 @@ class ReembedInProgress(ConfigError):
         )
         self.embedder = embedder
         self.dim = dim
+
+
+class Unauthorized(MemstackError):
+    """The request carries no API key, or one that is unknown or revoked."""
 
 
 class InputError(MemstackError):

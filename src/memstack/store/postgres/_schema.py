@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
@@ -173,7 +174,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
     ("0004_sessions", migrate_sessions),
-    ("0005_reembed", migrate_reembed),
+    *KEY_MIGRATIONS,
+    ("0010_reembed", migrate_reembed),
 ]
 
 

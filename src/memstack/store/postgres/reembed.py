@@ -1,6 +1,6 @@
 """``memstack reembed`` on the PostgreSQL store (the steps are described in :mod:`memstack.store.reembed`).
 
-Staging table (migration ``0005_reembed``): ``reembed_vectors (tbl, row_id, text, embedding vector)``, one row
+Staging table (migration ``0010_reembed``): ``reembed_vectors (tbl, row_id, text, embedding vector)``, one row
 per vector re-embedded so far (``vector`` without a dimension, so it holds the new model's vectors while the live
 columns are still ``vector(old_dim)``); ``text`` is what was embedded, so the switch can tell a row edited
 meanwhile. The target model is the ``reembed_embedder`` / ``reembed_dim`` rows of ``memstack_meta``. The lock is
@@ -39,7 +39,7 @@ _REEMBED_LOCK = 0x7265656D62656421
 
 
 async def migrate_reembed(conn: Conn, dim: int) -> None:
-    """Migration ``0005_reembed``: where new vectors wait until every vector of the store has one."""
+    """Migration ``0010_reembed``: where new vectors wait until every vector of the store has one."""
     await conn.execute(
         b"""
         CREATE TABLE reembed_vectors (

@@ -1,6 +1,6 @@
 """``memstack reembed`` on the SQLite store (the steps are described in :mod:`memstack.store.reembed`).
 
-Staging table (migration ``008_reembed``): ``reembed_vectors (tbl, row_id, text, embedding)``, one row per vector
+Staging table (migration ``010_reembed``): ``reembed_vectors (tbl, row_id, text, embedding)``, one row per vector
 re-embedded so far, keyed by source table and row id; ``text`` is what was embedded, so the switch can tell a row
 edited meanwhile. The target model is the ``reembed_embedder`` / ``reembed_dim`` rows of ``meta``. The lock is an
 ``flock`` on ``<database>.reembed.lock`` beside the database (released by the system if the process dies).
@@ -30,7 +30,7 @@ VECTOR_TABLES: tuple[VectorTable, ...] = (
 
 
 def migrate_reembed(conn: sqlite3.Connection) -> None:
-    """Migration ``008_reembed``: where new vectors wait until every vector of the store has one."""
+    """Migration ``010_reembed``: where new vectors wait until every vector of the store has one."""
     conn.execute(
         """
         CREATE TABLE reembed_vectors (
