@@ -275,3 +275,36 @@ async def test_postgres_switch_changes_the_column_type_and_rebuilds_hnsw_indexes
         assert len(hits) == 10 and hits[0].memory.content == texts[7]
     finally:
         await store.close()
+
+
+async def test_every_table_holding_vectors_is_reembedded(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A new table with a vector column must join its backend's VECTOR_TABLES, or a reembed would leave it behind."""
+    store = await _open(request, tmp_path, backend, OLD)
+    await store.close()
+    if backend == "postgres":
+        import psycopg
+
+        from memstack.store.postgres.reembed import VECTOR_TABLES
+
+        async with await psycopg.AsyncConnection.connect(request.getfixturevalue("postgres_url")) as conn:
+            cur = await conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE udt_name = 'vector' AND table_schema = current_schema()"
+            )
+            columns = {(str(t), str(c)) for t, c in await cur.fetchall()}
+    else:
+        import sqlite3
+
+        from memstack.store.sqlite.reembed import VECTOR_TABLES
+
+        with sqlite3.connect(tmp_path / "memstack.db") as conn:
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            columns = {
+                (t, str(c[1]))
+                for t in tables
+                for c in conn.execute(f"PRAGMA table_info('{t}')")
+                if str(c[2]).upper() == "BLOB" and "embedding" in str(c[1])
+            }
+    assert columns - {("reembed_vectors", "embedding")} == {(t.name, t.vector_column) for t in VECTOR_TABLES}
