@@ -103,7 +103,8 @@ def _summary(result: ReembedResult, configured: str) -> list[str]:
     if not result.switched:
         return [f"the store already uses {result.embedder!r} ({result.dim}-d); nothing to do"]
     lines = [
-        f"re-embedded {result.vectors} vectors in {result.batches} batches ({result.seconds:g} s): "
+        f"re-embedded {result.vectors} vectors in {result.batches} batch{'' if result.batches == 1 else 'es'} "
+        f"({result.seconds:g} s): "
         f"{result.from_embedder!r} ({result.from_dim}-d) -> {result.embedder!r} ({result.dim}-d)"
     ]
     if result.resumed:
