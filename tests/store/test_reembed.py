@@ -308,3 +308,21 @@ async def test_every_table_holding_vectors_is_reembedded(
                 if str(c[2]).upper() == "BLOB" and "embedding" in str(c[1])
             }
     assert columns - {("reembed_vectors", "embedding")} == {(t.name, t.vector_column) for t in VECTOR_TABLES}
+
+
+async def test_a_process_left_open_across_the_switch_gets_a_clear_error(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, open_reembed: Opener
+) -> None:
+    older = await _open(request, tmp_path, backend, OLD)  # a server still running on the old model
+    try:
+        await _fill(older)
+        query = (await OLD.embed(["fond of chess"]))[0]
+        assert await older.index.nearest(ALICE, query, 3)
+        reembedder = await open_reembed()
+        assert (await reembed(reembedder, NEW, batch=8)).switched
+        with pytest.raises(ConfigError, match=r"`memstack reembed`.*MEMSTACK_EMBEDDER"):
+            await older.index.nearest(ALICE, query, 3)
+        with pytest.raises(ConfigError, match=r"`memstack reembed`.*MEMSTACK_EMBEDDER"):
+            await older.memories.add(ALICE, NewMemory("kites"), (await OLD.embed(["kites"]))[0])
+    finally:
+        await older.close()
