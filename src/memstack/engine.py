@@ -10,6 +10,12 @@
 Users are named by id (tenant ``default``) or by a :class:`~memstack.types.UserRef`. Closing drains background work
 (detections, phase 2 of turns); opening resumes what a previous process left pending.
 
+A configured model that cannot be built (``classifier_model = openai:…`` without ``$OPENAI_API_KEY``) does not stop
+the engine from opening: memory management needs no model. The chat parts are left closed (the reason is logged,
+work left pending stays pending in the store), and every chat call (``chat``, ``chat_stream``, ``delegate``,
+``end_session``, ``register_agent``) raises the :class:`~memstack.errors.ConfigError` that names the setting and the
+variable to set, until the configuration is fixed; the chat parts open at the first call that can build them.
+
 ``Memstack`` runs the same coroutines on a private event-loop thread; each of its methods is one line naming the
 coroutine it runs, so the two APIs cannot drift apart.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import logging
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
@@ -29,7 +36,7 @@ from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
 from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
-from memstack.turn.models import Models, Tuning
+from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
     Category,
     ChatEvent,
@@ -55,6 +62,8 @@ if TYPE_CHECKING:
     from memstack.types import SessionSummary
 
 __all__ = ["AsyncMemstack", "Memstack", "Models", "Tuning"]
+
+log = logging.getLogger("memstack")
 
 #: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
 DRAIN_TIMEOUT_S = 30.0
@@ -112,6 +121,7 @@ class AsyncMemstack:
         self._embedder: Embedder | None = None
         self._store: Store | None = None
         self._turns: Turns | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -128,17 +138,38 @@ class AsyncMemstack:
         config = self._given or Config.resolve(**self._settings)
         embedder = get_embedder(config.embedder)
         store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
+        self._store, self._config, self._embedder = store, config, embedder
+        self._loop = asyncio.get_running_loop()
         try:
-            from memstack.turn.turns import Turns
-
-            turns = Turns(config, store, embedder, self._models, self._tuning)
+            check_models(config, self._models)
+        except ConfigError as exc:  # a model that cannot be built: memory management still works
+            log.warning("memstack opened without chat (chat calls raise this until it is fixed): %s", exc)
+            return
+        try:
+            self._open_chat()
         except BaseException:
+            self._store = self._embedder = self._config = None
             await store.close()
             await embedder.aclose()
             raise
-        self._store, self._config, self._embedder, self._turns = store, config, embedder, turns
+
+    def _open_chat(self) -> Turns:
+        """The chat parts (capture pipeline, session service, models); ``ConfigError`` when a configured model
+        cannot be built. Resumes pending work when they open."""
+        from memstack.turn.turns import Turns
+
+        assert self._store is not None and self._config is not None and self._embedder is not None
+        turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning)
+        self._turns = turns
         if self._resume:
-            turns.resume()
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # opened late by a blocking call from the caller's thread (Memstack.register_agent)
+                assert self._loop is not None
+                self._loop.call_soon_threadsafe(turns.resume)
+            else:
+                turns.resume()
+        return turns
 
     async def aclose(self, *, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
         """Graceful shutdown: wait (up to ``drain_timeout_s``) for background work, then close everything."""
@@ -157,7 +188,11 @@ class AsyncMemstack:
     async def wait_idle(self, timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
         """Wait until the background work of earlier turns is done (phase 2, memory detections, work resumed at
         open); True when it finished within ``timeout_s``. Nothing is cancelled: the engine stays usable."""
-        return await self._chat().wait_idle(timeout_s)
+        if self._turns is None:  # not open, or the chat parts never opened: nothing runs in the background
+            if self._store is None:
+                raise ConfigError("memstack is not open; use `async with AsyncMemstack(...) as ms:` or await ms.open()")
+            return True
+        return await self._turns.wait_idle(timeout_s)
 
     @property
     def chat_model_name(self) -> str:
@@ -187,9 +222,10 @@ class AsyncMemstack:
         return self._embedder
 
     def _chat(self) -> Turns:
-        if self._turns is None:
+        """The chat parts, opened now if they could not be at open (``ConfigError`` saying what to set)."""
+        if self._store is None:
             raise ConfigError("memstack is not open; use `async with AsyncMemstack(...) as ms:` or await ms.open()")
-        return self._turns
+        return self._turns if self._turns is not None else self._open_chat()
 
     async def _embed(self, text: str) -> Any:
         return (await self.embedder.embed([text]))[0]

@@ -78,6 +78,13 @@ async def test_chit_chat_with_first_person_words_is_not_saved(classifier: Offlin
         assert await classifier.classify(message, at=AT) == []
 
 
+async def test_requests_and_filler_are_not_stored(classifier: OfflineClassifier) -> None:
+    message = "Finally, give me a checklist for my exam week."
+    assert await classifier.classify(message, at=AT) == []
+    message = "I'm vegetarian, by the way. Finally give me a checklist of the mechanisms to review before the exam."
+    assert [c.content for c in await classifier.classify(message, at=AT)] == ["User is vegetarian"]
+
+
 async def test_several_facts_in_one_message(classifier: OfflineClassifier) -> None:
     found = await classifier.classify("I work as a nurse. I also love baking sourdough on weekends.", at=AT)
     assert {c.category for c in found} == {Category.FACT, Category.PREFERENCE}

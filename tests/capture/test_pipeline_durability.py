@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from memstack.capture import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline, PipelineSettings
 from memstack.embed import Embedder, get_embedder
 from memstack.store import Store
@@ -258,4 +259,33 @@ async def test_keep_resuming_picks_up_a_dead_workers_detection(
     finally:
         await pipeline.drain(2.0)
         await pipeline.classifier.aclose()
+        await store.close()
+
+
+async def test_a_resumed_detection_classifies_with_the_context_it_was_recorded_with(
+    url: str, server: ScriptedOpenAIServer, minilm: Embedder
+) -> None:
+    """The job payload carries the detection context (the session's last exchange, the user's name): the worker
+    that resumes it has nothing else of the session in memory, and must classify the same way."""
+    store = await open_store(url, minilm)
+    server.script(MODEL, found(mem("User has been married for five years"), delay_s=2.0))
+    recent = (("user", "Here is a picture from our trip."), ("assistant", "How long have you been married?"))
+    first = CapturePipeline(store, minilm, llm_classifier(server), settings=PipelineSettings(lease_s=0.3))
+    try:
+        first.start(ALICE, "Five years already!", at=AT, session_id="s", turn=2, context=ClassifyContext(recent))
+        await server.wait_for_requests(1)
+        await first.drain(0.05)  # the process stops while classifying
+    finally:
+        await first.classifier.aclose()
+    server.script(MODEL, found(mem("User has been married for five years")))
+    await asyncio.sleep(0.4)
+    second = CapturePipeline(store, minilm, llm_classifier(server))
+    try:
+        assert await second.resume_pending() == 1
+        first_request, resumed_request = server.chat_requests
+        assert "assistant: How long have you been married?" in resumed_request.text
+        assert resumed_request.text == first_request.text  # the same prompt: same message, date and context
+        assert [m.content for m in await store.index.list(ALICE)] == ["User has been married for five years"]
+    finally:
+        await second.classifier.aclose()
         await store.close()

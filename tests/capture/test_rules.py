@@ -91,3 +91,43 @@ def test_rewrite_is_about_user(sentence: str, expected: str) -> None:
 def test_preamble_is_stripped_but_names_in_sentences_stay() -> None:
     assert strip_preamble("Yeah, Mel! I love it.") == "I love it."
     assert strip_preamble("Oh well, Paris was lovely.") == "Paris was lovely."
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Finally give me a checklist of the mechanisms to review before the exam.",
+        "Finally, give me a checklist for my exam week.",
+        "Lastly, send me a summary of my goals.",
+        "Then walk me through my study plan for the week.",
+        "Also make me a quiz on my weak topics.",
+        "Now put together a schedule for my week.",
+        "Next, remind me what my midterm covers.",
+        "I need a checklist for my organic chemistry midterm.",
+        "I'd like a summary of my notes from today.",
+        "I'd love to see an example of my essay rewritten.",
+        "I'd love to hear some tips.",
+    ],
+)
+def test_requests_after_a_lead_in_or_for_a_deliverable_are_dropped(message: str) -> None:
+    assert screen(message) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("I'm vegetarian, by the way.", "I'm vegetarian"),
+        ("I'm vegetarian btw", "I'm vegetarian"),
+        ("My sister is a nurse, just so you know.", "My sister is a nurse"),
+        ("I live in Lisbon lol", "I live in Lisbon"),
+        ("Just so you know, I work night shifts.", "I work night shifts."),
+        ("Finally, I got the job at the hospital!", "I got the job at the hospital!"),
+        ("Now that I'm retired, I garden every day.", "Now that I'm retired, I garden every day."),
+        ("I need a new laptop for my design work.", "I need a new laptop for my design work."),
+        ("Review sessions help me learn.", "Review sessions help me learn."),
+        ("Plus I give piano lessons on weekends.", "Plus I give piano lessons on weekends."),
+    ],
+)
+def test_filler_and_lead_ins_are_not_part_of_the_fact(message: str, kept: str) -> None:
+    (clause,) = screen(message)
+    assert clause.text == kept

@@ -51,8 +51,17 @@ _PRONOUNS = {
 
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:hey|hi|hello|yeah|yes|yep|yup|oh|ah|wow|well|so|ok|okay|sure|honestly|btw|by the way|also|and|but|"
-    r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|true)"
-    r"(?:[\s,]+[A-Z][a-z]+(?=[,!.]))?[\s,!.:;-]+)+",
+    r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|true|finally|lastly|"
+    r"fyi|just so you know|for the record|for what it's worth|to be honest|tbh|one more thing|one last thing|"
+    r"last thing|p\.?s\.?)(?:[\s,]+[A-Z][a-z]+(?=[,!.]))?[\s,!.:;-]+|"
+    # Sequence words only before a comma or colon: "Now, …" is a lead-in, "Now that I'm retired, …" is not.
+    r"(?:now|then|next|first|firstly|second|secondly|plus|additionally|and then)\s*[,:]\s*)+",
+    re.IGNORECASE,
+)
+# Filler at the end of a sentence: "…, by the way", "… btw", "… lol", "…, just so you know".
+_FILLER = re.compile(
+    r"(?:[\s,;:-]+(?:by the way|btw|fyi|just so you know|for the record|for what it's worth|just saying|tbh|lol|"
+    r"lmao|haha+|hehe+|:\)|:D|;\)))+[\s.!…]*$",
     re.IGNORECASE,
 )
 
@@ -60,8 +69,10 @@ _WORD = re.compile(r"[A-Za-z']+|[^A-Za-z']+")
 
 
 def strip_preamble(sentence: str) -> str:
-    """Drop leading interjections and address ("Yeah, Mel! …", "Oh well, …")."""
+    """Drop leading interjections, lead-ins and address ("Yeah, Mel! …", "Oh well, …", "Finally, …", "Just so you
+    know, …") and trailing filler ("…, by the way", "… lol"): none of it belongs in a memory."""
     stripped = _PREAMBLE.sub("", sentence).strip()
+    stripped = _FILLER.sub("", stripped).strip()
     return stripped or sentence.strip()
 
 

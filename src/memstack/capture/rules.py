@@ -45,12 +45,22 @@ _TASK = _rx(
     r"i would like you to|help me|let's|let us|write|explain|give me|tell me|show me|make|create|summari[sz]e|"
     r"translate|list|generate|fix|find|calculate|draft|rewrite|check|describe|compare|suggest|recommend|draw|"
     r"convert|solve|define|quiz me|teach me|how do i|how can i|how should i|what should i|should i|do i|can i|"
-    r"check (?:it|this|that) out|check out|take a look|look at|imagine|guess what)\b"
+    r"check (?:it|this|that) out|check out|take a look|look at|imagine|guess what|give|send|remind me|walk me through|"
+    r"put together|prepare|outline|break (?:it |this |that )?down|go (?:through|over)|sum up|recap|proofread|"
+    r"test me|keep (?:it|the answers?|your answers?|replies|them) (?:short|brief|simple)|make sure|focus on)\b"
 )
+# Words that lead into a request without changing it: "Finally give me …", "Then walk me through …".
+_LEAD_IN = _rx(r"^(?:(?:and|so|then|now|next|also|finally|lastly|first|plus|ok(?:ay)?|alright)\b[\s,:]*)+")
 _REQUEST = _rx(
     r"\b(?:i need|i want|i'd like|i would like|i'm looking for|im looking for)\s+(?:you|help|some help|to know|"
     r"to find out|an? (?:example|explanation|list|summary|answer|recipe|idea|suggestion)|ideas|suggestions|"
-    r"advice|tips)\b|\bi (?:was|am) wondering\b|\bi have a question\b"
+    r"advice|tips)\b|\bi (?:was|am) wondering\b|\bi have a question\b|"
+    # Asking for something the assistant makes: "I need a checklist for my midterm", "I'd like a summary of my notes".
+    r"\b(?:i need|i want|i'd like|i would like|i'd love|i would love|i could use|i'd appreciate)\s+(?:a|an|the|some|"
+    r"your|another|more)\s+(?:[\w-]+\s+){0,2}?(?:checklist|outline|summary|recap|overview|breakdown|template|draft|"
+    r"quiz|explanation|example|feedback|walkthrough|cheat ?sheet|study plan|step-by-step)s?\b|"
+    # "I'd love to see a photo!", "I'd love to hear some tips": asking for the other side's things, not disclosure.
+    r"^i(?:'d| would) love to (?:see|hear|read|check out|look at)\b"
 )
 _GREETING = _rx(
     r"^(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night)|thanks?(?: you)?(?: so much)?|thx|ok(?:ay)?|"
@@ -176,7 +186,7 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Claus
             if len(body) >= 4:
                 out.append(Clause(body, True, _category(body), 1.0))
             continue
-        if _TASK.match(sentence) or _REQUEST.search(sentence) or _GREETING.match(sentence):
+        if _TASK.match(_LEAD_IN.sub("", sentence)) or _REQUEST.search(sentence) or _GREETING.match(sentence):
             continue
         if _REACTION.match(sentence) or _TEMPORARY.search(sentence):
             continue

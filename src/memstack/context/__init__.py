@@ -38,6 +38,7 @@ from memstack.context.guard import (
     ContentGuard,
     RuleGuard,
     check_memory_candidate,
+    check_session_fact,
     scan,
     validate_no_override,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "assemble",
     "build_session",
     "check_memory_candidate",
+    "check_session_fact",
     "default_agent",
     "escape_data",
     "load_agent",

@@ -1,9 +1,10 @@
 """The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.context.guard`.
 
 Rules live in :mod:`~memstack.context.phrases` (phrase rules), :mod:`~memstack.context.directives` (text
-addressed to the model) and :mod:`~memstack.context.foreign` (other languages); :mod:`~memstack.context.rules` holds
-the machinery. Text is also read through the decoding passes of :mod:`~memstack.context.decode` (base64, rot13,
-leetspeak, spaced letters): what a decoded reading trips is reported with ``obfuscated``.
+addressed to the model), :mod:`~memstack.context.standing` (standing orders) and :mod:`~memstack.context.foreign`
+(other languages); :mod:`~memstack.context.rules` holds the machinery. Text is also read through the decoding passes
+of :mod:`~memstack.context.decode` (base64, rot13, leetspeak, spaced letters): what a decoded reading trips is
+reported with ``obfuscated``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from memstack.context.directives import DIRECTIVE_RULES, general
 from memstack.context.foreign import scan_foreign
 from memstack.context.phrases import MORE_RULES, TEXT_RULES
 from memstack.context.rules import INVISIBLE, normalize, words_of
+from memstack.context.standing import STANDING_RULES
 
 __all__ = ["FLAGS", "scan"]
 
@@ -63,6 +65,7 @@ def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str
     MORE_RULES.run(norm, words, found)
     if not instructions:
         DIRECTIVE_RULES.run(norm, words, found)
+        STANDING_RULES.run(norm, words, found)
     general(norm, words, found, instructions=instructions)
     scan_foreign(text, norm, words, found)
     if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):

@@ -9,6 +9,14 @@ Rules, in the order they run:
   seed's prefix match), the most similar fact among several sharing it; without a key, or with a key nothing has,
   the most similar fact at ``update_similarity``. An update that matches nothing is added, with a warning.
 * **add** — appended unless the same fact (normalised text) is already there.
+* **poisoning** — every add and update first goes through ``guard``, the write-time check of DESIGN §2
+  (:func:`memstack.context.guard.check_session_fact`): an entry that claims authority it does not have (an attempt to
+  override or change the assistant's rules, identity or policy, a standing order about what to tell others, an
+  authorization claim, exfiltration) is refused with a ``refused`` warning and never stored, whichever summarizer
+  proposed it. A rule the user sets for their own conversation ("never use numpy", "you must answer in Spanish")
+  is not an injection: it passes, and becomes a hard exception below. The semantic head's likeness to an attack
+  (flag ``semantic``) alone does not refuse such a rule when the user's own message states it: only a phrase rule
+  (override, identity change, authority claim, standing order about others …) does.
 * **plausibility** — every add and update is checked against the raw exchange (:mod:`memstack.session.support`):
   unsupported entries are rejected, weakly supported ones applied and flagged.
 * **hard exceptions** — an entry is a hard exception when the summarizer marks it (``diff.hard``) or it states a
@@ -27,17 +35,27 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Verdict, check_support
 from memstack.session.text import content_words, fact_key, normalize, similarity, stem
 from memstack.types import BaseTruthDiff, Exchange, Fact
 
-__all__ = ["HARD_CUE", "DiffResult", "DiffWarning", "WarningKind", "apply_diff", "is_hard_rule", "lifts"]
+__all__ = [
+    "HARD_CUE",
+    "DiffResult",
+    "DiffWarning",
+    "FactCheck",
+    "FactGuard",
+    "WarningKind",
+    "apply_diff",
+    "is_hard_rule",
+    "lifts",
+]
 
 log = logging.getLogger("memstack.session")
 
@@ -108,6 +126,26 @@ class WarningKind(StrEnum):
     INVALID = "invalid"  # empty or too long to be a fact
     TOO_MANY = "too_many"  # beyond max_facts_per_turn
     SUPERSEDED = "superseded"  # a late summary's change that a later turn already overrode (session service)
+    REFUSED = "refused"  # claims authority it does not have (the write-time poisoning check): never stored
+
+
+#: Flags that say only "close in meaning to a known attack" (the semantic head): not enough to refuse a rule the user
+#: sets in their own message ("do not reveal the solution until I ask" reads like an attack to it, and is not one).
+_LIKENESS_FLAGS = frozenset({"semantic"})
+
+
+class FactCheck(Protocol):
+    """The write-time check's verdict on one entry (``memstack.context.guard.CandidateCheck``)."""
+
+    @property
+    def is_instruction(self) -> bool: ...
+
+    @property
+    def flags(self) -> tuple[str, ...]: ...
+
+
+#: The write-time poisoning check of base-truth entries (``memstack.context.guard.check_session_fact``).
+FactGuard = Callable[[str], FactCheck]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,18 +193,30 @@ def topic_overlap(entry: str, text: str) -> float:
 
 
 def apply_diff(
-    base_truth: Sequence[Fact], diff: BaseTruthDiff, raw_exchange: Exchange, settings: SessionSettings | None = None
+    base_truth: Sequence[Fact],
+    diff: BaseTruthDiff,
+    raw_exchange: Exchange,
+    settings: SessionSettings | None = None,
+    *,
+    guard: FactGuard | None = None,
 ) -> DiffResult:
-    """Apply ``diff`` to ``base_truth``, checking each entry against ``raw_exchange``; never raises for content."""
-    return _Apply(base_truth, diff, raw_exchange, settings or SessionSettings()).run()
+    """Apply ``diff`` to ``base_truth``, checking each entry against ``raw_exchange``; never raises for content.
+
+    ``guard``: the write-time poisoning check of adds and updates (``None``: no check; the session's
+    :class:`~memstack.session.policy.SummaryRunner` always passes one). With the semantic guard it embeds the
+    entries: call it off the event loop."""
+    return _Apply(base_truth, diff, raw_exchange, settings or SessionSettings(), guard).run()
 
 
 class _Apply:
-    def __init__(self, bt: Sequence[Fact], diff: BaseTruthDiff, ex: Exchange, s: SessionSettings) -> None:
+    def __init__(
+        self, bt: Sequence[Fact], diff: BaseTruthDiff, ex: Exchange, s: SessionSettings, guard: FactGuard | None
+    ) -> None:
         self.bt = list(bt)
         self.diff = diff
         self.ex = ex
         self.s = s
+        self.guard = guard
         self.warnings: list[DiffWarning] = []
         self.hard_marked = {normalize(h) for h in diff.hard}
         self.applied = 0
@@ -180,10 +230,10 @@ class _Apply:
         for entry in self.diff.remove:
             self.remove(entry)
         for entry in self.diff.update:
-            if self.valid("update", entry):
+            if self.valid("update", entry) and self.allowed("update", entry):
                 self.update(entry.strip())
         for entry in self.diff.add:
-            if self.valid("add", entry):
+            if self.valid("add", entry) and self.allowed("add", entry):
                 self.add(entry.strip())
         return DiffResult(tuple(self.bt), tuple(self.warnings))
 
@@ -195,6 +245,28 @@ class _Apply:
             self.warn(WarningKind.TOO_MANY, op, entry, f"more than {self.s.max_facts_per_turn} changes in one turn")
             return False
         return True
+
+    def allowed(self, op: str, entry: str) -> bool:
+        """The write-time poisoning check (DESIGN §2): an entry claiming authority is refused, never stored."""
+        if self.guard is None:
+            return True
+        verdict = self.guard(entry.strip())
+        if not verdict.is_instruction:
+            return True
+        if set(verdict.flags) <= _LIKENESS_FLAGS and self.users_rule(entry):
+            return True  # only like an attack in meaning, and a rule the user's own message sets: the user's rule
+        self.warn(
+            WarningKind.REFUSED,
+            op,
+            entry,
+            f"claims authority it does not have ({', '.join(verdict.flags)}); not stored as a session fact",
+        )
+        return False
+
+    def users_rule(self, entry: str) -> bool:
+        """A rule (marked hard, or worded as one) that the user's own message backs: what a hard exception is."""
+        rule = normalize(entry) in self.hard_marked or is_hard_rule(entry)
+        return rule and topic_overlap(entry, self.ex.user) >= self.s.support_flag
 
     # -- remove ---------------------------------------------------------------------------------------------------
 

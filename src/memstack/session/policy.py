@@ -9,6 +9,7 @@
 | endpoint error (5xx, network)| as a timeout (``fallback_error``): transient, so retried in the background          |
 | update of an unknown fact    | added, with an ``unknown_update`` warning                                           |
 | hallucinated diff entry      | rejected by the plausibility check, warning logged (``unsupported``)                 |
+| poisoned diff entry          | refused by the write-time guard, warning logged (``refused``), never stored          |
 | race between turns           | the per-session lock of the session service, not here                               |
 
 :class:`SummaryRunner` is pure: it reads nothing but its arguments and the clock it was given, and writes nothing;
@@ -27,14 +28,14 @@ from enum import StrEnum
 
 from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
 from memstack.session.base import Summarizer, TurnDraft
-from memstack.session.diff import DiffWarning, apply_diff
+from memstack.session.diff import DiffWarning, FactGuard, WarningKind, apply_diff
 from memstack.session.extractive import session_line
 from memstack.session.routing import RouteDecision, route_exchange
 from memstack.session.settings import SessionSettings
 from memstack.session.text import cap_words, count_words
 from memstack.types import BaseTruthDiff, Exchange, Fact, TurnSummary
 
-__all__ = ["Outcome", "SummaryRunner", "TurnResult", "fallback_summary", "summarize_session"]
+__all__ = ["Outcome", "SummaryRunner", "TurnResult", "default_fact_guard", "fallback_summary", "summarize_session"]
 
 log = logging.getLogger("memstack.session")
 
@@ -78,8 +79,20 @@ def fallback_summary(exchange: Exchange, settings: SessionSettings, *, unsummari
     )
 
 
+def default_fact_guard() -> FactGuard:
+    """The write-time check of base-truth entries with the phrase rules:
+    :func:`memstack.context.guard.check_session_fact` (imported when a runner is built)."""
+    from memstack.context.guard import check_session_fact
+
+    return check_session_fact
+
+
 class SummaryRunner:
-    """Runs one summarizer under the failure policy; ``clock`` is injectable for tests (``time.monotonic``)."""
+    """Runs one summarizer under the failure policy; ``clock`` is injectable for tests (``time.monotonic``).
+
+    ``guard``: the write-time poisoning check of every diff entry added or updated, whatever the summarizer
+    (default :func:`default_fact_guard`, the phrase rules; the engine passes its semantic guard when it has one).
+    Diffs are applied off the event loop, since a semantic guard embeds the entries."""
 
     def __init__(
         self,
@@ -87,10 +100,12 @@ class SummaryRunner:
         settings: SessionSettings | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        guard: FactGuard | None = None,
     ) -> None:
         self.summarizer = summarizer
         self.settings = settings or SessionSettings()
         self._clock = clock
+        self.guard = guard or default_fact_guard()
 
     async def run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
         s = self.settings
@@ -117,6 +132,10 @@ class SummaryRunner:
                 error = f"summarizer failed: {exc}"
                 outcome = Outcome.FALLBACK_ERROR
                 break
+            if draft.diff.add or draft.diff.update:  # entries to check: the guard may embed them
+                return await asyncio.to_thread(
+                    self._summarized, exchange, base_truth, decision, draft, attempts, started
+                )
             return self._summarized(exchange, base_truth, decision, draft, attempts, started)
         retry = outcome is not Outcome.FALLBACK_MALFORMED
         log.warning("turn %d: raw-text fallback (%s)%s", exchange.turn, error, "; retry due" if retry else "")
@@ -163,7 +182,9 @@ class SummaryRunner:
             cap_words(draft.user_summary, s.user_summary_words),
             cap_words(draft.assistant_summary, s.assistant_summary_words),
         )
-        new_truth, warnings = apply_diff(base_truth, draft.diff, exchange, s)
+        new_truth, warnings = apply_diff(base_truth, draft.diff, exchange, s, guard=self.guard)
+        if any(w.kind is WarningKind.REFUSED for w in warnings):
+            flags.append("refused")
         if decision.preserve_raw:
             flags.append("preserve_raw")
         return TurnResult(

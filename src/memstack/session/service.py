@@ -32,6 +32,7 @@ from memstack.errors import InputError, MemstackError, StoreError
 from memstack.session.artifacts import extract_artifacts
 from memstack.session.base import Summarizer
 from memstack.session.consolidate import consolidate_base_truth, consolidation_due
+from memstack.session.diff import FactGuard
 from memstack.session.late import settle_late, split_at
 from memstack.session.policy import Outcome, SummaryRunner, TurnResult, summarize_session
 from memstack.session.routing import route_exchange
@@ -88,7 +89,9 @@ class _Phase2:
 class SessionService:
     """Session memory for the chat turn. ``store`` holds sessions (``store.sessions``, ``store.archive``);
     ``summarizer`` is the offline one or a model (:func:`~memstack.session.get_summarizer`); ``clock`` gives the
-    time stamps (UTC)."""
+    time stamps (UTC). ``guard``: the write-time poisoning check of every base-truth entry a summarizer adds or
+    updates (default: :func:`~memstack.context.guard.check_session_fact` with the phrase rules); a refused entry is
+    not stored, and the turn is flagged ``refused`` with a warning naming it."""
 
     def __init__(
         self,
@@ -96,12 +99,14 @@ class SessionService:
         summarizer: Summarizer,
         settings: SessionSettings | None = None,
         clock: Callable[[], datetime] = utcnow,
+        *,
+        guard: FactGuard | None = None,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
         self.settings = settings or SessionSettings()
         self._clock = clock
-        self._runner = SummaryRunner(summarizer, self.settings)
+        self._runner = SummaryRunner(summarizer, self.settings, guard=guard)
         self._temporary = TemporarySessions(self.settings)
         self._active: set[asyncio.Task[object]] = set()  # tasks inside finish_turn
         self._background: set[asyncio.Task[object]] = set()  # retries and cross-session lines

@@ -4,12 +4,19 @@ The chat model of a turn is the agent's own (``model.name`` in its YAML) if it n
 ``chat_model`` (``openai:gpt-4o-mini``, ``ollama:llama3.2``, ``custom:<model>`` with ``$MEMSTACK_CUSTOM_BASE_URL``…),
 else the offline responder, which says plainly that it is not a model. Model strings reach any OpenAI-compatible
 endpoint: the base URL comes from ``$MEMSTACK_<PROVIDER>_BASE_URL`` (see :mod:`memstack.models.providers`).
+
+A model that cannot be built (a missing API key, an unknown provider) is a :class:`~memstack.errors.ConfigError`
+scoped to chat: it names the setting (``classifier_model`` / ``$MEMSTACK_CLASSIFIER_MODEL``…) and the variable to
+set (``$OPENAI_API_KEY``…). The engine opens without its chat parts then, so managing memories still works, and the
+first chat call raises that error (:class:`~memstack.engine.AsyncMemstack`). Chat models are built per model string
+at the first turn that uses them, with the same message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, TypeVar, cast
 
 from memstack.capture import Classifier, get_classifier
 from memstack.capture.pipeline import PipelineSettings
@@ -23,9 +30,19 @@ from memstack.models.offline import OfflineResponder
 from memstack.session import SessionSettings, Summarizer, get_summarizer
 from memstack.turn.runner import TurnSettings
 
-__all__ = ["ChatModels", "Models", "Tuning", "build_classifier", "build_guard", "build_summarizer"]
+__all__ = [
+    "ChatModels",
+    "Models",
+    "Tuning",
+    "build_classifier",
+    "build_guard",
+    "build_summarizer",
+    "check_models",
+]
 
 _GUARDS = ("auto", "rules", "semantic")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +101,8 @@ class ChatModels:
             return self._offline
         model = self._owned.get(spec)
         if model is None:
-            model = self._owned[spec] = get_model(spec)  # ConfigError for an unknown provider or a missing key
+            setting = "chat_model" if spec == self._default_spec else "the agent's model.name"
+            model = self._owned[spec] = _built(get_model, spec, f"chat model {spec!r} ({setting})")
         return model
 
     async def aclose(self) -> None:
@@ -93,15 +111,51 @@ class ChatModels:
             await model.aclose()
 
 
+def _built(factory: Callable[..., T], spec: str, what: str, **options: Any) -> T:
+    """``factory(spec)``, its ``ConfigError`` (which names the variable to set) saying which setting it is about."""
+    try:
+        return factory(spec, **options)
+    except ConfigError as exc:
+        raise ConfigError(f"the {what} cannot be used: {exc}") from None
+
+
+_OFFLINE = frozenset({"offline", "offline:rules-v1", "offline:extractive"})
+
+
+def check_models(config: Config, given: Models) -> None:
+    """Can the configured classifier and summarizer be built? ``ConfigError`` naming the setting and the variable to
+    set (a missing API key, an unknown provider) before anything is built, so nothing half-built is left open."""
+    from memstack.models import parse_model_spec, resolve_endpoint
+
+    wanted = (
+        ("classifier", config.classifier_model, given.classifier),
+        ("summarizer", config.summarizer_model, given.summarizer),
+    )
+    for role, spec, ready in wanted:
+        if ready is not None or spec is None or spec in _OFFLINE:
+            continue
+        what = f"{role} model {spec!r} ({role}_model, $MEMSTACK_{role.upper()}_MODEL)"
+        _built(lambda s: resolve_endpoint(parse_model_spec(s).provider), spec, what)
+
+
 def build_classifier(config: Config, embedder: Embedder, given: Classifier | None) -> tuple[Classifier, bool]:
-    """The memory classifier and whether the engine owns (closes) it."""
+    """The memory classifier and whether the engine owns (closes) it; ``ConfigError`` naming
+    ``classifier_model`` and the variable to set when the configured model cannot be built."""
     if given is not None:
         return given, False
-    return get_classifier(config.classifier_model, embedder=embedder), True
+    spec = config.classifier_model
+    what = f"classifier model {spec!r} (classifier_model, $MEMSTACK_CLASSIFIER_MODEL)"
+    return _built(get_classifier, spec or "offline", what, embedder=embedder), True
 
 
 def build_summarizer(config: Config, given: Summarizer | None) -> Summarizer:
-    return given if given is not None else get_summarizer(config.summarizer_model)
+    """The session summarizer; ``ConfigError`` naming ``summarizer_model`` and the variable to set when the configured
+    model cannot be built."""
+    if given is not None:
+        return given
+    spec = config.summarizer_model
+    what = f"summarizer model {spec!r} (summarizer_model, $MEMSTACK_SUMMARIZER_MODEL)"
+    return _built(get_summarizer, spec or "offline", what)
 
 
 def build_guard(setting: str, embedder: Embedder) -> ContentGuard | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -42,7 +42,7 @@ from memstack.context import (
 )
 from memstack.context.guard import ContentGuard
 from memstack.embed import Embedder
-from memstack.errors import InputError, MemstackError
+from memstack.errors import InputError, MemstackError, NotFound
 from memstack.models import ChatModel, Message
 from memstack.models.offline import OFFLINE_STANDIN, OfflineResponder
 from memstack.session.service import SessionService, TurnHandle
@@ -57,6 +57,7 @@ from memstack.types import (
     FragmentStatus,
     Layer,
     Manifest,
+    RawMessage,
     UserRef,
     new_id,
     utcnow,
@@ -99,7 +100,10 @@ class TurnRequest:
 class RecentExchanges:
     """The last exchanges of recently active sessions, in memory: what the memory classifier reads as context
     (the assistant's question turns a bare "five years already!" into a fact). Detection starts before the
-    session lock, so it cannot wait to read the session; this is a best-effort copy, lost on restart."""
+    session lock, so it does not wait to read the session; this copy saves the read. When it has nothing for a
+    session the caller names (after a restart, or once evicted), the turn reads the session's stored raw window
+    instead (:meth:`TurnRunner.detection_context`), and the detection job's payload carries what was read, so a
+    resumed detection classifies with the same context."""
 
     def __init__(self, sessions: int = 10_000, keep: int = 4) -> None:
         self._sessions = sessions
@@ -111,10 +115,18 @@ class RecentExchanges:
 
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
         key = (user.tenant, user.user_id, session_id)
-        pairs = (*self._recent.pop(key, ()), ("user", message), ("assistant", reply))
-        self._recent[key] = pairs[-self._keep :]
+        self._put(key, (*self._recent.pop(key, ()), ("user", message), ("assistant", reply)))
+
+    def load(self, user: UserRef, session_id: str, window: Sequence[RawMessage]) -> tuple[tuple[str, str], ...]:
+        """Fill the copy of a session from its stored raw window; what the classifier will read."""
+        pairs = tuple((m.role, m.content) for m in window if m.role in ("user", "assistant"))
+        return self._put((user.tenant, user.user_id, session_id), pairs)
+
+    def _put(self, key: tuple[str, str, str], pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        self._recent[key] = pairs = pairs[-self._keep :]
         while len(self._recent) > self._sessions:
             self._recent.popitem(last=False)
+        return pairs
 
 
 @dataclass(slots=True)
@@ -168,6 +180,21 @@ class TurnRunner:
         task = delegated_task(delegated, p.settings.limits)
         return TurnRequest(user, message, agent, meta, now, session_id, memory, temporary, task, capture)
 
+    async def detection_context(self, req: TurnRequest) -> tuple[tuple[str, str], ...]:
+        """The session's last exchanges for the memory classifier: this process's copy, else (a session named by the
+        caller that this process has not seen: after a restart, or evicted) the session's stored raw window."""
+        p = self.parts
+        if req.session_id is None:
+            return ()
+        recent = p.recent.get(req.user, req.session_id)
+        if recent:
+            return recent
+        try:
+            state = await p.store.sessions.open(req.user, req.session_id, create=False, window_turns=2)
+        except NotFound:  # a new session under a name the caller chose
+            return ()
+        return p.recent.load(req.user, req.session_id, state.raw_window)
+
     async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         """Token and tool events (tokens only when ``stream``), then one ``ChatDone``."""
         p = self.parts
@@ -176,7 +203,7 @@ class TurnRunner:
         session_id = req.session_id or new_id("ses")
         detection = None
         if remember and req.capture:
-            recent = ClassifyContext(recent=p.recent.get(req.user, session_id))
+            recent = ClassifyContext(recent=await self.detection_context(req))
             detection = p.pipeline.start(
                 req.user, req.message, at=now, tier=meta.tier, session_id=session_id, agent_id=None, context=recent
             )

@@ -20,14 +20,22 @@ from memstack.capture.scoring import MemoryScorer
 from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
-from memstack.context.guard import check_memory_candidate
+from memstack.context.guard import check_memory_candidate, check_session_fact
 from memstack.embed import Embedder
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
 from memstack.turn.agents import AgentRegistry
 from memstack.turn.background import Background
-from memstack.turn.models import ChatModels, Models, Tuning, build_classifier, build_guard, build_summarizer
+from memstack.turn.models import (
+    ChatModels,
+    Models,
+    Tuning,
+    build_classifier,
+    build_guard,
+    build_summarizer,
+    check_models,
+)
 from memstack.turn.phase1 import ToolBox
 from memstack.turn.runner import TurnParts, TurnRequest, TurnRunner, TurnSettings
 from memstack.turn.tools import MemoryToolBox
@@ -42,6 +50,7 @@ class Turns:
     """The chat side of an open engine."""
 
     def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models, tuning: Tuning) -> None:
+        check_models(config, models)  # ConfigError naming what to set, before anything is built
         self.config = config
         self.store = store
         self.embedder = embedder
@@ -60,7 +69,8 @@ class Turns:
         self.tools = MemoryTools(
             store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer, guard=write_guard
         )
-        self.sessions = SessionService(store, self.summarizer, tuning.session)
+        fact_guard = partial(check_session_fact, guard=self.guard)  # the poisoning check of every base-truth entry
+        self.sessions = SessionService(store, self.summarizer, tuning.session, guard=fact_guard)
         settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
         self.runner = TurnRunner(
             TurnParts(

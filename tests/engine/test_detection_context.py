@@ -1,0 +1,32 @@
+"""The memory classifier reads the session's last exchange as context, in the process that served it and after a
+restart (from the session's stored raw window), and a resumed detection job classifies with the context it was
+recorded with."""
+
+from __future__ import annotations
+
+from memstack.testing.openai_server import Reply
+
+from .conftest import Rig
+
+QUESTION = "Nice photo! How long have you been married?"
+
+
+async def test_a_restarted_engine_gives_the_classifier_the_sessions_last_exchange(rig: Rig) -> None:
+    rig.server.script("chat", Reply.text(QUESTION))
+    async with rig.engine() as ms:
+        first = await ms.chat("ana", "Here is a picture from our anniversary trip.")
+    async with rig.engine() as ms:  # a new process: nothing of the session in memory
+        await ms.chat("ana", "Five years already!", session_id=first.session_id)
+        await ms.chat("ana", "Another session, a new start.")
+    first_turn, resumed, fresh = rig.classifier_requests()
+    assert "(none)" in first_turn.text
+    assert f"assistant: {QUESTION}" in resumed.text
+    assert "user: Here is a picture from our anniversary trip." in resumed.text
+    assert QUESTION not in fresh.text and "(none)" in fresh.text
+
+
+async def test_a_session_id_the_caller_chose_starts_without_context(rig: Rig) -> None:
+    async with rig.engine() as ms:
+        await ms.chat("ana", "Hello there, I'm new here.", session_id="my-own-session")
+    [request] = rig.classifier_requests()
+    assert "(none)" in request.text
