@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, StoreUnavailable
+from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
 
@@ -172,6 +173,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
     ("0004_sessions", migrate_sessions),
+    ("0005_archive_vectors", migrate_archive_vectors),
 ]
 
 

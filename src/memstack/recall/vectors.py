@@ -1,0 +1,95 @@
+"""Embedding archived exchanges, in batches, after they are archived: never while answering a query.
+
+Three callers: phase 2 of a chat turn (the turn's two messages, in the background after the session lock is
+released), an import (:mod:`memstack.recall.ingest`: every message of the import in batches), and the startup
+backfill (:meth:`TurnVectorizer.backfill`: exchanges archived without vectors, after a crash between archiving and
+embedding, or before the store had vectors). Writing is idempotent, so two of them meeting on one turn is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memstack.embed import Embedder
+from memstack.errors import MemstackError
+from memstack.recall.index import message_text
+from memstack.store.base import Store
+from memstack.types import ArchivedTurn, TurnVectors, UserRef, Vector
+
+__all__ = ["ExchangeText", "TurnVectorizer"]
+
+log = logging.getLogger("memstack.recall")
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeText:
+    """One archived exchange to embed: its id, both messages and who said them (when known)."""
+
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    user_speaker: str | None = None
+    assistant_speaker: str | None = None
+
+    def messages(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """``(text, speaker)`` of the user's message, then of the reply."""
+        return ((self.user, self.user_speaker), (self.assistant, self.assistant_speaker))
+
+    @classmethod
+    def of(cls, turn: ArchivedTurn) -> ExchangeText:
+        return cls(turn.session_id, turn.turn, turn.user, turn.assistant)
+
+
+class TurnVectorizer:
+    """Embeds archived exchanges ``batch`` texts at a time and writes their vectors (``store.archive_vectors``)."""
+
+    def __init__(self, store: Store, embedder: Embedder, *, batch: int = 64) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.batch = max(1, batch)
+
+    async def embed(self, user: UserRef, exchanges: Sequence[ExchangeText]) -> int:
+        """Embed and store both messages of each exchange (a blank message is recorded without a vector); returns
+        how many messages were written."""
+        written = 0
+        step = max(1, self.batch // 2)
+        for start in range(0, len(exchanges), step):
+            part = exchanges[start : start + step]
+            messages = [pair for ex in part for pair in ex.messages()]
+            blank = [not text.strip() for text, _ in messages]
+            todo = [message_text(text, speaker) for text, speaker in messages if text.strip()]
+            vectors: Vector = await self.embedder.embed(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
+            rows: list[Vector | None] = []
+            it = iter(vectors)
+            for b in blank:
+                rows.append(None if b else next(it))
+            batch = [
+                TurnVectors(ex.session_id, ex.turn, rows[2 * i], rows[2 * i + 1], ex.user_speaker, ex.assistant_speaker)
+                for i, ex in enumerate(part)
+            ]
+            written += await self.store.archive_vectors.put(user, batch)
+        return written
+
+    async def backfill(self, *, limit: int = 200) -> int:
+        """Embed every archived exchange that has no vectors yet, ``limit`` at a time, oldest first; returns how
+        many exchanges were embedded. Stops (logging why) when a batch fails: the next start continues."""
+        done = 0
+        while True:
+            missing = await self.store.archive_vectors.missing(limit=limit)
+            if not missing:
+                return done
+            by_user: dict[tuple[str, str], list[ArchivedTurn]] = {}
+            for turn in missing:
+                by_user.setdefault((turn.tenant, turn.user_id), []).append(turn)
+            try:
+                for (tenant, user_id), turns in by_user.items():
+                    await self.embed(UserRef(user_id, tenant), [ExchangeText.of(t) for t in turns])
+            except MemstackError as exc:
+                log.warning("embedding archived turns stopped after %d: %s: %s", done, type(exc).__name__, exc)
+                return done
+            done += len(missing)
