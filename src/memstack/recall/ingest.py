@@ -179,33 +179,40 @@ class Ingestor:
         updates: list[MemoryUpdate] = []
         texts: list[ExchangeText] = []
         recent: list[tuple[str, str]] = []
-        try:
-            for ex in _exchanges(parsed):
-                user_text, reply = "\n".join(ex.user), "\n".join(ex.assistant)
-                clock.now = ex.at
-                handle = await sessions.begin_turn(user, session_id, agent=agent)
-                detection = None
-                if capture and user_text.strip():
-                    context = ClassifyContext(recent=tuple(recent[-_RECENT:]), user_name=ex.user_speaker)
-                    detection = self.pipeline.start(
-                        user, user_text, at=ex.at, tier=tier, session_id=session_id, turn=handle.turn, context=context
-                    )
-                try:
-                    await sessions.finish_turn(handle, user_text, reply, at=ex.at)
-                finally:
-                    if detection is not None:
-                        found = await detection
-                        updates.extend(found.updates)
-                turn_ids.append(f"{session_id}:{handle.turn}")
-                for i in ex.user_messages:
-                    message_ids[i] = f"{session_id}:{handle.turn}:user"
-                for i in ex.assistant_messages:
-                    message_ids[i] = f"{session_id}:{handle.turn}:assistant"
-                speakers = (ex.user_speaker, ex.assistant_speaker)
-                texts.append(ExchangeText(session_id, handle.turn, user_text, reply, *speakers))
-                recent += [(r, t) for r, t in (("user", user_text), ("assistant", reply)) if t.strip()]
-            await self.vectorizer.embed(user, texts)
-            summary = await sessions.end_session(user, session_id) if end else None
-        finally:
-            await sessions.drain()
+        with self.vectorizer.importing(user, session_id):  # the startup backfill leaves these turns to us
+            try:
+                for ex in _exchanges(parsed):
+                    user_text, reply = "\n".join(ex.user), "\n".join(ex.assistant)
+                    clock.now = ex.at
+                    handle = await sessions.begin_turn(user, session_id, agent=agent)
+                    detection = None
+                    if capture and user_text.strip():
+                        context = ClassifyContext(recent=tuple(recent[-_RECENT:]), user_name=ex.user_speaker)
+                        detection = self.pipeline.start(
+                            user,
+                            user_text,
+                            at=ex.at,
+                            tier=tier,
+                            session_id=session_id,
+                            turn=handle.turn,
+                            context=context,
+                        )
+                    try:
+                        await sessions.finish_turn(handle, user_text, reply, at=ex.at)
+                    finally:
+                        if detection is not None:
+                            found = await detection
+                            updates.extend(found.updates)
+                    turn_ids.append(f"{session_id}:{handle.turn}")
+                    for i in ex.user_messages:
+                        message_ids[i] = f"{session_id}:{handle.turn}:user"
+                    for i in ex.assistant_messages:
+                        message_ids[i] = f"{session_id}:{handle.turn}:assistant"
+                    speakers = (ex.user_speaker, ex.assistant_speaker)
+                    texts.append(ExchangeText(session_id, handle.turn, user_text, reply, *speakers))
+                    recent += [(r, t) for r, t in (("user", user_text), ("assistant", reply)) if t.strip()]
+                await self.vectorizer.embed(user, texts)
+                summary = await sessions.end_session(user, session_id) if end else None
+            finally:
+                await sessions.drain()
         return IngestResult(session_id, tuple(turn_ids), tuple(message_ids), tuple(updates), summary)

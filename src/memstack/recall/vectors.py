@@ -9,7 +9,8 @@ embedding, or before the store had vectors). Writing is idempotent, so two of th
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,19 @@ class TurnVectorizer:
         self.store = store
         self.embedder = embedder
         self.batch = max(1, batch)
+        self._importing: dict[tuple[str, str, str], int] = {}
+
+    @contextmanager
+    def importing(self, user: UserRef, session_id: str) -> Iterator[None]:
+        """Mark the session as being imported (its vectors are written by the import) while the block runs."""
+        key = (user.tenant, user.user_id, session_id)
+        self._importing[key] = self._importing.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self._importing[key] -= 1
+            if not self._importing[key]:
+                del self._importing[key]
 
     async def embed(self, user: UserRef, exchanges: Sequence[ExchangeText]) -> int:
         """Embed and store both messages of each exchange (a blank message is recorded without a vector); returns
@@ -77,10 +91,12 @@ class TurnVectorizer:
 
     async def backfill(self, *, limit: int = 200) -> int:
         """Embed every archived exchange that has no vectors yet, ``limit`` at a time, oldest first; returns how
-        many exchanges were embedded. Stops (logging why) when a batch fails: the next start continues."""
+        many exchanges were embedded. Stops (logging why) when a batch fails: the next start continues. Exchanges
+        of sessions being imported are the import's to embed: when a batch holds only those, the backfill ends."""
         done = 0
         while True:
-            missing = await self.store.archive_vectors.missing(limit=limit)
+            found = await self.store.archive_vectors.missing(limit=limit)
+            missing = [t for t in found if (t.tenant, t.user_id, t.session_id) not in self._importing]
             if not missing:
                 return done
             by_user: dict[tuple[str, str], list[ArchivedTurn]] = {}
