@@ -251,6 +251,19 @@ class ArchiveVectors(Protocol):
         after a crash between archiving and embedding, or of archives older than this table)."""
         ...
 
+    async def scan(self, *, after: int = 0, limit: int = 1000) -> builtins.list[tuple[UserRef, ArchivedMessage]]:
+        """Every user's messages that have a vector, with it and its user, ordered by ``seq``, ``seq > after``
+        only: for re-embedding all of them in batches (page with the last ``seq`` seen; a rewritten message gets
+        a new ``seq``, so a pass stops at the largest ``seq`` it saw when it started)."""
+        ...
+
+    async def rewrite(self, user: UserRef, messages: Sequence[ArchivedMessage]) -> int:
+        """Replace the vectors of stored messages of ``user`` by each message's ``embedding`` (named by
+        ``session_id``, ``turn``, ``role``; the text and speaker stay). Each rewritten message gets a new ``seq``,
+        so recall indexes read it again. Returns how many were rewritten; ``InputError`` for a message that has
+        no stored vector, or without ``embedding``."""
+        ...
+
 
 @runtime_checkable
 class ContextStore(Protocol):
