@@ -203,18 +203,18 @@ def _full_context(conv: Conversation) -> str:
     return "\n\n".join(blocks)
 
 
-def _ranked_turns(items: Sequence[RecallItem], dia: dict[str, str], k: int) -> list[str]:
+def _ranked_turns(items: Sequence[RecallItem], dia: dict[str, list[str]], k: int) -> list[str]:
     """The LoCoMo turn ids (``D<session>:<turn>``) of the items, best first, without repeats, at most ``k``: an
-    archived message stands for its turn, a memory for the user message(s) it was captured from."""
+    archived message stands for the turn(s) it holds (consecutive turns of one speaker are one message), a memory
+    for the user message(s) it was captured from."""
     out: dict[str, None] = {}
     for item in items:
         if item.kind is RecallKind.TURN:
-            ids = [dia.get(item.id)]
+            ids = dia.get(item.id, [])
         else:
-            ids = [dia.get(f"{turn_id}:user") for turn_id in item.source_turn_ids]
+            ids = [turn for turn_id in item.source_turn_ids for turn in dia.get(f"{turn_id}:user", [])]
         for turn in ids:
-            if turn is not None:
-                out.setdefault(turn)
+            out.setdefault(turn)
         if len(out) >= k:
             break
     return list(out)[:k]
@@ -285,13 +285,14 @@ async def run_locomo(
         layer_k = max(top, layers.agent.memory.top_k)  # what a turn asks for: the agent's top_k
         for conv in conversations:
             user = UserRef(conv.id, "locomo")
-            dia: dict[str, str] = {}
+            dia: dict[str, list[str]] = {}
             for session in conv.sessions:
                 done = await ms.ingest(
                     user, f"D{session[0].session}", [_message(t) for t in session], user_speaker=conv.user_speaker,
                     tier=run.tier,
                 )  # fmt: skip
-                dia.update(zip(done.message_ids, (t.id for t in session), strict=True))
+                for message_id, turn in zip(done.message_ids, session, strict=True):
+                    dia.setdefault(message_id, []).append(turn.id)
                 if progress is not None:
                     progress(len(session))
             full_tokens.append(counter.count(_full_context(conv)))

@@ -115,13 +115,22 @@ class Recaller:
                 archive_task.cancel()
             raise
         time_range = find_time_range(query, now.astimezone(UTC).replace(tzinfo=None))
-        items: list[RecallItem] = []
-        if archive is not None and len(archive):
-            items += self._messages(archive, query, vector, now, k, exclude_session)
-        if RecallKind.MEMORY in wanted and self.settings.memory_weight > 0:
+        memories = None
+        if RecallKind.MEMORY in wanted and self.settings.memory_weight > 0:  # the store works while messages rank
             pool = max(k, self.settings.memory_pool)
-            found = await self.scorer.recall(user, query, vector, k=pool, agent_id=agent_id, now=now, weights=weights)
-            items += self._memories(found, time_range)
+            memories = asyncio.ensure_future(
+                self.scorer.recall(user, query, vector, k=pool, agent_id=agent_id, now=now, weights=weights)
+            )
+        items: list[RecallItem] = []
+        try:
+            if archive is not None and len(archive):
+                items += self._messages(archive, query, vector, now, k, exclude_session)
+            if memories is not None:
+                items += self._memories(await memories, time_range)
+        except BaseException:
+            if memories is not None and not memories.done():
+                memories.cancel()
+            raise
         items.sort(key=lambda item: (-item.score, item.kind.value, item.id))
         return items[:k]
 
