@@ -17,6 +17,8 @@ from memstack.context import ContextRequest, assemble, build_session, default_ag
 from memstack.errors import InputError
 from memstack.recall import ArchiveIndex, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
+from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack.turn.models import Models
 from memstack.types import RecallKind, UserRef
 
 ANA = UserRef("ana")
@@ -166,3 +168,27 @@ async def test_the_index_follows_rewritten_vectors(ms: AsyncMemstack) -> None:
     after = await index.current(ANA)
     assert [m.id for m in after.messages] == [m.id for m in stored]  # replaced in place, not added
     np.testing.assert_allclose(after.retriever.vectors[2], new, atol=1e-6)
+
+
+async def test_a_chat_turn_sees_past_conversations_in_the_memory_layer(tmp_path: Path) -> None:
+    """Layer 6 of a real turn (real HTTP to a scripted chat model): an excerpt of the imported conversation, dated;
+    the current session's own messages are not recalled (layers 8-9 hold them); excerpts are not memories_used."""
+    async with ScriptedOpenAIServer() as server:
+        server.handle(lambda request: Reply.text("Noted."), model="chat")
+        chat = server.chat_model("chat")
+        try:
+            async with AsyncMemstack(home=tmp_path, embedder="hash:64", models=Models(chat=chat)) as ms:
+                await _import_both(ms)
+                await ms.add(ANA, "User plays the cello", category="fact")
+                first = await ms.chat(ANA, "Tell me about the saxophone solo again")
+                await ms.chat(ANA, "And who heard Haydn with me?", session_id=first.session_id)
+                result = await ms.chat(ANA, "saxophone solo saxophone solo", session_id=first.session_id)
+        finally:
+            await chat.aclose()
+    requests = [r for r in server.chat_requests if r.model == "chat"]
+    system = str(requests[0].messages[0]["content"])
+    assert "past conversation, 2024-06-14" in system and "Loud, but the saxophone solo was wonderful." in system
+    assert "Haydn" in str(requests[1].messages[0]["content"])
+    last = str(requests[2].messages[0]["content"])
+    assert "Tell me about the saxophone solo again" not in last  # this session's messages are not "past"
+    assert all(not used.startswith(EXCERPT_PREFIX) for used in result.memories_used)
