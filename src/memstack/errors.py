@@ -5,6 +5,7 @@ branch they can handle; ``MemstackError`` catches all of them::
 
     MemstackError
     ├── ConfigError              bad settings, missing extra, unknown model string
+    ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
     │   └── NotFound             unknown user, memory, session, context or agent
@@ -40,6 +41,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreUnavailable",
+    "Unauthorized",
 ]
 
 
@@ -49,6 +51,10 @@ class MemstackError(Exception):
 
 class ConfigError(MemstackError):
     """A setting is missing or invalid, or an optional dependency is not installed."""
+
+
+class Unauthorized(MemstackError):
+    """The request carries no API key, or one that is unknown or revoked."""
 
 
 class InputError(MemstackError):

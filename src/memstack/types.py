@@ -23,6 +23,8 @@ __all__ = [
     "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
     "MESSAGE_ROLES",
+    "AgentRecord",
+    "ApiKey",
     "ArchiveHit",
     "ArchivedMessage",
     "ArchivedTurn",
@@ -469,6 +471,38 @@ class Artifact:
     index: int = 0
     session_id: str = ""
     created_at: datetime | None = None
+
+
+# --- tenants: API keys and stored agent definitions ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An API key's record. The secret is shown once when the key is created; only its SHA-256 is stored.
+
+    ``id`` (``key_…``) is public: list and revoke by it. ``prefix`` is the start of the secret, to recognise a key."""
+
+    id: str
+    tenant: str
+    name: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """An agent definition stored for one tenant: the plain (YAML/JSON) values ``memstack.context`` loads."""
+
+    tenant: str
+    name: str
+    definition: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
 
 
 class TurnStatus(StrEnum):

@@ -32,6 +32,7 @@ from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, StoreUnavailable
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
+from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
 
@@ -173,7 +174,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
     ("0004_sessions", migrate_sessions),
-    ("0005_archive_vectors", migrate_archive_vectors),
+    *KEY_MIGRATIONS,
+    ("0010_archive_vectors", migrate_archive_vectors),
 ]
 
 

@@ -16,13 +16,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from memstack.errors import InputError, NotFound, StoreError
+from memstack.errors import NotFound, StoreError
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector
 
-__all__ = ["Core", "check_actor", "check_agent", "opt_ts", "user_key", "utc"]
+__all__ = ["Core", "opt_ts", "user_key", "utc"]
 
 T = TypeVar("T")
 
@@ -38,17 +38,6 @@ def opt_ts(value: datetime | None) -> str | None:
 def utc(value: datetime | None) -> datetime | None:
     """As stored: UTC, microseconds (naive values are taken as UTC)."""
     return datetime.fromisoformat(to_ts(value)) if value is not None else None
-
-
-def check_actor(actor: str) -> str:
-    if not isinstance(actor, str) or not actor or len(actor) > 50 or not actor.isprintable():
-        raise InputError(f"actor must be 1-50 printable characters such as 'user', 'ai' or 'system', got {actor!r}")
-    return actor
-
-
-def check_agent(agent_id: str | None) -> None:
-    if agent_id is not None and (not agent_id or len(agent_id) > 200 or not agent_id.isprintable()):
-        raise InputError(f"agent_id must be 1-200 printable characters or None, got {agent_id!r}")
 
 
 class Core:

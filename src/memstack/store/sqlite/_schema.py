@@ -14,6 +14,7 @@ from pathlib import Path
 from memstack.errors import ConfigError, MigrationError, StoreError
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
+from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.types import utcnow
 
@@ -160,7 +161,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("005_context_manifests", _m005_context_manifests),
     ("006_jobs", _m006_jobs),
     ("007_sessions", migrate_sessions),
-    ("008_archive_vectors", migrate_archive_vectors),
+    *KEY_MIGRATIONS,
+    ("010_archive_vectors", migrate_archive_vectors),
 ]
 
 
