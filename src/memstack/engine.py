@@ -296,17 +296,10 @@ class AsyncMemstack:
     # -- recall and import -------------------------------------------------------------------------------------------
 
     async def recall(
-        self,
-        user_id: str | UserRef,
-        query: str,
-        *,
-        k: int = 10,
-        at: datetime | None = None,
-        kinds: Iterable[RecallKind | str] | None = None,
-        exclude_session: str | None = None,
-        agent_id: str | None = None,
-        tenant: str | None = None,
-    ) -> builtins.list[RecallItem]:
+        self, user_id: str | UserRef, query: str, *, k: int = 10, at: datetime | None = None,
+        kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
+        agent_id: str | None = None, tenant: str | None = None,
+    ) -> builtins.list[RecallItem]:  # fmt: skip
         """The ``k`` items best matching ``query`` among the user's long-term memories and archived messages, best
         first (lexical + vector, time expressions in the query read against ``at``, default now; category weights
         and recency). ``kinds``: ``memory``, ``turn`` or both (default); ``exclude_session``: leave out one
@@ -317,18 +310,10 @@ class AsyncMemstack:
         )  # fmt: skip
 
     async def ingest(
-        self,
-        user_id: str | UserRef,
-        session_id: str,
-        messages: Iterable[Mapping[str, Any] | IngestMessage],
-        *,
-        user_speaker: str | None = None,
-        agent: str | None = None,
-        capture: bool = True,
-        tier: str | None = None,
-        end: bool = True,
-        tenant: str | None = None,
-    ) -> IngestResult:
+        self, user_id: str | UserRef, session_id: str, messages: Iterable[Mapping[str, Any] | IngestMessage], *,
+        user_speaker: str | None = None, agent: str | None = None, capture: bool = True, tier: str | None = None,
+        end: bool = True, tenant: str | None = None,
+    ) -> IngestResult:  # fmt: skip
         """Import a past conversation into session ``session_id`` without calling a chat model: ``messages`` are
         ``{"role": "user"|"assistant" or "speaker": NAME, "content": ..., "at": datetime or ISO time}`` in order
         (``user_speaker`` names the user when speakers are named). Each exchange is archived at its own time and
