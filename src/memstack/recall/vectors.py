@@ -9,7 +9,7 @@ embedding, or before the store had vectors). Writing is idempotent, so two of th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -67,21 +67,22 @@ class TurnVectorizer:
             if not self._importing[key]:
                 del self._importing[key]
 
-    async def embed(self, user: UserRef, exchanges: Sequence[ExchangeText]) -> int:
+    async def embed(
+        self, user: UserRef, exchanges: Sequence[ExchangeText], *, known: Mapping[str, Vector] | None = None
+    ) -> int:
         """Embed and store both messages of each exchange (a blank message is recorded without a vector); returns
-        how many messages were written."""
+        how many messages were written. ``known``: vectors already computed, by the text embedded (a chat turn's
+        message, embedded once for retrieval), used instead of embedding that text again."""
         written = 0
+        known = known or {}
         step = max(1, self.batch // 2)
         for start in range(0, len(exchanges), step):
             part = exchanges[start : start + step]
-            messages = [pair for ex in part for pair in ex.messages()]
-            blank = [not text.strip() for text, _ in messages]
-            todo = [message_text(text, speaker) for text, speaker in messages if text.strip()]
-            vectors: Vector = await self.embedder.embed(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
-            rows: list[Vector | None] = []
-            it = iter(vectors)
-            for b in blank:
-                rows.append(None if b else next(it))
+            texts = [None if not t.strip() else message_text(t, who) for ex in part for t, who in ex.messages()]
+            todo = list(dict.fromkeys(t for t in texts if t is not None and t not in known))
+            fresh = await self.embedder.embed(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
+            vectors = {**dict(zip(todo, fresh, strict=True)), **known}
+            rows: list[Vector | None] = [None if t is None else vectors[t] for t in texts]
             batch = [
                 TurnVectors(ex.session_id, ex.turn, rows[2 * i], rows[2 * i + 1], ex.user_speaker, ex.assistant_speaker)
                 for i, ex in enumerate(part)

@@ -60,6 +60,7 @@ from memstack.types import (
     Layer,
     Manifest,
     UserRef,
+    Vector,
     new_id,
     utcnow,
 )
@@ -143,9 +144,14 @@ class TurnParts:
     )
 
 
+#: Message vectors kept from retrieval until phase 2 stores them as the archived message's vector.
+_KEEP_VECTORS = 1024
+
+
 class TurnRunner:
     def __init__(self, parts: TurnParts) -> None:
         self.parts = parts
+        self._vectors: OrderedDict[tuple[str, str, str, int], Vector] = OrderedDict()
 
     def prepare(
         self,
@@ -268,6 +274,10 @@ class TurnRunner:
         layers 8-9, so they are left out. The agent's category weights are applied by the assembly."""
         p = self.parts
         vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
+        if p.vectorizer is not None and not handle.temporary:  # phase 2 stores it as the archived message's
+            self._vectors[(req.user.tenant, req.user.user_id, handle.session_id, handle.turn)] = vector
+            while len(self._vectors) > _KEEP_VECTORS:
+                self._vectors.popitem(last=False)
         top = req.agent.memory.top_k
         if top <= 0:
             return ()
@@ -296,7 +306,10 @@ class TurnRunner:
             await p.sessions.abort_turn(handle)
             raise
         if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
-            await p.vectorizer.embed(handle.user, [ExchangeText(handle.session_id, handle.turn, message, reply)])
+            key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn)
+            known = self._vectors.pop(key, None)
+            exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
+            await p.vectorizer.embed(handle.user, [exchange], known={message: known} if known is not None else None)
 
     def _result(
         self,
