@@ -60,6 +60,7 @@ __all__ = [
     "RawMessage",
     "RecallItem",
     "RecallKind",
+    "ReembedResult",
     "Route",
     "ScoredMemory",
     "SessionState",
@@ -323,6 +324,23 @@ class MemoryUsage:
     @property
     def remaining(self) -> int | None:
         return None if self.limit is None else max(self.limit - self.active, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedResult:
+    """What ``memstack reembed`` did: the model the store uses now and the one it came from, how many vectors this
+    run embedded (``resumed``: how many an interrupted run had already staged) in how many batches, and whether
+    the store switched (``False`` when it already used that model)."""
+
+    embedder: str
+    dim: int
+    from_embedder: str | None
+    from_dim: int | None
+    vectors: int
+    batches: int
+    seconds: float
+    resumed: int = 0
+    switched: bool = True
 
 
 class Layer(IntEnum):

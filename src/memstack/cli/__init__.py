@@ -22,6 +22,7 @@ def _register() -> None:
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
     from memstack.cli.memories import memories
+    from memstack.cli.reembed import reembed
     from memstack.cli.serve import serve
     from memstack.cli.sessions import sessions
 
@@ -35,6 +36,7 @@ def _register() -> None:
     add_http_bench(main)
     main.add_command(sessions)
     main.add_command(demo)
+    main.add_command(reembed)
     capture.register(main)  # after the groups it adds to
     chat.register(main)
 

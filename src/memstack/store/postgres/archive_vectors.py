@@ -1,6 +1,6 @@
 """The PostgreSQL store's ``ArchiveVectors`` role: vectors of archived messages, read back by recall's index.
 
-Table (migration ``0010_archive_vectors``), as in the SQLite store: one row per message of an archived exchange
+Table (migration ``0011_archive_vectors``), as in the SQLite store: one row per message of an archived exchange
 (``side`` 0 the user's message, 1 the reply), the speaker's name when imported with one, ``embedding vector(dim)``
 (``NULL`` for a blank message). No ANN index: recall ranks a user's messages in memory, reading them once.
 
@@ -30,7 +30,7 @@ Conn = psycopg.AsyncConnection[Any]
 
 
 async def migrate_archive_vectors(conn: Conn, dim: int) -> None:
-    """Migration ``0010_archive_vectors``."""
+    """Migration ``0011_archive_vectors``."""
     await conn.execute(
         f"""
         CREATE TABLE archive_vectors (

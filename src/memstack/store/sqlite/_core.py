@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from memstack.errors import NotFound, StoreError
+from memstack.errors import ConfigError, NotFound, StoreError
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
@@ -83,9 +83,22 @@ class Core:
         version = data_version(conn)
         if version == self.main_seen:
             return False
-        self.main_seen = version
         self.vectors.clear()
+        self._check_model(conn)  # raises again on every later call: ``main_seen`` stays behind
+        self.main_seen = version
         return True
+
+    def _check_model(self, conn: sqlite3.Connection) -> None:
+        """Database thread: refuse to go on once another process switched the file to another embedding model
+        (``memstack reembed``): its vectors no longer fit this process's queries."""
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
+        if meta.get("embedder") == self.embedder and meta.get("dim") == str(self.dim):
+            return
+        raise ConfigError(
+            f"{self.db.path} was switched to the embedder {meta.get('embedder')!r} ({meta.get('dim')}-d) by "
+            f"`memstack reembed` while this process was using {self.embedder!r} ({self.dim}-d); restart it with "
+            f"MEMSTACK_EMBEDDER={meta.get('embedder')}"
+        )
 
     def watch_version(self) -> int | None:
         """Any thread: moves whenever anyone (this store included) committed since the last call; ``None`` when

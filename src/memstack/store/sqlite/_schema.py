@@ -11,10 +11,11 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from memstack.errors import ConfigError, MigrationError, StoreError
+from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.types import utcnow
 
@@ -162,7 +163,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("006_jobs", _m006_jobs),
     ("007_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
-    ("010_archive_vectors", migrate_archive_vectors),
+    ("010_reembed", migrate_reembed),
+    ("011_archive_vectors", migrate_archive_vectors),
 ]
 
 
@@ -204,7 +206,10 @@ def migrate(conn: sqlite3.Connection, path: Path) -> list[str]:
 
 
 def check_embedder(conn: sqlite3.Connection, path: Path, *, embedder: str, dim: int) -> None:
-    """Record the embedding model on first use; refuse to mix vectors of another model afterwards."""
+    """Record the embedding model on first use; refuse to mix vectors of another model afterwards, and to open a
+    store half-way through a reembed (``ReembedInProgress``)."""
+    if (target := reembed_target(conn)) is not None:
+        raise ReembedInProgress(str(path), *target)
     stored = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
     if not stored:
         with transaction(conn, write=True):

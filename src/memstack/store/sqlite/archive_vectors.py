@@ -1,6 +1,6 @@
 """The SQLite store's ``ArchiveVectors`` role: vectors of archived messages, read back by recall's per-user index.
 
-Table (migration ``010_archive_vectors``): ``archive_vectors``, one row per message of an archived exchange
+Table (migration ``011_archive_vectors``): ``archive_vectors``, one row per message of an archived exchange
 (``side`` 0 the user's message, 1 the reply) with the speaker's name when it was imported with one, and the
 float32 vector (``NULL`` for a blank message: recorded, so the backfill does not come back to it, never indexed).
 ``seq`` numbers the writes; SQLite has one writer at a time, so per user a later write always has a greater ``seq``
@@ -28,7 +28,7 @@ __all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
 
 
 def migrate_archive_vectors(conn: sqlite3.Connection) -> None:
-    """Migration ``010_archive_vectors``."""
+    """Migration ``011_archive_vectors``."""
     conn.execute(
         """
         CREATE TABLE archive_vectors (
