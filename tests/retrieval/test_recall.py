@@ -4,18 +4,16 @@ marked), the offline classifier and summarizer, the hash embedder (lexical signa
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memstack import AsyncMemstack
 from memstack.context import ContextRequest, assemble, build_session, default_agent
 from memstack.errors import InputError
-from memstack.recall import ArchiveIndex, layer_hits
+from memstack.recall import layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.turn.models import Models
@@ -155,19 +153,6 @@ async def test_recalled_turns_render_as_dated_excerpts_and_are_trimmed_first(tmp
 
 def _system(messages: Sequence[Any]) -> str:
     return str(messages[0].content)
-
-
-async def test_the_index_follows_rewritten_vectors(ms: AsyncMemstack) -> None:
-    await ms.ingest(ANA, "june", JUNE_TALK, user_speaker="Ana")
-    index = ArchiveIndex(ms.store)
-    before = await index.current(ANA)
-    assert len(before) == 4
-    stored = await ms.store.archive_vectors.messages(ANA)
-    new = (await ms.embedder.embed(["something else entirely"]))[0]
-    await ms.store.archive_vectors.rewrite(ANA, [replace(stored[2], embedding=new)])
-    after = await index.current(ANA)
-    assert [m.id for m in after.messages] == [m.id for m in stored]  # replaced in place, not added
-    np.testing.assert_allclose(after.retriever.vectors[2], new, atol=1e-6)
 
 
 async def test_a_chat_turn_sees_past_conversations_in_the_memory_layer(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -120,30 +119,3 @@ async def test_vectors_persist_across_reopening(make_store: StoreFactory, vecs: 
     again = await make_store()
     got = await again.archive_vectors.messages(ALICE)
     assert [(m.id, m.speaker) for m in got] == [("s1:1:user", "Ann"), ("s1:1:assistant", None)]
-
-
-async def test_scan_pages_every_users_vectors_and_rewrite_replaces_them(store: Store, vecs: Vectors) -> None:
-    """What re-embedding uses: read every stored vector in batches, write the new ones back."""
-    for user in (ALICE, BOB):
-        await _archive(store, user, "s1", 2)
-        await store.archive_vectors.put(user, _vectors(vecs, "s1", range(1, 3), user_speaker="Ann"))
-    first = await store.archive_vectors.scan(limit=3)
-    rest = await store.archive_vectors.scan(after=first[-1][1].seq)
-    scanned = [*first, *rest]
-    ids = ["s1:1:user", "s1:1:assistant", "s1:2:user", "s1:2:assistant"]
-    assert [(u.user_id, m.id) for u, m in scanned][:4] == [("alice", i) for i in ids]
-    assert len(scanned) == 8 and scanned[4][0] == BOB and scanned[0][1].speaker == "Ann"
-    last = scanned[-1][1].seq
-    new = vecs.one()
-    target = next(m for u, m in scanned if u == ALICE and m.id == "s1:1:user")
-    assert await store.archive_vectors.rewrite(ALICE, [replace(target, embedding=new)]) == 1
-    later = await store.archive_vectors.messages(ALICE, after=last)  # a new seq: caches read it again
-    assert [(m.id, m.speaker) for m in later] == [("s1:1:user", "Ann")]
-    np.testing.assert_allclose(later[0].embedding, new, atol=1e-6)  # type: ignore[arg-type]
-    assert len(await store.archive_vectors.messages(ALICE)) == 4  # replaced, not added
-    bob = await store.archive_vectors.messages(BOB)
-    assert not np.allclose(bob[0].embedding, new)  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="no stored vector"):
-        await store.archive_vectors.rewrite(ALICE, [replace(target, turn=9, embedding=new)])
-    with pytest.raises(InputError, match="no embedding"):
-        await store.archive_vectors.rewrite(ALICE, [replace(target, embedding=None)])

@@ -7,9 +7,9 @@ from typing import TypeVar
 
 from memstack.errors import InputError
 from memstack.store._session_rows import check_session_id
-from memstack.types import MESSAGE_ROLES, ArchivedMessage, TurnVectors, Vector
+from memstack.types import TurnVectors, Vector
 
-__all__ = ["check_speaker", "message_rows", "no_vector", "not_archived", "rewrite_rows"]
+__all__ = ["check_speaker", "message_rows", "not_archived"]
 
 T = TypeVar("T")
 
@@ -41,23 +41,4 @@ def not_archived(session_id: str, turn: int) -> InputError:
     return InputError(
         f"turn {turn} of session {session_id!r} is not in this user's archive; vectors are written for archived "
         "exchanges only, after the turn is recorded"
-    )
-
-
-def rewrite_rows(messages: Sequence[ArchivedMessage], vector: Callable[[Vector], T]) -> list[tuple[str, int, int, T]]:
-    """``(session_id, turn, side, stored vector)`` for each message to rewrite, checked."""
-    rows: list[tuple[str, int, int, T]] = []
-    for m in messages:
-        check_session_id(m.session_id)
-        if m.role not in MESSAGE_ROLES:
-            raise InputError(f"a message's role is user or assistant, got {m.role!r}")
-        if m.embedding is None:
-            raise InputError(f"message {m.id} has no embedding to write; set ArchivedMessage.embedding")
-        rows.append((m.session_id, m.turn, MESSAGE_ROLES.index(m.role), vector(m.embedding)))
-    return rows
-
-
-def no_vector(session_id: str, turn: int, side: int) -> InputError:
-    return InputError(
-        f"message {session_id}:{turn}:{MESSAGE_ROLES[side]} has no stored vector to rewrite; write new ones with put()"
     )

@@ -244,7 +244,8 @@ class ArchiveVectors(Protocol):
 
     Each archived exchange has two messages (the user's, the reply); their vectors are written once, after phase 2
     of the turn or by an import, in batches, never while answering a query. Recall keeps an index per user in
-    memory and reads only what was written since it last looked (``messages(after=...)``)."""
+    memory and reads only what was written since it last looked (``messages(after=...)``). ``memstack reembed``
+    re-embeds these vectors with the others: the table is in each backend's ``VECTOR_TABLES``."""
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
         """Store the vectors of archived exchanges of ``user`` (a message already stored is left as it is);
@@ -260,19 +261,6 @@ class ArchiveVectors(Protocol):
     async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         """Archived exchanges of any user whose vectors were never written, oldest first (the startup backfill
         after a crash between archiving and embedding, or of archives older than this table)."""
-        ...
-
-    async def scan(self, *, after: int = 0, limit: int = 1000) -> builtins.list[tuple[UserRef, ArchivedMessage]]:
-        """Every user's messages that have a vector, with it and its user, ordered by ``seq``, ``seq > after``
-        only: for re-embedding all of them in batches (page with the last ``seq`` seen; a rewritten message gets
-        a new ``seq``, so a pass stops at the largest ``seq`` it saw when it started)."""
-        ...
-
-    async def rewrite(self, user: UserRef, messages: Sequence[ArchivedMessage]) -> int:
-        """Replace the vectors of stored messages of ``user`` by each message's ``embedding`` (named by
-        ``session_id``, ``turn``, ``role``; the text and speaker stay). Each rewritten message gets a new ``seq``,
-        so recall indexes read it again. Returns how many were rewritten; ``InputError`` for a message that has
-        no stored vector, or without ``embedding``."""
         ...
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import psycopg
 
 from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
-from memstack.store._vector_rows import message_rows, no_vector, not_archived, rewrite_rows
+from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import unit_vector, user_lock_key
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, TurnVectors, UserRef
@@ -53,17 +53,6 @@ _MESSAGES = (
     "v.speaker, v.embedding FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq "
     "JOIN sessions s ON s.seq = t.session_seq "
     "WHERE v.tenant = %s AND v.user_id = %s AND v.seq > %s AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT %s"
-)
-_SCAN = (
-    "SELECT v.tenant, v.user_id, v.seq, s.id, t.turn, v.side, "
-    "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, v.speaker, v.embedding "
-    "FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq JOIN sessions s ON s.seq = t.session_seq "
-    "WHERE v.seq > %s AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT %s"
-)
-_DELETE = (
-    "DELETE FROM archive_vectors v USING session_turns t, sessions s "
-    "WHERE t.seq = v.turn_seq AND s.seq = t.session_seq AND v.tenant = %s AND v.user_id = %s AND s.id = %s "
-    "AND t.turn = %s AND v.side = %s AND v.embedding IS NOT NULL RETURNING v.turn_seq, v.speaker"
 )
 _MISSING = (
     f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
@@ -115,27 +104,6 @@ class PgArchiveVectors:
         async with self._db.connection() as conn:
             cur = await conn.execute(_MESSAGES, (user.tenant, user.user_id, after, limit))
             return [_message(row) for row in await cur.fetchall()]
-
-    async def scan(self, *, after: int = 0, limit: int = 1000) -> builtins.list[tuple[UserRef, ArchivedMessage]]:
-        check_page(limit, max(after, 0))
-        async with self._db.connection() as conn:
-            cur = await conn.execute(_SCAN, (after, limit))
-            return [(UserRef(r[1], r[0]), _message(r[2:])) for r in await cur.fetchall()]
-
-    async def rewrite(self, user: UserRef, messages: Sequence[ArchivedMessage]) -> int:
-        rows = rewrite_rows(messages, lambda v: self._db.vector_param(unit_vector(v, self._dim)))
-        if not rows:
-            return 0
-        async with self._db.connection() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user, "archive_vectors"),))
-            for session_id, turn, side, vector in rows:
-                cur = await conn.execute(_DELETE, (user.tenant, user.user_id, session_id, turn, side))
-                found = await cur.fetchone()
-                if found is None:
-                    raise no_vector(session_id, turn, side)  # the transaction is rolled back
-                turn_seq, speaker = found  # re-inserted: a new seq
-                await conn.execute(_INSERT, (turn_seq, user.tenant, user.user_id, side, speaker, vector))
-        return len(rows)
 
     async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         check_page(limit)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
-from memstack.store._vector_rows import message_rows, no_vector, not_archived, rewrite_rows
+from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import unit_vector
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, TurnVectors, UserRef
@@ -51,17 +51,6 @@ _MESSAGES = (
     "v.speaker, v.embedding FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk "
     "JOIN sessions s ON s.pk = t.session_pk "
     "WHERE v.tenant = ? AND v.user_id = ? AND v.seq > ? AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT ?"
-)
-_SCAN = (
-    "SELECT v.tenant, v.user_id, v.seq, s.id, t.turn, v.side, "
-    "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, v.speaker, v.embedding "
-    "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk JOIN sessions s ON s.pk = t.session_pk "
-    "WHERE v.seq > ? AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT ?"
-)
-_STORED = (
-    "SELECT v.seq, v.turn_pk, v.speaker FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk "
-    "JOIN sessions s ON s.pk = t.session_pk WHERE v.tenant = ? AND v.user_id = ? AND s.id = ? AND t.turn = ? "
-    "AND v.side = ? AND v.embedding IS NOT NULL"
 )
 _MISSING = (
     f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
@@ -113,30 +102,6 @@ class SQLiteArchiveVectors:
             return [_message(row) for row in conn.execute(_MESSAGES, args)]
 
         return await self._core.run(run)
-
-    async def scan(self, *, after: int = 0, limit: int = 1000) -> builtins.list[tuple[UserRef, ArchivedMessage]]:
-        check_page(limit, max(after, 0))
-
-        def run(conn: sqlite3.Connection) -> builtins.list[tuple[UserRef, ArchivedMessage]]:
-            return [(UserRef(r[1], r[0]), _message(r[2:])) for r in conn.execute(_SCAN, (after, limit))]
-
-        return await self._core.run(run)
-
-    async def rewrite(self, user: UserRef, messages: Sequence[ArchivedMessage]) -> int:
-        dim = self._core.dim
-        rows = rewrite_rows(messages, lambda v: unit_vector(v, dim).astype("<f4").tobytes())
-
-        def body(conn: sqlite3.Connection) -> int:
-            for session_id, turn, side, blob in rows:
-                found = conn.execute(_STORED, (user.tenant, user.user_id, session_id, turn, side)).fetchone()
-                if found is None:
-                    raise no_vector(session_id, turn, side)
-                seq, turn_pk, speaker = found
-                conn.execute("DELETE FROM archive_vectors WHERE seq = ?", (seq,))  # re-inserted: a new seq
-                conn.execute(_INSERT, (turn_pk, user.tenant, user.user_id, side, speaker, blob))
-            return len(rows)
-
-        return await self._core.run(lambda conn: self._core.write(conn, body)) if rows else 0
 
     async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         check_page(limit)
