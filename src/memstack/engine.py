@@ -5,7 +5,9 @@
 
 - answers chat turns with memory: :meth:`~AsyncMemstack.chat`, :meth:`~AsyncMemstack.chat_stream` and
   :meth:`~AsyncMemstack.delegate` (the turn itself lives in :mod:`memstack.turn`);
-- manages a user's long-term memories: add, get, list, search, edit, forget, restore, delete, history, tier usage.
+- manages a user's long-term memories: add, get, list, search, edit, forget, restore, delete, history, tier usage;
+- recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
+  imports past conversations without a chat model: :meth:`~AsyncMemstack.ingest` (both in :mod:`memstack.recall`).
 
 Users are named by id (tenant ``default``) or by a :class:`~memstack.types.UserRef`. Closing drains background work
 (detections, phase 2 of turns); opening resumes what a previous process left pending.
@@ -29,6 +31,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
 
@@ -58,8 +61,9 @@ if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
+    from memstack.recall import IngestMessage
     from memstack.turn.turns import Turns
-    from memstack.types import SessionSummary
+    from memstack.types import IngestResult, RecallItem, RecallKind, SessionSummary
 
 __all__ = ["AsyncMemstack", "Memstack", "Models", "Tuning"]
 
@@ -324,6 +328,38 @@ class AsyncMemstack:
 
         turns = self._chat()
         return turns.agents.register(agent if isinstance(agent, Agent) else load_agent(agent))
+
+    # -- recall and import -------------------------------------------------------------------------------------------
+
+    async def recall(
+        self, user_id: str | UserRef, query: str, *, k: int = 10, at: datetime | None = None,
+        kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
+        agent_id: str | None = None, tenant: str | None = None,
+    ) -> builtins.list[RecallItem]:  # fmt: skip
+        """The ``k`` items best matching ``query`` among the user's long-term memories and archived messages, best
+        first (lexical + vector, time expressions in the query read against ``at``, default now; category weights
+        and recency). ``kinds``: ``memory``, ``turn`` or both (default); ``exclude_session``: leave out one
+        session's messages. Each item says where it comes from (``source_turn_ids``: ``session_id:turn``)."""
+        return await self._chat().recaller.recall(
+            _user(user_id, tenant), query, k=k, at=at, kinds=None if kinds is None else tuple(kinds),
+            exclude_session=exclude_session, agent_id=agent_id,
+        )  # fmt: skip
+
+    async def ingest(
+        self, user_id: str | UserRef, session_id: str, messages: Iterable[Mapping[str, Any] | IngestMessage], *,
+        user_speaker: str | None = None, agent: str | None = None, capture: bool = True, tier: str | None = None,
+        end: bool = True, tenant: str | None = None,
+    ) -> IngestResult:  # fmt: skip
+        """Import a past conversation into session ``session_id`` without calling a chat model: ``messages`` are
+        ``{"role": "user"|"assistant" or "speaker": NAME, "content": ..., "at": datetime or ISO time}`` in order
+        (``user_speaker`` names the user when speakers are named). Each exchange is archived at its own time and
+        summarized as in phase 2 of a turn, memory capture runs on the user's messages (``capture``, with the
+        user's ``tier``), every message is embedded for :meth:`recall`, and with ``end`` the session is closed
+        with its cross-session line. Importing into an existing session appends to it."""
+        return await self._chat().ingestor.ingest(
+            _user(user_id, tenant), session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture,
+            tier=tier, end=end,
+        )  # fmt: skip
 
     # -- memory management ------------------------------------------------------------------------------------------
 
@@ -594,4 +630,6 @@ class Memstack:
     count = _Blocking(AsyncMemstack.count)
     usage = _Blocking(AsyncMemstack.usage)
     consolidate = _Blocking(AsyncMemstack.consolidate)
+    recall = _Blocking(AsyncMemstack.recall)
+    ingest = _Blocking(AsyncMemstack.ingest)
     memories_used = _Blocking(AsyncMemstack.memories_used)

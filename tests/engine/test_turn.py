@@ -82,11 +82,12 @@ async def test_the_message_is_embedded_once_per_turn(rig: Rig, monkeypatch: pyte
         assert [i for i in inputs if message in json.dumps(i)] == [[message]]  # once, for retrieval
         assert ["User is vegetarian"] in inputs  # detection embeds its candidate, not the message
 
-        rig.classify = None  # nothing to remember: the turn embeds the message and nothing else
+        rig.classify = None  # nothing to remember: the message (reused as its archived vector), then the reply
         before = len(rig.server.embedding_requests)
         await ms.chat("ana", "Thanks, that helps!")
         await ms.wait_idle()
-        assert [r.body["input"] for r in rig.server.embedding_requests[before:]] == [["Thanks, that helps!"]]
+        embedded = [r.body["input"] for r in rig.server.embedding_requests[before:]]
+        assert embedded == [["Thanks, that helps!"], ["Sure, happy to help."]]  # the reply: in phase 2, for recall
 
 
 async def test_badge_absent_when_detection_is_slow_but_the_memory_is_saved(rig: Rig) -> None:

@@ -81,7 +81,8 @@ def test_eval_locomo_prints_the_contract_last(locomo_file: Path) -> None:
         assert 0.0 <= last[k] <= 1.0
     assert last["hit@10"] >= last["hit@5"] and last["hit@10"] >= last["recall@10"]
     assert last["per_category"]["4"]["hit@5"] == 1.0  # the answer follows the question that names the topic
-    assert 0 < last["tokens_per_query"] <= last["full_context_tokens"]
+    # layers 6-7 with their section framing: on a conversation this tiny, more than the conversation itself
+    assert 0 < last["full_context_tokens"] < last["tokens_per_query"] <= 2000
     assert 0 < last["p50_ms"] <= last["p95_ms"]
 
 

@@ -326,3 +326,40 @@ async def test_a_process_left_open_across_the_switch_gets_a_clear_error(
             await older.memories.add(ALICE, NewMemory("kites"), (await OLD.embed(["kites"]))[0])
     finally:
         await older.close()
+
+
+async def test_archived_message_vectors_are_reembedded_with_their_speakers(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, open_reembed: Opener
+) -> None:
+    """recall's ``archive_vectors``: each message's new vector embeds "Speaker: text" as recall does; a blank
+    message stays without one."""
+    from datetime import UTC, datetime
+
+    from memstack.recall.index import message_text
+    from memstack.types import ArchivedTurn, TurnCommit, TurnStatus, TurnSummary, TurnVectors
+
+    store = await _open(request, tmp_path, backend, OLD)
+    at = datetime(2024, 6, 1, tzinfo=UTC)
+    for turn, (said, reply) in enumerate([("We went to Porto", "Lovely city"), ("And then Braga", "")], start=1):
+        state = await store.sessions.open(ALICE, "trip")
+        await store.sessions.record(ALICE, ArchivedTurn("trip", turn, said, reply, at))
+        commit = TurnCommit(turn, TurnStatus.SUMMARIZED, TurnSummary(turn, "said", "replied"), (), state.version)
+        await store.sessions.commit(ALICE, "trip", commit)
+    old = await OLD.embed(["Ann: We went to Porto", "Lovely city", "Ann: And then Braga"])
+    await store.archive_vectors.put(
+        ALICE, [TurnVectors("trip", 1, old[0], old[1], "Ann"), TurnVectors("trip", 2, old[2], None, "Ann")]
+    )
+    await store.close()
+    reembedder = await open_reembed()
+    result = await reembed(reembedder, NEW, batch=2)
+    assert result.switched and result.vectors == 3
+    await reembedder.aclose()
+    store = await _open(request, tmp_path, backend, NEW)
+    try:
+        messages = await store.archive_vectors.messages(ALICE)
+        assert [m.id for m in messages] == ["trip:1:user", "trip:1:assistant", "trip:2:user"]
+        for m in messages:
+            expected = (await NEW.embed([message_text(m.text, m.speaker)]))[0]
+            assert m.embedding is not None and float(np.dot(m.embedding, expected)) == pytest.approx(1.0, abs=1e-5)
+    finally:
+        await store.close()

@@ -17,6 +17,8 @@ from memstack.types import FragmentStatus, Layer, Manifest, Memory, UserRef
 __all__ = ["UsedMemory", "memories_used", "used_memory_ids"]
 
 _PREFIX = "memory:"
+#: Excerpts of past conversations recalled into the memory layer (``memstack.recall.layers``) are not memories.
+_EXCERPTS = "memory:turn:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ def used_memory_ids(manifest: Manifest) -> tuple[str, ...]:
         if entry.layer == Layer.MEMORY.label
         and entry.status is FragmentStatus.KEPT
         and entry.source.startswith(_PREFIX)
+        and not entry.source.startswith(_EXCERPTS)
     )
 
 

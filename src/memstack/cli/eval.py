@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,7 +17,7 @@ import click
 from memstack.errors import MemstackError
 
 if TYPE_CHECKING:
-    from memstack.retrieval import RetrievalSettings
+    from memstack.recall import RecallSettings
 
 __all__ = ["eval_group", "run_async"]
 
@@ -45,6 +44,10 @@ def eval_group() -> None:
 @eval_group.command("locomo")
 @click.option("--data", "data", required=True, type=click.Path(dir_okay=False, path_type=Path), help="LoCoMo JSON.")
 @click.option("--conversations", default="", help="Comma-separated sample ids to evaluate (default: all).")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option(
+    "--database-url", default=None, help="With --backend postgres: a scratch database (default: an embedded server)."
+)
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
 @click.option("--model", default=None, help="Chat model whose tokenizer counts tokens (default o200k).")
 @click.option(
@@ -52,18 +55,26 @@ def eval_group() -> None:
     "overrides",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Change a retrieval setting, e.g. --set dense_weight=0 (ablations; see RetrievalSettings).",
+    help="Change a recall setting, e.g. --set dense_weight=0 or --set memory_weight=0 (ablations; see "
+    "RetrievalSettings and RecallSettings).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON line per conversation, the overall result last.")
 def locomo(
-    data: Path, conversations: str, embedder: str, model: str | None, overrides: tuple[str, ...], as_json: bool
+    data: Path,
+    conversations: str,
+    backend: str,
+    database_url: str | None,
+    embedder: str,
+    model: str | None,
+    overrides: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Retrieval hit@k / recall@k of LoCoMo evidence turns, tokens per query and recall latency."""
-    from memstack.embed import get_embedder
-    from memstack.evals.locomo import load_locomo, run_locomo
+    """Recall hit@k / recall@k of LoCoMo evidence turns through the public API (ingest, then recall), tokens of
+    the memory and summary layers per query, and recall latency."""
+    from memstack.evals.common import progress
+    from memstack.evals.locomo import LocomoRun, load_locomo, run_locomo
 
     settings = _settings(overrides)
-
     convs = load_locomo(data)
     wanted = [c.strip() for c in conversations.split(",") if c.strip()]
     if wanted:
@@ -71,10 +82,10 @@ def locomo(
         if unknown:
             raise click.BadParameter(f"not in {data}: {', '.join(unknown)}", param_hint="--conversations")
         convs = [c for c in convs if c.id in wanted]
-    total = sum(len(c.questions) for c in convs)
-    with click.progressbar(length=total, label="questions", file=sys.stderr) as bar:
-        job = run_locomo(convs, get_embedder(embedder), settings=settings, model=model, progress=bar.update)
-        result, per_conversation = asyncio.run(job)
+    total = sum(len(c.turns) + len(c.questions) for c in convs)
+    run = LocomoRun(backend=backend, database_url=database_url, embedder=embedder, recall=settings, model=model)
+    with progress("turns imported, questions asked", total) as bar:
+        result, per_conversation = run_async(lambda: run_locomo(convs, run, progress=bar.advance))
     if as_json:
         for line in per_conversation:
             click.echo(json.dumps(line))
@@ -83,26 +94,32 @@ def locomo(
         _table(result, per_conversation)
 
 
-def _settings(overrides: tuple[str, ...]) -> RetrievalSettings:
+def _settings(overrides: tuple[str, ...]) -> RecallSettings:
     from dataclasses import fields, replace
 
     from memstack.errors import InputError
+    from memstack.recall import RecallSettings
     from memstack.retrieval import RetrievalSettings
 
-    types = {f.name: f.type for f in fields(RetrievalSettings)}
+    outer = {f.name: f.type for f in fields(RecallSettings) if f.name != "retrieval"}
+    inner = {f.name: f.type for f in fields(RetrievalSettings)}
     changes: dict[str, Any] = {}
+    retrieval: dict[str, Any] = {}
     for item in overrides:
         name, _, raw = item.partition("=")
-        if name not in types or not raw:
+        kind = inner.get(name) or outer.get(name)
+        if kind is None or not raw:
             raise click.BadParameter(
-                f"{item!r}: write NAME=VALUE with NAME one of {', '.join(types)}", param_hint="--set"
+                f"{item!r}: write NAME=VALUE with NAME one of {', '.join([*inner, *outer])}", param_hint="--set"
             )
         try:
-            changes[name] = int(raw) if types[name] in ("int", int) else float(raw)
+            value = int(raw) if kind in ("int", int) else float(raw)
         except ValueError:
             raise click.BadParameter(f"{item!r}: {raw!r} is not a number", param_hint="--set") from None
+        (retrieval if name in inner else changes)[name] = value
     try:
-        return replace(RetrievalSettings(), **changes)
+        base = RecallSettings()
+        return replace(base, retrieval=replace(base.retrieval, **retrieval), **changes)
     except InputError as exc:
         raise click.BadParameter(str(exc), param_hint="--set") from None
 

@@ -16,23 +16,29 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memstack.embed import Embedder
+from memstack.config import Config
+from memstack.context import SummaryLine
+from memstack.engine import AsyncMemstack, Tuning
 from memstack.errors import InputError
-from memstack.retrieval import HybridRetriever, Passage, RetrievalSettings
+from memstack.recall import RecallSettings, layer_hits
 from memstack.tokens import TokenCounter
+from memstack.types import RecallItem, RecallKind, UserRef
 
 __all__ = [
     "Conversation",
     "LocomoQuestion",
+    "LocomoRun",
     "LocomoTurn",
     "load_locomo",
     "normalize_evidence",
@@ -66,9 +72,20 @@ class LocomoQuestion:
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
+    """``user_speaker``: the speaker imported as the user (LoCoMo's ``speaker_a``); the other one is the assistant
+    side of the exchanges."""
+
     id: str
     turns: tuple[LocomoTurn, ...]
     questions: tuple[LocomoQuestion, ...]
+    user_speaker: str = ""
+
+    @property
+    def sessions(self) -> list[list[LocomoTurn]]:
+        out: dict[int, list[LocomoTurn]] = {}
+        for turn in self.turns:
+            out.setdefault(turn.session, []).append(turn)
+        return [out[n] for n in sorted(out)]
 
     @property
     def asked_at(self) -> datetime:
@@ -128,18 +145,8 @@ def _conversation(sample: dict[str, Any], number: int) -> Conversation:
         evidence = tuple(dict.fromkeys(e for raw in qa.get("evidence", []) for e in normalize_evidence(raw)))
         if evidence and any(e in known for e in evidence):
             questions.append(LocomoQuestion(str(qa["question"]), evidence, int(qa["category"])))
-    return Conversation(str(sample.get("sample_id", f"conv-{number}")), tuple(turns), tuple(questions))
-
-
-def render_windows(windows: Sequence[Sequence[Passage]], turns: dict[str, LocomoTurn]) -> str:
-    """The retrieved turns as the memory layer shows them: a dated header per window, one line per turn."""
-    blocks = []
-    for window in windows:
-        first = turns[window[0].id]
-        lines = [f"[{first.at:%d %B %Y}, session {first.session}]"]
-        lines += [p.text for p in window]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    user_speaker = str(conv.get("speaker_a") or (turns[0].speaker if turns else ""))
+    return Conversation(str(sample.get("sample_id", f"conv-{number}")), tuple(turns), tuple(questions), user_speaker)
 
 
 @dataclass
@@ -168,41 +175,141 @@ def _score(top: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class LocomoRun:
+    """How to run the evaluation: the backend (a fresh SQLite file, or a fresh database on PostgreSQL: the given
+    server, else an embedded one), the embedder, the ranking's settings, the chat model family whose tokenizer
+    counts tokens, and the tier the imported user has (``premium``: no memory limit)."""
+
+    backend: str = "sqlite"
+    database_url: str | None = None
+    embedder: str = "local:minilm"
+    recall: RecallSettings | None = None
+    model: str | None = None
+    tier: str = "premium"
+
+
+def _message(turn: LocomoTurn) -> dict[str, Any]:
+    photo = f" [shares a photo: {turn.caption}]" if turn.caption else ""
+    return {"speaker": turn.speaker, "content": f"{turn.text}{photo}", "at": turn.at}
+
+
+def _full_context(conv: Conversation) -> str:
+    """The whole conversation as one prompt would carry it: a dated header per session, one line per turn."""
+    blocks = []
+    for session in conv.sessions:
+        lines = [f"[{session[0].at:%d %B %Y}, session {session[0].session}]"] + [t.render() for t in session]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _ranked_turns(items: Sequence[RecallItem], dia: dict[str, list[str]], k: int) -> list[str]:
+    """The LoCoMo turn ids (``D<session>:<turn>``) of the items, best first, without repeats, at most ``k``: an
+    archived message stands for the turn(s) it holds (consecutive turns of one speaker are one message), a memory
+    for the user message(s) it was captured from."""
+    out: dict[str, None] = {}
+    for item in items:
+        if item.kind is RecallKind.TURN:
+            ids = dia.get(item.id, [])
+        else:
+            ids = [turn for turn_id in item.source_turn_ids for turn in dia.get(f"{turn_id}:user", [])]
+        for turn in ids:
+            out.setdefault(turn)
+        if len(out) >= k:
+            break
+    return list(out)[:k]
+
+
+class _Layers:
+    """Tokens of the memory and summary layers the engine sends for a question: the assembled context with the
+    recalled items (layer 6, as a turn places them) and the recent-session lines (layer 7), minus the same
+    context without them."""
+
+    def __init__(self, model: str | None) -> None:
+        from memstack.context import default_agent
+
+        self.agent = default_agent()
+        self.model = model
+
+    def tokens(self, question: str, items: Sequence[RecallItem], lines: Sequence[SummaryLine], at: datetime) -> int:
+        from memstack.context import ContextRequest, assemble, build_session
+
+        session = build_session({"timezone": "UTC"}, now=at)
+        base = ContextRequest(question, self.agent, session, model=self.model)
+        full = replace(base, memories=layer_hits(items), summaries=tuple(lines))
+        return assemble(full).tokens - assemble(base).tokens
+
+
+@asynccontextmanager
+async def _engine(run: LocomoRun, tuning: Tuning) -> AsyncIterator[AsyncMemstack]:
+    with tempfile.TemporaryDirectory(prefix="memstack-locomo-") as home:
+        if run.backend == "sqlite":
+            config = Config(home=Path(home), embedder=run.embedder)
+            async with AsyncMemstack(config, tuning=tuning) as ms:
+                yield ms
+            return
+        if run.backend != "postgres":
+            raise InputError(f"unknown backend {run.backend!r}; use sqlite or postgres")
+        if run.database_url is not None:
+            async with AsyncMemstack(Config(home=Path(home), database_url=run.database_url, embedder=run.embedder),
+                                     tuning=tuning) as ms:  # fmt: skip
+                yield ms
+            return
+        from memstack.testing.postgres import EmbeddedPostgres
+
+        with EmbeddedPostgres() as server:
+            url = server.create_database("memstack_locomo")
+            async with AsyncMemstack(Config(home=Path(home), database_url=url, embedder=run.embedder),
+                                     tuning=tuning) as ms:  # fmt: skip
+                yield ms
+
+
 async def run_locomo(
     conversations: Sequence[Conversation],
-    embedder: Embedder,
+    run: LocomoRun | None = None,
     *,
-    settings: RetrievalSettings | None = None,
-    model: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Evaluate; returns the overall result (the JSON contract) and one result per conversation."""
-    counter = TokenCounter(model)
+    """Evaluate through the public API; returns the overall result (the JSON contract) and one result per
+    conversation. ``progress`` is called with the number of turns imported and of questions asked."""
+    run = run or LocomoRun()
+    counter = TokenCounter(run.model)
+    layers = _Layers(run.model)
     overall, categories = _Tally(), dict[int, _Tally]()
     latencies: list[float] = []
     context_tokens: list[int] = []
     full_tokens: list[int] = []
     per_conversation: list[dict[str, Any]] = []
-    for conv in conversations:
-        retriever = HybridRetriever(settings)
-        passages = [Passage(t.id, t.render(), t.at, f"session-{t.session}") for t in conv.turns]
-        retriever.add(passages, await embedder.embed([p.text for p in passages]))
-        by_id = {t.id: t for t in conv.turns}
-        full = render_windows(_all_windows(retriever), by_id)
-        full_tokens.append(counter.count(full))
-        tally = _Tally()
-        for question in conv.questions:
-            started = time.perf_counter()
-            vector = (await embedder.embed([question.text]))[0]
-            hits = retriever.search(question.text, vector, k=max(KS), now=conv.asked_at)
-            latencies.append((time.perf_counter() - started) * 1000)
-            found = _score([h.passage.id for h in hits], question.evidence)
-            for t in (overall, tally, categories.setdefault(question.category, _Tally())):
-                t.add(found)
-            context_tokens.append(counter.count(render_windows(retriever.windows(hits), by_id)))
-            if progress is not None:
-                progress(1)
-        per_conversation.append({"conversation": conv.id, **tally.summary()})
+    top = max(KS)
+    async with _engine(run, Tuning(recall=run.recall)) as ms:
+        layer_k = max(top, layers.agent.memory.top_k)  # what a turn asks for: the agent's top_k
+        for conv in conversations:
+            user = UserRef(conv.id, "locomo")
+            dia: dict[str, list[str]] = {}
+            for session in conv.sessions:
+                done = await ms.ingest(
+                    user, f"D{session[0].session}", [_message(t) for t in session], user_speaker=conv.user_speaker,
+                    tier=run.tier,
+                )  # fmt: skip
+                for message_id, turn in zip(done.message_ids, session, strict=True):
+                    dia.setdefault(message_id, []).append(turn.id)
+                if progress is not None:
+                    progress(len(session))
+            full_tokens.append(counter.count(_full_context(conv)))
+            rows = await ms.store.archive.sessions(user, limit=5, with_line=True)
+            lines = [SummaryLine(r.session_id, r.line, r.ended_at or r.updated_at) for r in rows]
+            tally = _Tally()
+            for question in conv.questions:
+                started = time.perf_counter()
+                items = await ms.recall(user, question.text, k=layer_k, at=conv.asked_at)
+                latencies.append((time.perf_counter() - started) * 1000)
+                found = _score(_ranked_turns(items, dia, top), question.evidence)
+                for t in (overall, tally, categories.setdefault(question.category, _Tally())):
+                    t.add(found)
+                context_tokens.append(layers.tokens(question.text, items, lines, conv.asked_at))
+                if progress is not None:
+                    progress(1)
+            per_conversation.append({"conversation": conv.id, **tally.summary()})
     if not latencies:
         raise InputError("no question with evidence in the data; is this a LoCoMo file with qa[].evidence?")
     result = overall.summary()
@@ -212,10 +319,3 @@ async def run_locomo(
     result["p50_ms"] = round(float(np.percentile(latencies, 50)), 2)
     result["p95_ms"] = round(float(np.percentile(latencies, 95)), 2)
     return result, per_conversation
-
-
-def _all_windows(retriever: HybridRetriever) -> list[list[Passage]]:
-    windows: dict[str | None, list[Passage]] = {}
-    for passage in retriever.passages:
-        windows.setdefault(passage.thread, []).append(passage)
-    return list(windows.values())

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from memstack.retrieval.base import Retriever
 from memstack.retrieval.bm25 import BM25Index
-from memstack.retrieval.fusion import max_normalize, neighbour_smooth, reciprocal_rank_fusion, time_boost, top_k
+from memstack.retrieval.fusion import (
+    max_normalize,
+    neighbour_smooth,
+    recency,
+    reciprocal_rank_fusion,
+    time_boost,
+    top_k,
+)
 from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, RetrievalSettings
 from memstack.retrieval.text import STOP_WORDS, query_terms, tokenize, words
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
@@ -26,6 +33,7 @@ __all__ = [
     "max_normalize",
     "neighbour_smooth",
     "query_terms",
+    "recency",
     "reciprocal_rank_fusion",
     "time_boost",
     "tokenize",

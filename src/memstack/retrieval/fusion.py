@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["max_normalize", "neighbour_smooth", "reciprocal_rank_fusion", "time_boost", "top_k"]
+__all__ = ["max_normalize", "neighbour_smooth", "recency", "reciprocal_rank_fusion", "time_boost", "top_k"]
 
 Scores = npt.NDArray[np.float64]
 
@@ -45,6 +45,13 @@ def neighbour_smooth(scores: Scores, prev: npt.NDArray[np.int64], nxt: npt.NDArr
 def time_boost(distance_days: Scores, weight: float, tau_days: float) -> Scores:
     """Multiplier ``1 + weight * exp(-distance / tau)``: full boost inside the asked-for range, fading outside."""
     return 1.0 + weight * np.exp(-distance_days / tau_days)
+
+
+def recency(age_days: Scores, weight: float, half_life_days: float) -> Scores:
+    """Multiplier ``1 + weight * 0.5 ** (age / half_life)``: 1 + weight for what is new, fading to 1 with age.
+    Items from the future (age < 0) count as new; untimed ones (NaN) get 1."""
+    factor: Scores = 1.0 + weight * np.exp2(-np.maximum(age_days, 0.0) / half_life_days)
+    return np.nan_to_num(factor, nan=1.0)
 
 
 def top_k(scores: Scores, k: int) -> list[int]:

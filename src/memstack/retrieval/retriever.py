@@ -10,8 +10,9 @@ What it does for one query, in order (each step measured on LoCoMo, see ``memsta
 4. thread prior: a BM25 score of the whole thread (session) for the query multiplies the passage score, so turns
    of the conversation that is about the topic rank first;
 5. the lexical score, scaled to a best of 1, is added to ``dense_weight`` x the cosine similarity with the query;
-6. the result is multiplied by the time preference (items in the asked-for range first) and the passage's own
-   ``weight`` (category weight x recency, supplied by the caller).
+6. the result is multiplied by the time preference (items in the asked-for range first), a recency preference
+   (``recency_weight``: newer items a little first, halving with ``recency_half_life_days`` of age) and the
+   passage's own ``weight`` (a prior supplied by the caller).
 
 Everything is in memory and incremental; a store keeps one retriever per user in a cache, as it does vectors.
 """
@@ -27,7 +28,7 @@ import numpy.typing as npt
 
 from memstack.errors import DimensionMismatch, InputError
 from memstack.retrieval.bm25 import BM25Index
-from memstack.retrieval.fusion import max_normalize, neighbour_smooth, time_boost, top_k
+from memstack.retrieval.fusion import max_normalize, neighbour_smooth, recency, time_boost, top_k
 from memstack.retrieval.text import query_terms, tokenize
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
 from memstack.types import Vector
@@ -64,13 +65,15 @@ class RetrievalSettings:
     dense_weight: float = 1.0
     time_weight: float = 1.0
     time_tau_days: float = 7.0
+    recency_weight: float = 0.0
+    recency_half_life_days: float = 90.0
     k1: float = 1.2
     b: float = 0.75
 
     def __post_init__(self) -> None:
-        if self.context_turns < 0 or self.time_tau_days <= 0:
-            raise InputError("context_turns must be >= 0 and time_tau_days > 0")
-        weights = (self.neighbour_weight, self.thread_weight, self.dense_weight, self.time_weight)
+        if self.context_turns < 0 or self.time_tau_days <= 0 or self.recency_half_life_days <= 0:
+            raise InputError("context_turns must be >= 0, time_tau_days and recency_half_life_days > 0")
+        weights = (self.neighbour_weight, self.thread_weight, self.dense_weight, self.time_weight, self.recency_weight)
         if min(weights) < 0:
             raise InputError(f"retrieval weights must be >= 0, got {weights}")
 
@@ -117,6 +120,16 @@ class HybridRetriever:
     @property
     def passages(self) -> Sequence[Passage]:
         return self._passages
+
+    def previous(self, index: int) -> int | None:
+        """The passage before passage ``index`` in its thread, or ``None``."""
+        before = self._prev[index]
+        return before if before >= 0 else None
+
+    @property
+    def vectors(self) -> Sequence[Vector]:
+        """One vector per passage, in insertion order (empty when the passages came without vectors)."""
+        return self._vectors
 
     def add(self, passages: Sequence[Passage], vectors: Vector | None = None) -> None:
         """Append passages (oldest first within a thread) with one vector row each, or none at all."""
@@ -235,6 +248,8 @@ class HybridRetriever:
             days = self._days()
             distance = np.nan_to_num(np.maximum(np.maximum(start - days, days - end), 0.0), nan=np.inf)
             fused = fused * time_boost(distance, s.time_weight, s.time_tau_days)
+        if s.recency_weight > 0:
+            fused = fused * recency(_days(when) - self._days(), s.recency_weight, s.recency_half_life_days)
         weights = self._weights()
         if weights is not None:
             fused = fused * weights

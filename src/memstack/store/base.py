@@ -19,6 +19,7 @@ from memstack.errors import InputError
 from memstack.types import (
     AgentRecord,
     ApiKey,
+    ArchivedMessage,
     ArchivedTurn,
     ArchiveHit,
     Artifact,
@@ -36,6 +37,7 @@ from memstack.types import (
     SessionState,
     SessionSummary,
     TurnCommit,
+    TurnVectors,
     UserRef,
     Vector,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "API_KEY_PREFIX",
     "DEFAULT_LEASE_S",
     "AgentStore",
+    "ArchiveVectors",
     "ContextStore",
     "HeldLock",
     "JobStore",
@@ -236,6 +239,32 @@ class SessionArchive(Protocol):
 
 
 @runtime_checkable
+class ArchiveVectors(Protocol):
+    """Vectors of archived messages, for hybrid recall over the archive (:mod:`memstack.recall`).
+
+    Each archived exchange has two messages (the user's, the reply); their vectors are written once, after phase 2
+    of the turn or by an import, in batches, never while answering a query. Recall keeps an index per user in
+    memory and reads only what was written since it last looked (``messages(after=...)``). ``memstack reembed``
+    re-embeds these vectors with the others: the table is in each backend's ``VECTOR_TABLES``."""
+
+    async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
+        """Store the vectors of archived exchanges of ``user`` (a message already stored is left as it is);
+        returns how many messages were written. ``NotFound`` when an exchange is not in the user's archive."""
+        ...
+
+    async def messages(self, user: UserRef, *, after: int = 0, limit: int = 1000) -> builtins.list[ArchivedMessage]:
+        """The user's archived messages that have a vector, with it, ordered by ``seq`` (the order they were
+        written in), those with ``seq > after`` only. Per user, a later write always has a greater ``seq`` than
+        any write already visible, so paging with the last ``seq`` seen never misses one."""
+        ...
+
+    async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        """Archived exchanges of any user whose vectors were never written, oldest first (the startup backfill
+        after a crash between archiving and embedding, or of archives older than this table)."""
+        ...
+
+
+@runtime_checkable
 class ContextStore(Protocol):
     """Context manifests, one per response: what the model saw (``memstack context explain``).
 
@@ -399,6 +428,9 @@ class Store(Protocol):
 
     @property
     def archive(self) -> SessionArchive: ...
+
+    @property
+    def archive_vectors(self) -> ArchiveVectors: ...
 
     @property
     def dim(self) -> int: ...

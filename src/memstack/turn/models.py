@@ -27,6 +27,7 @@ from memstack.embed import Embedder
 from memstack.errors import ConfigError
 from memstack.models import ChatModel, get_model
 from memstack.models.offline import OfflineResponder
+from memstack.recall.service import RecallSettings
 from memstack.session import SessionSettings, Summarizer, get_summarizer
 from memstack.turn.runner import TurnSettings
 
@@ -65,12 +66,14 @@ class Tuning:
     ``capture``: the detection pipeline (confidence, leases, retries). ``session``: session memory (window,
     summarizer timeout, consolidation cadence). ``guard``: the content check of every assembly and of every memory
     written: ``rules`` (phrase rules), ``semantic`` (rules plus the semantic head over MiniLM embeddings: needs the
-    ``local:minilm`` embedder) or ``auto`` (semantic when the embedder is MiniLM, else rules)."""
+    ``local:minilm`` embedder) or ``auto`` (semantic when the embedder is MiniLM, else rules). ``recall``: how
+    memories and archived messages are ranked together (layer 6, ``AsyncMemstack.recall``)."""
 
     turn: TurnSettings | None = None
     capture: PipelineSettings | None = None
     session: SessionSettings | None = None
     guard: str = "auto"
+    recall: RecallSettings | None = None
 
     def __post_init__(self) -> None:
         if self.guard not in _GUARDS:

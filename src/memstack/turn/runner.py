@@ -4,7 +4,7 @@
 
     detection task starts at once (memory on, not temporary)        ── runs in parallel ──┐
     wait for the session lock (the previous turn's phase 2)                               │
-    embed the message once → recall memories (layer 6) and summaries (layer 7)           │
+    embed the message once → recall memories and past messages (layer 6), summaries (7)  │
     assemble the context (layers 1-10, budget, validate_no_override, manifest)            │
     phase 1: chat model call, streamed or not, tool calls executed and fed back           │
     race detection against badge_wait_s ◀──────────────────────────────────────────────────┘
@@ -45,6 +45,8 @@ from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
 from memstack.models import ChatModel, Message
 from memstack.models.offline import OFFLINE_STANDIN, OfflineResponder
+from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
+from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
 from memstack.turn.background import Background
@@ -59,6 +61,7 @@ from memstack.types import (
     Manifest,
     RawMessage,
     UserRef,
+    Vector,
     new_id,
     utcnow,
 )
@@ -138,6 +141,8 @@ class TurnParts:
     pipeline: CapturePipeline
     sessions: SessionService
     scorer: MemoryScorer
+    recaller: Recaller | None
+    vectorizer: TurnVectorizer | None
     background: Background
     chat_model: Callable[[Agent], ChatModel]
     tools: Callable[[UserRef, Agent, str | None], ToolBox | None]
@@ -151,9 +156,14 @@ class TurnParts:
     )
 
 
+#: Message vectors kept from retrieval until phase 2 stores them as the archived message's vector.
+_KEEP_VECTORS = 1024
+
+
 class TurnRunner:
     def __init__(self, parts: TurnParts) -> None:
         self.parts = parts
+        self._vectors: OrderedDict[tuple[str, str, str, int], Vector] = OrderedDict()
 
     def prepare(
         self,
@@ -268,7 +278,7 @@ class TurnRunner:
         memories: tuple[MemoryHit, ...] = ()
         summaries: tuple[SummaryLine, ...] = ()
         if remember:  # layer 7 is read while the message is embedded and layer 6 recalled
-            memories, summaries = await asyncio.gather(self._memories(req), self._summaries(req, handle))
+            memories, summaries = await asyncio.gather(self._memories(req, handle), self._summaries(req, handle))
         state = handle.state
         return ContextRequest(
             message=req.message,
@@ -285,17 +295,27 @@ class TurnRunner:
             temporary=req.temporary,
         )
 
-    async def _memories(self, req: TurnRequest) -> tuple[MemoryHit, ...]:
-        """Layer 6: hybrid recall (vector + full text), expired memories dropped, schedules decayed; the agent's
-        category weights are applied by the assembly."""
+    async def _memories(self, req: TurnRequest, handle: TurnHandle) -> tuple[MemoryHit, ...]:
+        """Layer 6: memories (vector + full text, expired ones dropped, schedules decayed) and excerpts of the
+        user's past conversations, recalled together (:mod:`memstack.recall`); this session's own messages are in
+        layers 8-9, so they are left out. The agent's category weights are applied by the assembly."""
         p = self.parts
         vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
-        if req.agent.memory.top_k <= 0:
+        if p.vectorizer is not None and not handle.temporary:  # phase 2 stores it as the archived message's
+            self._vectors[(req.user.tenant, req.user.user_id, handle.session_id, handle.turn)] = vector
+            while len(self._vectors) > _KEEP_VECTORS:
+                self._vectors.popitem(last=False)
+        top = req.agent.memory.top_k
+        if top <= 0:
             return ()
-        hits = await p.scorer.recall(
-            req.user, req.message, vector, k=req.agent.memory.top_k, agent_id=req.agent.name, now=req.at
-        )
-        return tuple(MemoryHit.from_scored(h) for h in hits)
+        if p.recaller is None:
+            hits = await p.scorer.recall(req.user, req.message, vector, k=top, agent_id=req.agent.name, now=req.at)
+            return tuple(MemoryHit.from_scored(h) for h in hits)
+        items = await p.recaller.recall(
+            req.user, req.message, k=top, at=req.at, vector=vector, exclude_session=handle.session_id,
+            agent_id=req.agent.name,
+        )  # fmt: skip
+        return layer_hits(items)
 
     async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:
         """Layer 7: one line per recent past session of the user (not this one)."""
@@ -312,6 +332,11 @@ class TurnRunner:
         except BaseException:
             await p.sessions.abort_turn(handle)
             raise
+        if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
+            key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn)
+            known = self._vectors.pop(key, None)
+            exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
+            await p.vectorizer.embed(handle.user, [exchange], known={message: known} if known is not None else None)
 
     def _result(
         self,
@@ -327,7 +352,9 @@ class TurnRunner:
         used = tuple(
             e.source.removeprefix("memory:")
             for e in manifest.entries
-            if e.layer == Layer.MEMORY.label and e.status is FragmentStatus.KEPT
+            if e.layer == Layer.MEMORY.label
+            and e.status is FragmentStatus.KEPT
+            and not e.source.startswith(f"memory:{EXCERPT_PREFIX}")
         )
         updates = (*(found.updates if found is not None else ()), *(u for use in done.tool_uses for u in use.updates))
         prompts = [found.upgrade_prompt if found is not None else None, *(use.upgrade_prompt for use in done.tool_uses)]

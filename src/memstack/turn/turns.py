@@ -22,6 +22,7 @@ from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
 from memstack.context.guard import check_memory_candidate, check_session_fact
 from memstack.embed import Embedder
+from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, TurnVectorizer
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
@@ -47,7 +48,7 @@ log = logging.getLogger("memstack.turn")
 
 
 class Turns:
-    """The chat side of an open engine."""
+    """The chat side of an open engine (and recall and import, which share its parts)."""
 
     def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models, tuning: Tuning) -> None:
         check_models(config, models)  # ConfigError naming what to set, before anything is built
@@ -71,6 +72,13 @@ class Turns:
         )
         fact_guard = partial(check_session_fact, guard=self.guard)  # the poisoning check of every base-truth entry
         self.sessions = SessionService(store, self.summarizer, tuning.session, guard=fact_guard)
+        recall = tuning.recall or RecallSettings()
+        self.vectorizer = TurnVectorizer(store, embedder)
+        archive = ArchiveIndex(store, recall.retrieval, max_messages=recall.max_messages)
+        self.recaller = Recaller(archive, embedder, self.scorer, recall)
+        self.ingestor = Ingestor(
+            store, self.pipeline, self.summarizer, self.vectorizer, settings=tuning.session, guard=fact_guard
+        )
         settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
         self.runner = TurnRunner(
             TurnParts(
@@ -79,6 +87,8 @@ class Turns:
                 pipeline=self.pipeline,
                 sessions=self.sessions,
                 scorer=self.scorer,
+                recaller=self.recaller,
+                vectorizer=self.vectorizer,
                 background=self.background,
                 chat_model=self.chat_models.for_agent,
                 tools=self._tools,
@@ -96,6 +106,9 @@ class Turns:
         detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())
         if detections or turns:
             log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
+        embedded = await self.vectorizer.backfill()  # archived turns whose vectors a crash (or an upgrade) left out
+        if embedded:
+            log.info("embedded %d archived turn(s) that had no vectors", embedded)
 
     def _tools(self, user: UserRef, agent: Agent, tier: str | None) -> ToolBox | None:
         box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)

@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
@@ -176,6 +177,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0004_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
     ("0010_reembed", migrate_reembed),
+    ("0011_archive_vectors", migrate_archive_vectors),
 ]
 
 

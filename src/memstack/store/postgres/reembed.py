@@ -32,6 +32,14 @@ Conn = psycopg.AsyncConnection[Any]
 #: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
 VECTOR_TABLES: tuple[VectorTable, ...] = (
     VectorTable("memories", "seq", "embedding", "SELECT seq AS id, content AS text FROM memories"),
+    VectorTable(  # recall's archived messages: the text is what memstack.recall.index.message_text embeds
+        "archive_vectors",
+        "seq",
+        "embedding",
+        "SELECT v.seq AS id, COALESCE(v.speaker || ': ', '') || "
+        "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END AS text "
+        "FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq WHERE v.embedding IS NOT NULL",
+    ),
 )
 
 #: Session advisory lock held for the whole reembed ("reembed!" in ASCII).

@@ -4,7 +4,8 @@ The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memori
 ``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
 ``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
 ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has
-a small pool of its own); they share the pool, and the first two the per-user HNSW index bookkeeping
+a small pool of its own) and ``store.archive_vectors`` (:class:`PgArchiveVectors`, vectors of archived messages);
+they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -21,6 +22,7 @@ from memstack.store.postgres._db import Database, VectorCodec, connect, describe
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
+from memstack.store.postgres.archive_vectors import PgArchiveVectors
 from memstack.store.postgres.contexts import PgContexts
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
@@ -46,6 +48,7 @@ class PostgresStore:
         self._jobs = PgJobs(db)
         self._sessions = PgSessions(db)
         self._archive = PgSessionArchive(db)
+        self._archive_vectors = PgArchiveVectors(db, dim)
 
     @classmethod
     async def open(
@@ -123,6 +126,10 @@ class PostgresStore:
     @property
     def archive(self) -> PgSessionArchive:
         return self._archive
+
+    @property
+    def archive_vectors(self) -> PgArchiveVectors:
+        return self._archive_vectors
 
     @property
     def dim(self) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
 from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
@@ -163,6 +164,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("007_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
     ("010_reembed", migrate_reembed),
+    ("011_archive_vectors", migrate_archive_vectors),
 ]
 
 

@@ -26,6 +26,14 @@ __all__ = ["VECTOR_TABLES", "SQLiteReembed", "migrate_reembed", "reembed_target"
 #: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
 VECTOR_TABLES: tuple[VectorTable, ...] = (
     VectorTable("memories", "pk", "embedding", "SELECT pk AS id, content AS text FROM memories"),
+    VectorTable(  # recall's archived messages: the text is what memstack.recall.index.message_text embeds
+        "archive_vectors",
+        "seq",
+        "embedding",
+        "SELECT v.seq AS id, COALESCE(v.speaker || ': ', '') || "
+        "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END AS text "
+        "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk WHERE v.embedding IS NOT NULL",
+    ),
 )
 
 

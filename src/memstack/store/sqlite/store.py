@@ -3,9 +3,10 @@
 Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
 ``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
 ``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
-(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work) and the session roles
-``store.sessions`` and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`), sharing one
-:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
+(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), the session roles ``store.sessions``
+and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`) and ``store.archive_vectors`` (vectors of archived
+messages, :mod:`memstack.store.sqlite.archive_vectors`), sharing one :class:`~memstack.store.sqlite._core.Core`
+(connection, caches, staleness checks).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite.archive_vectors import SQLiteArchiveVectors
 from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
@@ -51,6 +53,7 @@ class SQLiteStore:
         self._jobs = SQLiteJobs(core)
         self._sessions = SQLiteSessions(core)
         self._archive = SQLiteSessionArchive(core)
+        self._archive_vectors = SQLiteArchiveVectors(core)
 
     @classmethod
     async def open(
@@ -125,6 +128,10 @@ class SQLiteStore:
     @property
     def archive(self) -> SQLiteSessionArchive:
         return self._archive
+
+    @property
+    def archive_vectors(self) -> SQLiteArchiveVectors:
+        return self._archive_vectors
 
     @property
     def dim(self) -> int:

@@ -1,0 +1,123 @@
+"""The PostgreSQL store's ``ArchiveVectors`` role: vectors of archived messages, read back by recall's index.
+
+Table (migration ``0011_archive_vectors``), as in the SQLite store: one row per message of an archived exchange
+(``side`` 0 the user's message, 1 the reply), the speaker's name when imported with one, ``embedding vector(dim)``
+(``NULL`` for a blank message). No ANN index: recall ranks a user's messages in memory, reading them once.
+
+``seq`` is an identity, and identities are handed out before commit, so two concurrent writers could commit out of
+order and a reader paging by ``seq`` would skip the earlier one. Writes of one user therefore take a per-user
+transaction lock first: per user, ``seq`` order is commit order.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
+from memstack.store._vector_rows import message_rows, not_archived
+from memstack.store.postgres._db import Database
+from memstack.store.postgres._rows import unit_vector, user_lock_key
+from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, TurnVectors, UserRef
+
+__all__ = ["PgArchiveVectors", "migrate_archive_vectors"]
+
+Conn = psycopg.AsyncConnection[Any]
+
+
+async def migrate_archive_vectors(conn: Conn, dim: int) -> None:
+    """Migration ``0011_archive_vectors``."""
+    await conn.execute(
+        f"""
+        CREATE TABLE archive_vectors (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            turn_seq bigint NOT NULL REFERENCES session_turns (seq) ON DELETE CASCADE,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            side smallint NOT NULL CHECK (side IN (0, 1)),
+            speaker text,
+            embedding vector({int(dim)}),
+            UNIQUE (turn_seq, side)
+        )
+        """.encode()
+    )
+    await conn.execute(b"CREATE INDEX archive_vectors_by_user ON archive_vectors (tenant, user_id, seq)")
+
+
+_MESSAGES = (
+    "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
+    "v.speaker, v.embedding FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq "
+    "JOIN sessions s ON s.seq = t.session_seq "
+    "WHERE v.tenant = %s AND v.user_id = %s AND v.seq > %s AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT %s"
+)
+_MISSING = (
+    f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
+    "WHERE NOT EXISTS (SELECT 1 FROM archive_vectors v WHERE v.turn_seq = t.seq) ORDER BY t.seq LIMIT %s"
+)
+_TURN_SEQS = (
+    "SELECT s.id, t.turn, t.seq FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
+    "JOIN unnest(%s::text[], %s::int[]) AS w(sid, turn) ON s.id = w.sid AND t.turn = w.turn "
+    "WHERE s.tenant = %s AND s.user_id = %s"
+)
+_INSERT = (
+    "INSERT INTO archive_vectors (turn_seq, tenant, user_id, side, speaker, embedding) "
+    "VALUES (%s, %s, %s, %s, %s, %s::vector) ON CONFLICT (turn_seq, side) DO NOTHING"
+)
+
+
+class PgArchiveVectors:
+    """Vectors of archived messages in PostgreSQL."""
+
+    def __init__(self, db: Database, dim: int) -> None:
+        self._db = db
+        self._dim = dim
+
+    async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
+        rows = message_rows(vectors, lambda v: self._db.vector_param(unit_vector(v, self._dim)))
+        if not rows:
+            return 0
+        keys = list(dict.fromkeys((sid, turn) for sid, turn, *_ in rows))
+        async with self._db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user, "archive_vectors"),))
+            cur = await conn.execute(
+                _TURN_SEQS, ([k[0] for k in keys], [k[1] for k in keys], user.tenant, user.user_id)
+            )
+            seqs = {(sid, int(turn)): int(seq) for sid, turn, seq in await cur.fetchall()}
+            for sid, turn in keys:
+                if (sid, turn) not in seqs:
+                    raise not_archived(sid, turn)
+            params = [
+                (seqs[(sid, turn)], user.tenant, user.user_id, side, speaker, vector)
+                for sid, turn, side, speaker, vector in rows
+            ]
+            async with conn.cursor() as insert:
+                await insert.executemany(_INSERT, params)
+                written = insert.rowcount
+        return max(int(written), 0)
+
+    async def messages(self, user: UserRef, *, after: int = 0, limit: int = 1000) -> builtins.list[ArchivedMessage]:
+        check_page(limit, max(after, 0))
+        async with self._db.connection() as conn:
+            cur = await conn.execute(_MESSAGES, (user.tenant, user.user_id, after, limit))
+            return [_message(row) for row in await cur.fetchall()]
+
+    async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
+        check_page(limit)
+        async with self._db.connection() as conn:
+            cur = await conn.execute(_MISSING, (limit,))
+            return [turn_from_row(row, when=_same, flags=_same) for row in await cur.fetchall()]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _message(row: tuple[Any, ...]) -> ArchivedMessage:
+    seq, session_id, turn, side, text, at, speaker, embedding = row
+    raw = embedding.to_numpy() if hasattr(embedding, "to_numpy") else embedding
+    vector = np.asarray(raw, dtype=np.float32)
+    return ArchivedMessage(int(seq), session_id, int(turn), MESSAGE_ROLES[int(side)], text, at, speaker, vector)
