@@ -342,6 +342,30 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     log(f"threshold {threshold}")
 
 
+def cmd_score_onnx(args: argparse.Namespace) -> None:
+    """Held-out scores of an exported (int8) model, as ``cv`` writes them, for ``calibrate``: the threshold is then
+    derived from the scores of the file that ships, not of the torch model it was exported from. Needs memstack,
+    not torch."""
+    from memstack.capture.crossencoder import CrossEncoder
+
+    a, b, scores = load_stsb(args.data)
+    fold = np.random.default_rng(args.seed).permutation(len(a)) % args.folds
+    te = np.flatnonzero(fold == args.fold - 1)
+    encoder = CrossEncoder(args.model)
+    ab = np.full((1, len(a)), np.nan)
+    ba = np.full((1, len(a)), np.nan)
+    ab[0, te] = encoder.score_sync([(a[i], b[i]) for i in te])
+    ba[0, te] = encoder.score_sync([(b[i], a[i]) for i in te])
+    np.savez(args.out, ab=ab, ba=ba, fold=fold, scores=scores)
+    gold = scores[te] >= DUPLICATE
+    t, f, p, r = best_f1(ab[0, te], gold, args.min_precision)
+    log(
+        f"{args.model.name} on {len(te)} held-out pairs (fold {args.fold}): "
+        f"pearson {pearson(ab[0, te], scores[te]):.4f}; "
+        f"best F1 {f:.4f} at threshold {t} (precision {p:.4f}, recall {r:.4f}), no gates"
+    )
+
+
 def cmd_train(args: argparse.Namespace) -> None:
     a, b, scores = load_stsb(args.data)
     started = time.perf_counter()
@@ -416,7 +440,7 @@ def agreement(model: Any, tok: Any, fp32: Path, int8: Path, a: list[str], b: lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("cv", "calibrate", "train"):
+    for name in ("cv", "calibrate", "score-onnx", "train"):
         p = sub.add_parser(name)
         p.add_argument("--data", type=Path, required=True, help="STS-B train CSV (s1,s2,score; no header)")
         p.add_argument("--epochs", type=int, default=3)
@@ -436,16 +460,23 @@ def main() -> None:
     sub.choices["calibrate"].add_argument("--oof", type=Path, default=Path("oof.npz"))
     sub.choices["calibrate"].add_argument("--both-orders", action="store_true")
     sub.choices["calibrate"].add_argument("--min-cosine", type=float, default=0.40)
+    sub.choices["score-onnx"].add_argument("--model", type=Path, required=True, help="an exported ONNX model")
+    sub.choices["score-onnx"].add_argument("--folds", type=int, default=5)
+    sub.choices["score-onnx"].add_argument(
+        "--fold", type=int, default=1, help="the held-out fold (1: as --max-folds 1)"
+    )
+    sub.choices["score-onnx"].add_argument("--out", type=Path, required=True)
     sub.choices["train"].add_argument("--out", type=Path, required=True)
     sub.choices["train"].add_argument("--threshold", type=float, default=0.7, help="for the agreement check")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if args.command != "calibrate":
+    if args.command not in ("calibrate", "score-onnx"):
         import torch
 
         torch.set_num_threads(args.threads)
         torch.set_num_interop_threads(1)
-    {"cv": cmd_cv, "calibrate": cmd_calibrate, "train": cmd_train}[args.command](args)
+    commands = {"cv": cmd_cv, "calibrate": cmd_calibrate, "score-onnx": cmd_score_onnx, "train": cmd_train}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
