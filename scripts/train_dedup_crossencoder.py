@@ -329,17 +329,18 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     emb: Any = get_embedder("local:minilm")
     va, vb = emb.embed_sync(a), emb.embed_sync(b)
     cosines = np.einsum("ij,ij->i", va, vb)
-    threshold, lines = calibrate_cross_threshold(
+    blend, threshold, lines = calibrate_cross_threshold(
         CALIBRATED["local:minilm"],
         pairs,
         [float(c) for c in cosines],
         [float(s) for s in got],
         min_precision=args.min_precision,
         min_cosine=args.min_cosine,
+        blends=[float(x) for x in args.blends.split(",")],
     )
     for line in lines:
         log(line)
-    log(f"threshold {threshold}")
+    log(f"blend {blend}, threshold {threshold}")
 
 
 def cmd_score_onnx(args: argparse.Namespace) -> None:
@@ -460,6 +461,7 @@ def main() -> None:
     sub.choices["calibrate"].add_argument("--oof", type=Path, default=Path("oof.npz"))
     sub.choices["calibrate"].add_argument("--both-orders", action="store_true")
     sub.choices["calibrate"].add_argument("--min-cosine", type=float, default=0.40)
+    sub.choices["calibrate"].add_argument("--blends", default="0,0.25,0.5,0.75,1", help="1: features alone")
     sub.choices["score-onnx"].add_argument("--model", type=Path, required=True, help="an exported ONNX model")
     sub.choices["score-onnx"].add_argument("--folds", type=int, default=5)
     sub.choices["score-onnx"].add_argument(

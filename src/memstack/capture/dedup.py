@@ -107,13 +107,18 @@ FEATURES: tuple[str, ...] = tuple(f.name for f in fields(PairFeatures) if f.name
 
 @dataclass(frozen=True, slots=True)
 class CrossParams:
-    """The cross-encoder step: a pair is a duplicate when the model's score reaches ``threshold``. Pairs whose cosine
-    is below ``min_cosine`` are not scored (too far apart to be the same fact: nearly no duplicate in training is)."""
+    """The cross-encoder step: a pair is a duplicate when ``(1 - blend)·model score + blend·feature probability``
+    reaches ``threshold`` (``blend`` 0: the model alone). Pairs whose cosine is below ``min_cosine`` are not scored
+    (too far apart to be the same fact: nearly no duplicate in training is)."""
 
     model: str  # file name of the shipped model (memstack/capture/data/)
     threshold: float
     min_cosine: float
+    blend: float = 0.0
     derivation: str = ""
+
+    def combine(self, score: float, feature_probability: float) -> float:
+        return (1.0 - self.blend) * score + self.blend * feature_probability
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,7 +369,9 @@ class DedupRule:
         if p.cross is not None and self.scorer is not None:
             if cosine < p.cross.min_cosine:
                 return DedupAction.NEW, 0.0, f"cosine {cosine:.2f} < {p.cross.min_cosine:.2f}: too far apart to compare"
-            prob = score if score is not None else float(self.scorer.score_sync([(new, existing)])[0])
+            if score is None:
+                score = float(self.scorer.score_sync([(new, existing)])[0])
+            prob = p.cross.combine(score, p.probability(f))
             threshold, what = p.cross.threshold, "cross-encoder score"
         else:
             prob, threshold, what = p.probability(f), p.threshold, "duplicate score"

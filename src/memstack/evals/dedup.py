@@ -285,23 +285,27 @@ def calibrate_cross_threshold(
     *,
     min_precision: float = 0.80,
     min_cosine: float = 0.40,
-) -> tuple[float, list[str]]:
-    """The cross-encoder threshold of the production rule from out-of-sample scores of labelled pairs.
+    blends: Sequence[float] = (0.0,),
+) -> tuple[float, float, list[str]]:
+    """The cross-encoder step's ``(blend, threshold)`` from out-of-sample scores of labelled pairs.
 
     ``scores``: the model's scores of ``pairs`` from a model that did not train on them (held-out or out-of-fold).
     The rule's gates apply as in production (``params``' update and word-order gates, no score below
-    ``min_cosine``); the threshold is the one with the best F1 among those whose precision is ≥ ``min_precision``.
+    ``min_cosine``); for each blend of the model's score with ``params``' feature probability
+    (:meth:`CrossParams.combine`), the threshold with the best F1 among those whose precision is ≥
+    ``min_precision``; the best blend wins.
     """
     if len(pairs) < 50 or sum(p.duplicate for p in pairs) < 10:
         raise InputError("calibration needs at least 50 pairs with 10 duplicates; pass a larger --data file")
-    probe = DedupRule(replace(params, cross=None))
+    features = replace(params, cross=None)
+    probe = DedupRule(features)
+    feats = [pair_features(p.s1, p.s2, float(c)) for p, c in zip(pairs, cosines, strict=True)]
     y = np.array([p.duplicate for p in pairs], dtype=np.float64)
     cos = np.asarray(cosines, dtype=np.float64)
     gated = np.array(
         [
-            probe.contradiction(p.s1, p.s2, float(c)) is not None
-            or pair_features(p.s1, p.s2, float(c)).swapped(params.min_order)
-            for p, c in zip(pairs, cosines, strict=True)
+            probe.contradiction(p.s1, p.s2, float(c)) is not None or f.swapped(params.min_order)
+            for p, c, f in zip(pairs, cosines, feats, strict=True)
         ]
     )
     eligible = ~gated & (cos >= min_cosine)
@@ -310,16 +314,32 @@ def calibrate_cross_threshold(
         f"{len(pairs)} pairs, {int(y.sum())} duplicates; {lost} duplicates have a cosine below {min_cosine:.2f} "
         f"(never scored), {int(np.sum(gated & (y == 1)))} are kept apart by the update / word-order gates"
     ]
-    x = np.asarray(scores, dtype=np.float64)
-    best = _best_threshold(x, eligible, y, np.round(np.arange(0.30, 1.0, 0.01), 2), min_precision)
-    if best is None:
+    model = np.asarray(scores, dtype=np.float64)
+    prob = np.array([features.probability(f) for f in feats])
+    grid = np.round(np.arange(0.30, 1.0, 0.01), 2)
+    chosen: tuple[float, tuple[float, float, float, float]] | None = None
+    for blend in blends:
+        x = (1.0 - blend) * model + blend * prob
+        best = _best_threshold(x, eligible, y, grid, min_precision)
+        if best is None:
+            lines.append(f"blend {blend:.2f}: no threshold reaches precision {min_precision:.2f}")
+            continue
+        lines.append(
+            f"blend {blend:.2f}: best F1 {best[1]:.3f} at threshold {best[0]:.2f} (precision {best[2]:.3f}, "
+            f"recall {best[3]:.3f})"
+        )
+        if chosen is None or best[1] > chosen[1][1]:
+            chosen = (float(blend), best)
+    if chosen is None:
         raise InputError(f"no threshold reaches precision {min_precision} on these scores; lower --min-precision")
-    lines.append("trade-off (threshold: precision / recall / F1):")
+    blend, best = chosen
+    x = (1.0 - blend) * model + blend * prob
+    lines.append(f"trade-off at blend {blend:.2f} (threshold: precision / recall / F1):")
     for t in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9):
         s = binary_scores(list(eligible & (x >= t)), list(y == 1))
         lines.append(f"  {t:.2f}: {s.precision:.3f} / {s.recall:.3f} / {s.f1:.3f}")
     lines.append(
-        f"threshold = {best[0]:.2f}: best F1 {best[1]:.3f} with precision {best[2]:.3f} ≥ {min_precision:.2f} "
-        f"(recall {best[3]:.3f})"
+        f"blend = {blend:.2f}, threshold = {best[0]:.2f}: best F1 {best[1]:.3f} with precision {best[2]:.3f} ≥ "
+        f"{min_precision:.2f} (recall {best[3]:.3f})"
     )
-    return best[0], lines
+    return blend, best[0], lines
