@@ -2,10 +2,13 @@
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from click.testing import CliRunner
 
@@ -17,13 +20,22 @@ from memstack.capture.crossencoder import (
     shared_cross_encoder,
     shipped_model,
 )
-from memstack.capture.dedup import CALIBRATED, DedupAction, DedupRule, params_for
+from memstack.capture.dedup import (
+    CALIBRATED,
+    CrossParams,
+    DedupAction,
+    DedupParams,
+    DedupRule,
+    pair_features,
+    params_for,
+)
 from memstack.cli import main
 from memstack.embed import get_embedder
 from memstack.errors import ConfigError
 from memstack.types import Category, Memory, ScoredMemory, Source
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
+FEATURES = replace(CALIBRATED["local:minilm"], cross=None)  # the feature rule alone
 Cosine = Callable[[str, str], float]
 
 
@@ -155,3 +167,74 @@ def test_eval_dedup_json_contract_with_the_cross_encoder(tmp_path: Path) -> None
     cross = CALIBRATED["local:minilm"].cross
     assert cross is not None and last["threshold"] == cross.threshold
     assert last["precision"] == 1.0 and last["recall"] == 1.0  # the hand-written pairs above are all right
+
+
+class TableScorer:
+    """A stand-in model: fixed scores per pair, and a record of the batches it was asked for."""
+
+    def __init__(self, table: dict[tuple[str, str], float]) -> None:
+        self.table = table
+        self.batches: list[list[tuple[str, str]]] = []
+
+    @property
+    def name(self) -> str:
+        return "table"
+
+    def score_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        self.batches.append(list(pairs))
+        return np.array([self.table.get(p, 0.0) for p in pairs], dtype=np.float32)
+
+    async def score(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
+        return await asyncio.to_thread(self.score_sync, pairs)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def with_cross(threshold: float = 0.8, blend: float = 0.0) -> DedupParams:
+    return replace(FEATURES, cross=CrossParams("table.onnx", threshold, min_cosine=0.4, blend=blend))
+
+
+async def test_the_model_score_decides_duplicates_in_one_batch_per_candidate() -> None:
+    scorer = TableScorer(
+        {("User is vegetarian", "User is a vegetarian"): 0.95, ("User is vegetarian", "User enjoys long walks"): 0.1}
+    )
+    rule = DedupRule(with_cross(), scorer)
+    nearest = [
+        ScoredMemory(memory("mem_walks", "User enjoys long walks"), 0.70),
+        ScoredMemory(memory("mem_veg", "User is a vegetarian"), 0.65),
+        ScoredMemory(memory("mem_far", "User owns a red bicycle"), 0.20),  # below min_cosine: never scored
+    ]
+    decision = await rule.adecide("User is vegetarian", nearest)
+    assert decision.action is DedupAction.DUPLICATE and decision.existing_id == "mem_veg", decision.reason
+    assert "cross-encoder score 0.95" in decision.reason
+    veg = "User is vegetarian"
+    assert scorer.batches == [[(veg, "User enjoys long walks"), (veg, "User is a vegetarian")]]
+    assert rule.decide("User is vegetarian", nearest) == decision  # the blocking path agrees
+    low = await DedupRule(with_cross(threshold=0.99), scorer).adecide("User is vegetarian", nearest)
+    assert low.action is DedupAction.NEW and low.existing_id is None and "< 0.99" in low.reason
+
+
+async def test_updates_and_word_swaps_are_decided_before_and_despite_the_model() -> None:
+    swap = ("Bob's brother is Alice", "Alice's brother is Bob")
+    scorer = TableScorer({swap: 1.0, ("User hates spicy food", "User loves spicy food"): 1.0})
+    rule = DedupRule(with_cross(), scorer)
+    action, _, reason = rule.judge(*swap, 0.97)
+    assert action is DedupAction.NEW and "another order" in reason
+    update = await rule.adecide("User hates spicy food", [ScoredMemory(memory("m", "User loves spicy food"), 0.9)])
+    assert update.action is DedupAction.UPDATE and update.existing_id == "m"
+    assert len(scorer.batches) == 1  # the update needed no model call
+
+
+def test_the_blend_mixes_the_model_score_with_the_feature_probability() -> None:
+    pair = ("User likes green tea", "User likes green tea a lot")
+    f = pair_features(*pair, 0.9)
+    blended = DedupRule(with_cross(threshold=0.0, blend=0.5), TableScorer({pair: 0.2}))
+    _, prob, _ = blended.judge(*pair, 0.9)
+    assert prob == pytest.approx(0.5 * 0.2 + 0.5 * FEATURES.probability(f))
+
+
+def test_without_a_model_the_feature_rule_decides() -> None:
+    rule = DedupRule(FEATURES)
+    assert rule.scorer is None and not rule.needs_score(0.99)
+    assert params_for("local:minilm", cross=False).cross is None
