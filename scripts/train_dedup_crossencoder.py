@@ -367,6 +367,32 @@ def cmd_score_onnx(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_eval_onnx(args: argparse.Namespace) -> None:
+    """``memstack eval dedup`` with an exported model that is not installed: the production rule for
+    ``local:minilm`` with this model, ``--threshold`` and ``--blend`` as its cross-encoder step (the same
+    :func:`memstack.evals.dedup.evaluate`; the last line is the same JSON contract). Needs memstack, not torch."""
+    import asyncio
+    import json
+    from dataclasses import replace
+
+    from memstack.capture.crossencoder import CrossEncoder
+    from memstack.capture.dedup import CALIBRATED, CrossParams, DedupRule
+    from memstack.embed import get_embedder
+    from memstack.evals import dedup as ev
+
+    pairs = ev.load_pairs(args.data, args.format)
+    emb = get_embedder("local:minilm")
+    cosines = asyncio.run(ev.embed_pairs(emb, pairs, show_progress=False))
+    cross = CrossParams(args.model.name, args.threshold, args.min_cosine, args.blend)
+    rule = DedupRule(replace(CALIBRATED["local:minilm"], cross=cross), CrossEncoder(args.model))
+    started = time.perf_counter()
+    result = ev.evaluate(rule, pairs, [float(c) for c in cosines])
+    detail = result.pop("detail")
+    log(json.dumps({k: detail[k] for k in ("model", "positives", "tp", "fp", "fn", "updates", "word_swaps")}))
+    log(f"scored and judged {len(pairs)} pairs in {time.perf_counter() - started:.0f} s (blend {args.blend})")
+    log(json.dumps(result))
+
+
 def cmd_train(args: argparse.Namespace) -> None:
     a, b, scores = load_stsb(args.data)
     started = time.perf_counter()
@@ -441,7 +467,7 @@ def agreement(model: Any, tok: Any, fp32: Path, int8: Path, a: list[str], b: lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("cv", "calibrate", "score-onnx", "train"):
+    for name in ("cv", "calibrate", "score-onnx", "eval-onnx", "train"):
         p = sub.add_parser(name)
         p.add_argument("--data", type=Path, required=True, help="STS-B train CSV (s1,s2,score; no header)")
         p.add_argument("--epochs", type=int, default=3)
@@ -468,16 +494,27 @@ def main() -> None:
         "--fold", type=int, default=1, help="the held-out fold (1: as --max-folds 1)"
     )
     sub.choices["score-onnx"].add_argument("--out", type=Path, required=True)
+    sub.choices["eval-onnx"].add_argument("--model", type=Path, required=True, help="an exported ONNX model")
+    sub.choices["eval-onnx"].add_argument("--format", choices=["stsb", "paws"], default="stsb")
+    sub.choices["eval-onnx"].add_argument("--threshold", type=float, required=True)
+    sub.choices["eval-onnx"].add_argument("--blend", type=float, default=0.0)
+    sub.choices["eval-onnx"].add_argument("--min-cosine", type=float, default=0.40)
     sub.choices["train"].add_argument("--out", type=Path, required=True)
     sub.choices["train"].add_argument("--threshold", type=float, default=0.7, help="for the agreement check")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if args.command not in ("calibrate", "score-onnx"):
+    if args.command not in ("calibrate", "score-onnx", "eval-onnx"):
         import torch
 
         torch.set_num_threads(args.threads)
         torch.set_num_interop_threads(1)
-    commands = {"cv": cmd_cv, "calibrate": cmd_calibrate, "score-onnx": cmd_score_onnx, "train": cmd_train}
+    commands = {
+        "cv": cmd_cv,
+        "calibrate": cmd_calibrate,
+        "score-onnx": cmd_score_onnx,
+        "eval-onnx": cmd_eval_onnx,
+        "train": cmd_train,
+    }
     commands[args.command](args)
 
 

@@ -24,6 +24,12 @@ PAWS-Wiki dev) prints precision / recall / F1 and, in its ``detail`` line, the w
 this rule. With MiniLM the rule keeps precision above 0.80 on STS-B dev at recall 0.375 (F1 0.518); no variant
 calibrated on STS-B train alone reached F1 0.70 at that precision (a head on the frozen vectors, token alignment
 features and a small MLP were tried), so the threshold stays on the precision side.
+
+A cross-encoder step can take over the duplicate decision (:class:`CrossParams`: the model's score, optionally
+blended with the feature probability, against its own threshold; the update and word-order gates stay first). It
+is off today: the MiniLM cross-encoder fine-tuned on STS-B train within this machine's budget did not beat the
+feature rule on held-out train pairs (``memstack/capture/data/README.md``), so no model ships and
+:func:`params_for` returns the feature rule.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from types import MappingProxyType
 
-from memstack.capture.crossencoder import MODEL_FILE, PairScorer, shared_cross_encoder, shipped_model
+from memstack.capture.crossencoder import PairScorer, shared_cross_encoder, shipped_model
 from memstack.capture.text import NEGATIONS, STOPWORDS, content_stems, is_value, stem, tokens, values
 from memstack.store.base import MemoryIndex
 from memstack.types import MemoryFilter, ScoredMemory, UserRef, Vector
@@ -177,12 +183,7 @@ CALIBRATED: Mapping[str, DedupParams] = MappingProxyType(
             min_order=0.83,
             update_cosine=0.57,
             derivation="memstack eval dedup --calibrate on STS-B train (5,749 pairs): CV F1 0.528 at precision 0.807",
-            cross=CrossParams(
-                model=MODEL_FILE,
-                threshold=0.70,
-                min_cosine=0.40,
-                derivation="PLACEHOLDER",
-            ),
+            # no cross-encoder step: no model ships (memstack/capture/data/README.md says why)
         ),
     }
 )
