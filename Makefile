@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean chromium screenshots
+
+CHROMIUM := /usr/bin/chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +25,26 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy src
 
+# The web UI tests drive Debian's Chromium. Without it they fail (never skip) with the command to run.
 test: lint
+	@$(MAKE) --no-print-directory chromium || echo "make chromium failed: the web UI tests (tests/ui) will fail" >&2
 	$(BIN)/pytest -q
+
+# Debian's chromium for the web UI tests and screenshots: installed with apt-get when missing and we are root.
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium with apt-get (for the web UI tests)"; \
+	    export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q chromium; \
+	  else \
+	    echo "$(CHROMIUM) is missing and only root can install it: sudo apt-get install -y chromium" >&2; exit 1; \
+	  fi; \
+	fi
+	@test -x $(CHROMIUM)
+
+# The three views of the web UI at 1280x800, as PNG files in docs/ (linked from the README).
+screenshots: $(STAMP) chromium
+	$(BIN)/python tests/ui/screenshots.py docs
 
 bench: $(STAMP)
 	$(BIN)/memstack bench context --json
@@ -34,6 +54,8 @@ bench: $(STAMP)
 	$(BIN)/memstack bench retrieval --backend postgres --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1 --per-user 100000 --queries 200 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1 --per-user 100000 --queries 200 --k 10 --json
+	$(BIN)/memstack bench http --json
+	$(BIN)/memstack bench http --queries 0 --json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -5,6 +5,8 @@ branch they can handle; ``MemstackError`` catches all of them::
 
     MemstackError
     ├── ConfigError              bad settings, missing extra, unknown model string
+    │   └── ReembedInProgress    the store is half-way through `memstack reembed` to another model
+    ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
     │   └── NotFound             unknown user, memory, session, context or agent
@@ -36,10 +38,12 @@ __all__ = [
     "OverrideViolation",
     "ProviderError",
     "ProviderTimeout",
+    "ReembedInProgress",
     "SessionConflict",
     "StoreBusy",
     "StoreError",
     "StoreUnavailable",
+    "Unauthorized",
 ]
 
 
@@ -49,6 +53,22 @@ class MemstackError(Exception):
 
 class ConfigError(MemstackError):
     """A setting is missing or invalid, or an optional dependency is not installed."""
+
+
+class ReembedInProgress(ConfigError):
+    """The store is being re-embedded with another model; it opens again for normal use once that has finished."""
+
+    def __init__(self, where: str, embedder: str, dim: int) -> None:
+        super().__init__(
+            f"a reembed of {where} to {embedder!r} ({dim}-d) is in progress: run `memstack reembed` to finish it "
+            "(or `memstack reembed --abort` to go back to the previous model)"
+        )
+        self.embedder = embedder
+        self.dim = dim
+
+
+class Unauthorized(MemstackError):
+    """The request carries no API key, or one that is unknown or revoked."""
 
 
 class InputError(MemstackError):

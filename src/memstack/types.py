@@ -22,6 +22,8 @@ from memstack.errors import InputError
 __all__ = [
     "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
+    "AgentRecord",
+    "ApiKey",
     "ArchiveHit",
     "ArchivedTurn",
     "Artifact",
@@ -53,6 +55,7 @@ __all__ = [
     "MemoryUsage",
     "NewMemory",
     "RawMessage",
+    "ReembedResult",
     "Route",
     "ScoredMemory",
     "SessionState",
@@ -317,6 +320,23 @@ class MemoryUsage:
         return None if self.limit is None else max(self.limit - self.active, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class ReembedResult:
+    """What ``memstack reembed`` did: the model the store uses now and the one it came from, how many vectors this
+    run embedded (``resumed``: how many an interrupted run had already staged) in how many batches, and whether
+    the store switched (``False`` when it already used that model)."""
+
+    embedder: str
+    dim: int
+    from_embedder: str | None
+    from_dim: int | None
+    vectors: int
+    batches: int
+    seconds: float
+    resumed: int = 0
+    switched: bool = True
+
+
 class Layer(IntEnum):
     """The context stack. Order is authority and trim priority (DESIGN §2)."""
 
@@ -463,6 +483,38 @@ class Artifact:
     index: int = 0
     session_id: str = ""
     created_at: datetime | None = None
+
+
+# --- tenants: API keys and stored agent definitions ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An API key's record. The secret is shown once when the key is created; only its SHA-256 is stored.
+
+    ``id`` (``key_…``) is public: list and revoke by it. ``prefix`` is the start of the secret, to recognise a key."""
+
+    id: str
+    tenant: str
+    name: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """An agent definition stored for one tenant: the plain (YAML/JSON) values ``memstack.context`` loads."""
+
+    tenant: str
+    name: str
+    definition: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
 
 
 class TurnStatus(StrEnum):

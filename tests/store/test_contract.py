@@ -309,6 +309,14 @@ async def test_cosine_ignores_vector_length(store: Store, vecs) -> None:
     assert hit.memory.id == memory.id and hit.score == pytest.approx(1.0, abs=1e-4)
 
 
+async def test_finite_vectors_too_large_to_square_keep_their_direction(store: Store, vecs) -> None:
+    v = vecs.one()
+    huge = v / np.abs(v).max() * np.float32(1e30)  # squaring these overflows float32
+    (one,) = await store.memories.add_many(ALICE, [NewMemory("huge")], huge[None, :])
+    (hit,) = await store.index.nearest(ALICE, huge, 1)
+    assert hit.memory.id == one.id and hit.score == pytest.approx(1.0, abs=1e-4)
+
+
 # -- text search -----------------------------------------------------------------------------------------------------
 
 

@@ -15,20 +15,28 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
+    from memstack.bench.http import add_bench as add_http_bench
     from memstack.cli import capture, chat, context
     from memstack.cli.bench import bench
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group
+    from memstack.cli.keys import keys
     from memstack.cli.memories import memories
+    from memstack.cli.reembed import reembed
+    from memstack.cli.serve import serve
     from memstack.cli.sessions import sessions
 
     main.add_command(bench)
     main.add_command(eval_group)
     main.add_command(memories)
+    main.add_command(keys)
+    main.add_command(serve)
     main.add_command(context.context)
     context.add_bench(main)
+    add_http_bench(main)
     main.add_command(sessions)
     main.add_command(demo)
+    main.add_command(reembed)
     capture.register(main)  # after the groups it adds to
     chat.register(main)
 

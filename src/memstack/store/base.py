@@ -9,11 +9,16 @@ Writes are transactions: on any failure nothing is half-written and a :class:`~m
 from __future__ import annotations
 
 import builtins
+import hashlib
+import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
+from memstack.errors import InputError
 from memstack.types import (
+    AgentRecord,
+    ApiKey,
     ArchivedTurn,
     ArchiveHit,
     Artifact,
@@ -36,15 +41,21 @@ from memstack.types import (
 )
 
 __all__ = [
+    "API_KEY_PREFIX",
     "DEFAULT_LEASE_S",
+    "AgentStore",
     "ContextStore",
     "HeldLock",
     "JobStore",
+    "KeyStore",
     "MemoryIndex",
     "MemoryStore",
     "SessionArchive",
     "SessionStore",
     "Store",
+    "check_name",
+    "hash_api_key",
+    "new_api_key",
 ]
 
 
@@ -297,6 +308,71 @@ class JobStore(Protocol):
         ...
 
 
+# -- tenants: API keys and agent definitions ---------------------------------------------------------------------------
+
+#: Every secret starts with this, so a leaked key is recognisable (and secret scanners can be taught it).
+API_KEY_PREFIX = "msk_"
+
+
+def new_api_key() -> str:
+    """A fresh secret: ``msk_`` + 40 characters (240 random bits, URL-safe)."""
+    return API_KEY_PREFIX + secrets.token_urlsafe(30)
+
+
+def check_name(kind: str, value: str) -> str:
+    """Tenant, key and agent names for the stores: 1-200 printable characters (an empty key name is allowed)."""
+    if not isinstance(value, str) or len(value) > 200 or not value.isprintable() or (kind != "key name" and not value):
+        raise InputError(f"{kind} must be 1-200 printable characters, got {value!r}")
+    return value
+
+
+def hash_api_key(secret: str) -> str:
+    """What a store keeps instead of the secret. A plain SHA-256 is enough: the secret is random, not a password."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys: each scopes every request made with it to one tenant. Only hashes are stored."""
+
+    async def create(self, tenant: str, *, name: str = "") -> tuple[ApiKey, str]:
+        """A new key for ``tenant``: its record and the secret, which is never available again."""
+        ...
+
+    async def authenticate(self, secret: str) -> ApiKey | None:
+        """The active key whose secret this is; ``None`` for an unknown or revoked one."""
+        ...
+
+    async def list(self, tenant: str | None = None, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        """Keys of one tenant (every tenant when ``None``), oldest first."""
+        ...
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        """Revoke by public id (``key_…``); ``NotFound`` if there is no such key. Revoking twice is harmless."""
+        ...
+
+
+@runtime_checkable
+class AgentStore(Protocol):
+    """Agent definitions stored per tenant (the plain values of an agent YAML), by name."""
+
+    async def put(self, tenant: str, name: str, definition: dict[str, Any]) -> AgentRecord:
+        """Create or replace; the caller validates the definition first."""
+        ...
+
+    async def get(self, tenant: str, name: str) -> AgentRecord:
+        """``NotFound`` if this tenant has no agent of that name."""
+        ...
+
+    async def list(self, tenant: str) -> builtins.list[AgentRecord]:
+        """The tenant's agents by name."""
+        ...
+
+    async def delete(self, tenant: str, name: str) -> None:
+        """``NotFound`` if this tenant has no agent of that name."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -305,6 +381,12 @@ class Store(Protocol):
 
     @property
     def index(self) -> MemoryIndex: ...
+
+    @property
+    def keys(self) -> KeyStore: ...
+
+    @property
+    def agents(self) -> AgentStore: ...
 
     @property
     def contexts(self) -> ContextStore: ...

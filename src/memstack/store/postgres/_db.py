@@ -9,6 +9,7 @@ JIT compilation is off (it only adds latency to short per-user statements like t
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -17,7 +18,7 @@ import psycopg
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
-from memstack.errors import MemstackError, MigrationError, StoreError, StoreUnavailable
+from memstack.errors import ConfigError, MemstackError, MigrationError, StoreError, StoreUnavailable
 
 __all__ = ["Database", "VectorCodec", "connect", "describe_url", "map_error"]
 
@@ -76,12 +77,22 @@ def map_error(exc: BaseException, where: str) -> MemstackError:
             f"the memstack schema in {where} is missing or incomplete ({_reason(exc)}); "
             "open the store again so its migrations run, or check that the URL names the right database"
         )
+    if state == "22000" and _DIMENSIONS.search(str(exc)):
+        return ConfigError(
+            f"the vectors in {where} have another dimension than this process's embedder ({_reason(exc)}): the store "
+            "was switched to another model with `memstack reembed`; restart this process with the MEMSTACK_EMBEDDER "
+            "the store now holds (opening it with the old one says which)"
+        )
     if state == "42501":
         return StoreError(
             f"PostgreSQL refused the operation: {_reason(exc)}; grant the memstack role rights on its tables"
         )
     return StoreError(f"PostgreSQL failed: {_reason(exc)}; the operation was rolled back and nothing was changed")
 
+
+#: pgvector's messages for a vector of the wrong length ("different vector dimensions 256 and 384",
+#: "expected 256 dimensions, not 384").
+_DIMENSIONS = re.compile(r"vector dimensions|expected \d+ dimensions")
 
 #: Server states meaning it is going away or not accepting connections (admin/crash shutdown, starting up).
 _GONE = frozenset({"57P01", "57P02", "57P03"})

@@ -9,8 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from memstack.errors import DimensionMismatch, InputError
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef, Vector
+from memstack.store._checks import (
+    COLUMNS,
+    check_actor,
+    check_agent,
+    check_k,
+    parse_category,
+    parse_source,
+    unit_matrix,
+    unit_vector,
+)
+from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
 
 __all__ = [
     "COLUMNS",
@@ -28,11 +37,6 @@ __all__ = [
     "utc",
 ]
 
-#: Columns of ``memories`` that make a :class:`Memory` (without its embedding), in ``memory_from_row`` order.
-COLUMNS = (
-    "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
-    "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids"
-)
 N_COLUMNS = len(COLUMNS.split(","))
 
 _WORD = re.compile(r"\w+")
@@ -62,68 +66,6 @@ def text_query(text: str, *, any_word: bool) -> str | None:
     if not words:
         return None
     return (" | " if any_word else " & ").join(f"'{w}'" for w in words)
-
-
-def check_k(k: int) -> int:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k must be a whole number of at least 1, got {k!r}")
-    return k
-
-
-def check_actor(actor: str) -> str:
-    if not isinstance(actor, str) or not actor or len(actor) > 50 or not actor.isprintable():
-        raise InputError(f"actor must be 1-50 printable characters such as 'user', 'ai' or 'system', got {actor!r}")
-    return actor
-
-
-def check_agent(agent_id: str | None) -> None:
-    if agent_id is not None and (
-        not isinstance(agent_id, str) or not agent_id or len(agent_id) > 200 or not agent_id.isprintable()
-    ):
-        raise InputError(f"agent_id must be 1-200 printable characters or None, got {agent_id!r}")
-
-
-def parse_category(value: object) -> Category:
-    return value if isinstance(value, Category) else Category.parse(str(value))
-
-
-def parse_source(value: object) -> Source:
-    try:
-        return Source(str(value).strip().lower())
-    except ValueError:
-        allowed = ", ".join(s.value for s in Source)
-        raise InputError(f"unknown memory source {value!r}; use one of: {allowed}") from None
-
-
-def unit_vector(vector: Any, dim: int) -> Vector:
-    """``vector`` as one unit-length float32 row of length ``dim``; wrong shapes and non-finite values are refused."""
-    arr = np.asarray(vector, dtype=np.float32)
-    if arr.ndim == 2 and arr.shape[0] == 1:
-        arr = arr[0]
-    if arr.ndim != 1:
-        raise InputError(f"expected one vector of {dim} numbers, got an array of shape {arr.shape}")
-    if arr.shape[0] != dim:
-        raise DimensionMismatch(dim, int(arr.shape[0]))
-    row: Vector = unit_matrix(arr[None, :], dim)[0]
-    return row
-
-
-def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
-    """``matrix`` as unit-length float32 rows (exactly ``rows`` of them when given)."""
-    arr = np.asarray(matrix, dtype=np.float32)
-    if arr.ndim != 2:
-        raise InputError(f"expected a matrix with one {dim}-d vector per row, got shape {arr.shape}")
-    if arr.shape[1] != dim:
-        raise DimensionMismatch(dim, int(arr.shape[1]))
-    if rows is not None and arr.shape[0] != rows:
-        raise InputError(f"got {arr.shape[0]} vectors for {rows} memories; pass exactly one vector per memory")
-    if not np.isfinite(arr).all():
-        raise InputError("vector contains NaN or infinite values; check the embedder's output")
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise InputError("vector is all zeros and has no direction; embed some text first")
-    out: Vector = np.ascontiguousarray(arr / norms, dtype=np.float32)
-    return out
 
 
 def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> Memory:

@@ -30,7 +30,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from memstack.errors import ConfigError, MigrationError, StoreUnavailable
+from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
 
@@ -172,16 +174,22 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
     ("0004_sessions", migrate_sessions),
+    *KEY_MIGRATIONS,
+    ("0010_reembed", migrate_reembed),
 ]
 
 
-async def prepare(conn: psycopg.AsyncConnection[Any], *, dim: int, embedder: str, where: str) -> None:
-    """Make sure pgvector is there, migrate, and check the embedding model (under the migration lock)."""
+async def prepare(
+    conn: psycopg.AsyncConnection[Any], *, dim: int, embedder: str, where: str, check_model: bool = True
+) -> None:
+    """Make sure pgvector is there, migrate, and check the embedding model (under the migration lock);
+    ``check_model=False`` (``memstack reembed``) leaves the model alone."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
     try:
         await _ensure_pgvector(conn, where)
         await _migrate(conn, dim)
-        await _check_model(conn, dim, embedder, where)
+        if check_model:
+            await _check_model(conn, dim, embedder, where)
     finally:
         await conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
 
@@ -234,6 +242,8 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
 
 
 async def _check_model(conn: psycopg.AsyncConnection[Any], dim: int, embedder: str, where: str) -> None:
+    if (target := await reembed_target(conn)) is not None:
+        raise ReembedInProgress(where, *target)
     await conn.execute(
         "INSERT INTO memstack_meta (key, value) VALUES ('embedder', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
         (embedder, str(dim)),

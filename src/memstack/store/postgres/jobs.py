@@ -18,6 +18,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, NotFound
+from memstack.store._checks import check_job_name, check_lease_s
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.postgres._db import Database
 from memstack.types import Job, JobStatus, new_id
@@ -58,18 +59,6 @@ def _job(row: tuple[Any, ...]) -> Job:
     )
 
 
-def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 500 or not value.isprintable():
-        raise InputError(f"a job's {what} must be 1-500 printable characters, got {value!r}")
-    return value
-
-
-def _check_lease(lease_s: float) -> float:
-    if not lease_s > 0:
-        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s}")
-    return float(lease_s)
-
-
 class PgJobs:
     """Jobs in PostgreSQL; see :class:`~memstack.store.base.JobStore`."""
 
@@ -86,11 +75,11 @@ class PgJobs:
         owner: str | None = None,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> Job:
-        _check_name(kind, "kind")
-        _check_name(key, "key")
+        check_job_name(kind, "kind")
+        check_job_name(key, "key")
         if owner is not None:
-            _check_name(owner, "owner")
-        lease = _check_lease(lease_s)
+            check_job_name(owner, "owner")
+        lease = check_lease_s(lease_s)
         body = _json(payload, "payload")
         status = JobStatus.RUNNING if owner is not None else JobStatus.PENDING
         async with self._db.connection() as conn:
@@ -114,9 +103,9 @@ class PgJobs:
         if limit < 1:
             raise InputError(f"limit must be at least 1, got {limit}")
         if kind is not None:
-            _check_name(kind, "kind")
-        who = _check_name(owner, "owner") if owner is not None else new_id("worker")
-        lease = _check_lease(lease_s)
+            check_job_name(kind, "kind")
+        who = check_job_name(owner, "owner") if owner is not None else new_id("worker")
+        lease = check_lease_s(lease_s)
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 "UPDATE jobs SET status = 'running', owner = %s, lease_until = now() + make_interval(secs => %s), "
@@ -133,7 +122,7 @@ class PgJobs:
 
     async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
         body = _json(state, "state")
-        lease = _check_lease(lease_s)
+        lease = check_lease_s(lease_s)
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 "UPDATE jobs SET state = %s, lease_until = CASE WHEN status = 'running' "

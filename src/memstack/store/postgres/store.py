@@ -23,6 +23,7 @@ from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.contexts import PgContexts
 from memstack.store.postgres.jobs import PgJobs
+from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
 from memstack.types import UserRef
 
@@ -40,6 +41,8 @@ class PostgresStore:
         self._memories = PgMemories(db, self._ann, dim)
         self._index = PgIndex(db, self._ann, dim)
         self._contexts = PgContexts(db)
+        self._keys = PgKeys(db)
+        self._agents = PgAgents(db)
         self._jobs = PgJobs(db)
         self._sessions = PgSessions(db)
         self._archive = PgSessionArchive(db)
@@ -96,6 +99,14 @@ class PostgresStore:
     @property
     def index(self) -> PgIndex:
         return self._index
+
+    @property
+    def keys(self) -> PgKeys:
+        return self._keys
+
+    @property
+    def agents(self) -> PgAgents:
+        return self._agents
 
     @property
     def contexts(self) -> PgContexts:

@@ -16,13 +16,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from memstack.errors import InputError, NotFound, StoreError
+from memstack.errors import ConfigError, NotFound, StoreError
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector
 
-__all__ = ["Core", "check_actor", "check_agent", "opt_ts", "user_key", "utc"]
+__all__ = ["Core", "opt_ts", "user_key", "utc"]
 
 T = TypeVar("T")
 
@@ -38,17 +38,6 @@ def opt_ts(value: datetime | None) -> str | None:
 def utc(value: datetime | None) -> datetime | None:
     """As stored: UTC, microseconds (naive values are taken as UTC)."""
     return datetime.fromisoformat(to_ts(value)) if value is not None else None
-
-
-def check_actor(actor: str) -> str:
-    if not isinstance(actor, str) or not actor or len(actor) > 50 or not actor.isprintable():
-        raise InputError(f"actor must be 1-50 printable characters such as 'user', 'ai' or 'system', got {actor!r}")
-    return actor
-
-
-def check_agent(agent_id: str | None) -> None:
-    if agent_id is not None and (not agent_id or len(agent_id) > 200 or not agent_id.isprintable()):
-        raise InputError(f"agent_id must be 1-200 printable characters or None, got {agent_id!r}")
 
 
 class Core:
@@ -94,9 +83,22 @@ class Core:
         version = data_version(conn)
         if version == self.main_seen:
             return False
-        self.main_seen = version
         self.vectors.clear()
+        self._check_model(conn)  # raises again on every later call: ``main_seen`` stays behind
+        self.main_seen = version
         return True
+
+    def _check_model(self, conn: sqlite3.Connection) -> None:
+        """Database thread: refuse to go on once another process switched the file to another embedding model
+        (``memstack reembed``): its vectors no longer fit this process's queries."""
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
+        if meta.get("embedder") == self.embedder and meta.get("dim") == str(self.dim):
+            return
+        raise ConfigError(
+            f"{self.db.path} was switched to the embedder {meta.get('embedder')!r} ({meta.get('dim')}-d) by "
+            f"`memstack reembed` while this process was using {self.embedder!r} ({self.dim}-d); restart it with "
+            f"MEMSTACK_EMBEDDER={meta.get('embedder')}"
+        )
 
     def watch_version(self) -> int | None:
         """Any thread: moves whenever anyone (this store included) committed since the last call; ``None`` when

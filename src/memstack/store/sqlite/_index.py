@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import InputError, NotFound
+from memstack.store._checks import check_agent
 from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, check_agent, user_key
+from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import (
     CATEGORY_CODES,

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import InputError, LimitReached
+from memstack.store._checks import check_actor, check_agent
 from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, check_actor, check_agent, opt_ts, user_key, utc
+from memstack.store.sqlite._core import Core, opt_ts, user_key, utc
 from memstack.store.sqlite._rows import (
     CATEGORY_CODES,
     fts_owner,

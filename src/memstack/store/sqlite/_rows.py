@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from memstack.errors import DimensionMismatch, InputError
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef, Vector
+from memstack.store._checks import COLUMNS, parse_category, parse_source, unit_matrix, unit_vector
+from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
 
 __all__ = [
     "CATEGORY_CODES",
@@ -29,12 +29,6 @@ __all__ = [
     "unit_matrix",
     "unit_vector",
 ]
-
-#: Columns of ``memories`` that make a :class:`Memory` (without the embedding), in ``memory_from_row`` order.
-COLUMNS = (
-    "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
-    "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids"
-)
 
 #: Small integer per category, used by the in-memory vector cache for filtering.
 CATEGORY_CODES: dict[Category, int] = {c: i for i, c in enumerate(Category)}
@@ -68,62 +62,6 @@ def fts_match(user: UserRef, text: str, *, any_word: bool) -> str | None:
         return None
     joined = (" OR " if any_word else " AND ").join(f'"{w}"' for w in dict.fromkeys(words))
     return f"fts_owner : {fts_owner(user)} AND content : ({joined})"
-
-
-def parse_category(value: object) -> Category:
-    if isinstance(value, Category):
-        return value
-    return Category.parse(str(value))
-
-
-def parse_source(value: object) -> Source:
-    if isinstance(value, Source):
-        return value
-    try:
-        return Source(str(value).strip().lower())
-    except ValueError:
-        allowed = ", ".join(s.value for s in Source)
-        raise InputError(f"unknown memory source {value!r}; use one of: {allowed}") from None
-
-
-def unit_vector(vector: Any, dim: int) -> Vector:
-    """``vector`` as a unit-length float32 row of length ``dim``; wrong shapes and non-finite values are refused."""
-    arr = np.asarray(vector, dtype=np.float32)
-    if arr.ndim == 2 and arr.shape[0] == 1:
-        arr = arr[0]
-    if arr.ndim != 1:
-        raise InputError(f"expected one vector of {dim} numbers, got an array of shape {arr.shape}")
-    if arr.shape[0] != dim:
-        raise DimensionMismatch(dim, int(arr.shape[0]))
-    with np.errstate(over="ignore", invalid="ignore"):
-        norm = math.sqrt(float(arr @ arr))
-    if not math.isfinite(norm):  # NaN or inf in the vector, or finite values too large to square in float32
-        if not np.isfinite(arr).all():
-            raise InputError("vector contains NaN or infinite values; check the embedder's output")
-        arr = arr / np.abs(arr).max()
-        norm = math.sqrt(float(arr @ arr))
-    if norm == 0.0:
-        raise InputError("vector is all zeros and has no direction; embed some text first")
-    out: Vector = arr / np.float32(norm)
-    return out
-
-
-def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
-    """``matrix`` as unit-length float32 rows (``rows`` of them when given)."""
-    arr = np.asarray(matrix, dtype=np.float32)
-    if arr.ndim != 2:
-        raise InputError(f"expected a matrix with one {dim}-d vector per row, got shape {arr.shape}")
-    if arr.shape[1] != dim:
-        raise DimensionMismatch(dim, int(arr.shape[1]))
-    if rows is not None and arr.shape[0] != rows:
-        raise InputError(f"got {arr.shape[0]} vectors for {rows} memories; pass exactly one vector per memory")
-    if not np.isfinite(arr).all():
-        raise InputError("vector contains NaN or infinite values; check the embedder's output")
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise InputError("vector is all zeros and has no direction; embed some text first")
-    out: Vector = np.ascontiguousarray(arr / norms, dtype=np.float32)
-    return out
 
 
 # Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.

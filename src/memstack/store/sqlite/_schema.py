@@ -11,8 +11,10 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from memstack.errors import ConfigError, MigrationError, StoreError
+from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
 from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.types import utcnow
 
@@ -159,6 +161,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("005_context_manifests", _m005_context_manifests),
     ("006_jobs", _m006_jobs),
     ("007_sessions", migrate_sessions),
+    *KEY_MIGRATIONS,
+    ("010_reembed", migrate_reembed),
 ]
 
 
@@ -200,7 +204,10 @@ def migrate(conn: sqlite3.Connection, path: Path) -> list[str]:
 
 
 def check_embedder(conn: sqlite3.Connection, path: Path, *, embedder: str, dim: int) -> None:
-    """Record the embedding model on first use; refuse to mix vectors of another model afterwards."""
+    """Record the embedding model on first use; refuse to mix vectors of another model afterwards, and to open a
+    store half-way through a reembed (``ReembedInProgress``)."""
+    if (target := reembed_target(conn)) is not None:
+        raise ReembedInProgress(str(path), *target)
     stored = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')").fetchall())
     if not stored:
         with transaction(conn, write=True):

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from memstack.errors import InputError, NotFound
+from memstack.store._checks import check_job_name, check_lease_s
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import from_ts, to_ts
@@ -63,18 +64,6 @@ def job_from_row(row: tuple[Any, ...]) -> Job:
     )
 
 
-def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 500 or not value.isprintable():
-        raise InputError(f"a job's {what} must be 1-500 printable characters, got {value!r}")
-    return value
-
-
-def _check_lease(lease_s: float) -> timedelta:
-    if not lease_s > 0:
-        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s}")
-    return timedelta(seconds=lease_s)
-
-
 class SQLiteJobs:
     """Jobs in the store's SQLite file; see :class:`~memstack.store.base.JobStore`."""
 
@@ -91,11 +80,11 @@ class SQLiteJobs:
         owner: str | None = None,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> Job:
-        _check_name(kind, "kind")
-        _check_name(key, "key")
+        check_job_name(kind, "kind")
+        check_job_name(key, "key")
         if owner is not None:
-            _check_name(owner, "owner")
-        lease = _check_lease(lease_s)
+            check_job_name(owner, "owner")
+        lease = timedelta(seconds=check_lease_s(lease_s))
         body = _dumps(payload, "payload")
         return await self._core.run(partial(self._enqueue_sync, kind, key, body, owner, lease))
 
@@ -123,9 +112,9 @@ class SQLiteJobs:
         if limit < 1:
             raise InputError(f"limit must be at least 1, got {limit}")
         if kind is not None:
-            _check_name(kind, "kind")
-        who = _check_name(owner, "owner") if owner is not None else new_id("worker")
-        lease = _check_lease(lease_s)
+            check_job_name(kind, "kind")
+        who = check_job_name(owner, "owner") if owner is not None else new_id("worker")
+        lease = timedelta(seconds=check_lease_s(lease_s))
         return await self._core.run(partial(self._claim_sync, kind, limit, who, lease))
 
     def _claim_sync(
@@ -160,7 +149,7 @@ class SQLiteJobs:
 
     async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
         body = _dumps(state, "state")
-        lease = _check_lease(lease_s)
+        lease = timedelta(seconds=check_lease_s(lease_s))
 
         def run(conn: sqlite3.Connection) -> Job:
             now = utcnow()

@@ -23,6 +23,7 @@ from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
+from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -44,6 +45,8 @@ class SQLiteStore:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
+        self._keys = SQLiteKeys(core)
+        self._agents = SQLiteAgents(core)
         self._contexts = SQLiteContexts(core)
         self._jobs = SQLiteJobs(core)
         self._sessions = SQLiteSessions(core)
@@ -98,6 +101,14 @@ class SQLiteStore:
     @property
     def index(self) -> SQLiteIndex:
         return self._index
+
+    @property
+    def keys(self) -> SQLiteKeys:
+        return self._keys
+
+    @property
+    def agents(self) -> SQLiteAgents:
+        return self._agents
 
     @property
     def contexts(self) -> SQLiteContexts:

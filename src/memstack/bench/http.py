@@ -1,0 +1,415 @@
+"""Load test of the HTTP API: ``POST /v1/users/{u}/memories/search`` at N concurrent clients on SQLite, over loopback.
+
+What it does, in order:
+
+1. builds a data set in a temporary home: ``users`` users × ``per_user`` memories (real sentences, embedded with the
+   server's model) and one API key;
+2. starts ``memstack serve`` on that home as a **separate process** on a free loopback port, waits for ``/healthz``;
+3. warms up for ``warmup_s`` (not counted): every user's vectors get loaded, the query cache fills;
+4. runs ``clients`` closed-loop clients for ``duration_s``: each sends a search, waits for the whole answer, sends the
+   next (HTTP/1.1 keep-alive, one connection per client). A request counts as an error unless it is a 200 with a
+   complete body;
+5. stops the server and prints one JSON line.
+
+Queries: ``queries`` distinct texts, drawn uniformly at random (so with the server's query cache of 4,096 entries a
+pool of a few hundred is answered from the cache after the warm-up, as a UI's repeated searches are). ``queries=0``
+makes every request's text unique: every search then pays for a fresh embedding, the worst case.
+
+The load generator is a minimal asyncio HTTP/1.1 client (no httpx), so that on a small machine most of the CPU goes
+to the server being measured; it shares the machine with the server all the same, and its own cost is in the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memstack.errors import ConfigError
+
+__all__ = ["HttpBenchResult", "run"]
+
+_FOODS = ("spicy ramen", "dark chocolate", "green tea", "sourdough bread", "oat milk", "grilled fish", "mango", "tofu")
+_PLACES = ("Lyon", "Leeds", "Osaka", "Porto", "Denver", "Nairobi", "Tallinn", "Quito", "Hobart", "Bergen")
+_SUBJECTS = ("organic chemistry", "the MCAT", "Spanish", "linear algebra", "jazz piano", "Rust", "statistics", "law")
+_PEOPLE = ("sister", "brother", "mother", "father", "best friend", "partner", "daughter", "son", "grandmother")
+_HOBBIES = ("trail running", "chess", "pottery", "rock climbing", "birdwatching", "baking", "cycling", "knitting")
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _memory_texts(rng: random.Random, n: int) -> list[str]:
+    makers: list[Callable[[], str]] = [
+        lambda: f"User loves {rng.choice(_FOODS)} but avoids {rng.choice(_FOODS)}",
+        lambda: f"User's {rng.choice(_PEOPLE)} lives in {rng.choice(_PLACES)}",
+        lambda: f"User is studying {rng.choice(_SUBJECTS)} and has an exam on {rng.choice(_DAYS)}",
+        lambda: f"User goes {rng.choice(_HOBBIES)} every {rng.choice(_DAYS)} morning",
+        lambda: f"User moved to {rng.choice(_PLACES)} to learn {rng.choice(_SUBJECTS)}",
+        lambda: f"User prefers short answers about {rng.choice(_SUBJECTS)} with examples",
+        lambda: f"User's {rng.choice(_PEOPLE)} is allergic to {rng.choice(_FOODS)}",
+    ]
+    return [rng.choice(makers)() for _ in range(n)]
+
+
+def _query_texts(rng: random.Random, n: int) -> list[str]:
+    makers: list[Callable[[], str]] = [
+        lambda: f"does the user like {rng.choice(_FOODS)} or {rng.choice(_FOODS)}?",
+        lambda: f"where does the user's {rng.choice(_PEOPLE)} live, {rng.choice(_PLACES)}?",
+        lambda: f"when is the {rng.choice(_SUBJECTS)} exam, {rng.choice(_DAYS)}?",
+        lambda: f"hobbies like {rng.choice(_HOBBIES)} on {rng.choice(_DAYS)}",
+        lambda: f"anything about {rng.choice(_PLACES)} and {rng.choice(_SUBJECTS)}",
+        lambda: f"is the {rng.choice(_PEOPLE)} allergic to {rng.choice(_FOODS)}",
+    ]
+    seen: dict[str, None] = {}
+    attempts = 0
+    while len(seen) < n:
+        attempts += 1
+        text = rng.choice(makers)()
+        # The templates make about two thousand texts; past that (or when they repeat a lot) number them.
+        seen[text if attempts < 20 * n else f"{text} ({attempts})"] = None
+    return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpBenchResult:
+    endpoint: str
+    clients: int
+    duration_s: float
+    requests: int
+    errors: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    users: int
+    per_user: int
+    k: int
+    distinct_queries: int | str
+    server_cpu_ms: float | None  # CPU time the server process spent per answered request (user + system)
+    client_cpu_ms: float  # CPU time this load generator spent per request
+    load_avg: float | None  # the machine's 1-minute load average at the end (other work competing for the cores)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "endpoint": self.endpoint,
+            "clients": self.clients,
+            "duration_s": self.duration_s,
+            "requests": self.requests,
+            "errors": self.errors,
+            "rps": self.rps,
+            "p50_ms": self.p50_ms,
+            "p99_ms": self.p99_ms,
+            "users": self.users,
+            "per_user": self.per_user,
+            "k": self.k,
+            "distinct_queries": self.distinct_queries,
+            "server_cpu_ms": self.server_cpu_ms,
+            "client_cpu_ms": self.client_cpu_ms,
+            "load_avg": self.load_avg,
+        }
+
+
+async def _populate(home: Path, users: int, per_user: int, seed: int, log: Callable[[str], None]) -> str:
+    from memstack.engine import AsyncMemstack
+    from memstack.types import Category, NewMemory, Source, UserRef
+
+    rng = random.Random(seed)
+    async with AsyncMemstack(home=home, resume=False) as ms:
+        pool = sorted(set(_memory_texts(rng, max(per_user * 3, 600))))
+        log(f"embedding {len(pool)} distinct memory texts")
+        vectors = await ms.embedder.embed(pool)
+        categories = list(Category)
+        for u in range(users):
+            picks = [rng.randrange(len(pool)) for _ in range(per_user)]
+            news = [NewMemory(pool[i], categories[i % len(categories)], Source.MANUAL) for i in picks]
+            await ms.store.memories.add_many(UserRef(f"user{u}", "bench"), news, np.asarray(vectors[picks]))
+        _, secret = await ms.store.keys.create("bench", name="http bench")
+    return secret
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_server(home: Path, port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-c", "from memstack.cli import main; main()", "serve"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--home", str(home), "--auth", "keys"]
+    command += ["--log-level", "warning"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+async def _wait_ready(port: int, server: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            err = server.stderr.read().decode(errors="replace") if server.stderr else ""
+            raise ConfigError(f"the server exited before it was ready (code {server.returncode}):\n{err[-2000:]}")
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+            head = await reader.readuntil(b"\r\n\r\n")
+            writer.close()
+            if head.startswith(b"HTTP/1.1 200"):
+                return
+        except OSError:
+            pass
+        await asyncio.sleep(0.2)
+    raise ConfigError(f"the server did not answer /healthz on port {port} within {timeout_s:.0f} s")
+
+
+class _Load:
+    """Closed-loop clients; latencies of complete 200 answers, errors for anything else."""
+
+    def __init__(self, port: int, secret: str, users: int, k: int, queries: list[str], seed: int) -> None:
+        self._port = port
+        self._auth = f"Authorization: Bearer {secret}\r\n".encode()
+        self._users = users
+        self._k = k
+        self._queries = queries
+        self._rng = random.Random(seed)
+        self._unique = 0
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.record = False
+
+    def _request(self) -> bytes:
+        if self._queries:
+            query = self._rng.choice(self._queries)
+        else:
+            self._unique += 1
+            query = f"{self._rng.choice(_FOODS)} or {self._rng.choice(_PLACES)} #{self._unique}"
+        body = json.dumps({"query": query, "k": self._k}).encode()
+        user = self._rng.randrange(self._users)
+        head = (
+            f"POST /v1/users/user{user}/memories/search HTTP/1.1\r\nHost: bench\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        ).encode()
+        return head + self._auth + b"\r\n" + body
+
+    async def client(self, stop_at: float) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
+        try:
+            while time.perf_counter() < stop_at:
+                request = self._request()
+                started = time.perf_counter()
+                ok = False
+                try:
+                    writer.write(request)
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = 0
+                    for line in head.split(b"\r\n"):
+                        if line[:15].lower() == b"content-length:":
+                            length = int(line[15:])
+                    body = await reader.readexactly(length)
+                    ok = head.startswith(b"HTTP/1.1 200") and body.startswith(b'{"results":')
+                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+                    writer.close()
+                    reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
+                if self.record:
+                    if ok:
+                        self.latencies.append(time.perf_counter() - started)
+                    else:
+                        self.errors += 1
+        finally:
+            writer.close()
+
+    async def run(self, clients: int, seconds: float) -> float:
+        stop_at = time.perf_counter() + seconds
+        started = time.perf_counter()
+        await asyncio.gather(*(self.client(stop_at) for _ in range(clients)))
+        return time.perf_counter() - started
+
+
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; ``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    latencies: list[float]
+    errors: int
+    elapsed: float
+    server_cpu_s: float | None
+    client_cpu_s: float
+
+
+async def _measure(
+    server: int,
+    port: int,
+    secret: str,
+    users: int,
+    k: int,
+    queries: list[str],
+    clients: int,
+    duration_s: float,
+    warmup_s: float,
+) -> _Measured:
+    load = _Load(port, secret, users, k, queries, seed=7)
+    if warmup_s > 0:
+        await load.run(clients, warmup_s)
+    load.record = True
+    cpu0, own0 = _cpu_s(server), time.process_time()
+    elapsed = await load.run(clients, duration_s)
+    cpu1, own1 = _cpu_s(server), time.process_time()
+    server_cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
+    return _Measured(load.latencies, load.errors, elapsed, server_cpu, own1 - own0)
+
+
+def run(
+    *,
+    clients: int = 50,
+    duration_s: float = 30.0,
+    warmup_s: float = 5.0,
+    users: int = 100,
+    per_user: int = 200,
+    k: int = 10,
+    queries: int = 500,
+    seed: int = 1,
+    log: Callable[[str], None] = lambda _: None,
+) -> HttpBenchResult:
+    """Run the load test (see the module docstring) and return its figures."""
+    if clients < 1 or duration_s <= 0 or users < 1 or per_user < 1 or k < 1 or queries < 0:
+        raise ConfigError("clients, users, per_user and k must be ≥ 1, duration_s > 0 and queries ≥ 0")
+    with tempfile.TemporaryDirectory(prefix="memstack-http-bench-") as tmp:
+        home = Path(tmp)
+        log(f"building {users} users × {per_user} memories in a temporary SQLite home")
+        secret = asyncio.run(_populate(home, users, per_user, seed, log))
+        pool = _query_texts(random.Random(seed + 1), queries) if queries else []
+        port = _free_port()
+        server = _start_server(home, port)
+        try:
+            log(f"server process {server.pid} on 127.0.0.1:{port}; warm-up {warmup_s:g} s, then {duration_s:g} s")
+            measured = _run_loop(port, server, secret, users, k, pool, clients, duration_s, warmup_s)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    latencies, errors, elapsed = measured.latencies, measured.errors, measured.elapsed
+    answered = max(len(latencies), 1)
+    ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
+    return HttpBenchResult(
+        endpoint="POST /v1/users/{user_id}/memories/search",
+        clients=clients,
+        duration_s=round(elapsed, 2),
+        requests=len(latencies) + errors,
+        errors=errors,
+        rps=round(len(latencies) / elapsed, 1),
+        p50_ms=round(float(np.percentile(ms, 50)), 2),
+        p99_ms=round(float(np.percentile(ms, 99)), 2),
+        users=users,
+        per_user=per_user,
+        k=k,
+        distinct_queries=queries if queries else "all",
+        server_cpu_ms=None if measured.server_cpu_s is None else round(measured.server_cpu_s * 1000 / answered, 3),
+        client_cpu_ms=round(measured.client_cpu_s * 1000 / answered, 3),
+        load_avg=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    )
+
+
+def _run_loop(
+    port: int,
+    server: subprocess.Popen[bytes],
+    secret: str,
+    users: int,
+    k: int,
+    pool: list[str],
+    clients: int,
+    duration_s: float,
+    warmup_s: float,
+) -> _Measured:
+    async def main() -> _Measured:
+        await _wait_ready(port, server)
+        return await _measure(server.pid, port, secret, users, k, pool, clients, duration_s, warmup_s)
+
+    try:
+        import uvloop
+
+        return uvloop.run(main())
+    except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
+        return asyncio.run(main())
+
+
+def add_bench(main: Any) -> None:
+    """Register ``memstack bench http`` on the ``bench`` group, creating the group when no other module has yet."""
+    import click
+
+    @click.command("http")
+    @click.option("--clients", default=50, show_default=True, type=click.IntRange(1, 1000))
+    @click.option("--duration", "duration_s", default=30.0, show_default=True, type=click.FloatRange(0.5, 3600))
+    @click.option("--warmup", "warmup_s", default=5.0, show_default=True, type=click.FloatRange(0, 600))
+    @click.option("--users", default=100, show_default=True, type=click.IntRange(1, 100_000))
+    @click.option("--per-user", default=200, show_default=True, type=click.IntRange(1, 100_000))
+    @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 100))
+    @click.option(
+        "--queries",
+        default=500,
+        show_default=True,
+        type=click.IntRange(0, 100_000),
+        help="Distinct query texts drawn at random; 0: every query unique (no cache hits).",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="End with one JSON line (the figures).")
+    def bench_http(
+        clients: int,
+        duration_s: float,
+        warmup_s: float,
+        users: int,
+        per_user: int,
+        k: int,
+        queries: int,
+        as_json: bool,
+    ) -> None:
+        """Load-test memory search over HTTP (a separate server process on SQLite, loopback)."""
+        from memstack.errors import MemstackError
+
+        def log(line: str) -> None:
+            click.echo(line, err=True)
+
+        try:
+            result = run(
+                clients=clients,
+                duration_s=duration_s,
+                warmup_s=warmup_s,
+                users=users,
+                per_user=per_user,
+                k=k,
+                queries=queries,
+                log=log,
+            )
+        except MemstackError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(
+            f"{result.requests} requests in {result.duration_s} s at {clients} clients: {result.rps} req/s, "
+            f"p50 {result.p50_ms} ms, p99 {result.p99_ms} ms, {result.errors} errors; CPU per request: "
+            f"server {result.server_cpu_ms} ms, load generator {result.client_cpu_ms} ms; "
+            f"load average {result.load_avg} on {os.cpu_count()} cores",
+            err=as_json,
+        )
+        if as_json:
+            click.echo(json.dumps(result.to_json()))
+
+    bench = main.commands.get("bench")
+    if not isinstance(bench, click.Group):
+        bench = click.Group("bench", help="Measuring commands; each prints one JSON object as its last line.")
+        main.add_command(bench)
+    bench.add_command(bench_http)

@@ -1,0 +1,86 @@
+"""``memstack serve``: the HTTP API (``memstack.server``) under uvicorn.
+
+Authentication (``--auth``):
+
+* ``keys``: every request needs ``Authorization: Bearer KEY`` (``memstack keys create --tenant NAME``).
+* ``local``: requests without a key act for tenant ``default`` (the CLI's tenant). Only allowed on a loopback
+  address (127.0.0.1, ::1, localhost): anyone who can reach the port can read every memory of that tenant.
+* ``auto`` (default): ``keys`` as soon as one active key exists; otherwise ``local`` with a warning, and a refusal to
+  start on a non-loopback address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from memstack.errors import ConfigError, MemstackError
+
+__all__ = ["serve"]
+
+
+async def _active_keys(home: Path | None) -> int:
+    from memstack.engine import AsyncMemstack
+
+    async with AsyncMemstack(home=home, resume=False) as ms:
+        return len(await ms.store.keys.list())
+
+
+def choose_auth(requested: str, host: str, active_keys: int) -> str:
+    """The auth mode to run with (see the module docstring); ``ConfigError`` for an unsafe combination."""
+    from memstack.server.settings import is_loopback
+
+    mode = requested if requested != "auto" else ("keys" if active_keys else "local")
+    if mode == "local" and not is_loopback(host):
+        raise ConfigError(
+            f"refusing to serve without API keys on {host}: anyone who can reach it could read every memory. "
+            "Create a key with `memstack keys create --tenant NAME` (then --auth keys), or bind to 127.0.0.1"
+        )
+    return mode
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option(
+    "--auth",
+    type=click.Choice(["auto", "keys", "local"]),
+    default="auto",
+    show_default=True,
+    help="keys: Bearer keys required. local: no key needed (loopback only). auto: keys once one exists.",
+)
+@click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"]))
+def serve(host: str, port: int, home: Path | None, auth: str, log_level: str) -> None:
+    """Serve the HTTP API (OpenAPI docs at /docs)."""
+    import uvicorn
+
+    from memstack.config import Config
+    from memstack.server import ServerSettings, create_app
+
+    try:
+        config = Config.resolve(home=home)
+        keys = asyncio.run(_active_keys(config.home)) if auth != "local" else 0
+        mode = choose_auth(auth, host, keys)
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if mode == "local":
+        click.secho(
+            f"memstack: LOCAL MODE — no API key needed; requests act for tenant 'default'. Listening on {host} only.\n"
+            "          Create a key (memstack keys create --tenant NAME) to require keys.",
+            fg="yellow",
+            err=True,
+        )
+    elif keys == 0:
+        click.secho(
+            "memstack: no API key exists yet, so every request will get 401. "
+            "Create one with: memstack keys create --tenant NAME",
+            fg="yellow",
+            err=True,
+        )
+    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys", gc_freeze_s=10.0))
+    where = f"http://{host}:{port}"
+    click.echo(f"memstack: {config.backend} store in {config.home}, serving {where} (docs: {where}/docs)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")

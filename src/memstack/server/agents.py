@@ -1,0 +1,142 @@
+"""``/v1/agents``: agent definitions stored per tenant (the fields of an agent YAML file, as JSON or YAML).
+
+A definition is validated by the same loader as agent files (``memstack.context``) before it is stored, so a chat
+naming the agent can never fail on its definition. ``GET /v1/agents/default`` shows the built-in agent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from starlette.responses import Response
+
+from memstack.context.agent import Agent, default_agent, parse_agent
+from memstack.errors import InputError, NotFound
+from memstack.server.schemas import AgentList, AgentOut, ErrorOut
+from memstack.server.state import CallerDep, ServerState, StateDep
+from memstack.server.wire import agent_json, json_response
+from memstack.types import AgentRecord, utcnow
+
+__all__ = ["load_definition", "resolve_agent", "router"]
+
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 413, 422)}
+
+router = APIRouter(prefix="/v1/agents", tags=["agents"], responses=_ERRORS)
+
+AgentName = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+_PUT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "The agent: name (optional, must match the path), core, characteristics, model, "
+        "budget_tokens, raw_window, memory, tools — as in an agent YAML file",
+        "content": {
+            "application/json": {"schema": {"type": "object", "additionalProperties": True}},
+            "application/yaml": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+def load_definition(name: str, definition: Any) -> Agent:
+    """Validate ``definition`` with the agent loader; the loaded ``Agent`` (``InputError`` naming the bad field)."""
+    if not isinstance(definition, dict):
+        raise InputError("an agent definition must be a JSON object (or a YAML mapping) with at least 'core'")
+    given = definition.get("name", name)
+    if given != name:
+        raise InputError(f"the definition is named {given!r} but was sent to /v1/agents/{name}; make them match")
+    return parse_agent({**definition, "name": name}, origin=f"agent {name!r}", strict=True, error=InputError)
+
+
+async def resolve_agent(st: ServerState, tenant: str, name: str | None) -> Agent | None:
+    """The agent a chat names: a stored one of this tenant, or the built-in ``default``; ``None`` when unnamed.
+
+    Only ever an :class:`Agent` value reaches the engine, never a name: the engine would read a name ending in
+    ``.yaml`` as a file path on the server."""
+    if name is None:
+        return None
+    try:
+        record = await st.engine.store.agents.get(tenant, name)
+    except NotFound:
+        if name == "default":
+            return default_agent()
+        raise NotFound("agent", name) from None
+    return load_definition(name, record.definition)
+
+
+async def _body(request: Request) -> Any:
+    raw = await request.body()
+    kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the agent definition is not UTF-8 text") from None
+    if kind not in ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"the request body is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    import yaml
+
+    class _NoAliases(yaml.SafeLoader):
+        # Anchors and aliases let a few bytes of YAML expand to gigabytes; agent files never need them.
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise InputError("YAML aliases (*name) are not accepted in agent definitions; write the values out")
+            return super().compose_node(parent, index)
+
+    try:
+        return yaml.load(text, Loader=_NoAliases)
+    except yaml.YAMLError as exc:
+        raise InputError(f"the request body is not valid YAML: {exc}") from None
+
+
+@router.get("", response_model=AgentList, summary="The caller's stored agents")
+async def list_agents(st: StateDep, caller: CallerDep) -> Response:
+    records = await st.engine.store.agents.list(caller.tenant)
+    out = [agent_json(r, load_definition(r.name, r.definition).fingerprint) for r in records]
+    return json_response({"agents": out})
+
+
+@router.get("/{name}", response_model=AgentOut, summary="One agent definition (default: the built-in agent)")
+async def get_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Response:
+    try:
+        record = await st.engine.store.agents.get(caller.tenant, name)
+    except NotFound:
+        if name != "default":
+            raise
+        agent = default_agent()
+        now = utcnow()
+        record = AgentRecord(caller.tenant, "default", _plain(agent), now, now)
+        return json_response(agent_json(record, agent.fingerprint))
+    return json_response(agent_json(record, load_definition(name, record.definition).fingerprint))
+
+
+@router.put("/{name}", response_model=AgentOut, summary="Create or replace an agent", openapi_extra=_PUT_BODY)
+async def put_agent(st: StateDep, caller: CallerDep, name: AgentName, request: Request) -> Response:
+    definition = await _body(request)
+    agent = load_definition(name, definition)
+    record = await st.engine.store.agents.put(caller.tenant, name, {**definition, "name": name})
+    return json_response(agent_json(record, agent.fingerprint))
+
+
+@router.delete("/{name}", status_code=204, summary="Delete a stored agent")
+async def delete_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Response:
+    await st.engine.store.agents.delete(caller.tenant, name)
+    return Response(status_code=204)
+
+
+def _plain(agent: Agent) -> dict[str, Any]:
+    """The built-in agent's definition as plain values (what a PUT would take)."""
+    import dataclasses
+
+    core, chars = agent.core, agent.characteristics
+    return {
+        "name": agent.name,
+        "core": {**dataclasses.asdict(core)},
+        "characteristics": {**dataclasses.asdict(chars)},
+        "budget_tokens": agent.budget_tokens,
+        "raw_window": agent.raw_window,
+    }

@@ -1,0 +1,76 @@
+"""Who is calling: ``Authorization: Bearer KEY`` → the key's tenant. Every route scopes its data to that tenant.
+
+Accepted keys are cached in-process for ``ServerSettings.key_cache_s`` (one dict lookup per request instead of a
+database read); unknown keys are never cached. In local mode a request without a key acts for tenant ``default``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from memstack.errors import Unauthorized
+from memstack.store.base import KeyStore, hash_api_key
+from memstack.types import ApiKey, UserRef
+
+__all__ = ["Caller", "KeyCache"]
+
+LOCAL_TENANT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated caller: a tenant, and the key used (``None`` in local mode without a key)."""
+
+    tenant: str
+    key_id: str | None = None
+
+    def user(self, user_id: str) -> UserRef:
+        """User ids are namespaced per tenant: the same id under two keys of different tenants is two users."""
+        return UserRef(user_id, self.tenant)
+
+
+class KeyCache:
+    """Authenticates bearer secrets against a :class:`KeyStore`, remembering accepted keys for a short time."""
+
+    def __init__(self, keys: KeyStore, *, ttl_s: float, local: bool) -> None:
+        self._keys = keys
+        self._ttl_s = ttl_s
+        self._local = local
+        self._accepted: dict[str, tuple[ApiKey, float]] = {}
+
+    @property
+    def local(self) -> bool:
+        return self._local
+
+    async def caller(self, authorization: str | None) -> Caller:
+        if not authorization:
+            if self._local:
+                return Caller(LOCAL_TENANT)
+            raise Unauthorized(
+                "this request has no API key; send the header 'Authorization: Bearer KEY' "
+                "(create a key with `memstack keys create --tenant NAME`)"
+            )
+        scheme, _, secret = authorization.strip().partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "bearer" or not secret:
+            raise Unauthorized("the Authorization header must be 'Bearer KEY'")
+        digest = hash_api_key(secret)
+        now = time.monotonic()
+        hit = self._accepted.get(digest)
+        if hit is not None and hit[1] > now:
+            return Caller(hit[0].tenant, hit[0].id)
+        key = await self._keys.authenticate(secret)
+        if key is None:
+            self._accepted.pop(digest, None)
+            raise Unauthorized("unknown or revoked API key; check the key, or create one with `memstack keys create`")
+        if len(self._accepted) > 10_000:
+            self._accepted.clear()
+        self._accepted[digest] = (key, now + self._ttl_s)
+        return Caller(key.tenant, key.id)
+
+    def forget(self, key_id: str) -> None:
+        """Drop a revoked key from the cache at once."""
+        for digest, (key, _) in list(self._accepted.items()):
+            if key.id == key_id:
+                del self._accepted[digest]

@@ -1,0 +1,110 @@
+"""``POST /v1/chat``: one turn with memory, answered as JSON or as server-sent events.
+
+Streaming (``"stream": true``) answers ``text/event-stream``::
+
+    event: token    data: {"text": "Hel"}                       (as the model writes)
+    event: tool     data: {"name", "arguments", "result", "error"}  (when the model used a memory tool)
+    event: done     data: {"session_id", "reply", "memory_updates", "context_id", "upgrade_prompt", …}
+    event: error    data: {"error": {"type", "message"}}           (instead of done, if the turn failed midway)
+
+Anything wrong with the request is found before the first event and answered as an ordinary JSON error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.responses import Response, StreamingResponse
+
+from memstack.errors import InputError, MemstackError
+from memstack.server.agents import resolve_agent
+from memstack.server.errors import status_for
+from memstack.server.schemas import ChatIn, ChatOut, ErrorOut
+from memstack.server.state import CallerDep, StateDep
+from memstack.server.wire import json_response
+from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolEvent
+
+__all__ = ["chat_json", "router", "sse"]
+
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422)}
+
+router = APIRouter(tags=["chat"], responses=_ERRORS)
+
+_STREAM_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The turn's result; with stream=true, server-sent events (token, tool, then done or error)",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+def chat_json(result: ChatResult) -> dict[str, Any]:
+    """The wire form of a turn (schemas.ChatOut)."""
+    return {
+        "session_id": result.session_id,
+        "reply": result.reply,
+        "memory_updates": [u.to_dict() for u in result.memory_updates],
+        "context_id": result.context_id,
+        "upgrade_prompt": result.upgrade_prompt,
+        "turn": result.turn,
+        "memory_pending": result.memory_pending,
+        "memories_used": list(result.memories_used),
+        "model": result.model,
+        "offline": result.offline,
+    }
+
+
+def sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+def _error_data(exc: MemstackError) -> dict[str, Any]:
+    return {"error": {"type": type(exc).__name__, "message": str(exc), "status": status_for(exc)}}
+
+
+@router.post("/v1/chat", response_model=ChatOut, responses=_STREAM_DOC, summary="One chat turn with memory")
+async def chat(st: StateDep, caller: CallerDep, body: ChatIn) -> Response:
+    user = caller.user(body.user_id)  # InputError for an unusable id, before any work
+    if len(body.message) > st.settings.max_message_chars:
+        raise InputError(
+            f"the message is {len(body.message)} characters; this server accepts at most "
+            f"{st.settings.max_message_chars}. Send documents to a tool, not as one chat message"
+        )
+    options: dict[str, Any] = {
+        "session_id": body.session_id,
+        "metadata": body.metadata,
+        "agent": await resolve_agent(st, caller.tenant, body.agent),
+        "memory": body.memory,
+        "temporary": body.temporary,
+    }
+    if not body.stream:
+        return json_response(chat_json(await st.engine.chat(user, body.message, **options)))
+    events = st.engine.chat_stream(user, body.message, **options)
+    first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
+    return StreamingResponse(
+        _stream(first, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    )
+
+
+async def _stream(first: ChatEvent, events: AsyncIterator[ChatEvent]) -> AsyncIterator[bytes]:
+    async with aclosing(events):  # type: ignore[type-var]  # closing early releases the session
+        event: ChatEvent | None = first
+        try:
+            while event is not None:
+                if isinstance(event, ChatToken):
+                    yield sse("token", {"text": event.text})
+                elif isinstance(event, ChatToolEvent):
+                    use = event.use
+                    yield sse(
+                        "tool",
+                        {"name": use.name, "arguments": dict(use.arguments), "result": use.result, "error": use.error},
+                    )
+                elif isinstance(event, ChatDone):
+                    yield sse("done", chat_json(event.result))
+                event = await anext(events, None)
+        except MemstackError as exc:
+            yield sse("error", _error_data(exc))

@@ -1,0 +1,162 @@
+"""Every error leaves the server as ``{"error": {"type", "message"}}`` with a status from the typed error tree.
+
+=========================  ======  =========================================================
+error                      status  when
+=========================  ======  =========================================================
+``Unauthorized``           401     no key, unknown or revoked key
+``NotFound``               404     unknown id, or one of another user or tenant (never 403)
+``InputError``             400     the request asks for something impossible (message says)
+request validation         422     wrong types, missing or unknown fields, values out of range
+malformed JSON             400     the body does not parse
+``PayloadTooLarge``        413     the body exceeds the server's limit
+``LimitReached``           409     the user's tier is full (``upgrade_prompt`` included)
+``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget
+``OverrideViolation``      422     a definition tries to change the agent's core
+``StoreBusy``              503     another writer holds the database (``Retry-After``)
+``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
+other ``MemstackError``    500     server-side configuration or storage failure
+=========================  ======  =========================================================
+
+A 5xx is the server's or its dependencies' fault, never the request's: no input produces one (fuzzed in the tests).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memstack.errors import (
+    BudgetExceeded,
+    InputError,
+    LimitReached,
+    MemstackError,
+    NotFound,
+    OverrideViolation,
+    ProviderError,
+    ProviderTimeout,
+    StoreBusy,
+    StoreUnavailable,
+    Unauthorized,
+)
+
+__all__ = ["error_response", "install_error_handlers", "response_for", "status_for"]
+
+log = logging.getLogger("memstack.server")
+
+_STATUS: tuple[tuple[type[MemstackError], int], ...] = (
+    (Unauthorized, 401),
+    (NotFound, 404),
+    (InputError, 400),
+    (LimitReached, 409),
+    (BudgetExceeded, 422),
+    (OverrideViolation, 422),
+    (StoreBusy, 503),
+    (StoreUnavailable, 503),
+    (ProviderTimeout, 504),
+    (ProviderError, 502),
+)
+
+_HTTP_TYPES = {404: "NotFound", 405: "MethodNotAllowed", 401: "Unauthorized", 413: "PayloadTooLarge"}
+
+
+def status_for(exc: MemstackError) -> int:
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 500
+
+
+def error_response(
+    status: int, kind: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status, headers=headers)
+
+
+def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MemstackError)
+    status = status_for(exc)
+    headers: dict[str, str] = {}
+    extra: dict[str, Any] = {}
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    elif isinstance(exc, StoreBusy | StoreUnavailable):
+        headers["Retry-After"] = "1"
+    elif isinstance(exc, LimitReached):
+        extra["upgrade_prompt"] = exc.upgrade_prompt
+    if status >= 500:
+        log.error("request failed: %s: %s", type(exc).__name__, exc)
+    message = _not_found(exc) if isinstance(exc, NotFound) else str(exc)
+    return error_response(status, type(exc).__name__, message, headers=headers or None, **extra)
+
+
+_LISTS = {
+    "memory": "GET /v1/users/{user_id}/memories lists a user's memories",
+    "agent": "GET /v1/agents lists this tenant's agents",
+    "context": "context ids come from chat responses",
+    "session": "session ids come from chat responses",
+}
+
+
+def _not_found(exc: NotFound) -> str:
+    """The HTTP wording: the error's own message points at CLI commands, which API clients do not have."""
+    hint = _LISTS.get(exc.kind, "check the id")
+    return f"no {exc.kind} {exc.key!r} here (ids belong to one tenant and user); {hint}"
+
+
+def _where(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body",)] or ["body"]
+    return ".".join(parts)
+
+
+def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError | ValidationError)
+    errors: list[Any] = list(exc.errors())
+    if any(e.get("type") == "json_invalid" for e in errors):
+        detail = next(e for e in errors if e.get("type") == "json_invalid")
+        reason = (detail.get("ctx") or {}).get("error", "it does not parse")
+        return error_response(400, "InputError", f"the request body is not valid JSON ({reason}); send a JSON object")
+    problems = [f"{_where(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors[:10]]
+    fields = [{"field": _where(e.get("loc", ())), "problem": str(e.get("msg", "invalid"))} for e in errors[:50]]
+    message = "invalid request: " + "; ".join(problems) + ". See /docs for the request schema"
+    return error_response(422, "InputError", message, fields=fields)
+
+
+def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    kind = _HTTP_TYPES.get(exc.status_code, "InputError" if exc.status_code < 500 else "ServerError")
+    message = str(exc.detail)
+    if exc.status_code == 404 and message == "Not Found":
+        message = "no such endpoint; see /docs for the API"
+    elif exc.status_code == 405:
+        message = "this endpoint does not accept that method; see /docs for the API"
+    return error_response(exc.status_code, kind, message, headers=dict(exc.headers or {}) or None)
+
+
+def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unexpected error", exc_info=exc)
+    return error_response(500, "ServerError", "the server failed unexpectedly; the error was logged")
+
+
+def response_for(request: Request, exc: Exception) -> JSONResponse:
+    """The response the installed handlers give for ``exc`` (for code that answers outside the router)."""
+    if isinstance(exc, MemstackError):
+        return _memstack_error(request, exc)
+    if isinstance(exc, RequestValidationError | ValidationError):
+        return _validation_error(request, exc)
+    if isinstance(exc, StarletteHTTPException):
+        return _http_error(request, exc)
+    return _unexpected(request, exc)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(MemstackError, _memstack_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ValidationError, _validation_error)  # bodies validated in a route (search)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

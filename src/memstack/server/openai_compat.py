@@ -1,0 +1,241 @@
+"""``POST /v1/chat/completions``: OpenAI's chat completions API, with memory added transparently.
+
+Point any OpenAI client at the server (``base_url=http://127.0.0.1:8700/v1``, ``api_key=`` a memstack key) and every
+call becomes a memstack turn: the user's long-term memories, past-session summaries and the session's facts are put
+in the context, and what the user says is captured.
+
+How the request maps onto a turn:
+
+* ``user`` names the user (required: memory is per user).
+* The last message is the turn's message (``role: user``; text, or text parts).
+* ``system`` / ``developer`` messages become the agent's identity (layer 1; memstack's own protections stay as hard
+  constraints below it); a stored agent named with ``agent`` (in ``extra_body``) takes precedence.
+* The conversation is a memstack session: ``session_id`` in ``extra_body``, or, by default, an id derived from the
+  user and the conversation's first message — the same for every call of one conversation, since clients resend it.
+  memstack keeps the conversation itself (summaries, facts, recent messages), so earlier messages are not re-sent
+  to the model verbatim.
+* ``temperature`` and ``max_tokens`` / ``max_completion_tokens`` pass to the model; ``metadata`` (session fields:
+  ``timezone``…), ``memory`` and ``temporary`` may come in ``extra_body``. Other OpenAI fields are accepted and
+  ignored.
+
+The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``[DONE]`` when streaming) whose
+extra ``memstack`` object carries ``session_id``, ``context_id`` and ``memory_updates``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response, StreamingResponse
+
+from memstack.errors import InputError, MemstackError
+from memstack.server.agents import resolve_agent
+from memstack.server.chat import chat_json
+from memstack.server.errors import status_for
+from memstack.server.schemas import ErrorOut
+from memstack.server.state import CallerDep, ServerState, StateDep
+from memstack.server.wire import json_response
+from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, new_id
+
+__all__ = ["router"]
+
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422)}
+
+router = APIRouter(tags=["openai"], responses=_ERRORS)
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: str = Field(max_length=50)
+    content: str | list[dict[str, Any]] | None = None
+
+
+class CompletionIn(BaseModel):
+    """The fields of OpenAI's request that memstack uses; any other field is accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(default="memstack", max_length=200)
+    messages: list[_Message] = Field(min_length=1, max_length=10_000)
+    user: str | None = Field(default=None, max_length=200, description="The user whose memory is used (required)")
+    stream: bool = False
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    agent: str | None = Field(default=None, min_length=1, max_length=200)
+    metadata: dict[str, Any] | None = None
+    memory: bool = True
+    temporary: bool = False
+
+
+class _ChoiceMessage(BaseModel):
+    role: str
+    content: str
+
+
+class _Choice(BaseModel):
+    index: int
+    message: _ChoiceMessage
+    finish_reason: str
+
+
+class CompletionOut(BaseModel):
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[_Choice]
+    memstack: dict[str, Any] = Field(description="session_id, context_id, memory_updates, … (as POST /v1/chat)")
+
+
+def _text(message: _Message) -> str:
+    content = message.content
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(p for p in parts if p)
+
+
+def _turn_inputs(body: CompletionIn, tenant: str) -> tuple[str, str, str | None]:
+    """(message, session id, system text) from the request; ``InputError`` saying what to send otherwise."""
+    if not body.user:
+        raise InputError(
+            "set the request's user field to name the user whose memory to use "
+            '(openai client: client.chat.completions.create(..., user="alice"))'
+        )
+    last = body.messages[-1]
+    if last.role != "user":
+        raise InputError(f"the last message must be the user's (role 'user'), got role {last.role!r}")
+    message = _text(last)
+    if not message.strip():
+        raise InputError("the last user message has no text; send the user's message as text")
+    system = "\n\n".join(_text(m) for m in body.messages if m.role in ("system", "developer") and _text(m).strip())
+    session_id = body.session_id
+    if session_id is None:
+        first = next((_text(m) for m in body.messages if m.role == "user"), message)
+        digest = hashlib.sha256(json.dumps([tenant, body.user, system, first]).encode()).hexdigest()[:26]
+        session_id = f"ses_oai_{digest}"
+    return message, session_id, system or None
+
+
+async def _agent(st: ServerState, tenant: str, body: CompletionIn, system: str | None) -> Any:
+    from memstack.context import agent_from_request, default_agent
+
+    if body.agent is not None:
+        return await resolve_agent(st, tenant, body.agent)
+    if system is None and body.temperature is None and body.max_tokens is None and body.max_completion_tokens is None:
+        return None
+    base = default_agent()
+    data: dict[str, Any] = {"name": "openai-client"}
+    if system is not None:
+        data["core"] = {
+            "identity": system,
+            "instructions": list(base.core.instructions),
+            "hard_constraints": list(base.core.hard_constraints),
+        }
+    model: dict[str, Any] = {}
+    if body.temperature is not None:
+        model["temperature"] = body.temperature
+    if (limit := body.max_completion_tokens or body.max_tokens) is not None:
+        model["max_output_tokens"] = limit
+    if model:
+        data["model"] = model
+    agent, _ = agent_from_request(data)
+    return agent
+
+
+def _completion(result: ChatResult, model: str, completion_id: str, created: int) -> dict[str, Any]:
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": result.model or model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": result.reply}, "finish_reason": "stop"}],
+        "memstack": chat_json(result),
+    }
+
+
+def _chunk(completion_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None) -> bytes:
+    data = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+_STREAM_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A chat.completion; with stream=true, chat.completion.chunk server-sent events then [DONE]",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_model=CompletionOut,
+    responses=_STREAM_DOC,
+    summary="OpenAI-compatible chat completions with memory (point an OpenAI client at /v1)",
+)
+async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) -> Response:
+    message, session_id, system = _turn_inputs(body, caller.tenant)
+    user = caller.user(body.user or "")  # _turn_inputs refused a missing user
+    if len(message) > st.settings.max_message_chars:
+        raise InputError(
+            f"the message is {len(message)} characters; this server accepts at most {st.settings.max_message_chars}"
+        )
+    agent = await _agent(st, caller.tenant, body, system)
+    options: dict[str, Any] = {
+        "session_id": session_id,
+        "metadata": body.metadata,
+        "agent": agent,
+        "memory": body.memory,
+        "temporary": body.temporary,
+    }
+    completion_id = new_id("chatcmpl")
+    created = int(time.time())
+    if not body.stream:
+        result = await st.engine.chat(user, message, **options)
+        return json_response(_completion(result, body.model, completion_id, created))
+    events = st.engine.chat_stream(user, message, **options)
+    first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
+    return StreamingResponse(
+        _stream(first, events, body.model, completion_id, created),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
+async def _stream(
+    first: ChatEvent, events: AsyncIterator[ChatEvent], model: str, completion_id: str, created: int
+) -> AsyncIterator[bytes]:
+    async with aclosing(events):  # type: ignore[type-var]  # closing early releases the session
+        yield _chunk(completion_id, created, model, {"role": "assistant", "content": ""}, None)
+        event: ChatEvent | None = first
+        try:
+            while event is not None:
+                if isinstance(event, ChatToken) and event.text:
+                    yield _chunk(completion_id, created, model, {"content": event.text}, None)
+                elif isinstance(event, ChatDone):
+                    last = json.loads(_chunk(completion_id, created, model, {}, "stop")[6:])
+                    last["memstack"] = chat_json(event.result)
+                    yield f"data: {json.dumps(last, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+                event = await anext(events, None)
+        except MemstackError as exc:
+            error = {"error": {"type": type(exc).__name__, "message": str(exc), "code": status_for(exc)}}
+            yield f"data: {json.dumps(error)}\n\n".encode()
+        yield b"data: [DONE]\n\n"

@@ -1,0 +1,105 @@
+"""``/v1/contexts/{context_id}`` (what the model saw for one response: the manifest) and
+``/v1/sessions/{session_id}`` (a session's memory: base truth, turn log, raw window)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel
+from starlette.responses import Response
+
+from memstack.server.schemas import ErrorOut, SessionOut
+from memstack.server.state import CallerDep, StateDep
+from memstack.server.wire import json_response
+from memstack.types import SessionState
+
+__all__ = ["router"]
+
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 422)}
+
+router = APIRouter(tags=["sessions"], responses=_ERRORS)
+
+
+class ManifestEntryOut(BaseModel):
+    layer: str
+    source: str
+    tokens: int
+    status: str
+    flags: list[str]
+    reason: str
+
+
+class ManifestOut(BaseModel):
+    context_id: str
+    created_at: str
+    agent: str
+    fingerprint: str
+    model: str | None
+    encoding: str
+    budget_tokens: int
+    tokens: int
+    memory_enabled: bool
+    temporary: bool
+    entries: list[ManifestEntryOut]
+
+
+@router.get(
+    "/v1/contexts/{context_id}",
+    response_model=ManifestOut,
+    summary="The manifest of one response: every fragment the model saw, kept, trimmed or quarantined",
+)
+async def get_context(
+    st: StateDep,
+    caller: CallerDep,
+    context_id: Annotated[str, Path(min_length=1, max_length=200)],
+    user_id: Annotated[str | None, Query(min_length=1, max_length=200, description="Only if it is this user's")] = None,
+) -> Response:
+    manifest = await st.engine.store.contexts.get(caller.tenant, context_id, user_id=user_id)
+    data: dict[str, Any] = manifest.to_dict()
+    return json_response(data)
+
+
+def session_json(state: SessionState) -> dict[str, Any]:
+    def ts(value: Any) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return {
+        "session_id": state.session_id,
+        "user_id": state.user_id,
+        "agent": state.agent,
+        "turn_count": state.turn_count,
+        "base_truth": [
+            {"text": f.text, "hard_exception": f.hard_exception, "since_turn": f.since_turn} for f in state.base_truth
+        ],
+        "turn_log": [
+            {
+                "turn": t.turn,
+                "user_summary": t.user_summary,
+                "assistant_summary": t.assistant_summary,
+                "unsummarized": t.unsummarized,
+            }
+            for t in state.turn_log
+        ],
+        "raw_window": [
+            {"role": m.role, "content": m.content, "turn": m.turn, "at": ts(m.at)} for m in state.raw_window
+        ],
+        "created_at": ts(state.created_at),
+        "updated_at": ts(state.updated_at),
+        "ended_at": ts(state.ended_at),
+    }
+
+
+@router.get(
+    "/v1/sessions/{session_id}",
+    response_model=SessionOut,
+    summary="A session's memory: base truth (hard exceptions marked), turn log, raw window",
+)
+async def get_session(
+    st: StateDep,
+    caller: CallerDep,
+    session_id: Annotated[str, Path(min_length=1, max_length=200)],
+    user_id: Annotated[str, Query(min_length=1, max_length=200, description="The session's user")],
+) -> Response:
+    state = await st.engine.store.sessions.open(caller.user(user_id), session_id, create=False)
+    return json_response(session_json(state))

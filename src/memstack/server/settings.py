@@ -1,0 +1,57 @@
+"""Settings of the HTTP server (the library's own settings are :class:`memstack.config.Config`)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Literal
+
+from memstack.errors import ConfigError
+
+__all__ = ["ServerSettings", "is_loopback"]
+
+AuthMode = Literal["keys", "local"]
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and addresses in 127.0.0.0/8 or ``::1``: reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """How the server authenticates and what it accepts.
+
+    ``auth``: ``"keys"`` (every request needs ``Authorization: Bearer KEY``; the key names the tenant) or ``"local"``
+    (requests without a key act for tenant ``default``; meant for a server bound to 127.0.0.1 only — ``memstack serve``
+    refuses it on any other address). A request that does carry a key is authenticated in either mode.
+    ``key_cache_s``: how long an accepted key is trusted without asking the database again (a key revoked by another
+    process stops working within this time; one revoked through this server's store at once).
+    ``max_body_bytes``: larger request bodies get 413. ``max_message_chars``: longest chat message accepted.
+    ``query_cache``: search queries whose embeddings are kept (LRU); 0 disables the cache.
+    ``gc_freeze_s``: every so many seconds, collect the young objects and move every live object out of the garbage
+    collector's sight (``gc.freeze``), so that a collection never walks the long-lived caches: without it a full
+    collection over a warm server's heap stalls every request in flight at once. ``None`` (the default for an app
+    built by ``create_app``) leaves the process's collector alone; ``memstack serve`` uses 10.
+    """
+
+    auth: AuthMode = "keys"
+    key_cache_s: float = 10.0
+    max_body_bytes: int = 1_000_000
+    max_message_chars: int = 32_000
+    query_cache: int = 4096
+    query_batch: int = 32  # short queries embed fastest per CPU-second in batches of 16-32
+    gc_freeze_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.auth not in ("keys", "local"):
+            raise ConfigError(f"auth must be 'keys' or 'local', got {self.auth!r}")
+        if self.gc_freeze_s is not None and self.gc_freeze_s <= 0:
+            raise ConfigError(f"gc_freeze_s must be positive or None, got {self.gc_freeze_s}")
+        if self.max_body_bytes < 1024 or self.max_message_chars < 1 or self.query_cache < 0 or self.query_batch < 1:
+            raise ConfigError("max_body_bytes must be ≥ 1024, max_message_chars and query_batch ≥ 1, query_cache ≥ 0")

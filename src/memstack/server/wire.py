@@ -1,0 +1,122 @@
+"""Domain values → JSON-able dicts in the shapes of :mod:`memstack.server.schemas` (built by hand: the hot paths
+skip a validation round per response)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from starlette.responses import Response
+
+from memstack.types import AgentRecord, Memory, MemoryEvent, MemoryUsage, ScoredMemory
+
+__all__ = [
+    "MemoryFragments",
+    "agent_json",
+    "event_json",
+    "json_response",
+    "memory_json",
+    "scored_json",
+    "usage_json",
+]
+
+
+def _ts(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def memory_json(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "user_id": m.user_id,
+        "agent_id": m.agent_id,
+        "content": m.content,
+        "category": m.category.value,
+        "source": m.source.value,
+        "confidence": m.confidence,
+        "is_active": m.is_active,
+        "deleted_by": m.deleted_by.value if m.deleted_by else None,
+        "created_at": m.created_at.isoformat(),
+        "updated_at": m.updated_at.isoformat(),
+        "observed_at": _ts(m.observed_at),
+        "expires_at": _ts(m.expires_at),
+        "merged_into": m.merged_into,
+        "source_turn_ids": list(m.source_turn_ids),
+    }
+
+
+def scored_json(hit: ScoredMemory) -> dict[str, Any]:
+    return {"score": float(hit.score), "memory": memory_json(hit.memory)}
+
+
+def event_json(e: MemoryEvent) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "memory_id": e.memory_id,
+        "action": e.action.value,
+        "actor": e.actor,
+        "at": e.at.isoformat(),
+        "note": e.note,
+        "before": e.before,
+        "after": e.after,
+    }
+
+
+def usage_json(user_id: str, usage: MemoryUsage) -> dict[str, Any]:
+    limit = "unlimited" if usage.limit is None else str(usage.limit)
+    return {
+        "user_id": user_id,
+        "tier": usage.tier,
+        "active": usage.active,
+        "limit": usage.limit,
+        "remaining": usage.remaining,
+        "display": f"{usage.active} / {limit}",
+    }
+
+
+def agent_json(record: AgentRecord, fingerprint: str) -> dict[str, Any]:
+    return {
+        "name": record.name,
+        "definition": record.definition,
+        "fingerprint": fingerprint,
+        "created_at": record.created_at.isoformat(),
+        "updated_at": record.updated_at.isoformat(),
+    }
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return Response(body.encode("utf-8"), status_code=status, media_type="application/json")
+
+
+class MemoryFragments:
+    """The JSON text of memories, kept per memory object: search answers come from the store's cache, whose rows are
+    the same (immutable) objects from one search to the next, so each is serialised once, not once per answer.
+
+    Keyed by object identity; the entry holds the object itself, so an id is never reused while its entry lives."""
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self._max = max_entries
+        self._texts: dict[int, tuple[Memory, str]] = {}
+
+    def text(self, memory: Memory) -> str:
+        hit = self._texts.get(id(memory))
+        if hit is not None and hit[0] is memory:
+            return hit[1]
+        text = json.dumps(memory_json(memory), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if len(self._texts) >= self._max:
+            self._texts.clear()
+        self._texts[id(memory)] = (memory, text)
+        return text
+
+    def search_response(self, hits: Sequence[ScoredMemory]) -> Response:
+        """``{"results": [{"score", "memory"}, …]}`` (schemas.SearchOut), built from the kept texts."""
+        parts = []
+        for hit in hits:
+            score = float(hit.score)
+            parts.append(f'{{"score":{score if math.isfinite(score) else 0.0!r},"memory":{self.text(hit.memory)}}}')
+        body = '{"results":[' + ",".join(parts) + "]}"
+        return Response(body.encode("utf-8"), media_type="application/json")

@@ -1,0 +1,253 @@
+"""``memstack reembed`` on the PostgreSQL store (the steps are described in :mod:`memstack.store.reembed`).
+
+Staging table (migration ``0010_reembed``): ``reembed_vectors (tbl, row_id, text, embedding vector)``, one row
+per vector re-embedded so far (``vector`` without a dimension, so it holds the new model's vectors while the live
+columns are still ``vector(old_dim)``); ``text`` is what was embedded, so the switch can tell a row edited
+meanwhile. The target model is the ``reembed_embedder`` / ``reembed_dim`` rows of ``memstack_meta``. The lock is
+a session advisory lock held by the reembed's connection (the server releases it if the process dies).
+
+The switch runs in one transaction: the vector tables are locked against writes (reads go on), the indexes on
+each vector column (the per-user HNSW indexes of ``memory_ann_indexes``) are dropped, the column becomes
+``vector(new_dim)`` and takes the staged vectors, the indexes are built again from their saved definitions (a bulk
+build, not one insert at a time), and ``memstack_meta`` names the new model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import psycopg
+from psycopg import sql
+
+from memstack.errors import ConfigError, StoreBusy
+from memstack.store.postgres._db import connect, describe_url, map_error
+from memstack.store.reembed import ReembedState, VectorTable
+from memstack.types import Vector
+
+__all__ = ["VECTOR_TABLES", "PgReembed", "migrate_reembed", "reembed_target"]
+
+Conn = psycopg.AsyncConnection[Any]
+
+#: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
+VECTOR_TABLES: tuple[VectorTable, ...] = (
+    VectorTable("memories", "seq", "embedding", "SELECT seq AS id, content AS text FROM memories"),
+)
+
+#: Session advisory lock held for the whole reembed ("reembed!" in ASCII).
+_REEMBED_LOCK = 0x7265656D62656421
+
+
+async def migrate_reembed(conn: Conn, dim: int) -> None:
+    """Migration ``0010_reembed``: where new vectors wait until every vector of the store has one."""
+    await conn.execute(
+        b"""
+        CREATE TABLE reembed_vectors (
+            tbl text NOT NULL,
+            row_id bigint NOT NULL,
+            text text NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (tbl, row_id)
+        )
+        """
+    )
+
+
+async def reembed_target(conn: Conn) -> tuple[str, int] | None:
+    """The model a reembed in progress is switching to, or ``None``."""
+    cur = await conn.execute(
+        "SELECT key, value FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')", prepare=False
+    )
+    meta = {str(k): str(v) for k, v in await cur.fetchall()}
+    if "reembed_embedder" not in meta:
+        return None
+    return meta["reembed_embedder"], int(meta.get("reembed_dim", "0"))
+
+
+def _pending_sql(table: VectorTable) -> sql.Composed:
+    return sql.SQL(
+        "SELECT r.id, r.text FROM ({source}) AS r WHERE r.id > %s AND NOT EXISTS "
+        "(SELECT 1 FROM reembed_vectors s WHERE s.tbl = %s AND s.row_id = r.id) ORDER BY r.id LIMIT %s"
+    ).format(source=sql.SQL(table.source))
+
+
+class PgReembed:
+    """The PostgreSQL database at ``url``, opened for reembedding. Create with ``await PgReembed.open(url)``."""
+
+    def __init__(self, conn: Conn, where: str) -> None:
+        self._conn = conn
+        self._where = where
+        self.tables: Sequence[VectorTable] = VECTOR_TABLES
+
+    @classmethod
+    async def open(cls, url: str, *, timeout_s: float = 10.0) -> PgReembed:
+        """Connect, take the reembed lock (``StoreBusy`` if another reembed holds it) and migrate."""
+        from pgvector.psycopg import register_vector_async
+
+        from memstack.store.postgres._schema import prepare
+
+        where = describe_url(url)
+        conn = await connect(url, timeout_s=timeout_s)
+        try:
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (_REEMBED_LOCK,))
+            row = await cur.fetchone()
+            if not row or not row[0]:
+                raise StoreBusy(
+                    f"another `memstack reembed` is running on {where}; wait for it to finish (it resumes where it "
+                    "stopped if it is killed)"
+                )
+            cur = await conn.execute("SELECT to_regclass('memstack_meta') IS NOT NULL")
+            row = await cur.fetchone()
+            if not row or not row[0]:
+                raise ConfigError(f"{where} holds no memstack store; check MEMSTACK_DATABASE_URL")
+            cur = await conn.execute("SELECT value FROM memstack_meta WHERE key = 'dim'")
+            row = await cur.fetchone()
+            dim = int(row[0]) if row else 1
+            await prepare(conn, dim=dim, embedder="", where=where, check_model=False)
+            await register_vector_async(conn)
+        except BaseException as exc:
+            await conn.close()
+            if isinstance(exc, psycopg.Error):
+                raise map_error(exc, where) from None
+            raise
+        return cls(conn, where)
+
+    @property
+    def where(self) -> str:
+        return self._where
+
+    async def state(self) -> ReembedState:
+        try:
+            async with self._conn.transaction():
+                cur = await self._conn.execute("SELECT key, value FROM memstack_meta WHERE key IN ('embedder', 'dim')")
+                meta = {str(k): str(v) for k, v in await cur.fetchall()}
+                target = await reembed_target(self._conn)
+                total = 0
+                for t in self.tables:
+                    query = sql.SQL("SELECT count(*) FROM ({}) AS r").format(sql.SQL(t.source))
+                    row = await (await self._conn.execute(query)).fetchone()
+                    total += int(row[0]) if row else 0
+                row = await (await self._conn.execute("SELECT count(*) FROM reembed_vectors")).fetchone()
+                staged = int(row[0]) if row else 0
+        except psycopg.Error as exc:
+            raise map_error(exc, self._where) from None
+        return ReembedState(
+            embedder=meta.get("embedder"),
+            dim=int(meta["dim"]) if "dim" in meta else None,
+            target=target[0] if target else None,
+            target_dim=target[1] if target else None,
+            total=total,
+            staged=staged,
+        )
+
+    async def begin(self, embedder: str | None, dim: int | None) -> None:
+        try:
+            async with self._conn.transaction():
+                await self._conn.execute("DELETE FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')")
+                if embedder is None or dim is None:
+                    await self._conn.execute("DELETE FROM reembed_vectors")
+                    return
+                await self._conn.execute(
+                    "INSERT INTO memstack_meta (key, value) VALUES ('reembed_embedder', %s), ('reembed_dim', %s)",
+                    (embedder, str(dim)),
+                )
+        except psycopg.Error as exc:
+            raise map_error(exc, self._where) from None
+
+    async def pending(self, table: VectorTable, after: int, limit: int) -> list[tuple[int, str]]:
+        try:
+            cur = await self._conn.execute(_pending_sql(table), (after, table.name, limit))
+            return [(int(i), str(t)) for i, t in await cur.fetchall()]
+        except psycopg.Error as exc:
+            raise map_error(exc, self._where) from None
+
+    async def stage(self, table: VectorTable, rows: Sequence[tuple[int, str]], vectors: Vector) -> None:
+        params = [(table.name, row_id, text, vectors[i]) for i, (row_id, text) in enumerate(rows)]
+        try:
+            async with self._conn.transaction(), self._conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO reembed_vectors (tbl, row_id, text, embedding) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (tbl, row_id) DO UPDATE SET text = EXCLUDED.text, embedding = EXCLUDED.embedding",
+                    params,
+                )
+        except psycopg.Error as exc:
+            raise map_error(exc, self._where) from None
+
+    async def switch(self, embedder: str, dim: int) -> bool:
+        try:
+            async with self._conn.transaction():
+                return await self._switch(embedder, dim)
+        except psycopg.Error as exc:
+            raise map_error(exc, self._where) from None
+
+    async def _switch(self, embedder: str, dim: int) -> bool:
+        conn = self._conn
+        for t in self.tables:  # writers wait until this commits; readers go on with the old vectors
+            await conn.execute(sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(sql.Identifier(t.name)))
+        for t in self.tables:
+            await conn.execute(
+                sql.SQL(
+                    "DELETE FROM reembed_vectors AS s WHERE s.tbl = %s AND NOT EXISTS "
+                    "(SELECT 1 FROM ({source}) AS r WHERE r.id = s.row_id AND r.text = s.text)"
+                ).format(source=sql.SQL(t.source)),
+                (t.name,),
+            )
+        for t in self.tables:
+            if await (await conn.execute(_pending_sql(t), (-(2**63), t.name, 1))).fetchone():
+                return False
+        for t in self.tables:
+            await self._swap_column(t, dim)
+        await conn.execute(
+            "DELETE FROM memstack_meta WHERE key IN ('embedder', 'dim', 'reembed_embedder', 'reembed_dim')"
+        )
+        await conn.execute(
+            "INSERT INTO memstack_meta (key, value) VALUES ('embedder', %s), ('dim', %s)", (embedder, str(dim))
+        )
+        await conn.execute("DELETE FROM reembed_vectors")
+        return True
+
+    async def _swap_column(self, t: VectorTable, dim: int) -> None:
+        """Inside the switch's transaction: ``t``'s vector column becomes ``vector(dim)`` holding the staged
+        vectors; the indexes on it are dropped first and built again afterwards."""
+        conn = self._conn
+        table, column = sql.Identifier(t.name), sql.Identifier(t.vector_column)
+        cur = await conn.execute(
+            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = ANY (x.indkey) "
+            "WHERE x.indrelid = %s::regclass AND a.attname = %s",
+            (t.name, t.vector_column),
+        )
+        indexes = [(str(name), str(definition)) for name, definition in await cur.fetchall()]
+        cur = await conn.execute(
+            "SELECT attnotnull FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s",
+            (t.name, t.vector_column),
+        )
+        row = await cur.fetchone()
+        not_null = bool(row and row[0])
+        for name, _ in indexes:
+            await conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        if not_null:
+            await conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN {} DROP NOT NULL").format(table, column))
+        # Every row that had a vector has a staged one (checked under the table lock); rows without stay NULL.
+        await conn.execute(
+            sql.SQL("ALTER TABLE {} ALTER COLUMN {} TYPE vector({}) USING NULL").format(table, column, sql.Literal(dim))
+        )
+        await conn.execute(
+            sql.SQL(
+                "UPDATE {} AS t SET {} = s.embedding FROM reembed_vectors AS s WHERE s.tbl = %s AND s.row_id = t.{}"
+            ).format(table, column, sql.Identifier(t.id_column)),
+            (t.name,),
+        )
+        if not_null:
+            await conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN {} SET NOT NULL").format(table, column))
+        for _, definition in indexes:
+            await conn.execute(definition.encode())
+
+    async def aclose(self) -> None:
+        await self._conn.close()  # the advisory lock goes with the session
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

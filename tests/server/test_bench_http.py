@@ -1,0 +1,23 @@
+"""``memstack bench http`` end to end on a tiny data set: a real server process, real load, one JSON line."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from memstack.cli import main
+
+KEYS = {"endpoint", "clients", "duration_s", "requests", "errors", "rps", "p50_ms", "p99_ms"}
+
+
+def test_bench_http_prints_its_figures_as_the_last_line() -> None:
+    args = ["bench", "http", "--clients", "4", "--duration", "1", "--warmup", "0.5", "--users", "3"]
+    result = CliRunner().invoke(main, [*args, "--per-user", "5", "--queries", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output.strip().splitlines()[-1])
+    assert set(figures) >= KEYS
+    assert figures["endpoint"] == "POST /v1/users/{user_id}/memories/search" and figures["clients"] == 4
+    assert figures["requests"] > 0 and figures["errors"] == 0
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"] and figures["rps"] > 0
+    assert figures["distinct_queries"] == "all"

@@ -1,0 +1,220 @@
+"""Chat over HTTP: ``POST /v1/chat`` (JSON and server-sent events), sessions, contexts, and the OpenAI-compatible
+``POST /v1/chat/completions`` driven by the official ``openai`` client. The chat model is a scripted
+OpenAI-compatible server (real HTTP); detection and summaries run offline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from memstack.config import Config
+from memstack.engine import AsyncMemstack
+from memstack.server import create_app
+from memstack.server.runner import BackgroundServer
+from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+
+
+@dataclass(frozen=True)
+class ChatRig:
+    url: str
+    model: ScriptedOpenAIServer
+    key_a: str
+    key_b: str
+
+    def client(self, key: str) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=60.0)
+
+
+def _answer(request: RecordedRequest) -> Reply:
+    """The scripted model repeats the user's message, so a reply shows which turn it answers."""
+    return Reply.text(f"You said: {request.last_user_message}")
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatRig]:
+    home: Path = tmp_path_factory.mktemp("chat-home")
+    with ScriptedOpenAIServer() as model, pytest.MonkeyPatch.context() as env:
+        model.handle(_answer, model="chat")
+        env.setenv("MEMSTACK_CUSTOM_BASE_URL", model.base_url)
+        config = Config.resolve(home=home, chat_model="custom:chat", embedder="hash:64", badge_wait_s=5.0)
+
+        async def keys() -> tuple[str, str]:
+            async with AsyncMemstack(config) as ms:
+                return (await ms.store.keys.create("acme"))[1], (await ms.store.keys.create("globex"))[1]
+
+        key_a, key_b = asyncio.run(keys())
+        with BackgroundServer(create_app(config)) as server:
+            yield ChatRig(server.url, model, key_a, key_b)
+
+
+def _session(client: httpx.Client, session_id: str, user: str, turns: int) -> dict[str, object]:
+    """The session once phase 2 (in the background after each reply) has logged ``turns`` turns."""
+    deadline = time.monotonic() + 30
+    while True:
+        state: dict[str, object] = client.get(f"/v1/sessions/{session_id}", params={"user_id": user}).json()
+        if state.get("turn_count") == turns or time.monotonic() > deadline:
+            return state
+        time.sleep(0.05)
+
+
+def test_chat_turns_keep_the_session_and_capture_memories(rig: ChatRig) -> None:
+    with rig.client(rig.key_a) as acme:
+        first = acme.post(
+            "/v1/chat",
+            json={"user_id": "ana", "message": "I'm allergic to peanuts.", "metadata": {"timezone": "Europe/Lisbon"}},
+        )
+        assert first.status_code == 200, first.text
+        body = first.json()
+        assert body["reply"] == "You said: I'm allergic to peanuts."
+        assert body["session_id"] and body["context_id"] and body["turn"] == 1 and body["offline"] is False
+        saved = [u for u in body["memory_updates"] if u["action"] == "created"]
+        assert saved and "peanut" in saved[0]["content"].lower()  # the badge
+        stored = acme.get("/v1/users/ana/memories").json()["memories"]
+        assert saved[0]["id"] in [m["id"] for m in stored]
+
+        context = acme.get(f"/v1/contexts/{body['context_id']}")
+        assert context.status_code == 200 and context.json()["entries"]
+
+        second = acme.post(
+            "/v1/chat", json={"user_id": "ana", "session_id": body["session_id"], "message": "What should I avoid?"}
+        ).json()
+        assert second["session_id"] == body["session_id"] and second["turn"] == 2
+        assert saved[0]["id"] in second["memories_used"]  # the memory reached the model's context
+        sent = rig.model.chat_requests[-1].messages
+        assert "peanut" in json.dumps(sent).lower()
+
+        state = _session(acme, body["session_id"], "ana", 2)
+        assert state["turn_count"] == 2 and state["user_id"] == "ana"
+        assert [m["content"] for m in state["raw_window"]][:2] == ["I'm allergic to peanuts.", body["reply"]]
+
+
+def test_chat_streams_tokens_then_a_final_event_with_memory_updates(rig: ChatRig) -> None:
+    with (
+        rig.client(rig.key_a) as acme,
+        acme.stream(
+            "POST", "/v1/chat", json={"user_id": "ben", "message": "Remember that I play the oboe.", "stream": True}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = []
+        for block in response.read().decode().split("\n\n"):
+            if block.strip():
+                kind, data = block.split("\n", 1)
+                events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    kinds = [k for k, _ in events]
+    assert kinds[-1] == "done" and kinds.count("token") >= 2 and set(kinds) <= {"token", "tool", "done"}
+    done = events[-1][1]
+    assert (
+        "".join(d["text"] for k, d in events if k == "token")
+        == done["reply"]
+        == "You said: Remember that I play the oboe."
+    )
+    assert any("oboe" in u["content"] for u in done["memory_updates"])
+    assert done["session_id"] and done["context_id"]
+
+
+def test_chat_uses_the_tenants_stored_agent(rig: ChatRig) -> None:
+    with rig.client(rig.key_a) as acme, rig.client(rig.key_b) as globex:
+        agent = {"core": {"identity": "You are Acme's cheerful travel planner."}}
+        assert acme.put("/v1/agents/planner", json=agent).status_code == 200
+        ok = acme.post("/v1/chat", json={"user_id": "cy", "message": "Plan a weekend.", "agent": "planner"})
+        assert ok.status_code == 200
+        assert "Acme's cheerful travel planner" in rig.model.chat_requests[-1].messages[0]["content"]
+        # Another tenant cannot use it, nor name a file on the server.
+        for name in ("planner", "../agents/planner.yaml", "default.yaml"):
+            refused = globex.post("/v1/chat", json={"user_id": "cy", "message": "Hi", "agent": name})
+            assert refused.status_code in (404, 422) and refused.json()["error"]["type"] in ("NotFound", "InputError")
+
+
+def test_chat_bad_input_is_4xx(rig: ChatRig) -> None:
+    with rig.client(rig.key_a) as acme:
+        cases = [
+            ({"user_id": "dee", "message": "Hi", "metadata": {"timezone": "Mars/Olympus"}}, 400, "time zone"),
+            ({"user_id": "dee", "message": "x" * 40_000}, 400, "characters"),
+            ({"user_id": "dee", "message": ""}, 422, "message"),
+            ({"user_id": "dee", "message": "Hi", "agent": "nobody"}, 404, "nobody"),
+            ({"user_id": "dee", "message": "Hi", "memory": "maybe"}, 422, "memory"),
+            ({"user_id": "dee", "message": "Hi", "metadata": "UTC"}, 422, "metadata"),
+            ({"message": "Hi"}, 422, "user_id"),
+        ]
+        for body, status, words in cases:
+            response = acme.post("/v1/chat", json=body)
+            assert response.status_code == status, (body, response.text)
+            assert words in response.json()["error"]["message"]
+            streamed = acme.post("/v1/chat", json={**body, "stream": True})
+            assert streamed.status_code == status and streamed.headers["content-type"].startswith("application/json")
+
+
+def test_sessions_and_contexts_are_per_tenant(rig: ChatRig) -> None:
+    with rig.client(rig.key_a) as acme, rig.client(rig.key_b) as globex:
+        mine = acme.post("/v1/chat", json={"user_id": "eve", "message": "My locker code is 4512."}).json()
+        _session(acme, mine["session_id"], "eve", 1)
+        assert globex.get(f"/v1/sessions/{mine['session_id']}", params={"user_id": "eve"}).status_code == 404
+        assert globex.get(f"/v1/contexts/{mine['context_id']}").status_code == 404
+        assert acme.get(f"/v1/sessions/{mine['session_id']}", params={"user_id": "mallory"}).status_code == 404
+        # Naming acme's session from globex reaches a session of globex's own user, never acme's messages.
+        theirs = globex.post(
+            "/v1/chat", json={"user_id": "eve", "session_id": mine["session_id"], "message": "What is my code?"}
+        )
+        assert theirs.status_code == 200 and theirs.json()["turn"] == 1  # a new session: ids are per tenant and user
+        assert "4512" not in json.dumps(rig.model.chat_requests[-1].messages)
+        assert "4512" not in theirs.text
+
+
+def test_the_openai_client_gets_memory_transparently(rig: ChatRig) -> None:
+    client = openai.OpenAI(base_url=f"{rig.url}/v1", api_key=rig.key_a, max_retries=0)
+    history = [{"role": "system", "content": "You are a terse cooking assistant."}]
+    history.append({"role": "user", "content": "I'm vegetarian, remember that."})
+    first = client.chat.completions.create(model="gpt-4o-mini", messages=history, user="fay")  # type: ignore[arg-type]
+    assert first.choices[0].message.content == "You said: I'm vegetarian, remember that."
+    extra = first.model_extra or {}
+    assert any("vegetarian" in u["content"].lower() for u in extra["memstack"]["memory_updates"])
+    sent = rig.model.chat_requests[-1].messages
+    assert "You are a terse cooking assistant." in sent[0]["content"]
+
+    history += [{"role": "assistant", "content": first.choices[0].message.content or ""}]
+    history += [{"role": "user", "content": "Suggest a dinner."}]
+    stream = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=history,  # type: ignore[arg-type]
+        user="fay",
+        stream=True,
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "You said: Suggest a dinner."
+    final = chunks[-1].model_extra or {}
+    assert final["memstack"]["session_id"] == extra["memstack"]["session_id"]  # one conversation, one session
+    assert "vegetarian" in json.dumps(rig.model.chat_requests[-1].messages).lower()  # memory reached the model
+
+    with pytest.raises(openai.BadRequestError, match="user"):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=f"{rig.url}/v1", api_key="msk_wrong", max_retries=0).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], user="fay"
+        )
+
+
+def test_a_tool_call_is_streamed_as_a_tool_event(rig: ChatRig) -> None:
+    rig.model.script("chat", Reply.tool_call("recall_memory", {"query": "instrument"}), Reply.text("The oboe."))
+    with rig.client(rig.key_a) as acme:
+        acme.post("/v1/users/gus/memories", json={"content": "User plays the oboe", "category": "fact"})
+        with acme.stream(
+            "POST", "/v1/chat", json={"user_id": "gus", "message": "Which instrument do I play?", "stream": True}
+        ) as response:
+            text = response.read().decode()
+    events = [block.split("\n", 1) for block in text.split("\n\n") if block.strip()]
+    kinds = [kind.removeprefix("event: ") for kind, _ in events]
+    assert "tool" in kinds and kinds[-1] == "done"
+    tool = json.loads(events[kinds.index("tool")][1].removeprefix("data: "))
+    assert tool["name"] == "recall_memory" and "oboe" in tool["result"] and tool["error"] is False
+    assert json.loads(events[-1][1].removeprefix("data: "))["reply"] == "The oboe."

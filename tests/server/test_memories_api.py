@@ -1,0 +1,109 @@
+"""Memory management over HTTP: every endpoint of /v1/users/{user_id}/memories and the usage line."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from .conftest import fresh_user
+
+
+def _add(client: httpx.Client, user: str, content: str, **extra: object) -> dict[str, object]:
+    response = client.post(f"/v1/users/{user}/memories", json={"content": content, **extra})
+    assert response.status_code == 201, response.text
+    body: dict[str, object] = response.json()
+    return body
+
+
+def test_add_get_list_and_filters(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    tea = _add(acme, user, "User drinks green tea every morning", category="preference")
+    exam = _add(acme, user, "User has a biology exam on Friday", category="schedule")
+    assert tea["category"] == "preference" and tea["source"] == "manual" and tea["is_active"] is True
+
+    got = acme.get(f"/v1/users/{user}/memories/{tea['id']}")
+    assert got.status_code == 200 and got.json() == tea
+
+    listed = acme.get(f"/v1/users/{user}/memories").json()["memories"]
+    assert [m["id"] for m in listed] == [exam["id"], tea["id"]]  # newest first
+    only = acme.get(f"/v1/users/{user}/memories", params={"category": "schedule"}).json()["memories"]
+    assert [m["id"] for m in only] == [exam["id"]]
+    by_text = acme.get(f"/v1/users/{user}/memories", params={"q": "green tea"}).json()["memories"]
+    assert [m["id"] for m in by_text] == [tea["id"]]
+    paged = acme.get(f"/v1/users/{user}/memories", params={"limit": 1, "offset": 1}).json()["memories"]
+    assert [m["id"] for m in paged] == [tea["id"]]
+
+
+def test_edit_forget_restore_delete_and_history(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    memory = _add(acme, user, "User lives in Lyon")
+    url = f"/v1/users/{user}/memories/{memory['id']}"
+
+    edited = acme.patch(url, json={"content": "User lives in Paris", "category": "fact"})
+    assert edited.status_code == 200
+    assert edited.json()["content"] == "User lives in Paris" and edited.json()["category"] == "fact"
+
+    forgotten = acme.delete(url)  # no ?permanent: a soft delete by the user, restorable
+    assert forgotten.status_code == 200
+    assert forgotten.json()["permanent"] is False
+    assert forgotten.json()["memory"]["is_active"] is False and forgotten.json()["memory"]["deleted_by"] == "user"
+    assert acme.get(f"/v1/users/{user}/memories").json()["memories"] == []
+    with_deleted = acme.get(f"/v1/users/{user}/memories", params={"include_deleted": "true"}).json()["memories"]
+    assert [m["id"] for m in with_deleted] == [memory["id"]]
+
+    restored = acme.post(f"{url}/restore")
+    assert restored.status_code == 200 and restored.json()["is_active"] is True
+
+    gone = acme.delete(url, params={"permanent": "true"})
+    assert gone.status_code == 200 and gone.json() == {"id": memory["id"], "permanent": True, "memory": None}
+    missing = acme.get(url)
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
+
+    history = acme.get(f"{url}/history")
+    assert history.status_code == 200
+    actions = [e["action"] for e in history.json()["events"]]
+    assert actions == ["create", "update", "forget", "restore", "delete"]
+    assert history.json()["events"][1]["before"]["content"] == "User lives in Lyon"
+
+
+def test_search_ranks_by_meaning(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    for content in ("User is allergic to peanuts", "User plays the cello", "User works as a nurse in Leeds"):
+        _add(acme, user, content)
+    response = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "k": 2})
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert len(results) == 2
+    assert results[0]["memory"]["content"] == "User plays the cello"
+    assert results[0]["score"] >= results[1]["score"]
+    # The same query again is answered from the embedding cache: same ranking, same scores.
+    again = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "k": 2})
+    assert again.json() == response.json()
+
+
+def test_usage_and_the_tier_limit(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    assert acme.get(f"/v1/users/{user}/usage").json() == {
+        "user_id": user,
+        "tier": "free",
+        "active": 0,
+        "limit": 50,
+        "remaining": 50,
+        "display": "0 / 50",
+    }
+    _add(acme, user, "User likes jazz", tier="tiny")
+    second = _add(acme, user, "User likes blues", tier="tiny")
+    full = acme.post(f"/v1/users/{user}/memories", json={"content": "User likes soul", "tier": "tiny"})
+    assert full.status_code == 409
+    error = full.json()["error"]
+    assert error["type"] == "LimitReached" and "Upgrade" in error["upgrade_prompt"]
+    assert acme.get(f"/v1/users/{user}/usage", params={"tier": "tiny"}).json()["display"] == "2 / 2"
+    # A forgotten memory frees a slot; restoring it while full is refused the same way.
+    acme.delete(f"/v1/users/{user}/memories/{second['id']}")
+    _add(acme, user, "User likes soul", tier="tiny")
+    refused = acme.post(f"/v1/users/{user}/memories/{second['id']}/restore", params={"tier": "tiny"})
+    assert refused.status_code == 409
+    premium = acme.get(f"/v1/users/{user}/usage", params={"tier": "premium"}).json()
+    assert premium["limit"] is None and premium["display"] == "2 / unlimited"
+    unknown = acme.get(f"/v1/users/{user}/usage", params={"tier": "platinum"})
+    assert unknown.status_code == 400 and "platinum" in unknown.json()["error"]["message"]

@@ -1,0 +1,203 @@
+"""The memory manager in Chromium: add, search (words and meaning), edit (re-embedded), forget and restore, delete
+for good with confirmation, history, tier usage, categories, keyboard use and a phone-width layout."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from .conftest import PHONE, Console, Served, assert_fits, open_view, user_id
+
+
+def memory(page: Page, content: str) -> Locator:
+    return page.locator("li.memory", has=page.get_by_text(content, exact=True))
+
+
+def add(page: Page, content: str, category: str) -> None:
+    page.get_by_label("What to remember about the user").fill(content)
+    page.locator("#add-category").select_option(category)
+    page.get_by_role("button", name="Add memory").click()
+    expect(memory(page, content)).to_be_visible()
+
+
+def search(page: Page, query: str, mode: str) -> None:
+    page.get_by_label("Search memories").fill(query)
+    page.get_by_label(mode).check()
+    page.get_by_role("button", name="Search", exact=True).click()
+
+
+def test_add_search_edit_forget_restore_delete(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    open_view(page, local_server.url, "memories", user)
+    expect(page.get_by_role("heading", name=f"Memories of {user}")).to_be_visible()
+    expect(page.locator("#usage")).to_have_text("0 / 50 memories")
+
+    # Add, grouped by category.
+    add(page, "Prefers green tea over coffee", "preference")
+    add(page, "Has piano lessons on Tuesdays at 6pm", "schedule")
+    add(page, "Lives in Lyon", "fact")
+    expect(page.locator("#usage")).to_have_text("3 / 50 memories")
+    preference = page.get_by_role("region", name=re.compile(r"^preference"))
+    expect(preference.locator("li.memory")).to_have_count(1)
+    expect(preference).to_contain_text("Prefers green tea over coffee")
+    expect(page.get_by_role("region", name=re.compile(r"^schedule"))).to_contain_text("piano")
+
+    # Full-text search keeps memories containing the words.
+    search(page, "piano", "Words (full text)")
+    expect(page.locator("#list-title")).to_have_text("Active memories containing “piano”")
+    expect(page.locator("li.memory")).to_have_count(1)
+    expect(memory(page, "Has piano lessons on Tuesdays at 6pm")).to_be_visible()
+
+    # Semantic search ranks by meaning: no word in common with the tea memory.
+    search(page, "what does the user like to drink", "Meaning (semantic)")
+    expect(page.locator("#list-title")).to_have_text(re.compile("^Closest in meaning"))
+    expect(page.locator("li.memory").first).to_contain_text("Prefers green tea over coffee")
+    expect(page.locator("li.memory").first.locator(".score")).to_have_text(re.compile(r"^score 0\.\d{3}$"))
+    page.get_by_role("button", name="Clear").click()
+    expect(page.locator("li.memory")).to_have_count(3)
+
+    # Inline edit: the new text is re-embedded, so searching for it exactly scores 1.000.
+    page.get_by_role("button", name="Edit: Prefers green tea over coffee").click()
+    editor = page.get_by_label("Edit memory")
+    expect(editor).to_be_focused()
+    editor.fill("Prefers jasmine tea in the afternoon")
+    page.get_by_role("button", name="Save").click()
+    expect(memory(page, "Prefers jasmine tea in the afternoon")).to_be_visible()
+    expect(page.get_by_role("button", name="Edit: Prefers jasmine tea in the afternoon")).to_be_focused()
+    search(page, "Prefers jasmine tea in the afternoon", "Meaning (semantic)")
+    expect(page.locator("li.memory").first.locator(".score")).to_have_text("score 1.000")
+    page.get_by_role("button", name="Clear").click()
+    with local_server.api() as api:
+        stored = api.get(f"/v1/users/{user}/memories", params={"q": "jasmine"}).json()["memories"]
+    assert [m["content"] for m in stored] == ["Prefers jasmine tea in the afternoon"]
+    tea_id = stored[0]["id"]
+
+    # Forget: it leaves the active list and appears in "Recently forgotten", from where it is restored.
+    page.get_by_role("button", name="Forget: Prefers jasmine tea in the afternoon").click()
+    expect(memory(page, "Prefers jasmine tea in the afternoon")).to_have_count(0)
+    expect(page.locator("#usage")).to_have_text("2 / 50 memories")
+    page.get_by_role("button", name="Recently forgotten").click()
+    expect(page.locator("#list-title")).to_have_text("Recently forgotten")
+    forgotten = memory(page, "Prefers jasmine tea in the afternoon")
+    expect(forgotten).to_contain_text("forgotten by you")
+    expect(page.locator("li.memory")).to_have_count(1)
+    page.get_by_role("button", name="Restore: Prefers jasmine tea in the afternoon").click()
+    expect(page.locator("li.memory")).to_have_count(0)
+    page.get_by_role("button", name="Active").click()
+    expect(memory(page, "Prefers jasmine tea in the afternoon")).to_be_visible()
+    expect(page.locator("#usage")).to_have_text("3 / 50 memories")
+
+    # History: every change, oldest first, with what changed.
+    page.get_by_role("button", name="History: Prefers jasmine tea in the afternoon").click()
+    dialog = page.get_by_role("dialog", name=re.compile("^History of"))
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("li strong")).to_have_text(["create", "update", "forget", "restore"])
+    expect(dialog).to_contain_text("Prefers green tea over coffee")  # the text before the edit
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    # Permanent delete asks first; cancelling keeps the memory.
+    page.get_by_role("button", name="Delete: Prefers jasmine tea in the afternoon").click()
+    confirm = page.get_by_role("dialog", name="Delete for good?")
+    expect(confirm).to_contain_text("cannot be restored")
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(memory(page, "Prefers jasmine tea in the afternoon")).to_be_visible()
+    page.get_by_role("button", name="Delete: Prefers jasmine tea in the afternoon").click()
+    confirm.get_by_role("button", name="Delete permanently").click()
+    expect(memory(page, "Prefers jasmine tea in the afternoon")).to_have_count(0)
+    expect(page.locator("#usage")).to_have_text("2 / 50 memories")
+    page.get_by_role("button", name="Recently forgotten").click()
+    expect(page.locator("li.memory")).to_have_count(0)
+    with local_server.api() as api:
+        assert api.get(f"/v1/users/{user}/memories/{tea_id}").status_code == 404
+
+
+def test_category_filter_and_tier_limit(
+    page: Page, local_server: Served, console: Console, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    console.expected.append("status of 409")  # the browser logs the refused add
+    with local_server.api() as api:
+        for content, category in [
+            ("Runs marathons", "fact"),
+            ("Works as a nurse", "fact"),
+            ("Wants to learn Go", "goal"),
+        ]:
+            assert api.post(f"/v1/users/{user}/memories", json={"content": content, "category": category}).is_success
+    open_view(page, local_server.url, "memories", user)
+    expect(page.locator("section.group h3")).to_have_text(["fact (2)", "goal (1)"])
+    page.locator("#filter-category").select_option("goal")
+    expect(page.locator("li.memory")).to_have_count(1)
+    expect(memory(page, "Wants to learn Go")).to_be_visible()
+    page.locator("#filter-category").select_option("")
+    expect(page.locator("li.memory")).to_have_count(3)
+
+    # A full tier: the add fails with the server's message, shown as an alert; nothing is added.
+    page.get_by_label("Tier", exact=True).select_option("tiny")
+    expect(page.locator("#usage")).to_have_text("3 / 2 memories")
+    page.get_by_label("What to remember about the user").fill("Drinks oat milk")
+    page.get_by_role("button", name="Add memory").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert).to_contain_text("LimitReached")
+    expect(memory(page, "Drinks oat milk")).to_have_count(0)
+
+
+def test_keyboard_only(page: Page, local_server: Served, request: pytest.FixtureRequest) -> None:
+    """Add and edit a memory without the mouse; Escape cancels an edit and gives focus back to its button."""
+    user = user_id(request)
+    open_view(page, local_server.url, "memories", user)
+    page.get_by_label("What to remember about the user").focus()
+    page.keyboard.type("Speaks Portuguese at home")
+    page.keyboard.press("Tab")  # the category select
+    expect(page.locator("#add-category")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Add memory")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(memory(page, "Speaks Portuguese at home")).to_be_visible()
+    expect(page.get_by_label("What to remember about the user")).to_be_focused()
+
+    edit = page.get_by_role("button", name="Edit: Speaks Portuguese at home")
+    edit.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Edit memory")).to_be_focused()
+    page.keyboard.type(" and Spanish at work")
+    page.keyboard.press("Escape")
+    expect(memory(page, "Speaks Portuguese at home")).to_be_visible()
+    expect(edit).to_be_focused()
+    page.keyboard.press("Enter")
+    page.keyboard.press("End")
+    page.keyboard.type(" and Spanish at work")
+    page.keyboard.press("Tab")  # category
+    page.keyboard.press("Tab")  # Save
+    page.keyboard.press("Enter")
+    expect(memory(page, "Speaks Portuguese at home and Spanish at work")).to_be_visible()
+
+
+def test_every_control_has_a_name_and_the_phone_layout_fits(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    with local_server.api() as api:
+        api.post(f"/v1/users/{user}/memories", json={"content": "Collects vintage film cameras", "category": "fact"})
+    for view in ("memories", "chat", "inspect"):
+        open_view(page, local_server.url, view, user)
+        unnamed = page.evaluate(
+            """() => [...document.querySelectorAll('input, select, textarea, button')]
+                 .filter((el) => el.offsetParent !== null)
+                 .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')
+                                 && !(el.tagName === 'BUTTON' && el.textContent.trim()))
+                 .map((el) => el.outerHTML)"""
+        )
+        assert unnamed == [], f"controls without a label on {view}: {unnamed}"
+    page.set_viewport_size(PHONE)
+    for view in ("memories", "chat", "inspect"):
+        open_view(page, local_server.url, view, user)
+        assert_fits(page, view)
+    expect(memory(page, "Collects vintage film cameras")).to_be_hidden()  # on the inspector now
+    page.get_by_role("link", name="Memories").click()
+    expect(memory(page, "Collects vintage film cameras")).to_be_visible()
