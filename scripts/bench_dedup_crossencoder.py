@@ -3,7 +3,7 @@
 A saved candidate is checked against its ``NEAREST_K`` nearest memories; with the cross-encoder those hits are
 scored in one ONNX batch, off the event loop. This prints, as one JSON line, the first-use load time, the latency of
 one pair and of one candidate's batch, and ``adecide`` with and without the model (p50 / p95 in ms). Run with
-memstack's own environment: ``.venv/bin/python scripts/bench_dedup_crossencoder.py --rounds 200``.
+memstack's own environment: ``.venv/bin/python scripts/bench_dedup_crossencoder.py --rounds 200 --model M.onnx``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import argparse
 import asyncio
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 
 from memstack.capture.crossencoder import CrossEncoder
-from memstack.capture.dedup import NEAREST_K, DedupRule, params_for
+from memstack.capture.dedup import NEAREST_K, CrossParams, DedupRule, params_for
 from memstack.types import Category, Memory, ScoredMemory, Source
 
 CANDIDATES = (
@@ -50,8 +52,8 @@ def _ms(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(float(p50), 3), "p95_ms": round(float(p95), 3)}
 
 
-async def main(rounds: int) -> dict[str, object]:
-    encoder = CrossEncoder()
+async def main(rounds: int, model: Path | None) -> dict[str, object]:
+    encoder = CrossEncoder(model)
     t = time.perf_counter()
     encoder.score_sync([("warm", "up")])
     load_ms = (time.perf_counter() - t) * 1000
@@ -67,7 +69,7 @@ async def main(rounds: int) -> dict[str, object]:
     timings: dict[str, list[float]] = {}
     for name, rule in (
         ("features", DedupRule(params_for("local:minilm", cross=False))),
-        ("cross", DedupRule(params_for("local:minilm"), encoder)),
+        ("cross", DedupRule(replace(params_for("local:minilm"), cross=CrossParams("bench", 0.85, 0.4)), encoder)),
     ):
         timings[name] = []
         for i in range(rounds):
@@ -89,4 +91,6 @@ async def main(rounds: int) -> dict[str, object]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
-    print(json.dumps(asyncio.run(main(parser.parse_args().rounds))))
+    parser.add_argument("--model", type=Path, help="an exported model (default: the shipped one)")
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(main(args.rounds, args.model))))
