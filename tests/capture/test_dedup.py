@@ -1,5 +1,6 @@
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -17,6 +18,9 @@ from memstack.embed import get_embedder
 from memstack.types import Category, Memory, ScoredMemory, Source
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
+#: the feature rule alone: what decides when the cross-encoder model is missing (tests/capture/test_crossencoder.py
+#: covers the rule with it)
+FEATURE_RULE = replace(CALIBRATED["local:minilm"], cross=None)
 
 
 def memory(id_: str, content: str) -> Memory:
@@ -54,19 +58,19 @@ def minilm_cosine() -> Cosine:
     ],
 )
 def test_minilm_decisions(minilm_cosine: Cosine, new: str, old: str, action: DedupAction) -> None:
-    rule = DedupRule.for_embedder("local:minilm")
+    rule = DedupRule.for_embedder("local:minilm", cross=False)
     got, _, reason = rule.judge(new, old, minilm_cosine(new, old))
     assert got is action, reason
 
 
 def test_the_subject_must_match_for_a_single_valued_update() -> None:
-    rule = DedupRule(CALIBRATED["local:minilm"])
+    rule = DedupRule(FEATURE_RULE)
     action, _, _ = rule.judge("User's sister lives in Berlin", "User lives in Paris", 0.9)
     assert action is not DedupAction.UPDATE
 
 
 def test_decide_prefers_an_update_over_a_closer_duplicate_and_names_the_memory() -> None:
-    rule = DedupRule(CALIBRATED["local:minilm"])
+    rule = DedupRule(FEATURE_RULE)
     nearest = [
         ScoredMemory(memory("mem_a", "User enjoys long walks"), 0.62),
         ScoredMemory(memory("mem_b", "User's exam is on 3 May 2025"), 0.83),
@@ -103,7 +107,7 @@ def test_cosine_only_params_are_a_plain_threshold() -> None:
 
 
 def test_the_word_order_gate_only_applies_to_pairs_that_share_their_words() -> None:
-    rule = DedupRule(CALIBRATED["local:minilm"])
+    rule = DedupRule(FEATURE_RULE)
     # reordered *and* reworded: ordinary rephrasing, scored like any other pair
     rephrased = pair_features("The man without a shirt is jumping.", "The man jumping is not wearing a shirt.", 0.93)
     assert rephrased.order < rule.params.min_order and not rephrased.same_words
