@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from memstack.blocking import Memstack
 from memstack.config import Config, TierLimits
-from memstack.engine import AsyncMemstack, Memstack
+from memstack.engine import AsyncMemstack
 from memstack.errors import (
     BudgetExceeded,
     ConfigError,

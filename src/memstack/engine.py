@@ -18,7 +18,8 @@ work left pending stays pending in the store), and every chat call (``chat``, ``
 ``end_session``, ``register_agent``) raises the :class:`~memstack.errors.ConfigError` that names the setting and the
 variable to set, until the configuration is fixed; the chat parts open at the first call that can build them.
 
-``Memstack`` runs the same coroutines on a private event-loop thread; each of its methods is one line naming the
+``Memstack`` (:mod:`memstack.blocking`) runs the same coroutines on a private event-loop thread; each of its methods is
+one line naming the
 coroutine it runs, so the two APIs cannot drift apart.
 """
 
@@ -27,13 +28,11 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
-from concurrent.futures import Future
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
     from memstack.turn.turns import Turns
     from memstack.types import IngestResult, RecallItem, RecallKind, SessionSummary
 
-__all__ = ["AsyncMemstack", "Memstack", "Models", "Tuning"]
+__all__ = ["AsyncMemstack", "Models", "Tuning"]
 
 log = logging.getLogger("memstack")
 
@@ -509,127 +508,3 @@ class AsyncMemstack:
         async with get_model(self.config.summarizer_model) as model:
             consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
             return await consolidator.consolidate(ref, dry_run=dry_run)
-
-
-class _LoopThread:
-    """A private event loop on a daemon thread: runs coroutines for blocking callers."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="memstack-loop", daemon=True)
-        self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, R]) -> R:
-        if threading.current_thread() is self._thread:
-            coro.close()
-            raise RuntimeError("Memstack methods cannot be called from its own event loop; use AsyncMemstack")
-        future: Future[R] = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        return future.result()
-
-    def stop(self) -> None:
-        if self._loop.is_closed():
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-
-async def _next(events: AsyncIterator[ChatEvent]) -> ChatEvent | None:
-    try:
-        return await anext(events)
-    except StopAsyncIteration:
-        return None
-
-
-async def _close(events: AsyncIterator[ChatEvent]) -> None:
-    close = getattr(events, "aclose", None)
-    if close is not None:
-        await close()
-
-
-class _Blocking(Generic[P, R]):
-    """Descriptor: the blocking form of one ``AsyncMemstack`` coroutine method, same signature and docs."""
-
-    def __init__(self, method: Callable[Concatenate[AsyncMemstack, P], Coroutine[Any, Any, R]]) -> None:
-        self._method = method
-        self.__doc__ = method.__doc__
-
-    def __get__(self, obj: Memstack, owner: type[Memstack] | None = None) -> Callable[P, R]:
-        method = self._method
-
-        def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            return obj._loop.run(method(obj._core, *args, **kwargs))
-
-        call.__doc__ = method.__doc__
-        call.__name__ = method.__name__
-        return call
-
-
-class Memstack:
-    """The blocking API: the methods of :class:`AsyncMemstack`, run on a private event-loop thread.
-
-    ``with Memstack(home=...) as ms: ms.add("alice", "Prefers tea")``."""
-
-    def __init__(
-        self,
-        config: Config | None = None,
-        *,
-        models: Models | None = None,
-        tuning: Tuning | None = None,
-        resume: bool = True,
-        **settings: Any,
-    ) -> None:
-        self._loop = _LoopThread()
-        self._core = AsyncMemstack(config, models=models, tuning=tuning, resume=resume, **settings)
-        try:
-            self._loop.run(self._core.open())
-        except BaseException:
-            self._loop.stop()
-            raise
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._core.is_open:
-            self._loop.run(self._core.aclose())
-        self._loop.stop()
-
-    @property
-    def config(self) -> Config:
-        return self._core.config
-
-    def chat_stream(self, user_id: str | UserRef, message: str, **options: Any) -> Iterator[ChatEvent]:
-        """The events of :meth:`AsyncMemstack.chat_stream` (same arguments), as a blocking iterator."""
-        events = self._core.chat_stream(user_id, message, **options)
-        try:
-            while (event := self._loop.run(_next(events))) is not None:
-                yield event
-        finally:
-            self._loop.run(_close(events))
-
-    def register_agent(self, agent: Agent | str | Path) -> Agent:
-        return self._core.register_agent(agent)
-
-    chat = _Blocking(AsyncMemstack.chat)
-    delegate = _Blocking(AsyncMemstack.delegate)
-    end_session = _Blocking(AsyncMemstack.end_session)
-    wait_idle = _Blocking(AsyncMemstack.wait_idle)
-    add = _Blocking(AsyncMemstack.add)
-    get = _Blocking(AsyncMemstack.get)
-    list = _Blocking(AsyncMemstack.list)
-    search = _Blocking(AsyncMemstack.search)
-    edit = _Blocking(AsyncMemstack.edit)
-    forget = _Blocking(AsyncMemstack.forget)
-    restore = _Blocking(AsyncMemstack.restore)
-    delete = _Blocking(AsyncMemstack.delete)
-    history = _Blocking(AsyncMemstack.history)
-    count = _Blocking(AsyncMemstack.count)
-    usage = _Blocking(AsyncMemstack.usage)
-    consolidate = _Blocking(AsyncMemstack.consolidate)
-    recall = _Blocking(AsyncMemstack.recall)
-    ingest = _Blocking(AsyncMemstack.ingest)
-    memories_used = _Blocking(AsyncMemstack.memories_used)

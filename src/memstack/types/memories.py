@@ -1,0 +1,283 @@
+"""Long-term memories: what callers store, what the store returns, their history and what capture did with them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memstack.errors import InputError
+from memstack.types._core import MAX_CONTENT_CHARS, Vector
+
+__all__ = [
+    "Candidate",
+    "Category",
+    "DeletedBy",
+    "HistoryAction",
+    "Memory",
+    "MemoryEvent",
+    "MemoryFilter",
+    "MemoryPatch",
+    "MemoryUpdate",
+    "MemoryUsage",
+    "NewMemory",
+    "ReembedResult",
+    "ScoredMemory",
+    "Source",
+    "UpdateAction",
+    "check_content",
+]
+
+
+class Category(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    GOAL = "goal"
+    LEARNINGSTYLE = "learningstyle"
+    SCHEDULE = "schedule"
+    GENERAL = "general"
+
+    @classmethod
+    def parse(cls, value: str) -> Category:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in cls)
+            raise InputError(f"unknown category {value!r}; use one of: {allowed}") from None
+
+
+class Source(StrEnum):
+    AUTO = "auto"  # saved by the classifier
+    EXPLICIT = "explicit"  # the user said "remember ..."
+    MANUAL = "manual"  # added through the API, CLI or UI
+    CONSOLIDATED = "consolidated"  # merged from several memories
+
+
+class DeletedBy(StrEnum):
+    AI = "ai"  # soft delete by the assistant's forget tool: restorable
+    USER = "user"  # the user's own delete (a permanent delete removes the row)
+
+
+class HistoryAction(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    SUPERSEDE = "supersede"  # a contradicting newer fact replaced this content
+    FORGET = "forget"
+    RESTORE = "restore"
+    MERGE = "merge"  # consolidated into another memory
+    DELETE = "delete"  # permanent delete: the history row outlives the memory
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a caller supplies to store a memory; the store assigns id and timestamps."""
+
+    content: str
+    category: Category = Category.GENERAL
+    source: Source = Source.MANUAL
+    confidence: float = 1.0
+    agent_id: str | None = None
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    source_turn_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_content(self.content)
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+
+def check_content(content: str) -> None:
+    if not content or not content.strip():
+        raise InputError("memory content is empty; send the fact to remember as text")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InputError(
+            f"memory content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
+            "Store one short fact per memory"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact a classifier proposes to remember; the capture pipeline dedups it and stores it as a memory.
+
+    ``content`` is a durable third-person statement ("User is a sophomore at UCLA"), dates made absolute.
+    ``explicit``: the user asked to remember it. ``observed_at``: when it was said. ``expires_at``: when a schedule
+    memory stops being useful. ``evidence``: the part of the message it came from.
+    """
+
+    content: str
+    category: Category
+    confidence: float
+    explicit: bool = False
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        check_content(self.content)
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+    def to_new_memory(self, *, agent_id: str | None = None, source_turn_ids: tuple[str, ...] = ()) -> NewMemory:
+        return NewMemory(
+            content=self.content,
+            category=self.category,
+            source=Source.EXPLICIT if self.explicit else Source.AUTO,
+            confidence=self.confidence,
+            agent_id=agent_id,
+            observed_at=self.observed_at,
+            expires_at=self.expires_at,
+            source_turn_ids=source_turn_ids,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """Fields to change; ``None`` leaves a field as it is. Changing content re-embeds."""
+
+    content: str | None = None
+    category: Category | None = None
+    confidence: float | None = None
+    expires_at: datetime | None = None
+    observed_at: datetime | None = None
+    source_turn_ids: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.content is not None:
+            check_content(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    user_id: str
+    tenant: str
+    agent_id: str | None
+    content: str
+    category: Category
+    source: Source
+    confidence: float
+    is_active: bool
+    deleted_by: DeletedBy | None
+    created_at: datetime
+    updated_at: datetime
+    observed_at: datetime | None = None
+    expires_at: datetime | None = None
+    merged_into: str | None = None
+    source_turn_ids: tuple[str, ...] = ()
+    embedding: Vector | None = field(default=None, compare=False, repr=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The JSON-able state recorded in history (no vector)."""
+        return {
+            "content": self.content,
+            "category": self.category.value,
+            "source": self.source.value,
+            "confidence": self.confidence,
+            "is_active": self.is_active,
+            "deleted_by": self.deleted_by.value if self.deleted_by else None,
+            "observed_at": self.observed_at.isoformat() if self.observed_at else None,
+            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "merged_into": self.merged_into,
+            "source_turn_ids": list(self.source_turn_ids),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One row of a memory's append-only history."""
+
+    id: int
+    memory_id: str
+    action: HistoryAction
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    at: datetime
+    actor: str  # "ai", "user", "system"
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    memory: Memory
+    score: float  # cosine similarity for vector search, a rank score for text search
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    categories: tuple[Category, ...] = ()
+    text: str | None = None  # full-text match on content
+    agent_id: str | None = None  # memories of this agent plus the user's shared ones
+    include_deleted: bool = False
+    limit: int = 100
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUsage:
+    """How much of a user's tier limit their active memories use."""
+
+    tier: str
+    active: int
+    limit: int | None  # None: unlimited
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(self.limit - self.active, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedResult:
+    """What ``memstack reembed`` did: the model the store uses now and the one it came from, how many vectors this
+    run embedded (``resumed``: how many an interrupted run had already staged) in how many batches, and whether
+    the store switched (``False`` when it already used that model)."""
+
+    embedder: str
+    dim: int
+    from_embedder: str | None
+    from_dim: int | None
+    vectors: int
+    batches: int
+    seconds: float
+    resumed: int = 0
+    switched: bool = True
+
+
+class UpdateAction(StrEnum):
+    """What the capture pipeline (or the save tool) did with one candidate: the badge's ``action``."""
+
+    CREATED = "created"  # stored as a new memory
+    UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
+    DUPLICATE = "duplicate"  # already remembered: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUpdate:
+    """One entry of a response's ``memory_updates`` badge.
+
+    ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
+    remembered now (for a duplicate, the existing memory's text)."""
+
+    id: str | None
+    content: str
+    category: Category
+    action: UpdateAction
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
+        try:
+            return cls(
+                id=None if data.get("id") is None else str(data["id"]),
+                content=str(data["content"]),
+                category=Category.parse(str(data["category"])),
+                action=UpdateAction(str(data["action"])),
+            )
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None

@@ -1,0 +1,38 @@
+"""Tenants: API keys and stored agent definitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+__all__ = ["AgentRecord", "ApiKey"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An API key's record. The secret is shown once when the key is created; only its SHA-256 is stored.
+
+    ``id`` (``key_…``) is public: list and revoke by it. ``prefix`` is the start of the secret, to recognise a key."""
+
+    id: str
+    tenant: str
+    name: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRecord:
+    """An agent definition stored for one tenant: the plain (YAML/JSON) values ``memstack.context`` loads."""
+
+    tenant: str
+    name: str
+    definition: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
