@@ -18,9 +18,8 @@ work left pending stays pending in the store), and every chat call (``chat``, ``
 ``end_session``, ``register_agent``) raises the :class:`~memstack.errors.ConfigError` that names the setting and the
 variable to set, until the configuration is fixed; the chat parts open at the first call that can build them.
 
-``Memstack`` (:mod:`memstack.blocking`) runs the same coroutines on a private event-loop thread; each of its methods is
-one line naming the
-coroutine it runs, so the two APIs cannot drift apart.
+``Memstack`` (:mod:`memstack.blocking`) runs the same coroutines on a private event-loop thread; each of its methods
+is one line naming the coroutine it runs, so the two APIs cannot drift apart.
 """
 
 from __future__ import annotations
