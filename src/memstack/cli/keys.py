@@ -6,36 +6,21 @@ only its SHA-256, so a lost key cannot be shown again: revoke it and create anot
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any
 
 import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from memstack.cli._common import run_async
 from memstack.engine import AsyncMemstack
-from memstack.errors import MemstackError
 from memstack.types import ApiKey
 
 __all__ = ["keys"]
-
-P = ParamSpec("P")
-
-
-def _run(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
-        try:
-            asyncio.run(fn(*args, **kwargs))
-        except MemstackError as exc:
-            raise click.ClickException(str(exc)) from None
-
-    return wrapper
 
 
 def _home(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,7 +48,7 @@ def keys() -> None:
 @click.option("--name", "-n", default="", help="A label to recognise the key by (e.g. 'web backend').")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object (with the secret) instead of text.")
 @_home
-@_run
+@run_async
 async def create_key(tenant: str, name: str, as_json: bool, home: Path | None) -> None:
     """Create a key and print its secret (shown only this once)."""
     async with AsyncMemstack(home=home, resume=False) as ms:
@@ -81,7 +66,7 @@ async def create_key(tenant: str, name: str, as_json: bool, home: Path | None) -
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked keys.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 @_home
-@_run
+@run_async
 async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, home: Path | None) -> None:
     """List keys (never their secrets)."""
     async with AsyncMemstack(home=home, resume=False) as ms:
@@ -105,7 +90,7 @@ async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, ho
 @keys.command("revoke")
 @click.argument("key_id")
 @_home
-@_run
+@run_async
 async def revoke_key(key_id: str, home: Path | None) -> None:
     """Revoke a key by its id (key_…); requests with it get 401 from then on."""
     async with AsyncMemstack(home=home, resume=False) as ms:

@@ -6,42 +6,26 @@ Errors memstack raises on purpose print as one line (``Error: …``) with exit c
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any
 
 import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from memstack.cli._common import run_async
 from memstack.engine import AsyncMemstack
-from memstack.errors import MemstackError
 from memstack.types import Category, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
 
 __all__ = ["memories"]
 
-P = ParamSpec("P")
 
 _CATEGORY_HELP = f"One of: {', '.join(c.value for c in Category)}."
 _FILTER_HELP = f"Only this category (repeat for more). {_CATEGORY_HELP}"
-
-
-def _run(fn: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
-    """Run an async command; memstack's own errors become one clean line and exit code 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
-        try:
-            asyncio.run(fn(*args, **kwargs))
-        except MemstackError as exc:
-            raise click.ClickException(str(exc)) from None
-
-    return wrapper
 
 
 def _user_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -146,7 +130,7 @@ def memories() -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_run
+@run_async
 async def list_memories(
     user_id: str,
     tenant: str,
@@ -181,7 +165,7 @@ async def list_memories(
 @click.option("--category", "-c", default="general", show_default=True, help=_CATEGORY_HELP)
 @click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
 @click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
-@_run
+@run_async
 async def add_memory(
     user_id: str, tenant: str, home: Path | None, content: str, category: str, tier: str | None, agent_id: str | None
 ) -> None:
@@ -201,7 +185,7 @@ async def add_memory(
     "--category", "-c", "categories", multiple=True, help=f"Only this category (repeatable). {_CATEGORY_HELP}"
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_run
+@run_async
 async def search_memories(
     user_id: str, tenant: str, home: Path | None, query: str, k: int, categories: tuple[str, ...], as_json: bool
 ) -> None:
@@ -222,7 +206,7 @@ async def search_memories(
 @click.argument("memory_id")
 @click.option("--content", help="New text (re-embedded).")
 @click.option("--category", "-c", help=f"New category. {_CATEGORY_HELP}")
-@_run
+@run_async
 async def edit_memory(
     user_id: str, tenant: str, home: Path | None, memory_id: str, content: str | None, category: str | None
 ) -> None:
@@ -235,7 +219,7 @@ async def edit_memory(
 @memories.command("forget")
 @_user_options
 @click.argument("memory_id")
-@_run
+@run_async
 async def forget_memory(user_id: str, tenant: str, home: Path | None, memory_id: str) -> None:
     """Stop using a memory; it can be restored."""
     async with _engine(home) as ms:
@@ -247,7 +231,7 @@ async def forget_memory(user_id: str, tenant: str, home: Path | None, memory_id:
 @_user_options
 @click.argument("memory_id")
 @click.option("--tier", help="The user's tier, for the memory limit.")
-@_run
+@run_async
 async def restore_memory(user_id: str, tenant: str, home: Path | None, memory_id: str, tier: str | None) -> None:
     """Make a forgotten memory active again (the tier limit applies)."""
     async with _engine(home) as ms:
@@ -259,7 +243,7 @@ async def restore_memory(user_id: str, tenant: str, home: Path | None, memory_id
 @_user_options
 @click.argument("memory_id")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@_run
+@run_async
 async def delete_memory(user_id: str, tenant: str, home: Path | None, memory_id: str, yes: bool) -> None:
     """Delete a memory permanently (only its history remains)."""
     if not yes:
@@ -273,7 +257,7 @@ async def delete_memory(user_id: str, tenant: str, home: Path | None, memory_id:
 @_user_options
 @click.argument("memory_id")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_run
+@run_async
 async def memory_history(user_id: str, tenant: str, home: Path | None, memory_id: str, as_json: bool) -> None:
     """Every change to a memory, oldest first (kept even after a permanent delete)."""
     async with _engine(home) as ms:

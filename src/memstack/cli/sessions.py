@@ -21,7 +21,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from memstack.cli.memories import _engine, _run, _user_options
+from memstack.cli._common import run_async
+from memstack.cli.memories import _engine, _user_options
 from memstack.errors import NotFound
 from memstack.session.settings import SessionSettings
 from memstack.session.window import evict
@@ -65,7 +66,7 @@ def sessions() -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_run
+@run_async
 async def list_sessions(user_id: str, tenant: str, home: Path | None, limit: int, offset: int, as_json: bool) -> None:
     """A user's sessions, most recently active first."""
     user = UserRef(user_id, tenant)
@@ -108,7 +109,7 @@ def _sessions_table(rows: list[SessionSummary], title: str) -> Table:
     "--window", default=SessionSettings().window, show_default=True, type=click.IntRange(2), help="Raw window size."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-@_run
+@run_async
 async def show_session(
     user_id: str, tenant: str, home: Path | None, session_id: str, last_turns: int, window: int, as_json: bool
 ) -> None:
@@ -316,7 +317,7 @@ def _artifacts(artifacts: list[Artifact]) -> Table:
 @click.option("-k", "k", default=5, show_default=True, type=click.IntRange(1, 1000), help="How many results.")
 @click.option("--session", "session_id", help="Only this session.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_run
+@run_async
 async def search_archive(
     user_id: str, tenant: str, home: Path | None, query: str, k: int, session_id: str | None, as_json: bool
 ) -> None:
