@@ -14,7 +14,6 @@ The data is LoCoMo (CC BY-NC 4.0): pass its path with ``--data``, never ship it.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 import time
@@ -31,6 +30,7 @@ from memstack.config import Config
 from memstack.context import SummaryLine
 from memstack.engine import AsyncMemstack, Tuning
 from memstack.errors import InputError
+from memstack.evals.common import read_locomo
 from memstack.recall import RecallSettings, layer_hits
 from memstack.tokens import TokenCounter
 from memstack.types import RecallItem, RecallKind, UserRef
@@ -110,21 +110,7 @@ def _session_time(text: str) -> datetime:
 
 def load_locomo(path: Path) -> list[Conversation]:
     """Read a LoCoMo JSON file (a list of samples with ``conversation`` and ``qa``)."""
-    try:
-        samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no LoCoMo file at {path}; pass the path of locomo10.json or a subset with --data") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc}); pass a LoCoMo file with --data") from None
-    if not isinstance(samples, list):
-        raise InputError(f"{path} holds {type(samples).__name__}; a LoCoMo file is a list of conversations")
-    conversations = []
-    for number, sample in enumerate(samples, start=1):
-        try:
-            conversations.append(_conversation(sample, number))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"conversation {number} of {path} lacks {exc}; is this a LoCoMo file?") from None
-    return conversations
+    return read_locomo(path, _conversation)
 
 
 def _conversation(sample: dict[str, Any], number: int) -> Conversation:

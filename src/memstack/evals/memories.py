@@ -13,7 +13,6 @@ category, so category weights do not change the ranking here.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from memstack.capture.scoring import LEXICAL_WEIGHT, MemoryScorer, ScoringSettings
 from memstack.embed import Embedder
 from memstack.errors import InputError
+from memstack.evals.common import read_locomo
 from memstack.evals.extraction import normalize_dia_ids
 from memstack.evals.locomo import normalize_evidence
 from memstack.types import Category, NewMemory, ScoredMemory, Source, UserRef
@@ -50,21 +50,7 @@ class ObservationSet:
 
 def load_observations(path: Path) -> list[ObservationSet]:
     """Facts and questions of every conversation of a LoCoMo file; questions without a cited fact are skipped."""
-    try:
-        samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no LoCoMo file at {path}; pass the path of locomo10.json or a subset with --data") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc}); pass a LoCoMo file with --data") from None
-    if not isinstance(samples, list):
-        raise InputError(f"{path} holds {type(samples).__name__}; a LoCoMo file is a list of conversations")
-    out = []
-    for number, sample in enumerate(samples, start=1):
-        try:
-            out.append(_observations(sample, number))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"conversation {number} of {path} lacks {exc}; is this a LoCoMo file?") from None
-    return out
+    return read_locomo(path, _observations)
 
 
 def _observations(sample: dict[str, Any], number: int) -> ObservationSet:
