@@ -17,6 +17,7 @@ branch they can handle; ``MemstackError`` catches all of them::
     │   ├── StoreUnavailable     cannot connect (server down, bad URL, missing pgvector)
     │   ├── StoreBusy            another writer holds the database
     │   ├── SessionConflict      another process changed the session during this turn
+    │   │   └── LeaseLost        another process took the session over (this turn's lease lapsed)
     │   └── MigrationError       the schema cannot be brought up to date
     └── ProviderError            a model endpoint failed (status, body)
         ├── ProviderTimeout      no answer within the deadline
@@ -30,6 +31,7 @@ __all__ = [
     "ConfigError",
     "DimensionMismatch",
     "InputError",
+    "LeaseLost",
     "LimitReached",
     "MalformedResponse",
     "MemstackError",
@@ -143,6 +145,11 @@ class StoreBusy(StoreError):
 
 class SessionConflict(StoreError):
     """A turn's write was based on session state that another process changed meanwhile (nothing was written)."""
+
+
+class LeaseLost(SessionConflict):
+    """This turn's hold on its session lapsed and another process took the session over; the write was refused
+    (nothing was written). The turn that took over carries on; retry this one."""
 
 
 class MigrationError(StoreError):

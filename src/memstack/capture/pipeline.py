@@ -284,6 +284,7 @@ class CapturePipeline:
         self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
+        self._recorded: dict[asyncio.Task[DetectionResult], asyncio.Event] = {}
         self._resumer: asyncio.Task[None] | None = None
         self._watch_failures(classifier)
 
@@ -326,7 +327,23 @@ class CapturePipeline:
             recent=context.recent if context else (),
             user_name=context.user_name if context else None,
         )
-        return self._spawn(self._detect(request))
+        recorded = asyncio.Event()
+        task = self._spawn(self._detect(request, recorded))
+        self._recorded[task] = recorded
+        task.add_done_callback(self._forget_recorded)
+        return task
+
+    def _forget_recorded(self, task: asyncio.Task[DetectionResult]) -> None:
+        event = self._recorded.pop(task, None)
+        if event is not None:
+            event.set()
+
+    async def recorded(self, task: asyncio.Task[DetectionResult]) -> None:
+        """Wait until the detection's job is recorded in the store (or could not be): from then on it survives a
+        crash. A chat turn waits for this before it acknowledges the reply; by then it has almost always happened."""
+        event = self._recorded.get(task)
+        if event is not None:
+            await event.wait()
 
     async def race(self, task: asyncio.Task[DetectionResult], badge_wait_s: float) -> DetectionResult | None:
         """The detection's result if it finishes within ``badge_wait_s``, else ``None``; the task is never
@@ -407,7 +424,7 @@ class CapturePipeline:
         if self.on_event is not None:
             self.on_event(PipelineEvent(name, job_id, detail))
 
-    async def _detect(self, request: _Request) -> DetectionResult:
+    async def _detect(self, request: _Request, recorded: asyncio.Event) -> DetectionResult:
         try:
             job = await self.store.jobs.enqueue(
                 DETECT, request.key(), request.payload(), owner=self.owner, lease_s=self.settings.lease_s
@@ -415,6 +432,8 @@ class CapturePipeline:
         except MemstackError as exc:
             log.warning("memory detection not recorded, so not run: %s: %s", type(exc).__name__, exc)
             return DetectionResult(failed=True, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            recorded.set()
         if job.status is JobStatus.DONE:
             return DetectionResult.from_dict(job.result or {}, job_id=job.id)
         if job.status is JobStatus.FAILED:

@@ -4,16 +4,21 @@
 
     handle = await sessions.begin_turn(user, session_id, agent="tutor", temporary=False)  # waits for the lock
     ...                                   # phase 1: handle.state (base truth, turn log, raw window) → chat model
-    background(sessions.finish_turn(handle, message, reply, at=now))                      # phase 2, then release
+    await sessions.record_turn(handle, message, reply, at=now)  # durable before the reply is acknowledged
+    background(sessions.finish_turn(handle))                                              # phase 2, then release
     # or, when phase 1 failed: await sessions.abort_turn(handle)
 
-``finish_turn`` first archives the raw exchange flagged *pending* (durable: a crash from here on leaves the turn
-flagged), then summarizes under the failure policy (:class:`~memstack.session.policy.SummaryRunner`), applies the
+``record_turn`` archives the raw exchange flagged *pending* (durable: a crash from here on leaves the turn
+flagged, and the turn exists); ``finish_turn`` (which records first when the caller did not) then summarizes under
+the failure policy (:class:`~memstack.session.policy.SummaryRunner`), applies the
 diff, consolidates on the configured cadence, extracts artifacts, snapshots base truth, and commits all of it with
 the turn-log entry in one transaction before it releases the session lock. A raw-text fallback (timeout, endpoint
 error, malformed answer) is committed *unsummarized* and summarized again in the background (bounded retries);
-``resume_pending`` does the same at startup for every flagged turn, a crash's pending ones included. A late summary
-never overrides what later turns established (:mod:`memstack.session.late`).
+``resume_pending`` does the same at startup (and periodically, when several processes share the store) for every
+flagged turn whose session nobody holds, a crash's pending ones included. The session's hold is a lease with a
+fencing token (:mod:`memstack.store.leases`): the record and the commit carry it, and the store refuses them once
+another process took the session over. A late summary never overrides what later turns established
+(:mod:`memstack.session.late`).
 
 Temporary sessions are kept in memory only (:class:`TemporarySessions`): nothing about them reaches the store.
 """
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError, MemstackError, StoreError
+from memstack.errors import InputError, MemstackError, StoreBusy, StoreError
 from memstack.session.artifacts import extract_artifacts
 from memstack.session.base import Summarizer
 from memstack.session.consolidate import consolidate_base_truth, consolidation_due
@@ -40,6 +45,7 @@ from memstack.session.settings import SessionSettings
 from memstack.session.temporary import TemporarySessions
 from memstack.session.window import evict, keep_extra
 from memstack.store.base import HeldLock, Store
+from memstack.store.leases import Lease
 from memstack.types import (
     ArchivedTurn,
     BaseTruthSnapshot,
@@ -60,7 +66,7 @@ log = logging.getLogger("memstack.session")
 
 _RETRYABLE = (Outcome.FALLBACK_TIMEOUT, Outcome.FALLBACK_ERROR)
 _RESUME_BATCH = 500
-_RESUME_SESSIONS = 8  # sessions resumed at once (each holds its session lock, on PostgreSQL a connection)
+_RESUME_SESSIONS = 8  # sessions resumed at once
 
 
 @dataclass(eq=False)
@@ -78,6 +84,16 @@ class TurnHandle:
     new_session: bool = False
     _held: HeldLock | None = field(default=None, repr=False)
     _done: bool = field(default=False, repr=False)
+    _archived: ArchivedTurn | None = field(default=None, repr=False)
+
+    @property
+    def recorded(self) -> bool:
+        """The raw exchange is archived (a temporary chat's: kept in memory)."""
+        return self._archived is not None
+
+    @property
+    def lease(self) -> Lease | None:
+        return self._held.lease if self._held is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,17 +161,14 @@ class SessionService:
         handle._done = True
         await self._release(handle)
 
-    async def finish_turn(
+    async def record_turn(
         self, handle: TurnHandle, user_message: str, assistant_reply: str, *, at: datetime | None = None
-    ) -> TurnResult:
-        """Phase 2 of the turn, then release its lock. The raw exchange is durable before any summarizing starts."""
-        if handle._done:
-            raise InputError(f"turn {handle.turn} of session {handle.session_id!r} was already finished or aborted")
-        handle._done = True
-        task = asyncio.current_task()
-        if task is not None:
-            self._active.add(task)
-        recorded = committed = False
+    ) -> None:
+        """Archive the raw exchange flagged pending, under the turn's lease: once this returns, the turn exists and
+        survives a crash (phase 2 resumes from it). The reply is acknowledged only after this. On failure the turn
+        is not recorded (``LeaseLost`` when another process took the session over); the caller aborts it."""
+        if handle._done or handle._archived is not None:
+            raise InputError(f"turn {handle.turn} of session {handle.session_id!r} was already recorded or ended")
         when = at or self._clock()
         exchange = Exchange(handle.turn, user_message, assistant_reply, when)
         decision = route_exchange(exchange, self.settings)
@@ -164,22 +177,51 @@ class SessionService:
             handle.session_id, exchange.turn, user_message, assistant_reply, when, TurnStatus.PENDING,
             user.user_id, user.tenant, decision.route.value, keep_extra(exchange, decision, self.settings),
         )  # fmt: skip
+        if not handle.temporary:
+            await self.store.sessions.record(user, archived, lease=handle.lease)
+        handle._archived = archived
+
+    async def finish_turn(
+        self,
+        handle: TurnHandle,
+        user_message: str | None = None,
+        assistant_reply: str | None = None,
+        *,
+        at: datetime | None = None,
+    ) -> TurnResult:
+        """Phase 2 of the turn, then release its lock. The raw exchange is durable before any summarizing starts:
+        recorded here first unless :meth:`record_turn` did it (then the texts need not be given again)."""
+        if handle._done:
+            raise InputError(f"turn {handle.turn} of session {handle.session_id!r} was already finished or aborted")
+        task = asyncio.current_task()
+        if task is not None:
+            self._active.add(task)
+        recorded = committed = False
         try:
+            if handle._archived is None:
+                if user_message is None or assistant_reply is None:
+                    raise InputError("finish_turn needs the exchange's texts when record_turn was not called")
+                await self.record_turn(handle, user_message, assistant_reply, at=at)
+            handle._done = True
+            archived = handle._archived
+            assert archived is not None
             if handle.temporary:
-                return await self._temporary.finish(handle.user, handle.session_id, exchange, self._runner)
-            await self.store.sessions.record(handle.user, archived)
+                return await self._temporary.finish(handle.user, handle.session_id, archived.exchange, self._runner)
             recorded = True
             phase2 = await self._phase2(handle.state, archived, prior_attempts=0)
-            await self.store.sessions.commit(handle.user, handle.session_id, phase2.commit, now=self._clock())
+            await self.store.sessions.commit(
+                handle.user, handle.session_id, phase2.commit, now=self._clock(), lease=handle.lease
+            )
             committed = True
             if phase2.commit.status is TurnStatus.UNSUMMARIZED:
                 self._schedule_retry(handle.user, replace(archived, attempts=1))
             return phase2.result
         except StoreError:
-            if recorded and not committed:  # the turn is flagged in the store: summarize it again later
-                self._schedule_retry(handle.user, archived)
+            if recorded and not committed and handle._archived is not None:  # flagged in the store: try again later
+                self._schedule_retry(handle.user, handle._archived)
             raise
         finally:
+            handle._done = True
             if task is not None:
                 self._active.discard(task)
             await self._release(handle)
@@ -245,7 +287,9 @@ class SessionService:
 
     async def resume_pending(self) -> int:
         """Summarize every flagged turn in the store (interrupted or unsummarized), each under its session's lock
-        and in turn order; returns how many were summarized again. Safe to run in several processes at once."""
+        and in turn order; returns how many were summarized again. A session held right now (a turn in phase 2 here
+        or in another live process) is skipped: its holder finishes it, or a later scan takes it once the holder's
+        lease lapsed. Safe to run in several processes at once."""
         done = 0
         seen: set[tuple[str, str, str, int]] = set()
         while True:  # turns still flagged after their try come back in the next batch: skip those, take the rest
@@ -269,14 +313,19 @@ class SessionService:
         done = 0
         for t in sorted(turns, key=lambda t: t.turn):
             try:
-                done += await self._resummarize(UserRef(t.user_id, t.tenant), t)
+                done += await self._resummarize(UserRef(t.user_id, t.tenant), t, wait=False)
+            except StoreBusy:  # held: its holder finishes it, or the next scan takes it
+                log.debug("session %s is held; turn %d is left to its holder or the next scan", t.session_id, t.turn)
+                return done
             except MemstackError as exc:  # stays flagged: the next start tries again
                 log.warning("session %s turn %d could not be summarized again: %s", t.session_id, t.turn, exc)
         return done
 
-    async def _resummarize(self, user: UserRef, turn: ArchivedTurn) -> bool:
-        """Summarize a flagged turn again under the session lock, unless someone already did; ``True`` if it ran."""
-        held = await self.store.sessions.acquire(user, turn.session_id, timeout=self.settings.lock_timeout_s)
+    async def _resummarize(self, user: UserRef, turn: ArchivedTurn, *, wait: bool = True) -> bool:
+        """Summarize a flagged turn again under the session lock, unless someone already did; ``True`` if it ran.
+        ``wait=False``: ``StoreBusy`` at once when the session is held."""
+        timeout = self.settings.lock_timeout_s if wait else 0
+        held = await self.store.sessions.acquire(user, turn.session_id, timeout=timeout)
         try:
             state = await self.store.sessions.open(user, turn.session_id, create=False, window_turns=1)
             if turn.turn not in state.flagged_turns:
@@ -285,7 +334,7 @@ class SessionService:
             fresh = await self.store.archive.turns(user, session_id=turn.session_id, limit=1, offset=turn.turn - 1)
             turn = fresh[0] if fresh and fresh[0].turn == turn.turn else turn
             phase2 = await self._phase2(state, turn, prior_attempts=turn.attempts)
-            await self.store.sessions.commit(user, turn.session_id, phase2.commit, now=self._clock())
+            await self.store.sessions.commit(user, turn.session_id, phase2.commit, now=self._clock(), lease=held.lease)
         finally:
             await held.release()
         log.info("session %s turn %d summarized again: %s", turn.session_id, turn.turn, phase2.commit.status.value)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
+from memstack.store.leases import Lease
 from memstack.types import (
     AgentRecord,
     ApiKey,
@@ -140,10 +141,14 @@ class MemoryIndex(Protocol):
 
 
 class HeldLock(Protocol):
-    """One acquisition of a session's lock; ``release`` is idempotent."""
+    """One acquisition of a session's lock; ``release`` is idempotent. ``lease``: the fencing ``(owner, token)``
+    a turn's writes carry (``None`` for a lock that is in-process only, as a temporary chat's)."""
 
     @property
     def session_id(self) -> str: ...
+
+    @property
+    def lease(self) -> Lease | None: ...
 
     async def release(self) -> None: ...
 
@@ -153,13 +158,18 @@ class SessionStore(Protocol):
     """Per-session memory and the life of a turn (seed 04): the session row, base truth, the turn log and the
     exchange archive it is kept in, and the per-session lock.
 
-    A turn: ``acquire`` the lock → ``open`` the state → (phase 1) → ``record`` the raw exchange (durable, flagged
-    pending) → (phase 2) → ``commit`` → release. ``pending`` finds what a crash or a failed summary left flagged.
+    A turn: ``acquire`` the session → ``open`` the state → (phase 1) → ``record`` the raw exchange (durable,
+    flagged pending; the reply is acknowledged after this) → (phase 2) → ``commit`` → release. ``pending`` finds
+    what a crash or a failed summary left flagged.
+
+    The hold is a lease (:mod:`memstack.store.leases`): no connection is held between calls, several processes
+    may share the store, and ``record`` and ``commit`` given the hold's ``lease`` refuse to write
+    (``LeaseLost``) once another process has taken the session over.
     """
 
     async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
-        """Wait until no other turn of this session holds its lock (in this process and, where the backend allows
-        several processes, in any); ``StoreBusy`` after ``timeout`` seconds."""
+        """Wait until no other turn of this session, in any process sharing the store, holds it; ``StoreBusy``
+        after ``timeout`` seconds (``0``: only if it is free now)."""
         ...
 
     async def open(
@@ -178,15 +188,24 @@ class SessionStore(Protocol):
         agent the session was started with."""
         ...
 
-    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         """Archive a raw exchange as turn ``turn_count + 1`` with status pending, before phase 2 starts.
-        ``SessionConflict`` when that turn was recorded already (another process)."""
+        ``SessionConflict`` when that turn was recorded already (another process); with ``lease``, ``LeaseLost``
+        (nothing written) when that hold no longer has the session."""
         ...
 
-    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+    async def commit(
+        self,
+        user: UserRef,
+        session_id: str,
+        commit: TurnCommit,
+        *,
+        now: datetime | None = None,
+        lease: Lease | None = None,
+    ) -> None:
         """One transaction: the turn's summary and status, base truth, artifacts (replacing the turn's earlier
         ones), snapshots, the consolidation mark. ``SessionConflict`` when the session's version moved on from
-        ``commit.expected_version``."""
+        ``commit.expected_version``; with ``lease``, ``LeaseLost`` when that hold no longer has the session."""
         ...
 
     async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:

@@ -8,12 +8,17 @@
     assemble the context (layers 1-10, budget, validate_no_override, manifest)            │
     phase 1: chat model call, streamed or not, tool calls executed and fed back           │
     race detection against badge_wait_s ◀──────────────────────────────────────────────────┘
+      meanwhile: commit the raw exchange (SessionService.record_turn, fenced by the lease)
     reply: ChatDone(ChatResult(reply, memory_updates, context_id, session_id, …))
     phase 2 in the background, still under the session lock (SessionService.finish_turn)
 
-Nothing on the critical path waits for work it does not need: detection only joins at the badge race (and keeps
-running, and saving, when it loses); phase 2 starts after the reply. A turn that fails before replying releases the
-session lock (``abort_turn``); its detection still completes, since the user did say the message.
+The reply (``ChatDone``: the JSON answer, or a stream's ``done`` event) is an acknowledgement, and it is sent only
+once the raw exchange is committed and the detection's job recorded: a crash after it loses nothing, since phase 2,
+detection and the archive's vectors resume from what was recorded. Nothing on the critical path waits for work it
+does not need: detection only joins at the badge race (and keeps running, and saving, when it loses); phase 2
+starts after the reply. A turn that fails before replying (the model, or the record: ``LeaseLost`` when another
+process took the session over) releases the session lock (``abort_turn``) and acknowledges nothing; its detection
+still completes, since the user did say the message.
 """
 
 from __future__ import annotations
@@ -244,15 +249,21 @@ class TurnRunner:
                 else:
                     yield event
             assert done is not None  # run_phase1 always ends with it
-            found = await p.pipeline.race(detection, p.settings.badge_wait_s) if detection is not None else None
+            kept = OFFLINE_STANDIN if isinstance(model, OfflineResponder) else done.text  # what the session keeps
+            record = p.sessions.record_turn(handle, req.message, kept, at=now)
+            if detection is not None:  # the badge race, the record and the detection's own record, together
+                found, _, _ = await asyncio.gather(
+                    p.pipeline.race(detection, p.settings.badge_wait_s), record, p.pipeline.recorded(detection)
+                )
+            else:
+                found = None
+                await record
             manifest = context.manifest
             stored = await saving if saving is not None else False
-            kept = OFFLINE_STANDIN if isinstance(model, OfflineResponder) else done.text  # what the session keeps
             if not req.temporary:
                 p.recent.add(req.user, handle.session_id, req.message, kept)
-            p.background.spawn(
-                self._phase2(handle, req.message, kept, now), name=f"phase2:{handle.session_id}:{handle.turn}"
-            )
+            phase2 = self._phase2(handle, req.message, kept)
+            p.background.spawn(phase2, name=f"phase2:{handle.session_id}:{handle.turn}")
             replied = True
         finally:
             if not replied:
@@ -325,10 +336,10 @@ class TurnRunner:
         lines = await p.sessions.recent_summaries(req.user, p.settings.summaries, exclude=handle.session_id)
         return tuple(SummaryLine(s.session_id, s.line, s.ended_at or s.updated_at) for s in lines if s.line)
 
-    async def _phase2(self, handle: TurnHandle, message: str, reply: str, at: datetime) -> None:
+    async def _phase2(self, handle: TurnHandle, message: str, reply: str) -> None:
         p = self.parts
         try:
-            await p.sessions.finish_turn(handle, message, reply, at=at)
+            await p.sessions.finish_turn(handle)  # recorded before the reply
         except BaseException:
             await p.sessions.abort_turn(handle)
             raise

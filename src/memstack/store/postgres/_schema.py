@@ -33,6 +33,7 @@ from psycopg import sql
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.postgres.leases import migrate_session_leases
 from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
 from memstack.types import Category, DeletedBy, Source
@@ -178,6 +179,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     *KEY_MIGRATIONS,
     ("0010_reembed", migrate_reembed),
     ("0011_archive_vectors", migrate_archive_vectors),
+    ("0012_session_leases", migrate_session_leases),
 ]
 
 
@@ -185,15 +187,17 @@ async def prepare(
     conn: psycopg.AsyncConnection[Any], *, dim: int, embedder: str, where: str, check_model: bool = True
 ) -> None:
     """Make sure pgvector is there, migrate, and check the embedding model (under the migration lock);
-    ``check_model=False`` (``memstack reembed``) leaves the model alone."""
-    await conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
-    try:
+    ``check_model=False`` (``memstack reembed``) leaves the model alone.
+
+    All of it is one transaction under a transaction-scoped advisory lock (each migration in a savepoint of its
+    own), so concurrent openers wait for each other, and it works through a transaction-pooling pooler, where a
+    session-level lock could be taken on one server connection and released on another."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         await _ensure_pgvector(conn, where)
         await _migrate(conn, dim)
         if check_model:
             await _check_model(conn, dim, embedder, where)
-    finally:
-        await conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
 
 
 async def _ensure_pgvector(conn: psycopg.AsyncConnection[Any], where: str) -> None:

@@ -4,30 +4,22 @@ Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (ba
 bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
 ``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
 
-The per-session lock serialises turns across every process sharing the database: a transaction-scoped advisory lock
-(``pg_advisory_xact_lock``) held on a dedicated connection from a small pool of its own, from the start of a turn's
-phase 1 to the end of its phase 2; the turn's own writes go through the main pool and commit on their own (the
-pending record must survive a crash of the turn). Within one process, turns of a session first queue on an
-in-process FIFO lock, so a process holds at most one lock connection per busy session however many turns wait. A
-process that dies mid-turn loses its connection, and the server releases its lock with it.
+The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
+:mod:`memstack.store.postgres.leases`): no connection is held while a turn runs, so a small pool carries thousands
+of concurrent turns, several processes share the database, and a transaction-pooling pooler is fine. ``record`` and
+``commit`` given the turn's lease check it in the same statement or transaction as their writes (fencing).
 """
 
 from __future__ import annotations
 
 import builtins
-import hashlib
-import logging
-import time
 from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
-from memstack.session.lock import LocalSessionLocks
+from memstack.errors import InputError, NotFound, SessionConflict
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -41,8 +33,10 @@ from memstack.store._session_rows import (
     turn_from_row,
 )
 from memstack.store.base import HeldLock
-from memstack.store.postgres._db import Database, map_error
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
+from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import check_k, text_query, utc
+from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
@@ -57,17 +51,12 @@ from memstack.types import (
     utcnow,
 )
 
-__all__ = ["LOCK_POOL_SIZE", "PgSessionArchive", "PgSessions", "migrate_sessions"]
-
-#: Connections that can hold or wait for session locks at once in one process (one per busy session).
-LOCK_POOL_SIZE = 64
+__all__ = ["PgSessionArchive", "PgSessions", "migrate_sessions"]
 
 #: Characters of each message that are indexed for search (a ``tsvector`` holds at most 1 MB).
 _INDEXED_CHARS = 100_000
 
 Conn = psycopg.AsyncConnection[Any]
-
-log = logging.getLogger("memstack.store")
 
 
 async def migrate_sessions(conn: Conn, dim: int) -> None:
@@ -159,19 +148,22 @@ _SESSION = (
 #: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
 #: it follows on; returns the turn count found and whether the turn was recorded.
 _RECORD = """
-WITH s AS (
+WITH held AS (
+    SELECT 1 FROM session_leases WHERE tenant = %(tenant)s AND user_id = %(user)s AND session_id = %(sid)s
+    AND owner = %(owner)s AND token = %(token)s FOR SHARE
+), s AS (
     SELECT seq, turn_count FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s FOR UPDATE
 ), ins AS (
     INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, user_keep,
                                assistant_keep, status)
     SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s
-    FROM s WHERE turn_count = %(turn)s - 1
+    FROM s WHERE turn_count = %(turn)s - 1 AND (%(owner)s::text IS NULL OR EXISTS (SELECT 1 FROM held))
     RETURNING session_seq
 ), counted AS (
     UPDATE sessions SET turn_count = %(turn)s, updated_at = GREATEST(updated_at, %(at)s)
     WHERE seq IN (SELECT session_seq FROM ins) RETURNING seq
 )
-SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted)
+SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted), (SELECT count(*) FROM held)
 """
 _SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
 _COMMIT_SESSION = (
@@ -208,6 +200,10 @@ def _summary(row: tuple[Any, ...]) -> SessionSummary:
     return summary_from_row(row, when=_same)
 
 
+def _count(row: tuple[Any, ...] | None) -> int:
+    return int(row[0]) if row is not None else 0
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -218,100 +214,20 @@ def _needs_write(row: tuple[Any, ...], agent: str | None) -> bool:
     return ended is not None or (agent is not None and stored_agent != agent)
 
 
-def _lock_key(user: UserRef, session_id: str) -> int:
-    digest = hashlib.blake2b(f"session\x1f{user.tenant}\x1f{user.user_id}\x1f{session_id}".encode(), digest_size=8)
-    return int.from_bytes(digest.digest(), "big", signed=True)
-
-
-class _PgHeld:
-    """A held session lock: the in-process lock plus the transaction holding the advisory lock."""
-
-    def __init__(self, session_id: str, local: HeldLock, conn: Conn, pool: AsyncConnectionPool[Conn]) -> None:
-        self.session_id = session_id
-        self._local: HeldLock | None = local
-        self._conn: Conn | None = conn
-        self._pool = pool
-
-    async def release(self) -> None:
-        conn, self._conn = self._conn, None
-        local, self._local = self._local, None
-        try:
-            if conn is not None:
-                try:
-                    await conn.rollback()  # ends the transaction: the server releases the advisory lock
-                except psycopg.Error as exc:  # the connection broke, and the server released the lock with it
-                    log.info("session lock connection for %r was lost (%s); the pool replaces it", self.session_id, exc)
-                finally:
-                    await self._pool.putconn(conn)
-        finally:
-            if local is not None:
-                await local.release()
-
-
 class PgSessions:
-    """Session state and the life of a turn; each write is one transaction."""
+    """Session state and the life of a turn; each write is one transaction. ``lease_s``: how long a session stays
+    held without renewal (a crashed process on another machine blocks its sessions that long)."""
 
-    def __init__(self, db: Database, *, lock_pool_size: int = LOCK_POOL_SIZE) -> None:
+    def __init__(self, db: Database, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._db = db
-        self._local = LocalSessionLocks()
-        self._lock_pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
-            db.pool.conninfo,
-            timeout=db.pool.timeout,
-            min_size=0,
-            max_size=lock_pool_size,
-            kwargs={"autocommit": False, "connect_timeout": max(1, round(db.pool.timeout))},
-            configure=self._configure_lock_connection,
-            open=False,
-            name="memstack-session-locks",
-        )
-        self._lock_pool_open = False
-
-    @staticmethod
-    async def _configure_lock_connection(conn: Conn) -> None:
-        # The connection sits in a transaction for a whole turn (the chat model's answer included): no server-side
-        # idle timeout may end it early, and it is named so an administrator knows what it is.
-        await conn.execute(
-            "SET idle_in_transaction_session_timeout = 0; SET application_name = 'memstack session lock'"
-        )
-        await conn.commit()
+        self.leases = SessionLeases(PgLeaseTable(db), ttl_s=lease_s)
 
     async def close(self) -> None:
-        await self._lock_pool.close()
+        await self.leases.close()
 
     async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
         check_session_id(session_id)
-        started = time.monotonic()
-        local = await self._local.acquire(session_id, timeout=timeout, scope=f"{user.tenant}\x1f{user.user_id}")
-        try:  # a connection to hold the lock on: its wait is the pool's (a connection problem, not a busy session)
-            if not self._lock_pool_open:
-                await self._lock_pool.open(wait=False)
-                self._lock_pool_open = True
-            conn = await self._lock_pool.getconn()
-        except BaseException as exc:
-            await local.release()
-            if isinstance(exc, psycopg.Error | PoolTimeout):
-                raise map_error(exc, self._db.where) from None
-            raise
-        try:
-            if timeout is not None:  # what is left of it after the wait in this process
-                left = max(timeout - (time.monotonic() - started), 0.001)
-                await conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{int(left * 1000) + 1}ms",))
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(user, session_id),))
-        except BaseException as exc:
-            await _PgHeld(session_id, local, conn, self._lock_pool).release()
-            if isinstance(exc, pg_errors.LockNotAvailable):
-                raise self._busy(session_id, timeout) from None
-            if isinstance(exc, psycopg.Error):
-                raise map_error(exc, self._db.where) from None
-            raise
-        return _PgHeld(session_id, local, conn, self._lock_pool)
-
-    @staticmethod
-    def _busy(session_id: str, timeout: float | None) -> StoreBusy:
-        return StoreBusy(
-            f"session {session_id!r} is still busy with an earlier turn after {timeout:g}s (possibly in another "
-            "process); retry, or raise the lock timeout"
-        )
+        return await self.leases.acquire(user, session_id, timeout=timeout)
 
     async def open(
         self,
@@ -402,25 +318,36 @@ class PgSessions:
             flagged_turns=tuple(flagged),
         )
 
-    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
         params = {
             "tenant": user.tenant, "user": user.user_id, "sid": turn.session_id, "turn": turn.turn,
             "u": turn.user, "a": turn.assistant, "at": utc(turn.at), "route": turn.route,
             "uk": turn.keep_extra[0], "ak": turn.keep_extra[1], "status": TurnStatus.PENDING.value,
+            "owner": lease.owner if lease else None, "token": lease.token if lease else 0,
         }  # fmt: skip
         async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
             row = await (await conn.execute(_RECORD, params)).fetchone()
-        turn_count, recorded = row if row is not None else (None, 0)
+        turn_count, recorded, held = row if row is not None else (None, 0, 0)
         if turn_count is None:
             raise NotFound("session", turn.session_id)
+        if lease is not None and not held:
+            raise lease_lost(turn.session_id, turn.turn, "recorded")
         if not recorded:
             raise SessionConflict(
                 f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
                 "another process wrote to this session meanwhile; open the session again and retry the turn"
             )
 
-    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+    async def commit(
+        self,
+        user: UserRef,
+        session_id: str,
+        commit: TurnCommit,
+        *,
+        now: datetime | None = None,
+        lease: Lease | None = None,
+    ) -> None:
         check_session_id(session_id)
         stamp = utc(now) or utcnow()
         s = commit.summary
@@ -430,6 +357,7 @@ class PgSessions:
             "consolidated": commit.consolidated, "stamp": stamp, "status": commit.status.value,
             "us": s.user_summary, "as": s.assistant_summary, "outcome": commit.outcome, "attempts": commit.attempts,
             "error": commit.error, "flags": list(commit.flags),
+            "owner": lease.owner if lease else None, "token": lease.token if lease else 0,
         }  # fmt: skip
         artifacts = [
             {**p, "idx": i, "kind": a.kind, "role": a.role, "lang": a.language, "label": a.label, "content": a.content}
@@ -445,6 +373,7 @@ class PgSessions:
             # The record of the turn is durable already; if a crash loses this commit, the turn is pending again
             # and is summarized on restart. So it need not wait for its WAL flush (the next durable commit flushes it).
             await conn.execute("SET LOCAL synchronous_commit = off")
+            fence = await conn.execute(FENCE, p) if lease is not None else None  # first: held until the end
             session = await conn.execute(_COMMIT_SESSION, p)
             turn = await conn.execute(_COMMIT_TURN, p)
             await conn.execute(f"DELETE FROM session_artifacts WHERE session_seq = ({_SEQ}) AND turn = %(turn)s", p)
@@ -453,6 +382,8 @@ class PgSessions:
                     await c.executemany(_INSERT_ARTIFACT, artifacts)
                 if snapshots:
                     await c.executemany(_INSERT_SNAPSHOT, snapshots)
+            if fence is not None and not _count(await fence.fetchone()):
+                raise lease_lost(session_id, commit.turn, "committed")
             if await session.fetchone() is None:
                 found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
                 if found is None:

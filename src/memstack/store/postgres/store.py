@@ -3,9 +3,9 @@
 The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
 ``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
 ``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
-``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock has
-a small pool of its own) and ``store.archive_vectors`` (:class:`PgArchiveVectors`, vectors of archived messages);
-they share the pool, and the first two the per-user HNSW index bookkeeping
+``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock is a
+lease row: :mod:`memstack.store.postgres.leases`) and ``store.archive_vectors`` (:class:`PgArchiveVectors`,
+vectors of archived messages); they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -17,6 +17,7 @@ import psycopg
 from psycopg.types import TypeInfo
 
 from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.postgres._ann import AnnIndexes, AnnSettings
 from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
 from memstack.store.postgres._index import PgIndex
@@ -35,7 +36,9 @@ __all__ = ["PostgresStore"]
 class PostgresStore:
     """Memories in PostgreSQL. Create with ``await PostgresStore.open(url, dim=..., embedder=...)``."""
 
-    def __init__(self, db: Database, *, dim: int, embedder: str, ann: AnnSettings) -> None:
+    def __init__(
+        self, db: Database, *, dim: int, embedder: str, ann: AnnSettings, lease_s: float = DEFAULT_SESSION_LEASE_S
+    ) -> None:
         self._db = db
         self._dim = dim
         self._embedder = embedder
@@ -46,7 +49,7 @@ class PostgresStore:
         self._keys = PgKeys(db)
         self._agents = PgAgents(db)
         self._jobs = PgJobs(db)
-        self._sessions = PgSessions(db)
+        self._sessions = PgSessions(db, lease_s=lease_s)
         self._archive = PgSessionArchive(db)
         self._archive_vectors = PgArchiveVectors(db, dim)
 
@@ -61,12 +64,14 @@ class PostgresStore:
         timeout_s: float = 10.0,
         ann: AnnSettings | None = None,
         vector_codec: VectorCodec = "binary",
+        lease_s: float = DEFAULT_SESSION_LEASE_S,
     ) -> PostgresStore:
         """Connect, install pgvector if needed, migrate (under an advisory lock) and check the embedding model.
 
         ``dim`` and ``embedder`` are recorded on first use; another model later raises ``ConfigError``.
         ``pool_size`` bounds the connections; ``timeout_s`` bounds connecting and waiting for a free connection.
         ``ann`` sets when a user gets their own HNSW index and how it is searched (:class:`AnnSettings`).
+        ``lease_s``: how long a session stays held by a turn without renewal (:mod:`memstack.store.leases`).
         Raises ``StoreUnavailable`` (server down, bad URL, pgvector missing) with what to do about it."""
         if dim < 1:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
@@ -93,7 +98,7 @@ class PostgresStore:
             codec=vector_codec,
         )
         await db.open()
-        return cls(db, dim=dim, embedder=embedder, ann=settings)
+        return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s)
 
     @property
     def memories(self) -> PgMemories:

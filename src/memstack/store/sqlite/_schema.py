@@ -15,6 +15,7 @@ from memstack.errors import ConfigError, MigrationError, ReembedInProgress, Stor
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
+from memstack.store.sqlite.leases import migrate_session_leases
 from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.types import utcnow
@@ -165,6 +166,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     *KEY_MIGRATIONS,
     ("010_reembed", migrate_reembed),
     ("011_archive_vectors", migrate_archive_vectors),
+    ("012_session_leases", migrate_session_leases),
 ]
 
 

@@ -12,9 +12,10 @@ Tables (migration ``007_sessions``):
 
 The raw window is not stored twice: it is the tail of the archive, read with each state (see ``open``).
 
-The lock is in-process (:class:`~memstack.session.lock.LocalSessionLocks`): the embedded store serves one process.
-Two processes that still write turns of one session are caught, not serialised: ``record`` refuses a turn number
-that is taken and ``commit`` one built on an older version (``SessionConflict``).
+The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
+:mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
+``commit`` given the turn's lease check it inside their write transaction (fencing). Independently, ``record``
+refuses a turn number that is taken and ``commit`` one built on an older version (``SessionConflict``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError, NotFound, SessionConflict
-from memstack.session.lock import LocalSessionLocks
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -41,9 +41,11 @@ from memstack.store._session_rows import (
     turn_from_row,
 )
 from memstack.store.base import HeldLock
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.sqlite._core import Core, opt_ts
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
+from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
@@ -193,13 +195,16 @@ def _words_match(user: UserRef, query: str) -> str | None:
 class SQLiteSessions:
     """Session state and the life of a turn; every statement on the database thread, each write one transaction."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
-        self._locks = LocalSessionLocks()
+        self.leases = SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s)
+
+    async def close(self) -> None:
+        await self.leases.close()
 
     async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
         check_session_id(session_id)
-        return await self._locks.acquire(session_id, timeout=timeout, scope=f"{user.tenant}\x1f{user.user_id}")
+        return await self.leases.acquire(user, session_id, timeout=timeout)
 
     async def open(
         self,
@@ -287,13 +292,15 @@ class SQLiteSessions:
             flagged_turns=tuple(flagged),
         )
 
-    async def record(self, user: UserRef, turn: ArchivedTurn) -> None:
+    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
 
         def body(conn: sqlite3.Connection) -> None:
             row = conn.execute(_SESSION, (user.tenant, user.user_id, turn.session_id)).fetchone()
             if row is None:
                 raise NotFound("session", turn.session_id)
+            if not fenced(conn, (user.tenant, user.user_id, turn.session_id), lease):
+                raise lease_lost(turn.session_id, turn.turn, "recorded")
             pk, turn_count = row[0], int(row[2])
             if turn.turn != turn_count + 1:
                 raise SessionConflict(
@@ -315,7 +322,15 @@ class SQLiteSessions:
 
         await self._core.run(lambda conn: self._core.write(conn, body))
 
-    async def commit(self, user: UserRef, session_id: str, commit: TurnCommit, *, now: datetime | None = None) -> None:
+    async def commit(
+        self,
+        user: UserRef,
+        session_id: str,
+        commit: TurnCommit,
+        *,
+        now: datetime | None = None,
+        lease: Lease | None = None,
+    ) -> None:
         check_session_id(session_id)
         stamp = to_ts(now or utcnow())
 
@@ -323,6 +338,8 @@ class SQLiteSessions:
             row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
             if row is None:
                 raise NotFound("session", session_id)
+            if not fenced(conn, (user.tenant, user.user_id, session_id), lease):
+                raise lease_lost(session_id, commit.turn, "committed")
             pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
             if version != commit.expected_version:
                 raise SessionConflict(

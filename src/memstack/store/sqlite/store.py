@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Self
 
 from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
@@ -43,7 +44,7 @@ class StoreStats:
 class SQLiteStore:
     """Memories in one SQLite file. Create with ``await SQLiteStore.open(path, dim=..., embedder=...)``."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
@@ -51,7 +52,7 @@ class SQLiteStore:
         self._agents = SQLiteAgents(core)
         self._contexts = SQLiteContexts(core)
         self._jobs = SQLiteJobs(core)
-        self._sessions = SQLiteSessions(core)
+        self._sessions = SQLiteSessions(core, lease_s=lease_s)
         self._archive = SQLiteSessionArchive(core)
         self._archive_vectors = SQLiteArchiveVectors(core)
 
@@ -64,13 +65,15 @@ class SQLiteStore:
         embedder: str,
         cache_mb: float = 512,
         busy_timeout_s: float = 5.0,
+        lease_s: float = DEFAULT_SESSION_LEASE_S,
     ) -> SQLiteStore:
         """Open the database at ``path``, creating and migrating it as needed.
 
         ``dim`` and ``embedder`` are recorded on first use; another model later raises ``ConfigError``.
         ``cache_mb`` bounds the memories and vectors kept in memory for search (about ``4 * dim + 500`` bytes
         per memory); ``busy_timeout_s`` is how long a write waits for another process's write lock before raising
-        ``StoreBusy``."""
+        ``StoreBusy``; ``lease_s`` how long a session stays held by a turn without renewal
+        (:mod:`memstack.store.leases`)."""
         if dim < 1:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
         path = Path(path)
@@ -83,7 +86,7 @@ class SQLiteStore:
             ) from None
         db = Database(path, busy_timeout_s=busy_timeout_s)
         await db.start()
-        store = cls(Core(db, dim=dim, embedder=embedder, cache_mb=cache_mb))
+        store = cls(Core(db, dim=dim, embedder=embedder, cache_mb=cache_mb), lease_s=lease_s)
         try:
             await db.run(store._setup)
         except BaseException:
@@ -158,6 +161,7 @@ class SQLiteStore:
 
     async def close(self) -> None:
         """Close the connections and stop the database thread; safe to call twice."""
+        await self._sessions.close()
         self._core.close_watch()
         await self._core.db.close()
         self._core.vectors.clear()

@@ -1,0 +1,103 @@
+"""The PostgreSQL store's session leases (:mod:`memstack.store.leases`): the ``session_leases`` table.
+
+One row per session ever held: ``owner`` (``NULL`` when free), the fencing ``token`` (bumped by every take, never
+reset) and ``expires_at``. Times are the server's (``clock_timestamp()``), so leases do not depend on the clocks of
+the machines running the turns. Every statement stands alone (autocommit), so a transaction-pooling pooler is fine.
+The row is keyed like every per-user table, ``(tenant, user_id, …)``: it lives on the user's shard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from memstack.store.leases import Lease, LeaseKey
+from memstack.store.postgres._db import Database
+
+__all__ = ["FENCE", "PgLeaseTable", "migrate_session_leases"]
+
+Conn = psycopg.AsyncConnection[Any]
+
+#: A statement's check that a turn's hold still has its session: ``%(owner)s`` NULL (no lease given) passes; the
+#: row is share-locked until the statement's transaction ends, so no take can slip in before the write commits.
+FENCE = (
+    "SELECT count(*) FROM (SELECT 1 FROM session_leases WHERE tenant = %(tenant)s AND user_id = %(user)s "
+    "AND session_id = %(sid)s AND owner = %(owner)s AND token = %(token)s FOR SHARE) AS held"
+)
+
+
+async def migrate_session_leases(conn: Conn, dim: int) -> None:
+    """Migration ``0012_session_leases``."""
+    await conn.execute(
+        b"""
+        CREATE TABLE session_leases (
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            session_id text NOT NULL,
+            owner text,
+            token bigint NOT NULL DEFAULT 0,
+            expires_at timestamptz NOT NULL DEFAULT '-infinity',
+            PRIMARY KEY (tenant, user_id, session_id)
+        )
+        """
+    )
+
+
+_TAKE = """
+INSERT INTO session_leases AS l (tenant, user_id, session_id, owner, token, expires_at)
+VALUES (%(tenant)s, %(user)s, %(sid)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
+ON CONFLICT (tenant, user_id, session_id) DO UPDATE
+SET owner = excluded.owner, token = l.token + 1, expires_at = excluded.expires_at
+WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR l.owner = %(dead)s
+RETURNING token
+"""
+_HOLDER = (
+    "SELECT owner FROM session_leases WHERE tenant = %s AND user_id = %s AND session_id = %s "
+    "AND owner IS NOT NULL AND expires_at > clock_timestamp()"
+)
+_RENEW = (
+    "UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s) "
+    "WHERE owner = %(owner)s AND (tenant, user_id, session_id) IN "
+    "(SELECT * FROM unnest(%(tenants)s::text[], %(users)s::text[], %(sids)s::text[])) "
+    "RETURNING tenant, user_id, session_id"
+)
+_GIVE_BACK = (
+    "UPDATE session_leases SET owner = NULL, expires_at = '-infinity' "
+    "WHERE tenant = %s AND user_id = %s AND session_id = %s AND owner = %s AND token = %s"
+)
+
+
+class PgLeaseTable:
+    """:class:`~memstack.store.leases.LeaseTable` on PostgreSQL."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
+        params = {"tenant": key[0], "user": key[1], "sid": key[2], "owner": owner, "ttl": ttl_s, "dead": dead}
+        async with self._db.connection() as conn:
+            row = await (await conn.execute(_TAKE, params)).fetchone()
+        return None if row is None else int(row[0])
+
+    async def holder(self, key: LeaseKey) -> str | None:
+        async with self._db.connection() as conn:
+            row = await (await conn.execute(_HOLDER, key)).fetchone()
+        return None if row is None else str(row[0])
+
+    async def renew(self, owner: str, keys: Sequence[LeaseKey], ttl_s: float) -> set[LeaseKey]:
+        params = {
+            "ttl": ttl_s,
+            "owner": owner,
+            "tenants": [k[0] for k in keys],
+            "users": [k[1] for k in keys],
+            "sids": [k[2] for k in keys],
+        }
+        async with self._db.connection() as conn:
+            rows = await (await conn.execute(_RENEW, params)).fetchall()
+        return {(str(t), str(u), str(s)) for t, u, s in rows}
+
+    async def give_back(self, key: LeaseKey, lease: Lease) -> None:
+        async with self._db.connection() as conn:
+            await conn.execute(_GIVE_BACK, (*key, lease.owner, lease.token))

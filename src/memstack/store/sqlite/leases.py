@@ -1,0 +1,105 @@
+"""The SQLite store's session leases (:mod:`memstack.store.leases`): the ``session_leases`` table of the same file.
+
+Processes sharing the file (two servers, a server and ``memstack chat``) keep a session's turns in order through
+it, as PostgreSQL's do: one row per session ever held, ``owner`` (``NULL`` when free), the fencing ``token`` (bumped
+by every take, never reset), ``expires_at`` (Unix seconds of this machine's clock: every process sharing a SQLite
+file runs on this machine). Each statement is its own write transaction on the database thread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Sequence
+
+from memstack.store.leases import Lease, LeaseKey
+from memstack.store.sqlite._core import Core
+
+__all__ = ["SQLiteLeaseTable", "fenced", "migrate_session_leases"]
+
+
+def migrate_session_leases(conn: sqlite3.Connection) -> None:
+    """Migration ``012_session_leases``."""
+    conn.execute(
+        """
+        CREATE TABLE session_leases (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            owner TEXT,
+            token INTEGER NOT NULL DEFAULT 0,
+            expires_at REAL NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant, user_id, session_id)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def fenced(conn: sqlite3.Connection, key: LeaseKey, lease: Lease | None) -> bool:
+    """Database thread, inside the write transaction of a turn's write: does this hold still have the session?
+    (The write transaction excludes every take until it commits.) ``True`` when no lease is given."""
+    if lease is None:
+        return True
+    row = conn.execute(
+        "SELECT 1 FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?",
+        (*key, lease.owner, lease.token),
+    ).fetchone()
+    return row is not None
+
+
+class SQLiteLeaseTable:
+    """:class:`~memstack.store.leases.LeaseTable` on SQLite."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
+        def body(conn: sqlite3.Connection) -> int | None:
+            now = time.time()
+            row = conn.execute(
+                "INSERT INTO session_leases (tenant, user_id, session_id, owner, token, expires_at) "
+                "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, user_id, session_id) DO UPDATE "
+                "SET owner = excluded.owner, token = token + 1, expires_at = excluded.expires_at "
+                "WHERE owner IS NULL OR expires_at <= ? OR owner = ? RETURNING token",
+                (*key, owner, now + ttl_s, now, dead),
+            ).fetchone()
+            return None if row is None else int(row[0])
+
+        return await self._core.run(lambda conn: self._core.write(conn, body))
+
+    async def holder(self, key: LeaseKey) -> str | None:
+        def read(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute(
+                "SELECT owner FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? "
+                "AND owner IS NOT NULL AND expires_at > ?",
+                (*key, time.time()),
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        return await self._core.run(read)
+
+    async def renew(self, owner: str, keys: Sequence[LeaseKey], ttl_s: float) -> set[LeaseKey]:
+        def body(conn: sqlite3.Connection) -> set[LeaseKey]:
+            until = time.time() + ttl_s
+            kept: set[LeaseKey] = set()
+            for key in keys:
+                cur = conn.execute(
+                    "UPDATE session_leases SET expires_at = ? "
+                    "WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ?",
+                    (until, *key, owner),
+                )
+                if cur.rowcount:
+                    kept.add(key)
+            return kept
+
+        return await self._core.run(lambda conn: self._core.write(conn, body))
+
+    async def give_back(self, key: LeaseKey, lease: Lease) -> None:
+        def body(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE session_leases SET owner = NULL, expires_at = 0 "
+                "WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?",
+                (*key, lease.owner, lease.token),
+            )
+
+        await self._core.run(lambda conn: self._core.write(conn, body))
