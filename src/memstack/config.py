@@ -65,6 +65,10 @@ class Config:
     ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
+    ``pool_size``: PostgreSQL connections of one process (``$MEMSTACK_POOL_SIZE``); turns hold none while the model
+    answers, so a few carry thousands of concurrent turns. ``session_lease_s``: how long a session stays held by a
+    turn of a process that stopped renewing it (``$MEMSTACK_SESSION_LEASE_S``; a crashed process on another machine
+    blocks its sessions that long, one on this machine not at all).
     """
 
     home: Path = Path(".memstack")
@@ -76,6 +80,8 @@ class Config:
     tiers: TierLimits = field(default_factory=TierLimits)
     vector_cache_mb: int = 512
     badge_wait_s: float = 3.0
+    pool_size: int = 10
+    session_lease_s: float = 15.0
 
     @classmethod
     def resolve(cls, **overrides: Any) -> Config:
@@ -88,7 +94,13 @@ class Config:
                 env[key] = value
         if (spec := _env("MEMSTACK_TIER_LIMITS")) is not None:
             env["tiers"] = TierLimits.parse(spec, _env("MEMSTACK_DEFAULT_TIER") or "free")
-        for key, conv in (("vector_cache_mb", int), ("badge_wait_s", float)):
+        numbers: tuple[tuple[str, type[int] | type[float]], ...] = (
+            ("vector_cache_mb", int),
+            ("badge_wait_s", float),
+            ("pool_size", int),
+            ("session_lease_s", float),
+        )
+        for key, conv in numbers:
             if (raw := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 try:
                     env[key] = conv(raw)

@@ -23,8 +23,20 @@ async def open_store(config: Config, *, dim: int, embedder: str) -> Store:
         from memstack.store.postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
 
         assert config.database_url is not None
-        store: Store = await PostgresStore.open(config.database_url, dim=dim, embedder=embedder)
+        store: Store = await PostgresStore.open(
+            config.database_url,
+            dim=dim,
+            embedder=embedder,
+            pool_size=config.pool_size,
+            lease_s=config.session_lease_s,
+        )
         return store
     from memstack.store.sqlite import SQLiteStore
 
-    return await SQLiteStore.open(config.sqlite_path, dim=dim, embedder=embedder, cache_mb=config.vector_cache_mb)
+    return await SQLiteStore.open(
+        config.sqlite_path,
+        dim=dim,
+        embedder=embedder,
+        cache_mb=config.vector_cache_mb,
+        lease_s=config.session_lease_s,
+    )
