@@ -79,9 +79,12 @@ log = logging.getLogger("memstack.turn")
 @dataclass(frozen=True, slots=True)
 class TurnSettings:
     """``badge_wait_s``: how long the reply waits for detection (the badge race). ``summaries``: past-session lines
-    offered to layer 7. ``max_tool_rounds``: model calls that may ask for tools before it must answer."""
+    offered to layer 7. ``max_tool_rounds``: model calls that may ask for tools before it must answer.
+    ``resume_every_s``: how often an open engine looks for work that another process left behind when it died
+    (pending detections, turns without their phase 2); ``0`` only at open."""
 
     badge_wait_s: float = 3.0
+    resume_every_s: float = 30.0
     summaries: int = 5
     max_tool_rounds: int = 4
     model_timeout_s: float | None = None

@@ -22,6 +22,7 @@ from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
 from memstack.context.guard import check_memory_candidate, check_session_fact
 from memstack.embed import Embedder
+from memstack.errors import MemstackError
 from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, TurnVectorizer
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
@@ -57,6 +58,7 @@ class Turns:
         self.embedder = embedder
         self.agents = AgentRegistry(Path(config.home))
         self.background = Background()
+        self._sweeper: asyncio.Task[None] | None = None
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
         self.summarizer = build_summarizer(config, models.summarizer)
@@ -99,16 +101,31 @@ class Turns:
         )
 
     def resume(self) -> None:
-        """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished."""
+        """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished; then scan
+        again every ``resume_every_s`` seconds, for what other processes sharing the store leave when they die."""
         self.background.spawn(self._resume(), name="resume-pending")
+        every = self.runner.parts.settings.resume_every_s
+        if every > 0 and self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(every), name="memstack-resume-sweep")
 
-    async def _resume(self) -> None:
+    async def _resume(self, *, backfill: bool = True) -> None:
         detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())
         if detections or turns:
             log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)
+        if not backfill:
+            return
         embedded = await self.vectorizer.backfill()  # archived turns whose vectors a crash (or an upgrade) left out
         if embedded:
             log.info("embedded %d archived turn(s) that had no vectors", embedded)
+
+    async def _sweep(self, every_s: float) -> None:
+        """The periodic scan (not the vectors' backfill: a full scan of the archive, left to each start)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self._resume(backfill=False)
+            except MemstackError as exc:  # the store is down: the next round tries again
+                log.warning("resuming work left pending failed: %s: %s", type(exc).__name__, exc)
 
     def _tools(self, user: UserRef, agent: Agent, tier: str | None) -> ToolBox | None:
         box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)
@@ -165,6 +182,10 @@ class Turns:
     async def drain(self, timeout_s: float) -> None:
         """Graceful shutdown: the turns' background work (phase 2, resumes), then the pipeline's and the session
         service's own, each given ``timeout_s``; what is left is cancelled and resumes at the next open."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
+            self._sweeper = None
         await self.background.drain(timeout_s)
         await self.pipeline.drain(timeout_s)
         await self.sessions.drain(timeout_s)
