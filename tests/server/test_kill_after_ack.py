@@ -142,7 +142,7 @@ async def _check(database_url: str, run: Run) -> dict[str, int]:
         for c in range(CLIENTS):
             user, session = UserRef(f"user-{c}"), f"ses-{c}"
             by_session[(user.user_id, session)] = await store.archive.turns(user, session_id=session, limit=10_000)
-        for (user_id, session), turns in by_session.items():
+        for (_user, session), turns in by_session.items():
             assert [t.turn for t in turns] == list(range(1, len(turns) + 1)), f"{session}: turns not 1..n"
             texts = [t.user for t in turns]
             assert len(texts) == len(set(texts)), f"{session}: a message archived twice"
