@@ -35,7 +35,8 @@ import hashlib
 import logging
 import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -246,6 +247,11 @@ def _outcome_from_dict(d: Mapping[str, Any]) -> WriteOutcome:
     return WriteOutcome(MemoryUpdate.from_dict(d["update"]), d.get("upgrade_prompt"), str(d.get("reason", "")))
 
 
+@asynccontextmanager
+async def _admit_all(tenant: str) -> AsyncIterator[None]:
+    yield
+
+
 class _ClassifierGaveUp(MemstackError):
     """The classifier failed for this message (after its own retry); the job is given up."""
 
@@ -257,7 +263,8 @@ class CapturePipeline:
     (default: the calibrated ones of the embedder, :func:`~memstack.capture.dedup.params_for`). ``guard``: the
     write-time poisoning check (default ``memstack.context.guard.check_memory_candidate`` with the phrase rules; pass
     ``partial(check_memory_candidate, guard=SemanticGuard(embedder))`` to add the semantic layer: it runs off the
-    event loop). ``on_event`` is called at each step of each detection."""
+    event loop). ``on_event`` is called at each step of each detection. ``admission``: a slot per detection's work
+    (the turns' ``FairGate.slot``, so detections share the machine fairly with the turns; default: none)."""
 
     def __init__(
         self,
@@ -271,6 +278,7 @@ class CapturePipeline:
         guard: Guard | None = None,
         settings: PipelineSettings | None = None,
         on_event: Callable[[PipelineEvent], None] | None = None,
+        admission: Callable[[str], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -279,6 +287,7 @@ class CapturePipeline:
         self.settings = settings or PipelineSettings()
         self.clock = clock
         self.on_event = on_event
+        self._admission = admission or _admit_all
         self._guard = guard or default_guard()
         rule = DedupRule(dedup or params_for(embedder.name))
         self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours)
@@ -453,7 +462,8 @@ class CapturePipeline:
 
     async def _run(self, job: Job, request: _Request) -> DetectionResult:
         try:
-            return await self._work(job, request)
+            async with self._admission(request.user.tenant):
+                return await self._work(job, request)
         except _ClassifierGaveUp as exc:
             return await self._give_up(job, str(exc), retry=False)
         except MemstackError as exc:  # the store or the embedder failed: retried later, a few times

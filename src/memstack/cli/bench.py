@@ -94,3 +94,39 @@ def retrieval(
         return
     for key, value in line.items():
         click.echo(f"{key:>14}  {value}")
+
+
+@bench.command("sessions")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="postgres", show_default=True)
+@click.option("--sessions", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--turns", type=click.IntRange(min=1), default=2, show_default=True, help="Turns per session.")
+@click.option("--model-delay", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Seconds.")
+@click.option("--pool", type=click.IntRange(min=1), default=20, show_default=True, help="PostgreSQL connections.")
+@click.option("--guard", type=click.Choice(["rules", "auto"]), default="rules", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def sessions(backend: str, sessions: int, turns: int, model_delay: float, pool: int, guard: str, as_json: bool) -> None:
+    """Many concurrent chat sessions whose model is slow, in one process (see memstack.bench.sessions).
+
+    SESSIONS sessions of one tenant each play TURNS turns in order at once, against a scripted model over HTTP that
+    answers after MODEL_DELAY seconds, while another tenant chats; checks errors and per-session order. PostgreSQL
+    is an embedded server unless MEMSTACK_DATABASE_URL names one (use a scratch database)."""
+    from memstack.bench.sessions import SessionsBenchConfig, run_sessions_bench
+
+    cfg = SessionsBenchConfig(
+        backend=cast(Literal["sqlite", "postgres"], backend),
+        sessions=sessions,
+        turns=turns,
+        model_delay_s=model_delay,
+        pool=pool,
+        guard=guard,
+    )
+    url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
+    try:
+        result = asyncio.run(run_sessions_bench(cfg, database_url=url))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>24}  {value}")

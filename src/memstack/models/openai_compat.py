@@ -12,6 +12,7 @@ or transport failure leaves as a memstack error (``provider_errors``)::
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -48,18 +49,28 @@ _STATUS_HINTS = {
 }
 
 
+#: Connections one client keeps open at once: every turn waiting on the model holds one, and a server process
+#: carries thousands of such turns (the SDK's default of 1,000 would queue the rest behind them).
+MAX_CONNECTIONS = 10_000
+
+
 def make_client(endpoint: Endpoint, timeout: float) -> Any:
     """An ``AsyncOpenAI`` for ``endpoint`` with retries off. Typed ``Any``: SDK overloads differ across versions."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - a dependency of the base install
         raise ConfigError("model endpoints need the openai package: pip install memstack") from exc
+    # The SDK's own HTTP library (``httpx`` in older releases, ``httpx2`` in newer ones) builds its limits.
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    http = importlib.import_module(base.__module__.split(".")[0])
+    limits = http.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=100, keepalive_expiry=5.0)
     return openai.AsyncOpenAI(
         api_key=endpoint.api_key,
         base_url=endpoint.base_url,
         timeout=timeout,
         max_retries=0,
         default_headers=dict(endpoint.headers),
+        http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout),
     )
 
 

@@ -10,6 +10,7 @@ request validation         422     wrong types, missing or unknown fields, value
 malformed JSON             400     the body does not parse
 ``PayloadTooLarge``        413     the body exceeds the server's limit
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt`` included)
+``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
 ``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget
 ``OverrideViolation``      422     a definition tries to change the agent's core
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
@@ -40,6 +41,7 @@ from memstack.errors import (
     OverrideViolation,
     ProviderError,
     ProviderTimeout,
+    SessionConflict,
     StoreBusy,
     StoreUnavailable,
     Unauthorized,
@@ -54,6 +56,7 @@ _STATUS: tuple[tuple[type[MemstackError], int], ...] = (
     (NotFound, 404),
     (InputError, 400),
     (LimitReached, 409),
+    (SessionConflict, 409),
     (BudgetExceeded, 422),
     (OverrideViolation, 422),
     (StoreBusy, 503),
@@ -85,7 +88,7 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
     extra: dict[str, Any] = {}
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    elif isinstance(exc, StoreBusy | StoreUnavailable):
+    elif isinstance(exc, StoreBusy | StoreUnavailable | SessionConflict):
         headers["Retry-After"] = "1"
     elif isinstance(exc, LimitReached):
         extra["upgrade_prompt"] = exc.upgrade_prompt

@@ -54,6 +54,7 @@ from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
+from memstack.turn.admission import DEFAULT_ACTIVE_TURNS, FairGate
 from memstack.turn.background import Background
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
 from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, ToolSupport, run_phase1
@@ -81,10 +82,13 @@ class TurnSettings:
     """``badge_wait_s``: how long the reply waits for detection (the badge race). ``summaries``: past-session lines
     offered to layer 7. ``max_tool_rounds``: model calls that may ask for tools before it must answer.
     ``resume_every_s``: how often an open engine looks for work that another process left behind when it died
-    (pending detections, turns without their phase 2); ``0`` only at open."""
+    (pending detections, turns without their phase 2); ``0`` only at open. ``active_turns``: pieces of turn work
+    (preparing a model call, phase 2, memory detection) that run at once; the rest wait their turn, tenants in
+    rotation (:mod:`memstack.turn.admission`)."""
 
     badge_wait_s: float = 3.0
     resume_every_s: float = 30.0
+    active_turns: int = DEFAULT_ACTIVE_TURNS
     summaries: int = 5
     max_tool_rounds: int = 4
     model_timeout_s: float | None = None
@@ -152,6 +156,7 @@ class TurnParts:
     recaller: Recaller | None
     vectorizer: TurnVectorizer | None
     background: Background
+    admission: FairGate
     chat_model: Callable[[Agent], ChatModel]
     tools: Callable[[UserRef, Agent, str | None], ToolBox | None]
     tiers: TierLimits
@@ -230,11 +235,12 @@ class TurnRunner:
         saving: asyncio.Future[bool] | None = None
         try:
             model = p.chat_model(req.agent)
-            request = await self._context_request(req, handle, remember, model.name)
-            if p.guard is None:
-                context = assemble(request)
-            else:  # the semantic layer embeds texts it has not seen: off the event loop
-                context = await asyncio.to_thread(assemble, request, guard=p.guard)
+            async with p.admission.slot(req.user.tenant):  # the work before the model call: one slot, not while waiting
+                request = await self._context_request(req, handle, remember, model.name)
+                if p.guard is None:
+                    context = assemble(request)
+                else:  # the semantic layer embeds texts it has not seen: off the event loop
+                    context = await asyncio.to_thread(assemble, request, guard=p.guard)
             saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
             messages = [Message.from_openai(m.to_dict()) for m in context.messages]
             done: Phase1Done | None = None
@@ -341,16 +347,18 @@ class TurnRunner:
 
     async def _phase2(self, handle: TurnHandle, message: str, reply: str) -> None:
         p = self.parts
-        try:
-            await p.sessions.finish_turn(handle)  # recorded before the reply
-        except BaseException:
-            await p.sessions.abort_turn(handle)
-            raise
-        if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
-            key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn)
-            known = self._vectors.pop(key, None)
-            exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
-            await p.vectorizer.embed(handle.user, [exchange], known={message: known} if known is not None else None)
+        async with p.admission.slot(handle.user.tenant):
+            try:
+                await p.sessions.finish_turn(handle)  # recorded before the reply
+            except BaseException:
+                await p.sessions.abort_turn(handle)
+                raise
+            if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
+                key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn)
+                known = self._vectors.pop(key, None)
+                exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
+                known_vectors = {message: known} if known is not None else None
+                await p.vectorizer.embed(handle.user, [exchange], known=known_vectors)
 
     def _result(
         self,

@@ -27,6 +27,7 @@ from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, Tu
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
+from memstack.turn.admission import FairGate
 from memstack.turn.agents import AgentRegistry
 from memstack.turn.background import Background
 from memstack.turn.models import (
@@ -65,8 +66,16 @@ class Turns:
         self._owns_summarizer = models.summarizer is None
         self.guard = build_guard(tuning.guard, embedder)
         write_guard = partial(check_memory_candidate, guard=self.guard)  # the poisoning check of every save
+        settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
+        self.admission = FairGate(settings.active_turns)
         self.pipeline = CapturePipeline(
-            store, embedder, self.classifier, tiers=config.tiers, settings=tuning.capture, guard=write_guard
+            store,
+            embedder,
+            self.classifier,
+            tiers=config.tiers,
+            settings=tuning.capture,
+            guard=write_guard,
+            admission=self.admission.slot,
         )
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(
@@ -81,7 +90,6 @@ class Turns:
         self.ingestor = Ingestor(
             store, self.pipeline, self.summarizer, self.vectorizer, settings=tuning.session, guard=fact_guard
         )
-        settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
         self.runner = TurnRunner(
             TurnParts(
                 store=store,
@@ -92,6 +100,7 @@ class Turns:
                 recaller=self.recaller,
                 vectorizer=self.vectorizer,
                 background=self.background,
+                admission=self.admission,
                 chat_model=self.chat_models.for_agent,
                 tools=self._tools,
                 tiers=config.tiers,

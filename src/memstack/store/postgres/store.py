@@ -153,6 +153,11 @@ class PostgresStore:
         """The name of ``user``'s HNSW index, or ``None`` while they are searched exactly."""
         return await self._ann.lookup(user)
 
+    def pool_stats(self) -> dict[str, int]:
+        """The connection pool's counters (psycopg_pool's ``get_stats``: ``pool_max``, ``pool_size``,
+        ``requests_num``, ``requests_wait_ms``, ``connections_num``…), for diagnostics and benchmarks."""
+        return dict(self._db.pool.get_stats())
+
     async def setting(self, name: str) -> str:
         """A server setting as the store's connections see it (e.g. ``hnsw.iterative_scan``), for diagnostics."""
         async with self._db.connection() as conn:
