@@ -13,10 +13,6 @@ import asyncio
 import json
 import os
 import random
-import signal
-import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +24,8 @@ from memstack.config import Config
 from memstack.store import open_store
 from memstack.types import TurnStatus, UserRef
 
-CLI = [sys.executable, "-c", "from memstack.cli import main; main()"]
+from .processes import Server
+
 CLIENTS = 4  # two JSON, two streamed
 MIN_ACKS = int(os.environ.get("MEMSTACK_KILL_TEST_ACKS", "30"))  # per reply kind
 MAX_LIVES = 60
@@ -47,48 +44,6 @@ class Acked:
 class Run:
     acked: list[Acked] = field(default_factory=list)
     lives: int = 0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    def __init__(self, home: Path, database_url: str | None) -> None:
-        self.home = home
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-        if database_url:
-            self.env["MEMSTACK_DATABASE_URL"] = database_url
-        self.process: subprocess.Popen[bytes] | None = None
-        self.url = ""
-
-    def start(self) -> None:
-        port = _free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        command = [*CLI, "serve", "--port", str(port), "--home", str(self.home), "--log-level", "warning"]
-        self.process = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(self.process.stderr.read().decode() if self.process.stderr else "exited")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise AssertionError("memstack serve did not come up")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-
-    def wait(self) -> None:
-        if self.process is not None:
-            self.process.wait(30)
-            if self.process.stderr is not None:
-                self.process.stderr.close()
 
 
 async def _life(server: Server, run: Run, rng: random.Random, counters: dict[int, int]) -> None:

@@ -7,11 +7,17 @@ Authentication (``--auth``):
   address (127.0.0.1, ::1, localhost): anyone who can reach the port can read every memory of that tenant.
 * ``auto`` (default): ``keys`` as soon as one active key exists; otherwise ``local`` with a warning, and a refusal to
   start on a non-loopback address.
+
+``--workers N`` runs N server processes on one port (uvicorn's supervisor, which restarts a worker that dies), each
+with its own engine on the shared PostgreSQL database: sessions stay in order across them (leases), background work
+is claimed once. SQLite is refused for more than one worker: it serialises every write behind one lock, so workers
+would wait on each other. (Other processes may still share a SQLite directory safely: the CLI, a second server.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import click
@@ -53,15 +59,29 @@ def choose_auth(requested: str, host: str, active_keys: int) -> str:
     help="keys: Bearer keys required. local: no key needed (loopback only). auto: keys once one exists.",
 )
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"]))
-def serve(host: str, port: int, home: Path | None, auth: str, log_level: str) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes on this port (more than one needs PostgreSQL: MEMSTACK_DATABASE_URL).",
+)
+def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, workers: int) -> None:
     """Serve the HTTP API (OpenAPI docs at /docs)."""
     import uvicorn
 
     from memstack.config import Config
     from memstack.server import ServerSettings, create_app
+    from memstack.server.app import AUTH_ENV
 
     try:
         config = Config.resolve(home=home)
+        if workers > 1 and config.backend != "postgres":
+            raise ConfigError(
+                f"--workers {workers} needs PostgreSQL (set MEMSTACK_DATABASE_URL=postgresql://…): the embedded "
+                "SQLite store serialises every write behind one lock, so several workers would only wait on each "
+                "other. Serve SQLite with one worker"
+            )
         keys = asyncio.run(_active_keys(config.home)) if auth != "local" else 0
         mode = choose_auth(auth, host, keys)
     except MemstackError as exc:
@@ -80,7 +100,24 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str) ->
             fg="yellow",
             err=True,
         )
-    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys", gc_freeze_s=10.0))
     where = f"http://{host}:{port}"
-    click.echo(f"memstack: {config.backend} store in {config.home}, serving {where} (docs: {where}/docs)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")
+    processes = f", {workers} workers" if workers > 1 else ""
+    click.echo(
+        f"memstack: {config.backend} store in {config.home}, serving {where}{processes} (docs: {where}/docs)", err=True
+    )
+    access = log_level == "debug"
+    if workers > 1:  # each worker builds its app from the environment (memstack.server.app.app_from_env)
+        os.environ["MEMSTACK_HOME"] = str(config.home.resolve())
+        os.environ[AUTH_ENV] = "local" if mode == "local" else "keys"
+        uvicorn.run(
+            "memstack.server.app:app_from_env",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=access,
+        )
+        return
+    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys", gc_freeze_s=10.0))
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access)

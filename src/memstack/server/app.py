@@ -32,7 +32,10 @@ from memstack.server.state import ServerState
 from memstack.server.ui import mount_ui
 from memstack.server.wire import MemoryFragments
 
-__all__ = ["create_app"]
+__all__ = ["AUTH_ENV", "app_from_env", "create_app"]
+
+#: How ``memstack serve --workers N`` tells each worker process the auth mode it chose (an internal variable).
+AUTH_ENV = "MEMSTACK_SERVER_AUTH"
 
 _DESCRIPTION = """Long-term memory, session memory and layered context for LLM apps.
 
@@ -191,6 +194,15 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process of ``memstack serve --workers N`` (uvicorn's factory): the configuration from
+    ``MEMSTACK_*`` variables, the auth mode the parent chose from ``MEMSTACK_SERVER_AUTH``."""
+    import os
+
+    local = os.environ.get(AUTH_ENV) == "local"
+    return create_app(Config.resolve(), settings=ServerSettings(auth="local" if local else "keys", gc_freeze_s=10.0))
 
 
 async def _keep_gc(every_s: float) -> None:
