@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint bench clean chromium screenshots
+.PHONY: install run test lint bench clean chromium pgbouncer screenshots
 
 CHROMIUM := /usr/bin/chromium
 
@@ -25,9 +25,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy src
 
-# The web UI tests drive Debian's Chromium. Without it they fail (never skip) with the command to run.
+# The web UI tests drive Debian's Chromium, the pooler tests Debian's PgBouncer. Without them they fail (never skip)
+# with the command to run.
 test: lint
 	@$(MAKE) --no-print-directory chromium || echo "make chromium failed: the web UI tests (tests/ui) will fail" >&2
+	@$(MAKE) --no-print-directory pgbouncer || echo "make pgbouncer failed: the [pgbouncer] store tests will fail" >&2
 	$(BIN)/pytest -q
 
 # Debian's chromium for the web UI tests and screenshots: installed with apt-get when missing and we are root.
@@ -41,6 +43,19 @@ chromium:
 	  fi; \
 	fi
 	@test -x $(CHROMIUM)
+
+# Debian's PgBouncer for the tests that run the store through a transaction-pooling pooler.
+PGBOUNCER := /usr/sbin/pgbouncer
+pgbouncer:
+	@if [ ! -x $(PGBOUNCER) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing pgbouncer with apt-get (for the pooler tests)"; \
+	    export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q pgbouncer; \
+	  else \
+	    echo "$(PGBOUNCER) is missing and only root can install it: sudo apt-get install -y pgbouncer" >&2; exit 1; \
+	  fi; \
+	fi
+	@test -x $(PGBOUNCER)
 
 # The three views of the web UI at 1280x800, as PNG files in docs/ (linked from the README).
 screenshots: $(STAMP) chromium

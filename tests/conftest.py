@@ -1,7 +1,8 @@
 """Fixtures every test module can use.
 
 ``postgres_url``: a fresh, empty database on one embedded PostgreSQL 18 + pgvector server that is started once
-per test session (``memstack.testing.postgres``) and stopped, with its files deleted, at the end.
+per test session (``memstack.testing.postgres``) and stopped, with its files deleted, at the end. ``pgbouncer``:
+PgBouncer in transaction-pooling mode in front of that server (``bouncer.url(database)``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from memstack.testing.postgres import EmbeddedPostgres
+from pooler import PgBouncer  # tests/pooler.py (this directory is on sys.path for its conftest)
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +28,11 @@ def postgres_url(postgres_server: EmbeddedPostgres) -> Iterator[str]:
     url = postgres_server.create_database(name)
     yield url
     postgres_server.drop_database(name)
+
+
+@pytest.fixture
+def pgbouncer(postgres_server: EmbeddedPostgres) -> Iterator[PgBouncer]:
+    """PgBouncer in transaction-pooling mode in front of ``postgres_server`` (``tests/pooler.py``); one per test,
+    so no test inherits another's server connections (its database is dropped with them still open)."""
+    with PgBouncer(postgres_server.url) as bouncer:
+        yield bouncer

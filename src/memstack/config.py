@@ -68,7 +68,11 @@ class Config:
     ``pool_size``: PostgreSQL connections of one process (``$MEMSTACK_POOL_SIZE``); turns hold none while the model
     answers, so a few carry thousands of concurrent turns. ``session_lease_s``: how long a session stays held by a
     turn of a process that stopped renewing it (``$MEMSTACK_SESSION_LEASE_S``; a crashed process on another machine
-    blocks its sessions that long, one on this machine not at all).
+    blocks its sessions that long, one on this machine not at all). ``database_pooler``: ``transaction`` when
+    ``database_url`` goes through a transaction-pooling pooler such as PgBouncer (``$MEMSTACK_DATABASE_POOLER``;
+    default ``none``): no prepared statements, settings applied per transaction; ``database_direct_url``
+    (``$MEMSTACK_DATABASE_DIRECT_URL``) then reaches PostgreSQL itself, for the work that needs a session of its
+    own (building a very large user's HNSW index, ``memstack reembed``).
     """
 
     home: Path = Path(".memstack")
@@ -82,6 +86,20 @@ class Config:
     badge_wait_s: float = 3.0
     pool_size: int = 10
     session_lease_s: float = 15.0
+    database_pooler: str = "none"
+    database_direct_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.database_pooler not in ("none", "transaction"):
+            raise ConfigError(
+                f"MEMSTACK_DATABASE_POOLER must be 'none' or 'transaction' (PgBouncer's pool_mode = transaction), "
+                f"got {self.database_pooler!r}"
+            )
+        if self.pool_size < 1 or not self.session_lease_s > 0:
+            raise ConfigError(
+                f"pool_size must be at least 1 and session_lease_s positive, got {self.pool_size} and "
+                f"{self.session_lease_s}"
+            )
 
     @classmethod
     def resolve(cls, **overrides: Any) -> Config:
@@ -89,7 +107,15 @@ class Config:
         env: dict[str, Any] = {}
         if (home := _env("MEMSTACK_HOME")) is not None:
             env["home"] = Path(home)
-        for key in ("database_url", "embedder", "chat_model", "classifier_model", "summarizer_model"):
+        for key in (
+            "database_url",
+            "embedder",
+            "chat_model",
+            "classifier_model",
+            "summarizer_model",
+            "database_pooler",
+            "database_direct_url",
+        ):
             if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 env[key] = value
         if (spec := _env("MEMSTACK_TIER_LIMITS")) is not None:

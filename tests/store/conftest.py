@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlparse
 
 import numpy as np
 import pytest
@@ -37,10 +38,20 @@ async def _open_postgres(request: pytest.FixtureRequest, tmp_path: Path, dim: in
     return store
 
 
-OPENERS: dict[str, Opener] = {"sqlite": _open_sqlite, "postgres": _open_postgres}
+async def _open_pgbouncer(request: pytest.FixtureRequest, tmp_path: Path, dim: int, embedder: str) -> Store:
+    """PostgreSQL through PgBouncer in transaction-pooling mode (the direct URL for what needs a session)."""
+    from memstack.store.postgres import PostgresStore
 
-#: The backends the contract suite runs against.
-BACKENDS = ["sqlite", "postgres"]
+    url: str = request.getfixturevalue("postgres_url")
+    pooled = request.getfixturevalue("pgbouncer").url(urlparse(url).path.lstrip("/"))
+    store: Store = await PostgresStore.open(pooled, dim=dim, embedder=embedder, pooler="transaction", direct_url=url)
+    return store
+
+
+OPENERS: dict[str, Opener] = {"sqlite": _open_sqlite, "postgres": _open_postgres, "pgbouncer": _open_pgbouncer}
+
+#: The backends the contract suite runs against ("pgbouncer": PostgreSQL behind a transaction-pooling pooler).
+BACKENDS = ["sqlite", "postgres", "pgbouncer"]
 
 
 class StoreFactory(Protocol):

@@ -1,7 +1,7 @@
 """A process that holds one session's lease and then tries to write a turn under it (the lease tests).
 
-Usage: ``python lease_holder.py DATABASE_URL LEASE_S``. It opens the store, takes session ``s1`` of ``alice``, prints
-``{"held": token}`` and waits for a line on stdin; then it records turn 1 under its lease and prints
+Usage: ``python lease_holder.py DATABASE_URL LEASE_S [POOLER]``. It opens the store, takes session ``s1`` of
+``alice``, prints ``{"held": token}`` and waits for a line on stdin; then it records turn 1 under its lease and prints
 ``{"recorded": true}`` or ``{"error": "LeaseLost"}``. The tests stop it (SIGSTOP) to play a stalled process, or kill
 it to play a crashed one.
 """
@@ -21,8 +21,8 @@ from memstack.types import ArchivedTurn, UserRef
 ALICE = UserRef("alice")
 
 
-async def main(database_url: str, lease_s: float) -> None:
-    config = Config(database_url=database_url, session_lease_s=lease_s)
+async def main(database_url: str, lease_s: float, pooler: str) -> None:
+    config = Config(database_url=database_url, session_lease_s=lease_s, database_pooler=pooler)
     store = await open_store(config, dim=16, embedder="test:random16")
     try:
         await store.sessions.open(ALICE, "s1")
@@ -42,4 +42,4 @@ async def main(database_url: str, lease_s: float) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], float(sys.argv[2])))
+    asyncio.run(main(sys.argv[1], float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "none"))

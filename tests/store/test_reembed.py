@@ -34,6 +34,12 @@ class CountingEmbedder(HashingEmbedder):
         return self.embed_sync(texts)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Reembedding runs on a direct connection (through a transaction pooler it takes MEMSTACK_DATABASE_DIRECT_URL)."""
+    return str(request.param)
+
+
 class Stop(Exception):
     """Raised from the batch callback to interrupt a run."""
 

@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -33,10 +34,14 @@ def _commit(n: int, version: int) -> TurnCommit:
     return TurnCommit(n, TurnStatus.SUMMARIZED, TurnSummary(n, "asked", "answered"), (), version)
 
 
-def _url(store: Store, tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> str:
+def _url(store: Store, tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> tuple[str, str]:
+    """The URL another process opens this test's store with, and its pooler setting."""
     if backend == "sqlite":
-        return f"sqlite:///{tmp_path / 'memstack.db'}"
-    return str(request.getfixturevalue("postgres_url"))
+        return f"sqlite:///{tmp_path / 'memstack.db'}", "none"
+    url = str(request.getfixturevalue("postgres_url"))
+    if backend == "pgbouncer":
+        return request.getfixturevalue("pgbouncer").url(urlparse(url).path.lstrip("/")), "transaction"
+    return url, "none"
 
 
 async def test_a_stale_hold_cannot_write(store: Store) -> None:
@@ -84,9 +89,9 @@ async def test_a_lease_outlives_its_ttl_while_renewed(make_store, backend: str) 
     await taken.release()
 
 
-def _start_holder(url: str, lease_s: float) -> tuple[subprocess.Popen[str], int]:
+def _start_holder(where: tuple[str, str], lease_s: float) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, str(HOLDER), url, str(lease_s)],
+        [sys.executable, str(HOLDER), where[0], str(lease_s), where[1]],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

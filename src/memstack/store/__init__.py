@@ -29,6 +29,8 @@ async def open_store(config: Config, *, dim: int, embedder: str) -> Store:
             embedder=embedder,
             pool_size=config.pool_size,
             lease_s=config.session_lease_s,
+            pooler=config.database_pooler,
+            direct_url=config.database_direct_url,
         )
         return store
     from memstack.store.sqlite import SQLiteStore

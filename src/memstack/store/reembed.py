@@ -127,7 +127,15 @@ async def open_backend(config: Config) -> ReembedBackend:
         from memstack.store.postgres.reembed import PgReembed
 
         assert config.database_url is not None
-        return await PgReembed.open(config.database_url)
+        url = config.database_url
+        if config.database_pooler == "transaction":  # its lock spans the whole run: a session of its own
+            if config.database_direct_url is None:
+                raise ConfigError(
+                    "memstack reembed holds a session lock for its whole run, which a transaction pooler cannot "
+                    "keep: set MEMSTACK_DATABASE_DIRECT_URL to reach PostgreSQL itself"
+                )
+            url = config.database_direct_url
+        return await PgReembed.open(url)
     from memstack.store.sqlite.reembed import SQLiteReembed
 
     return await SQLiteReembed.open(config.sqlite_path)

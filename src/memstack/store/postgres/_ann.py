@@ -31,13 +31,17 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MemstackError
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import user_lock_key
 from memstack.types import UserRef
+
+Conn = psycopg.AsyncConnection[Any]
 
 __all__ = ["AnnIndexes", "AnnSettings"]
 
@@ -85,6 +89,7 @@ class AnnIndexes:
         self.settings = settings
         self._known: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()
         self._building: dict[tuple[str, str], asyncio.Task[str | None]] = {}
+        self._warned = False
         self.builds = 0
 
     def cached(self, user: UserRef) -> tuple[bool, str | None]:
@@ -174,59 +179,68 @@ class AnnIndexes:
         self._known.clear()
 
     async def _build(self, user: UserRef) -> str | None:
+        try:
+            async with self._db.session() as conn:
+                name = await self._build_on(conn, user)
+        except ConfigError as exc:  # behind a transaction pooler with no direct URL: exact search, said once
+            if not self._warned:
+                self._warned = True
+                _log.warning("very large users stay on exact search: %s", exc)
+            return None
+        if name is not None:
+            self.remember(user, name)
+        return name
+
+    async def _build_on(self, conn: Conn, user: UserRef) -> str | None:
+        """The build on a connection that is one server session (the advisory lock spans statements)."""
         name = index_name(user)
         lock = user_lock_key(user, "ann")
         s = self.settings
-        async with self._db.connection() as conn:
-            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,))
-            row = await cur.fetchone()
-            if not row or not row[0]:
-                return None  # another process is building it; this one keeps searching exactly for now
-            try:
-                cur = await conn.execute(
-                    "SELECT tenant, user_id, index_name FROM memory_ann_indexes "
-                    "WHERE (tenant = %s AND user_id = %s) OR index_name = %s",
-                    (user.tenant, user.user_id, name),
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,))
+        row = await cur.fetchone()
+        if not row or not row[0]:
+            return None  # another process is building it; this one keeps searching exactly for now
+        try:
+            cur = await conn.execute(
+                "SELECT tenant, user_id, index_name FROM memory_ann_indexes "
+                "WHERE (tenant = %s AND user_id = %s) OR index_name = %s",
+                (user.tenant, user.user_id, name),
+            )
+            for tenant, user_id, registered in await cur.fetchall():
+                if (tenant, user_id) == (user.tenant, user.user_id):
+                    return str(registered)
+                _log.warning("%s indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user))
+                return None
+            # An index under this name that is not registered is a build that died half-way: start again.
+            await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+            started = time.perf_counter()
+            await conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(s.build_memory)))
+            await conn.execute(
+                sql.SQL(
+                    "CREATE INDEX CONCURRENTLY {name} ON memories USING hnsw (embedding vector_cosine_ops) "
+                    "WITH (m = {m}, ef_construction = {efc}) "
+                    "WHERE tenant = {tenant} AND user_id = {user} AND is_active"
+                ).format(
+                    name=sql.Identifier(name),
+                    m=sql.Literal(s.m),
+                    efc=sql.Literal(s.ef_construction),
+                    tenant=sql.Literal(user.tenant),
+                    user=sql.Literal(user.user_id),
                 )
-                for tenant, user_id, registered in await cur.fetchall():
-                    if (tenant, user_id) == (user.tenant, user.user_id):
-                        self.remember(user, str(registered))
-                        return str(registered)
-                    _log.warning(
-                        "%s already indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user)
-                    )
-                    return None
-                # An index under this name that is not registered is a build that died half-way: start again.
-                await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
-                started = time.perf_counter()
-                await conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(s.build_memory)))
-                await conn.execute(
-                    sql.SQL(
-                        "CREATE INDEX CONCURRENTLY {name} ON memories USING hnsw (embedding vector_cosine_ops) "
-                        "WITH (m = {m}, ef_construction = {efc}) "
-                        "WHERE tenant = {tenant} AND user_id = {user} AND is_active"
-                    ).format(
-                        name=sql.Identifier(name),
-                        m=sql.Literal(s.m),
-                        efc=sql.Literal(s.ef_construction),
-                        tenant=sql.Literal(user.tenant),
-                        user=sql.Literal(user.user_id),
-                    )
-                )
-                await conn.execute(
-                    "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
-                    "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
-                    "ON CONFLICT DO NOTHING",
-                    (user.tenant, user.user_id, name, user.tenant, user.user_id),
-                )
-                self.builds += 1
-                _log.info("built %s for %s/%s in %.1f s", name, *_who(user), time.perf_counter() - started)
-            finally:
-                if not conn.broken:  # a broken connection took its session lock with it
-                    await conn.execute("RESET maintenance_work_mem")
-                    await conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
-        self.remember(user, name)
-        return name
+            )
+            await conn.execute(
+                "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
+                "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
+                "ON CONFLICT DO NOTHING",
+                (user.tenant, user.user_id, name, user.tenant, user.user_id),
+            )
+            self.builds += 1
+            _log.info("built %s for %s/%s in %.1f s", name, *_who(user), time.perf_counter() - started)
+            return name
+        finally:
+            if not conn.broken:  # a broken connection took its session lock with it
+                await conn.execute("RESET maintenance_work_mem")
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
 
 
 def _who(user: UserRef) -> tuple[str, str]:

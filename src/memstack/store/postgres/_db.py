@@ -5,6 +5,14 @@ block, and no connection ever sits idle inside a transaction (which would hold b
 and vacuum). Each connection is configured once when the pool opens it: pgvector's types are registered (binary
 vectors), the session time zone is UTC, HNSW scans are iterative (``hnsw.iterative_scan = relaxed_order``) and
 JIT compilation is off (it only adds latency to short per-user statements like these).
+
+Behind a transaction-pooling pooler (``pooler="transaction"``: PgBouncer's ``pool_mode = transaction``) a client
+connection is not one server session: consecutive transactions may run on different server connections. Then no
+statement is prepared (``prepare_threshold=None``), nothing is ``SET`` per connection (it would stay behind on a
+server connection another client gets next), and a search that may use an HNSW index runs in a transaction that
+applies its settings with ``SET LOCAL`` first (:meth:`Database.searching`). Work that needs a session of its own
+(a session advisory lock across statements, ``CREATE INDEX CONCURRENTLY``) uses :meth:`Database.session`, a direct
+connection to ``direct_url``.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ __all__ = ["Database", "VectorCodec", "connect", "describe_url", "map_error"]
 
 #: How query vectors travel: ``binary`` uses pgvector's registered binary dumper, ``text`` sends ``'[…]'::vector``.
 VectorCodec = Literal["binary", "text"]
+
+#: ``none``: connections are server sessions (direct, or a session-pooling pooler); ``transaction``: see above.
+Pooler = Literal["none", "transaction"]
 
 _FIX_CONNECTION = (
     "check that the server is running and that MEMSTACK_DATABASE_URL is right "
@@ -124,20 +135,34 @@ class Database:
         timeout_s: float,
         ef_search: int,
         codec: VectorCodec,
+        pooler: Pooler = "none",
+        direct_url: str | None = None,
     ) -> None:
+        if pooler not in ("none", "transaction"):
+            raise ConfigError(f"pooler must be 'none' or 'transaction', got {pooler!r}")
         self.where = describe_url(url)
         self.codec = codec
+        self.pooler = pooler
+        self._url = url
+        self._direct_url = direct_url
         self._timeout_s = timeout_s
         self._vector_info = vector_info
+        self._local = (
+            f"SET LOCAL jit = off; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.ef_search = {int(ef_search)}"
+        )
         self._settings = (
             "SET TimeZone = 'UTC'; SET jit = off; SET hnsw.iterative_scan = relaxed_order; "
             f"SET hnsw.ef_search = {int(ef_search)}"
         )
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, round(timeout_s))}
+        if pooler == "transaction":
+            kwargs["prepare_threshold"] = None
         self.pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "connect_timeout": max(1, round(timeout_s))},
+            kwargs=kwargs,
             configure=self._configure,
             timeout=timeout_s,
             open=False,
@@ -148,7 +173,8 @@ class Database:
         from pgvector.psycopg.vector import register_vector_info
 
         register_vector_info(conn, self._vector_info)
-        await conn.execute(self._settings.encode())
+        if self.pooler == "none":
+            await conn.execute(self._settings.encode())
 
     async def open(self) -> None:
         try:
@@ -170,6 +196,46 @@ class Database:
             raise
         except (psycopg.Error, PoolTimeout, PoolClosed) as exc:
             raise map_error(exc, self.where) from exc
+
+    @asynccontextmanager
+    async def searching(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection for a search that may use an HNSW index: its settings hold for the statements in the block
+        (behind a transaction pooler, a transaction that sets them with ``SET LOCAL`` first; else the connection's)."""
+        if self.pooler == "none":
+            async with self.connection() as conn:
+                yield conn
+            return
+        async with self.connection() as conn, conn.transaction():
+            await conn.execute(self._local.encode())
+            yield conn
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection that is one server session for as long as it is held (session advisory locks, ``CREATE
+        INDEX CONCURRENTLY``): a pool connection, or behind a transaction pooler a direct connection to
+        ``direct_url`` (``ConfigError`` when there is none)."""
+        if self.pooler == "none":
+            async with self.connection() as conn:
+                yield conn
+            return
+        if self._direct_url is None:
+            raise ConfigError(
+                f"{self.where} is a transaction pooler, and this needs a session of its own: set "
+                "MEMSTACK_DATABASE_DIRECT_URL to reach PostgreSQL itself"
+            )
+        from pgvector.psycopg.vector import register_vector_info
+
+        conn = await connect(self._direct_url, timeout_s=self._timeout_s)
+        try:
+            register_vector_info(conn, self._vector_info)
+            await conn.execute(self._settings.encode())
+            yield conn
+        except MemstackError:
+            raise
+        except psycopg.Error as exc:
+            raise map_error(exc, describe_url(self._direct_url)) from exc
+        finally:
+            await conn.close()
 
     def vector_param(self, vector: Any) -> Any:
         """A query vector as this store sends it (see :data:`VectorCodec`)."""

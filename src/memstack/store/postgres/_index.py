@@ -106,8 +106,11 @@ class PgIndex:
             parts.append(" AND tsv @@ to_tsquery('simple', %(words)s)")
         return "".join(parts)
 
-    async def _rows(self, query: str | sql.Composed, params: dict[str, Any], *, prepare: bool | None = None) -> Any:
-        async with self._db.connection() as conn:
+    async def _rows(
+        self, query: str | sql.Composed, params: dict[str, Any], *, prepare: bool | None = None, search: bool = False
+    ) -> Any:
+        """``search``: the statement may scan an HNSW index, so it needs the search settings (``db.searching``)."""
+        async with self._db.searching() if search else self._db.connection() as conn:
             cur = await conn.execute(query, params, prepare=prepare)
             return await cur.fetchall()
 
@@ -172,7 +175,7 @@ class PgIndex:
         params["v"] = self._db.vector_param(query)
         known, index = self._ann.cached(user)
         statement, prepare = self._nearest_statement(user, filters, index, lookup=not known)
-        rows = await self._rows(statement, params, prepare=prepare)
+        rows = await self._rows(statement, params, prepare=prepare, search=index is not None)
         if not known and rows:
             self._ann.remember(user, rows[0][N_COLUMNS + 1])
         return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]

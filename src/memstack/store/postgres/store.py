@@ -65,6 +65,8 @@ class PostgresStore:
         ann: AnnSettings | None = None,
         vector_codec: VectorCodec = "binary",
         lease_s: float = DEFAULT_SESSION_LEASE_S,
+        pooler: str = "none",
+        direct_url: str | None = None,
     ) -> PostgresStore:
         """Connect, install pgvector if needed, migrate (under an advisory lock) and check the embedding model.
 
@@ -72,11 +74,16 @@ class PostgresStore:
         ``pool_size`` bounds the connections; ``timeout_s`` bounds connecting and waiting for a free connection.
         ``ann`` sets when a user gets their own HNSW index and how it is searched (:class:`AnnSettings`).
         ``lease_s``: how long a session stays held by a turn without renewal (:mod:`memstack.store.leases`).
+        ``pooler="transaction"``: ``url`` goes through a transaction-pooling pooler such as PgBouncer (no prepared
+        statements, settings per transaction); ``direct_url`` then reaches PostgreSQL itself, for the few things that
+        need a session of their own (see :mod:`memstack.store.postgres._db`).
         Raises ``StoreUnavailable`` (server down, bad URL, pgvector missing) with what to do about it."""
         if dim < 1:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
         if vector_codec not in ("binary", "text"):
             raise ConfigError(f"vector_codec must be 'binary' or 'text', got {vector_codec!r}")
+        if pooler not in ("none", "transaction"):
+            raise ConfigError(f"pooler must be 'none' or 'transaction' (PgBouncer's pool_mode), got {pooler!r}")
         settings = ann or AnnSettings()
         where = describe_url(url)
         conn = await connect(url, timeout_s=timeout_s)
@@ -96,6 +103,8 @@ class PostgresStore:
             timeout_s=timeout_s,
             ef_search=settings.ef_search,
             codec=vector_codec,
+            pooler="transaction" if pooler == "transaction" else "none",
+            direct_url=direct_url,
         )
         await db.open()
         return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s)
