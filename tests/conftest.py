@@ -17,7 +17,8 @@ from pooler import PgBouncer  # tests/pooler.py (this directory is on sys.path f
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[EmbeddedPostgres]:
-    with EmbeddedPostgres() as server:
+    # pg_stat_statements lets a test see every statement the store sent (tests/store/test_shard_keys.py).
+    with EmbeddedPostgres(settings={"shared_preload_libraries": "pg_stat_statements"}) as server:
         yield server
 
 

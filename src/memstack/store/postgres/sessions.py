@@ -288,8 +288,9 @@ class PgSessions:
         cur = await conn.execute(
             "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
             "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
-            "FROM session_turns WHERE session_seq = %(seq)s ORDER BY turn",
-            {"cut": cut, "seq": seq},
+            "FROM session_turns WHERE tenant = %(tenant)s AND user_id = %(user)s AND session_seq = %(seq)s "
+            "ORDER BY turn",
+            {"cut": cut, "seq": seq, "tenant": user.tenant, "user": user.user_id},
         )
         log: list[TurnSummary] = []
         flagged: list[int] = []
