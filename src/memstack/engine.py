@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from memstack.config import Config
 from memstack.embed import Embedder, get_embedder
+from memstack.embed.batching import BatchingEmbedder
 from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
 from memstack.turn.models import Models, Tuning, check_models
@@ -138,7 +139,7 @@ class AsyncMemstack:
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
-        embedder = get_embedder(config.embedder)
+        embedder = BatchingEmbedder(get_embedder(config.embedder))  # concurrent turns share embedding batches
         store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
         self._store, self._config, self._embedder = store, config, embedder
         self._loop = asyncio.get_running_loop()
