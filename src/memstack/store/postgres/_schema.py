@@ -1,8 +1,9 @@
 """The PostgreSQL schema: pgvector, ordered named migrations, and the embedding model the database was made for.
 
-``prepare(conn, dim, embedder)`` runs when a store opens. It holds a session advisory lock while it works, so two
-processes starting at once take turns: the second finds the migrations applied and only checks the model. Each
-migration runs in its own transaction together with the row that records it in ``memstack_migrations``.
+``prepare(conn, dim, embedder)`` runs when a store opens, as one transaction under a transaction-scoped advisory
+lock, so two processes starting at once take turns (the second finds the migrations applied and only checks the
+model), also through a transaction-pooling pooler. Each migration runs in a savepoint of its own together with the
+row that records it in ``memstack_migrations``.
 
 Schema (migration ``0001_memories``):
 
