@@ -130,3 +130,28 @@ def sessions(backend: str, sessions: int, turns: int, model_delay: float, pool: 
         return
     for key, value in result.items():
         click.echo(f"{key:>24}  {value}")
+
+
+@bench.command("plans")
+@click.option("--users", type=click.IntRange(min=0), default=200, show_default=True, help="Seeded users.")
+@click.option("--per-user", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=25, show_default=True, help="Statements shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def plans(users: int, per_user: int, top: int, as_json: bool) -> None:
+    """The statements a real workload sends to PostgreSQL: calls, mean time, whether each names the user, and its
+    plan (see memstack.bench.plans). An embedded server unless MEMSTACK_DATABASE_URL names one that preloads
+    pg_stat_statements (use a scratch database)."""
+    from memstack.bench.plans import PlansConfig, run_plans
+
+    url = os.environ.get("MEMSTACK_DATABASE_URL") or None
+    try:
+        result = asyncio.run(run_plans(PlansConfig(users=users, per_user=per_user, top=top), database_url=url))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for s in result["statements"]:
+        scope = "one user" if s["scoped"] else "ALL USERS"
+        click.echo(f"-- {s['calls']} calls, {s['mean_ms']} ms mean, {scope}\n{s['query']}\n{s['plan']}\n")
+    click.echo(f"statements on user data that do not name the user: {result['unscoped']}")
