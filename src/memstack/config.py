@@ -72,7 +72,9 @@ class Config:
     ``database_url`` goes through a transaction-pooling pooler such as PgBouncer (``$MEMSTACK_DATABASE_POOLER``;
     default ``none``): no prepared statements, settings applied per transaction; ``database_direct_url``
     (``$MEMSTACK_DATABASE_DIRECT_URL``) then reaches PostgreSQL itself, for the work that needs a session of its
-    own (building a very large user's HNSW index, ``memstack reembed``).
+    own (building a very large user's HNSW index, ``memstack reembed``). ``database_read_url``
+    (``$MEMSTACK_DATABASE_READ_URL``): a read replica that answers searches; they may lag writes by its replication
+    delay.
     """
 
     home: Path = Path(".memstack")
@@ -88,6 +90,7 @@ class Config:
     session_lease_s: float = 15.0
     database_pooler: str = "none"
     database_direct_url: str | None = None
+    database_read_url: str | None = None
 
     def __post_init__(self) -> None:
         if self.database_pooler not in ("none", "transaction"):
@@ -115,6 +118,7 @@ class Config:
             "summarizer_model",
             "database_pooler",
             "database_direct_url",
+            "database_read_url",
         ):
             if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 env[key] = value

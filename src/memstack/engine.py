@@ -420,7 +420,7 @@ class AsyncMemstack:
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
         flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
-        return await self.store.index.nearest(_user(user, tenant), await self._embed(query), k, flt)
+        return await self.store.search_index.nearest(_user(user, tenant), await self._embed(query), k, flt)
 
     async def edit(
         self,

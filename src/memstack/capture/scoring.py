@@ -133,10 +133,10 @@ class MemoryScorer:
         when = _aware(now or self.clock())
         pool = max(s.pool, k)
         flt = MemoryFilter(categories=categories, agent_id=agent_id)
-        dense = await self.store.index.nearest(user, query_vector, pool, flt)
+        dense = await self.store.search_index.nearest(user, query_vector, pool, flt)
         lexical: list[ScoredMemory] = []
         if s.lexical_weight > 0 and query.strip():
-            lexical = await self.store.index.search_text(user, query, pool)
+            lexical = await self.store.search_index.search_text(user, query, pool)
         memories: dict[str, Memory] = {h.memory.id: h.memory for h in dense}
         cosine = {h.memory.id: h.score for h in dense}
         floor = min(cosine.values(), default=0.0)

@@ -73,7 +73,7 @@ async def search_memories(request: Request) -> Response:
         raise InputError("search query is empty; pass the text to search for")
     vector = await st.queries.embed(body.query)
     flt = MemoryFilter(categories=tuple(body.category or ()), agent_id=body.agent_id)
-    hits = await st.engine.store.index.nearest(caller.user(request.path_params["user_id"]), vector, body.k, flt)
+    hits = await st.engine.store.search_index.nearest(caller.user(request.path_params["user_id"]), vector, body.k, flt)
     return st.fragments.search_response(hits)
 
 

@@ -31,6 +31,7 @@ async def open_store(config: Config, *, dim: int, embedder: str) -> Store:
             lease_s=config.session_lease_s,
             pooler=config.database_pooler,
             direct_url=config.database_direct_url,
+            read_url=config.database_read_url,
         )
         return store
     from memstack.store.sqlite import SQLiteStore

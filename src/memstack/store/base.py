@@ -431,6 +431,13 @@ class Store(Protocol):
     def index(self) -> MemoryIndex: ...
 
     @property
+    def search_index(self) -> MemoryIndex:
+        """The index that answers searches (retrieval for the context, ``search``, ``recall``): a read replica's
+        when the backend has one configured, whose results may lag the writes by the replication delay; else
+        :attr:`index`. Reads a write depends on (dedup, limits) use :attr:`index`."""
+        ...
+
+    @property
     def keys(self) -> KeyStore: ...
 
     @property

@@ -37,7 +37,14 @@ class PostgresStore:
     """Memories in PostgreSQL. Create with ``await PostgresStore.open(url, dim=..., embedder=...)``."""
 
     def __init__(
-        self, db: Database, *, dim: int, embedder: str, ann: AnnSettings, lease_s: float = DEFAULT_SESSION_LEASE_S
+        self,
+        db: Database,
+        *,
+        dim: int,
+        embedder: str,
+        ann: AnnSettings,
+        lease_s: float = DEFAULT_SESSION_LEASE_S,
+        replica: Database | None = None,
     ) -> None:
         self._db = db
         self._dim = dim
@@ -45,6 +52,8 @@ class PostgresStore:
         self._ann = AnnIndexes(db, ann)
         self._memories = PgMemories(db, self._ann, dim)
         self._index = PgIndex(db, self._ann, dim)
+        self._replica = replica
+        self._search_index = PgIndex(replica, self._ann, dim) if replica is not None else self._index
         self._contexts = PgContexts(db)
         self._keys = PgKeys(db)
         self._agents = PgAgents(db)
@@ -67,6 +76,7 @@ class PostgresStore:
         lease_s: float = DEFAULT_SESSION_LEASE_S,
         pooler: str = "none",
         direct_url: str | None = None,
+        read_url: str | None = None,
     ) -> PostgresStore:
         """Connect, install pgvector if needed, migrate (under an advisory lock) and check the embedding model.
 
@@ -76,7 +86,9 @@ class PostgresStore:
         ``lease_s``: how long a session stays held by a turn without renewal (:mod:`memstack.store.leases`).
         ``pooler="transaction"``: ``url`` goes through a transaction-pooling pooler such as PgBouncer (no prepared
         statements, settings per transaction); ``direct_url`` then reaches PostgreSQL itself, for the few things that
-        need a session of their own (see :mod:`memstack.store.postgres._db`).
+        need a session of their own (see :mod:`memstack.store.postgres._db`). ``read_url``: a read replica (through
+        the same kind of pooler) that answers searches (:attr:`search_index`); every write, and every read a write
+        depends on (the dedup check, the tier limit), stays on ``url``.
         Raises ``StoreUnavailable`` (server down, bad URL, pgvector missing) with what to do about it."""
         if dim < 1:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
@@ -96,18 +108,30 @@ class PostgresStore:
             await conn.close()
         if info is None:
             raise StoreUnavailable(f"the pgvector type 'vector' is not visible in {where}; check the search_path")
-        db = Database(
-            url,
-            vector_info=info,
-            pool_size=pool_size,
-            timeout_s=timeout_s,
-            ef_search=settings.ef_search,
-            codec=vector_codec,
-            pooler="transaction" if pooler == "transaction" else "none",
-            direct_url=direct_url,
-        )
+
+        def database(target: str) -> Database:
+            return Database(
+                target,
+                vector_info=info,
+                pool_size=pool_size,
+                timeout_s=timeout_s,
+                ef_search=settings.ef_search,
+                codec=vector_codec,
+                pooler="transaction" if pooler == "transaction" else "none",
+                direct_url=direct_url,
+            )
+
+        db = database(url)
         await db.open()
-        return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s)
+        replica = None
+        if read_url is not None:
+            replica = database(read_url)
+            try:
+                await replica.open()
+            except BaseException:
+                await db.close()
+                raise
+        return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s, replica=replica)
 
     @property
     def memories(self) -> PgMemories:
@@ -116,6 +140,12 @@ class PostgresStore:
     @property
     def index(self) -> PgIndex:
         return self._index
+
+    @property
+    def search_index(self) -> PgIndex:
+        """What answers searches: the read replica's index when ``read_url`` was given (its results may lag the
+        primary by the replication delay), else :attr:`index`."""
+        return self._search_index
 
     @property
     def keys(self) -> PgKeys:
@@ -185,3 +215,5 @@ class PostgresStore:
         await self._ann.close()
         await self._sessions.close()
         await self._db.close()
+        if self._replica is not None:
+            await self._replica.close()

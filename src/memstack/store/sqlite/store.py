@@ -109,6 +109,11 @@ class SQLiteStore:
         return self._index
 
     @property
+    def search_index(self) -> SQLiteIndex:
+        """What answers searches: the index itself (one file has no replica)."""
+        return self._index
+
+    @property
     def keys(self) -> SQLiteKeys:
         return self._keys
 
