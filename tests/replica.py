@@ -59,6 +59,23 @@ class StreamingReplica:
         self._run(_bin() / "pg_ctl", "-D", data, "-l", self._root / "log", "-w", "-o", options, "start")
         return self
 
+    def caught_up(self, primary_url: str, database: str, timeout_s: float = 30.0) -> None:
+        """Wait until the replica has replayed everything the primary has written so far."""
+        import time
+
+        import psycopg
+
+        with psycopg.connect(primary_url, autocommit=True) as primary:
+            target = primary.execute("SELECT pg_current_wal_lsn()").fetchone()
+        deadline = time.monotonic() + timeout_s
+        with psycopg.connect(self.url(database), autocommit=True) as replica:
+            while time.monotonic() < deadline:
+                row = replica.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", target).fetchone()
+                if row and row[0]:
+                    return
+                time.sleep(0.05)
+        raise AssertionError("the replica did not catch up")
+
     def url(self, database: str) -> str:
         return f"postgresql://postgres@/{database}?host={self._root}"
 

@@ -38,6 +38,7 @@ async def test_searches_read_the_replica_and_writes_the_primary(  # type: ignore
     with StreamingReplica(postgres_server.url) as replica:
         read_url = replica.url(database)
         store = await PostgresStore.open(postgres_url, dim=8, embedder="test:8", read_url=read_url)
+        replica.caught_up(postgres_url, database)  # the schema the store just created
         try:
             vector = np.ones(8, dtype=np.float32)
             await store.memories.add(ALICE, NewMemory("first"), vector)
@@ -56,6 +57,7 @@ async def test_searches_read_the_replica_and_writes_the_primary(  # type: ignore
 
         config = Config(home=tmp_path, database_url=engine_url, database_read_url=replica.url(engine_db))
         async with AsyncMemstack(config) as ms:
+            replica.caught_up(engine_url, engine_db)
             with psycopg.connect(replica.url(engine_db), autocommit=True) as conn:
                 conn.execute("SELECT pg_wal_replay_pause()")
                 await ms.add("bob", "Bob keeps bees on his roof", category="fact")
