@@ -17,8 +17,8 @@ from memstack.retrieval.fusion import (
     top_k,
 )
 from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, RetrievalSettings
-from memstack.retrieval.text import STOP_WORDS, query_terms, tokenize, words
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
+from memstack.text import STOP_WORDS, query_terms, tokenize, words
 
 __all__ = [
     "STOP_WORDS",

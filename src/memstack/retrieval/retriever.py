@@ -29,8 +29,8 @@ import numpy.typing as npt
 from memstack.errors import DimensionMismatch, InputError
 from memstack.retrieval.bm25 import BM25Index
 from memstack.retrieval.fusion import max_normalize, neighbour_smooth, recency, time_boost, top_k
-from memstack.retrieval.text import query_terms, tokenize
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
+from memstack.text import query_terms, tokenize
 from memstack.types import Vector
 
 __all__ = ["Hit", "HybridRetriever", "Passage", "RetrievalSettings"]

@@ -1,8 +1,9 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
 
 Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
-bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
-``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
+bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; the stems of
+both messages, ``terms``, behind a GIN index: migration ``0012_fulltext_terms``), ``session_artifacts`` and
+``session_snapshots``.
 
 The per-session lock serialises turns across every process sharing the database: a transaction-scoped advisory lock
 (``pg_advisory_xact_lock``) held on a dedicated connection from a small pool of its own, from the start of a turn's
@@ -28,6 +29,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
 from memstack.session.lock import LocalSessionLocks
+from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, query_terms
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -42,7 +44,7 @@ from memstack.store._session_rows import (
 )
 from memstack.store.base import HeldLock
 from memstack.store.postgres._db import Database, map_error
-from memstack.store.postgres._rows import check_k, text_query, utc
+from memstack.store.postgres._rows import check_k, utc
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
@@ -163,8 +165,9 @@ WITH s AS (
     SELECT seq, turn_count FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s FOR UPDATE
 ), ins AS (
     INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, user_keep,
-                               assistant_keep, status)
-    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s
+                               assistant_keep, status, terms, n_terms)
+    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s,
+           %(terms)s::text[], %(n_terms)s
     FROM s WHERE turn_count = %(turn)s - 1
     RETURNING session_seq
 ), counted AS (
@@ -192,6 +195,18 @@ _INSERT_ARTIFACT = (
 _INSERT_SNAPSHOT = (
     "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
     f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
+)
+_ARCHIVE_SCOPE = "d.tenant = %(tenant)s AND d.user_id = %(user)s"
+_IN_SESSION = f" AND d.session_seq = ({_SEQ})"
+#: Full-text search of the archive, without and with a session: BM25 over the user's exchanges, the best ``k``.
+_SEARCH = tuple(
+    f"""
+    SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, ranked.score FROM (
+        {pg_bm25("session_turns", "seq", _ARCHIVE_SCOPE, match)}
+    ) AS ranked JOIN session_turns AS t ON t.seq = ranked.key JOIN sessions AS s ON s.seq = t.session_seq
+    ORDER BY ranked.score DESC, t.seq DESC LIMIT %(k)s
+    """
+    for match in ("", _IN_SESSION)
 )
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
@@ -409,6 +424,8 @@ class PgSessions:
             "u": turn.user, "a": turn.assistant, "at": utc(turn.at), "route": turn.route,
             "uk": turn.keep_extra[0], "ak": turn.keep_extra[1], "status": TurnStatus.PENDING.value,
         }  # fmt: skip
+        terms = exchange_terms(turn.user, turn.assistant)
+        params.update(terms=terms, n_terms=len(terms))
         async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
             row = await (await conn.execute(_RECORD, params)).fetchone()
         turn_count, recorded = row if row is not None else (None, 0)
@@ -545,24 +562,18 @@ class PgSessionArchive:
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
+        """Exchanges holding any term of ``query``, ranked by BM25 over the user's archive (both messages of an
+        exchange are one document), in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
-        words = text_query(query, any_word=True)
-        if words is None:
+        terms = query_terms(query)
+        if terms is None:
             return []
-        sql = (
-            "SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, ts_rank(t.tsv, q) AS rank "
-            "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq, to_tsquery('simple', %s) AS q "
-            "WHERE t.tenant = %s AND t.user_id = %s AND t.tsv @@ q "
-        )
-        params: builtins.list[Any] = [words, user.tenant, user.user_id]
+        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS}
         if session_id is not None:
-            sql += "AND s.id = %s "
-            params.append(check_session_id(session_id))
-        sql += "ORDER BY rank DESC, t.seq LIMIT %s"
-        params.append(k)
+            params["sid"] = check_session_id(session_id)
         return [
-            ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(rank))
-            for sid, turn, u, a, at, rank in await self._rows(sql, params)
+            ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(score))
+            for sid, turn, u, a, at, score in await self._rows(_SEARCH[session_id is not None], params)
         ]
 
     async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
