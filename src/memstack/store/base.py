@@ -16,12 +16,14 @@ from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
+from memstack.retrieval.archive import ArchiveQuery
 from memstack.types import (
     AgentRecord,
     ApiKey,
     ArchivedMessage,
     ArchivedTurn,
     ArchiveHit,
+    ArchiveMatch,
     Artifact,
     BaseTruthSnapshot,
     DeletedBy,
@@ -240,12 +242,28 @@ class SessionArchive(Protocol):
 
 @runtime_checkable
 class ArchiveVectors(Protocol):
-    """Vectors of archived messages, for hybrid recall over the archive (:mod:`memstack.recall`).
+    """Vectors of archived messages, and hybrid recall over them (:mod:`memstack.recall`).
 
     Each archived exchange has two messages (the user's, the reply); their vectors are written once, after phase 2
-    of the turn or by an import, in batches, never while answering a query. Recall keeps an index per user in
-    memory and reads only what was written since it last looked (``messages(after=...)``). ``memstack reembed``
-    re-embeds these vectors with the others: the table is in each backend's ``VECTOR_TABLES``."""
+    of the turn or by an import, in batches, never while answering a query. ``search`` ranks a user's messages with
+    the formula of :mod:`memstack.retrieval.archive`; where the store lives in the process (``embedded``), recall
+    may instead keep its own index of a user's messages in memory and read only what was written since it last
+    looked (``messages(after=...)``). ``memstack reembed`` re-embeds these vectors with the others: the table is in
+    each backend's ``VECTOR_TABLES``."""
+
+    @property
+    def embedded(self) -> bool:
+        """True when the store runs in this process (SQLite): an in-memory index of a user's archive is cheap to
+        keep current; False when a database server ranks the archive (PostgreSQL)."""
+        ...
+
+    async def search(
+        self, user: UserRef, query: ArchiveQuery, k: int, *, exclude_session: str | None = None
+    ) -> builtins.list[ArchiveMatch]:
+        """The user's ``k`` best archived messages for ``query`` (each with a positive score), best first, as
+        :meth:`memstack.retrieval.archive.UserArchive.rank` ranks them over every message with a vector (scores
+        equal to float rounding); ``exclude_session``'s messages are left out of the results."""
+        ...
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
         """Store the vectors of archived exchanges of ``user`` (a message already stored is left as it is);

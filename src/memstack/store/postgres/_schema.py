@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store.postgres._archive_search import migrate_archive_search
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
@@ -180,6 +181,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0010_reembed", migrate_reembed),
     ("0011_archive_vectors", migrate_archive_vectors),
     ("0012_fulltext_terms", migrate_fulltext_terms),
+    ("0013_archive_search", migrate_archive_search),
 ]
 
 

@@ -1,0 +1,308 @@
+"""Recall over a user's archive, served by PostgreSQL: the messages that can score, found with indexes, ranked by
+the one formula (:func:`memstack.retrieval.archive.rank_candidates`).
+
+Migration ``0013_archive_search`` gives each ``archive_vectors`` row what the ranking needs, maintained by
+:func:`relink` whenever messages are written:
+
+- ``session_seq``, ``turn`` (the message's place in its conversation) and ``prev_seq``: the message before it in
+  its session among those with a vector, so that a message's turn key (its terms and the previous message's)
+  and its neighbours are one index lookup away; ``terms`` (the stems of ``"Speaker: text"``,
+  :mod:`memstack.text`) and ``n_terms``, ``key_len`` (its turn key's length);
+- ``archive_stats``: per user the messages with a vector, their terms, their keys' terms and their sessions (BM25's
+  N and average lengths), so no query counts the whole archive;
+- indexes: GIN on ``terms``, ``(session_seq, turn, side)`` with ``n_terms``, ``prev_seq``, and HNSW over every
+  embedding (``vector_cosine_ops``).
+
+A search is two statements. The first returns, with their numbers (term counts, lengths, links, dot product, time),
+the candidates: the messages holding a query term (GIN), the messages right after them (their key holds the term),
+the neighbours of both (neighbour smoothing), the ``n`` nearest by vector, and the ``n`` nearest within the
+asked-for time (widened by three decay constants) when the query names one; with the user's statistics and the
+lengths of the sessions holding a term. Python ranks them; the second statement reads the texts of the best and of
+the message before each.
+
+The ``n`` nearest: a user with at most ``exact_max`` messages is scanned exactly (their rows from the btree, every
+dot product: a couple of milliseconds for thousands); a larger one goes through the HNSW index with the user filter
+and iterative scans (``hnsw.iterative_scan``, set per connection), and, in the same statement, exactly again if that
+scan came back with fewer than ``n`` rows (a filter too selective for the graph): never fewer candidates than asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from memstack.retrieval.archive import ArchiveQuery, ArchiveStats, Candidates, message_text, rank_candidates
+from memstack.retrieval.retriever import days_since_epoch
+from memstack.text import tokenize
+from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchiveMatch, UserRef
+
+__all__ = ["ArchiveSearch", "message_terms", "migrate_archive_search", "relink"]
+
+Conn = psycopg.AsyncConnection[Any]
+
+#: Rows converted per batch by the migration.
+_BATCH = 1000
+
+#: How far around an asked-for time the nearest messages are looked for, in decay constants of the time preference.
+_TIME_MARGIN_TAUS = 3.0
+
+
+def message_terms(text: str, speaker: str | None) -> list[str]:
+    """The stored terms of an archived message: those of what recall indexes and embeds, ``"Speaker: text"``."""
+    return tokenize(message_text(text, speaker))
+
+
+async def migrate_archive_search(conn: Conn, dim: int) -> None:
+    """Migration ``0013_archive_search``."""
+    await conn.execute(
+        b"ALTER TABLE archive_vectors ADD COLUMN session_seq bigint, ADD COLUMN turn integer, "
+        b"ADD COLUMN terms text[] NOT NULL DEFAULT '{}', ADD COLUMN n_terms integer NOT NULL DEFAULT 0, "
+        b"ADD COLUMN prev_seq bigint, ADD COLUMN key_len integer NOT NULL DEFAULT 0"
+    )
+    await conn.execute(
+        b"UPDATE archive_vectors AS v SET session_seq = t.session_seq, turn = t.turn "
+        b"FROM session_turns AS t WHERE t.seq = v.turn_seq"
+    )
+    await conn.execute(
+        b"ALTER TABLE archive_vectors ALTER COLUMN session_seq SET NOT NULL, ALTER COLUMN turn SET NOT NULL"
+    )
+    last = 0
+    while True:
+        cur = await conn.execute(
+            b"SELECT v.seq, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, v.speaker "
+            b"FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq "
+            b"WHERE v.seq > %s AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT %s",
+            (last, _BATCH),
+        )
+        batch = await cur.fetchall()
+        if not batch:
+            break
+        rows = [(seq, message_terms(text, speaker)) for seq, text, speaker in batch]
+        await conn.execute(
+            b"UPDATE archive_vectors AS v SET terms = string_to_array(b.terms, ' '), n_terms = b.n_terms "
+            b"FROM unnest(%s::bigint[], %s::text[], %s::int[]) AS b(seq, terms, n_terms) "
+            b"WHERE v.seq = b.seq AND b.n_terms > 0",
+            ([s for s, _ in rows], [" ".join(t) for _, t in rows], [len(t) for _, t in rows]),
+        )
+        last = int(batch[-1][0])
+    await conn.execute(_RELINK.format(sessions="").encode())
+    await conn.execute(
+        b"""
+        CREATE TABLE archive_stats (
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            messages bigint NOT NULL,
+            terms bigint NOT NULL,
+            key_terms bigint NOT NULL,
+            threads bigint NOT NULL,
+            PRIMARY KEY (tenant, user_id)
+        )
+        """
+    )
+    await conn.execute(
+        b"INSERT INTO archive_stats SELECT tenant, user_id, count(*), sum(n_terms), sum(key_len), "
+        b"count(DISTINCT session_seq) FROM archive_vectors WHERE embedding IS NOT NULL GROUP BY tenant, user_id"
+    )
+    for statement in (
+        b"CREATE INDEX archive_vectors_terms ON archive_vectors USING gin (terms) WHERE embedding IS NOT NULL",
+        b"CREATE INDEX archive_vectors_thread ON archive_vectors (session_seq, turn, side) INCLUDE (n_terms) "
+        b"WHERE embedding IS NOT NULL",
+        b"CREATE INDEX archive_vectors_prev ON archive_vectors (prev_seq) WHERE prev_seq IS NOT NULL",
+        b"CREATE INDEX archive_vectors_ann ON archive_vectors USING hnsw (embedding vector_cosine_ops)",
+    ):
+        await conn.execute(statement)
+
+
+#: Each message's previous message in its session and its key's length, where they changed (all sessions, or
+#: ``= ANY(%(sessions)s)``).
+_RELINK = """
+WITH o AS (
+    SELECT seq, n_terms, lag(seq) OVER w AS p, n_terms + coalesce(lag(n_terms) OVER w, 0) AS key_len
+    FROM archive_vectors WHERE embedding IS NOT NULL{sessions}
+    WINDOW w AS (PARTITION BY session_seq ORDER BY turn, side)
+)
+UPDATE archive_vectors AS v SET prev_seq = o.p, key_len = o.key_len FROM o
+WHERE v.seq = o.seq AND (v.prev_seq IS DISTINCT FROM o.p OR v.key_len <> o.key_len)
+"""
+_SESSION_TOTALS = (
+    "SELECT session_seq, count(*), sum(n_terms), sum(key_len) FROM archive_vectors "
+    "WHERE session_seq = ANY(%(sessions)s) AND embedding IS NOT NULL GROUP BY session_seq"
+)
+_ADD_STATS = """
+INSERT INTO archive_stats AS a (tenant, user_id, messages, terms, key_terms, threads)
+VALUES (%(tenant)s, %(user)s, %(messages)s, %(terms)s, %(key_terms)s, %(threads)s)
+ON CONFLICT (tenant, user_id) DO UPDATE SET messages = a.messages + excluded.messages,
+    terms = a.terms + excluded.terms, key_terms = a.key_terms + excluded.key_terms,
+    threads = a.threads + excluded.threads
+"""
+
+
+async def _totals(conn: Conn, sessions: list[int]) -> dict[int, tuple[int, int, int]]:
+    cur = await conn.execute(_SESSION_TOTALS.encode(), {"sessions": sessions})
+    return {int(s): (int(n), int(t or 0), int(k or 0)) for s, n, t, k in await cur.fetchall()}
+
+
+async def relink(conn: Conn, user: UserRef, sessions: Iterable[int], before: dict[int, tuple[int, int, int]]) -> None:
+    """After messages of ``sessions`` were written (in the writer's transaction, under the user's lock): link them
+    and the messages after them, and add the change to the user's statistics. ``before``: :func:`session_totals`
+    taken before the write."""
+    ids = sorted(set(sessions))
+    await conn.execute(_RELINK.format(sessions=" AND session_seq = ANY(%(sessions)s)").encode(), {"sessions": ids})
+    after = await _totals(conn, ids)
+    zero = (0, 0, 0)
+    delta = [sum(after.get(s, zero)[i] - before.get(s, zero)[i] for s in ids) for i in range(3)]
+    threads = sum(1 for s in ids if after.get(s, zero)[0] > 0 and before.get(s, zero)[0] == 0)
+    if any(delta) or threads:
+        params = {"tenant": user.tenant, "user": user.user_id, "threads": threads}
+        params.update(zip(("messages", "terms", "key_terms"), delta, strict=True))
+        await conn.execute(_ADD_STATS.encode(), params)
+
+
+async def session_totals(conn: Conn, sessions: Iterable[int]) -> dict[int, tuple[int, int, int]]:
+    """Messages with a vector, their terms and their keys' terms, per session."""
+    return await _totals(conn, sorted(set(sessions)))
+
+
+_CANDIDATES = """
+WITH st AS (
+    SELECT messages, terms, key_terms, threads FROM archive_stats WHERE tenant = %(tenant)s AND user_id = %(user)s
+), own AS MATERIALIZED (
+    SELECT seq, session_seq FROM archive_vectors
+    WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL AND terms && %(terms)s::text[]
+), keyed AS MATERIALIZED (
+    SELECT seq FROM own
+    UNION
+    SELECT v.seq FROM archive_vectors AS v
+    WHERE %(context)s = 1 AND v.prev_seq IN (SELECT seq FROM own) AND v.embedding IS NOT NULL
+), lexical AS (
+    SELECT seq FROM keyed
+    UNION
+    SELECT v.prev_seq FROM archive_vectors AS v WHERE v.seq IN (SELECT seq FROM keyed) AND v.prev_seq IS NOT NULL
+    UNION
+    SELECT v.seq FROM archive_vectors AS v WHERE v.prev_seq IN (SELECT seq FROM keyed) AND v.embedding IS NOT NULL
+){dense}, found AS (
+    SELECT seq FROM lexical{found}
+), threads AS (
+    SELECT session_seq, sum(n_terms) AS terms FROM archive_vectors
+    WHERE session_seq IN (SELECT DISTINCT session_seq FROM own) AND embedding IS NOT NULL GROUP BY session_seq
+)
+SELECT v.seq, coalesce(v.prev_seq, -1), v.session_seq,
+    ARRAY(SELECT cardinality(array_positions(v.terms, q.term)) FROM unnest(%(terms)s::text[]) WITH ORDINALITY
+          AS q(term, i) ORDER BY q.i),
+    v.n_terms, v.key_len, {dot}, t.at,
+    coalesce(v.session_seq = (SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s
+                              AND id = %(exclude)s), false),
+    th.terms, st.messages, st.terms, st.key_terms, st.threads
+FROM found JOIN archive_vectors AS v ON v.seq = found.seq JOIN session_turns AS t ON t.seq = v.turn_seq
+LEFT JOIN threads AS th ON th.session_seq = v.session_seq CROSS JOIN st
+ORDER BY v.session_seq, v.turn, v.side
+"""
+_DENSE = """, ann AS MATERIALIZED (
+    SELECT seq FROM archive_vectors
+    WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL
+      AND (SELECT messages FROM st) > %(exact_max)s
+    ORDER BY embedding <=> %(v)s::vector LIMIT %(n)s
+), dense AS (
+    SELECT seq FROM ann WHERE (SELECT count(*) FROM ann) >= least(%(n)s, (SELECT messages FROM st))
+    UNION ALL
+    (SELECT seq FROM (
+        SELECT seq, embedding <#> %(v)s::vector AS d FROM archive_vectors
+        WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL OFFSET 0
+    ) AS exact WHERE (SELECT count(*) FROM ann) < least(%(n)s, (SELECT messages FROM st)) ORDER BY d, seq LIMIT %(n)s)
+), timed AS (
+    SELECT v.seq FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq
+    WHERE %(since)s::timestamptz IS NOT NULL AND v.tenant = %(tenant)s AND v.user_id = %(user)s
+      AND v.embedding IS NOT NULL AND t.tenant = %(tenant)s AND t.user_id = %(user)s
+      AND t.at >= %(since)s::timestamptz AND t.at < %(until)s::timestamptz
+    ORDER BY v.embedding <#> %(v)s::vector, v.seq LIMIT %(n)s
+)"""
+_STATEMENTS = {
+    True: _CANDIDATES.format(
+        dense=_DENSE,
+        found=" UNION SELECT seq FROM dense UNION SELECT seq FROM timed",
+        dot="-(v.embedding <#> %(v)s::vector)",
+    ),
+    False: _CANDIDATES.format(dense="", found="", dot="NULL::float8"),
+}
+_MESSAGES = (
+    "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
+    "v.speaker FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq "
+    "JOIN sessions AS s ON s.seq = t.session_seq WHERE v.seq = ANY(%s) AND v.tenant = %s AND v.user_id = %s"
+)
+
+
+class ArchiveSearch:
+    """Ranks one user's archive in the database (see the module docstring). ``nearest``: messages taken as
+    candidates by vector (and again by vector within an asked-for time); ``exact_max``: users with at most this
+    many messages are scanned exactly rather than through the HNSW index."""
+
+    def __init__(self, *, nearest: int = 100, exact_max: int = 20_000) -> None:
+        self.nearest = nearest
+        self.exact_max = exact_max
+
+    async def search(
+        self, conn: Conn, user: UserRef, query: ArchiveQuery, vector: Any, k: int, exclude_session: str | None
+    ) -> list[ArchiveMatch]:
+        """``vector``: the query vector as the connection sends it (``None``: rank lexically)."""
+        q, s = query.query, query.settings
+        params: dict[str, Any] = {
+            "tenant": user.tenant,
+            "user": user.user_id,
+            "terms": list(q.terms),
+            "context": s.context_turns,
+            "exclude": exclude_session,
+            "v": vector,
+            "n": max(self.nearest, k),
+            "exact_max": self.exact_max,
+            "since": None,
+            "until": None,
+        }
+        if q.time_range is not None and vector is not None:
+            tr, margin = q.time_range, _TIME_MARGIN_TAUS * s.time_tau_days
+            params["since"] = _utc(tr.start - tr.slack) - timedelta(days=margin)
+            params["until"] = _utc(tr.end + tr.slack) + timedelta(days=margin)
+        cur = await conn.execute(_STATEMENTS[vector is not None].encode(), params)
+        rows = await cur.fetchall()
+        if not rows:
+            return []
+        best = rank_candidates(_candidates(rows, len(q.terms)), query, k)
+        if not best:
+            return []
+        before = {int(r[0]): int(r[1]) for r in rows}
+        wanted = [seq for seq, _ in best] + [before[seq] for seq, _ in best if before[seq] >= 0]
+        cur = await conn.execute(_MESSAGES.encode(), (wanted, user.tenant, user.user_id))
+        messages = {int(r[0]): _message(r) for r in await cur.fetchall()}
+        return [ArchiveMatch(messages[seq], score, messages.get(before[seq])) for seq, score in best]
+
+
+def _candidates(rows: Sequence[tuple[Any, ...]], n_terms: int) -> Candidates:
+    first = rows[0]
+    stats = ArchiveStats(*(int(x) for x in first[10:14]))
+    dense = None if first[6] is None else np.asarray([float(r[6]) for r in rows], dtype=np.float64)
+    return Candidates(
+        ids=np.asarray([int(r[0]) for r in rows], dtype=np.int64),
+        prev=np.asarray([int(r[1]) for r in rows], dtype=np.int64),
+        thread=np.asarray([int(r[2]) for r in rows], dtype=np.int64),
+        tf=np.asarray([r[3] for r in rows], dtype=np.float64).reshape(len(rows), n_terms),
+        lengths=np.asarray([r[4] for r in rows], dtype=np.float64),
+        key_lengths=np.asarray([r[5] for r in rows], dtype=np.float64),
+        dense=dense,
+        days=np.asarray([days_since_epoch(r[7]) for r in rows], dtype=np.float64),
+        excluded=np.asarray([bool(r[8]) for r in rows]),
+        stats=stats,
+        thread_terms={int(r[2]): int(r[9]) for r in rows if r[9] is not None},
+    )
+
+
+def _message(row: tuple[Any, ...]) -> ArchivedMessage:
+    seq, session_id, turn, side, text, at, speaker = row
+    return ArchivedMessage(int(seq), session_id, int(turn), MESSAGE_ROLES[int(side)], text, at, speaker)
+
+
+def _utc(when: datetime) -> datetime:
+    """A time range's bounds are naive UTC."""
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
