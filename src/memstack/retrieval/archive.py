@@ -176,8 +176,7 @@ def rank_candidates(candidates: Candidates, query: ArchiveQuery, k: int) -> list
     n = len(c.ids)
     if n == 0 or c.stats.messages == 0:
         return []
-    position = {int(m): i for i, m in enumerate(c.ids)}
-    prev = np.asarray([position.get(int(p), -1) for p in c.prev], dtype=np.int64)
+    prev = _positions(c.ids, c.prev)
     nxt = np.full(n, -1, dtype=np.int64)
     nxt[prev[prev >= 0]] = np.flatnonzero(prev >= 0)
     own = np.asarray(c.tf, dtype=np.float64).reshape(n, len(query.query.terms))
@@ -193,18 +192,31 @@ def rank_candidates(candidates: Candidates, query: ArchiveQuery, k: int) -> list
         )
     key_df = [int(x) for x in (key_tf > 0).sum(axis=0)]
     keys = bm25_scores(key_tf, key_lengths, key_df, c.stats.messages, key_total, k1=s.k1, b=s.b)
-    holding = own.sum(axis=1) > 0
-    threads = sorted({int(t) for t in c.thread[holding]})
-    slot = {t: j for j, t in enumerate(threads)}
+    # Sessions as BM25 documents: those holding no term score 0 whatever their length.
+    threads, thread_of = np.unique(c.thread, return_inverse=True)
     thread_tf = np.zeros((len(threads), own.shape[1]), dtype=np.float64)
-    for i in np.flatnonzero(holding):
-        thread_tf[slot[int(c.thread[i])]] += own[i]
-    thread_lengths = np.asarray([c.thread_terms[t] for t in threads], dtype=np.float64)
+    np.add.at(thread_tf, thread_of, own)
+    thread_lengths = np.asarray([c.thread_terms.get(int(t), 1) for t in threads], dtype=np.float64)
     thread_df = [int(x) for x in (thread_tf > 0).sum(axis=0)]
     thread_scores = bm25_scores(thread_tf, thread_lengths, thread_df, c.stats.threads, c.stats.terms, k1=s.k1, b=s.b)
-    thread_of = np.asarray([slot.get(int(t), -1) for t in c.thread], dtype=np.int64)
     fused = fuse(
-        s, query.query, keys, prev, nxt, threads=thread_scores, thread_of=thread_of, dense=c.dense, days=c.days
+        s,
+        query.query,
+        keys,
+        prev,
+        nxt,
+        threads=thread_scores,
+        thread_of=thread_of.astype(np.int64),
+        dense=c.dense,
+        days=c.days,
     )
     fused = np.where(c.excluded, 0.0, fused)
     return [(int(c.ids[i]), float(fused[i])) for i in top_k(fused, k) if fused[i] > 0]
+
+
+def _positions(ids: Ints, wanted: Ints) -> Ints:
+    """The index in ``ids`` of each of ``wanted`` (-1 where it is not there)."""
+    order = np.argsort(ids, kind="stable")
+    ranked = ids[order]
+    at = np.clip(np.searchsorted(ranked, wanted), 0, len(ids) - 1)
+    return np.where(ranked[at] == wanted, order[at], -1).astype(np.int64)

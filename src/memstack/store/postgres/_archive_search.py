@@ -13,17 +13,22 @@ Migration ``0013_archive_search`` gives each ``archive_vectors`` row what the ra
 - indexes: GIN on ``terms``, ``(session_seq, turn, side)`` with ``n_terms``, ``prev_seq``, and HNSW over every
   embedding (``vector_cosine_ops``).
 
-A search is two statements. The first returns, with their numbers (term counts, lengths, links, dot product, time),
-the candidates: the messages holding a query term (GIN), the messages right after them (their key holds the term),
-the neighbours of both (neighbour smoothing), the ``n`` nearest by vector, and the ``n`` nearest within the
-asked-for time (widened by three decay constants) when the query names one; with the user's statistics and the
-lengths of the sessions holding a term. Python ranks them; the second statement reads the texts of the best and of
-the message before each.
+A search reads the user's statistics, then one statement returns the candidates with their numbers (term counts,
+lengths, links, dot product, time); Python ranks them; a last statement reads the texts of the best and of the
+message before each. The candidates:
 
-The ``n`` nearest: a user with at most ``exact_max`` messages is scanned exactly (their rows from the btree, every
-dot product: a couple of milliseconds for thousands); a larger one goes through the HNSW index with the user filter
-and iterative scans (``hnsw.iterative_scan``, set per connection), and, in the same statement, exactly again if that
-scan came back with fewer than ``n`` rows (a filter too selective for the graph): never fewer candidates than asked.
+- an archive of at most ``scan_max`` messages (every LoCoMo conversation, a year of a daily chat): all of them,
+  straight from the user's btree, since a speaker's name or a common word would bring most of them in anyway;
+- a larger one: the messages holding a query term (GIN), the messages right after them (their key holds the term),
+  the neighbours of both (neighbour smoothing), the ``nearest`` by vector and, when the query names a time, the
+  ``nearest`` within it (widened by three decay constants of the time preference).
+
+The ``nearest``: an archive of at most ``exact_max`` messages is scanned exactly (every dot product: a few
+milliseconds for thousands); a larger one goes through the HNSW index over every archived message with the user
+filter and iterative scans (``hnsw.iterative_scan``, set per connection), and, in the same statement, exactly again
+if that scan came back with fewer than ``nearest`` rows (a filter too selective for the graph): never fewer
+candidates than asked. (Memories take the other road, a partial HNSW index per large user, see ``_ann.py``; the
+archive's vectors are written in the background, so one shared graph costs no request anything.)
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ import numpy as np
 import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery, ArchiveStats, Candidates, message_text, rank_candidates
-from memstack.retrieval.retriever import days_since_epoch
 from memstack.text import tokenize
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchiveMatch, UserRef
 
@@ -167,12 +171,33 @@ async def session_totals(conn: Conn, sessions: Iterable[int]) -> dict[int, tuple
     return await _totals(conn, sorted(set(sessions)))
 
 
-_CANDIDATES = """
-WITH st AS (
-    SELECT messages, terms, key_terms, threads FROM archive_stats WHERE tenant = %(tenant)s AND user_id = %(user)s
-), own AS MATERIALIZED (
-    SELECT seq, session_seq FROM archive_vectors
-    WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL AND terms && %(terms)s::text[]
+#: The columns ranking reads, of ``archive_vectors AS v`` joined to its ``session_turns AS t``: id, previous id,
+#: session, the query terms' counts (``{tf}``: ``NULL`` when it holds none), terms, key terms, dot product
+#: (``{dot}``), time (epoch seconds), excluded; then its turn and side (the order).
+_COLUMNS = """v.seq, coalesce(v.prev_seq, -1), v.session_seq, {tf}, v.n_terms, v.key_len, {dot},
+    extract(epoch FROM t.at)::float8, v.session_seq IS NOT DISTINCT FROM (
+        SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(exclude)s
+    ), v.turn, v.side"""
+_USER = "tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL"
+_V_USER = "v.tenant = %(tenant)s AND v.user_id = %(user)s AND v.embedding IS NOT NULL"
+_STATS = "st.messages, st.terms, st.key_terms, st.threads"
+
+#: The user's statistics and, for an archive of at most ``%(scan_max)s`` messages, every message (straight from the
+#: user's btree); a larger archive gives one row of statistics.
+_ALL = f"""
+SELECT {_STATS}, r.* FROM archive_stats AS st LEFT JOIN LATERAL (
+    SELECT {_COLUMNS} FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq
+    WHERE {_V_USER} AND st.messages <= %(scan_max)s
+) AS r ON true
+WHERE st.tenant = %(tenant)s AND st.user_id = %(user)s
+ORDER BY r.session_seq, r.turn, r.side
+"""
+
+#: A larger archive: the messages that can score (module docstring), with the lengths of the sessions holding a
+#: term. The statistics are read again (the same columns as :data:`_ALL`, one statement per search).
+_CANDIDATES = f"""
+WITH own AS MATERIALIZED (
+    SELECT seq, session_seq FROM archive_vectors WHERE {_USER} AND terms && %(terms)s::text[]
 ), keyed AS MATERIALIZED (
     SELECT seq FROM own
     UNION
@@ -184,117 +209,171 @@ WITH st AS (
     SELECT v.prev_seq FROM archive_vectors AS v WHERE v.seq IN (SELECT seq FROM keyed) AND v.prev_seq IS NOT NULL
     UNION
     SELECT v.seq FROM archive_vectors AS v WHERE v.prev_seq IN (SELECT seq FROM keyed) AND v.embedding IS NOT NULL
-){dense}, found AS (
-    SELECT seq FROM lexical{found}
+){{dense}}, found AS (
+    SELECT seq FROM lexical{{found}}
 ), threads AS (
     SELECT session_seq, sum(n_terms) AS terms FROM archive_vectors
     WHERE session_seq IN (SELECT DISTINCT session_seq FROM own) AND embedding IS NOT NULL GROUP BY session_seq
 )
-SELECT v.seq, coalesce(v.prev_seq, -1), v.session_seq,
-    ARRAY(SELECT cardinality(array_positions(v.terms, q.term)) FROM unnest(%(terms)s::text[]) WITH ORDINALITY
-          AS q(term, i) ORDER BY q.i),
-    v.n_terms, v.key_len, {dot}, t.at,
-    coalesce(v.session_seq = (SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s
-                              AND id = %(exclude)s), false),
-    th.terms, st.messages, st.terms, st.key_terms, st.threads
+SELECT {_STATS}, {_COLUMNS}, th.terms
 FROM found JOIN archive_vectors AS v ON v.seq = found.seq JOIN session_turns AS t ON t.seq = v.turn_seq
-LEFT JOIN threads AS th ON th.session_seq = v.session_seq CROSS JOIN st
+LEFT JOIN threads AS th ON th.session_seq = v.session_seq
+CROSS JOIN (SELECT * FROM archive_stats WHERE tenant = %(tenant)s AND user_id = %(user)s) AS st
 ORDER BY v.session_seq, v.turn, v.side
 """
-_DENSE = """, ann AS MATERIALIZED (
-    SELECT seq FROM archive_vectors
-    WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL
-      AND (SELECT messages FROM st) > %(exact_max)s
-    ORDER BY embedding <=> %(v)s::vector LIMIT %(n)s
+
+#: The nearest ``n`` exactly: every dot product of the user's rows (fenced, so no index can serve the order).
+_EXACT = f"""SELECT seq FROM (
+        SELECT seq, embedding <#> %(v)s::vector AS d FROM archive_vectors WHERE {_USER} OFFSET 0
+    ) AS exact ORDER BY d, seq LIMIT %(n)s"""
+
+#: The nearest ``n`` through the HNSW index (iterative scan), exactly again if it came back short.
+_INDEXED = f""", ann AS MATERIALIZED (
+    SELECT seq FROM archive_vectors WHERE {_USER} ORDER BY embedding <=> %(v)s::vector LIMIT %(n)s
 ), dense AS (
-    SELECT seq FROM ann WHERE (SELECT count(*) FROM ann) >= least(%(n)s, (SELECT messages FROM st))
+    SELECT seq FROM ann WHERE (SELECT count(*) FROM ann) >= %(n)s
     UNION ALL
-    (SELECT seq FROM (
-        SELECT seq, embedding <#> %(v)s::vector AS d FROM archive_vectors
-        WHERE tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL OFFSET 0
-    ) AS exact WHERE (SELECT count(*) FROM ann) < least(%(n)s, (SELECT messages FROM st)) ORDER BY d, seq LIMIT %(n)s)
-), timed AS (
+    (SELECT seq FROM ({_EXACT}) AS fallback WHERE (SELECT count(*) FROM ann) < %(n)s)
+)"""
+
+#: The nearest ``n`` within the asked-for time.
+_TIMED = f""", timed AS (
     SELECT v.seq FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq
-    WHERE %(since)s::timestamptz IS NOT NULL AND v.tenant = %(tenant)s AND v.user_id = %(user)s
-      AND v.embedding IS NOT NULL AND t.tenant = %(tenant)s AND t.user_id = %(user)s
-      AND t.at >= %(since)s::timestamptz AND t.at < %(until)s::timestamptz
+    WHERE {_V_USER} AND t.tenant = %(tenant)s AND t.user_id = %(user)s
+      AND t.at >= %(since)s AND t.at < %(until)s
     ORDER BY v.embedding <#> %(v)s::vector, v.seq LIMIT %(n)s
 )"""
-_STATEMENTS = {
-    True: _CANDIDATES.format(
-        dense=_DENSE,
-        found=" UNION SELECT seq FROM dense UNION SELECT seq FROM timed",
-        dot="-(v.embedding <#> %(v)s::vector)",
-    ),
-    False: _CANDIDATES.format(dense="", found="", dot="NULL::float8"),
-}
+
+_DOT = "-(v.embedding <#> %(v)s::vector)"
 _MESSAGES = (
     "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
     "v.speaker FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq "
     "JOIN sessions AS s ON s.seq = t.session_seq WHERE v.seq = ANY(%s) AND v.tenant = %s AND v.user_id = %s"
 )
 
+#: Statements are kept (prepared by the driver) for queries of up to this many terms; longer ones are built each time.
+_KEPT_TERMS = 16
+
+
+def _tf(n_terms: int) -> str:
+    """How often each query term (``%(t0)s``, ``%(t1)s``, …) occurs in the message: one array per row, no subquery."""
+    if n_terms == 0:
+        return "NULL::int[]"
+    counts = ", ".join(f"cardinality(array_positions(v.terms, %(t{i})s::text))" for i in range(n_terms))
+    return f"CASE WHEN v.terms && %(terms)s::text[] THEN ARRAY[{counts}] END"
+
+
+def _statement(n_terms: int, *, everything: bool, vector: bool, indexed: bool, timed: bool) -> bytes:
+    fill = {"tf": _tf(n_terms), "dot": _DOT if vector else "NULL::float8"}
+    if everything:
+        return _ALL.replace("{tf}", fill["tf"]).replace("{dot}", fill["dot"]).encode()
+    dense, found = "", ""
+    if vector:
+        dense = _INDEXED if indexed else f", dense AS ({_EXACT})"
+        found = " UNION SELECT seq FROM dense"
+        if timed:
+            dense += _TIMED
+            found += " UNION SELECT seq FROM timed"
+    text = _CANDIDATES.replace("{dense}", dense).replace("{found}", found)
+    return text.replace("{tf}", fill["tf"]).replace("{dot}", fill["dot"]).encode()
+
 
 class ArchiveSearch:
-    """Ranks one user's archive in the database (see the module docstring). ``nearest``: messages taken as
-    candidates by vector (and again by vector within an asked-for time); ``exact_max``: users with at most this
-    many messages are scanned exactly rather than through the HNSW index."""
+    """Ranks one user's archive in the database (see the module docstring).
 
-    def __init__(self, *, nearest: int = 100, exact_max: int = 20_000) -> None:
+    ``scan_max``: archives of at most this many messages are read whole (one btree scan is cheaper than finding
+    candidates when a query's words, a speaker's name among them, are in most messages); ``nearest``: messages
+    taken as candidates by vector (and again within an asked-for time); ``exact_max``: archives of at most this
+    many messages find those exactly rather than through the HNSW index."""
+
+    def __init__(self, *, scan_max: int = 1_000, nearest: int = 100, exact_max: int = 20_000) -> None:
+        self.scan_max = scan_max
         self.nearest = nearest
         self.exact_max = exact_max
+        self._statements: dict[tuple[int, bool, bool, bool, bool], bytes] = {}
+
+    def _sql(self, n_terms: int, *, everything: bool, vector: bool, indexed: bool, timed: bool) -> bytes:
+        key = (n_terms, everything, vector, indexed, timed)
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = _statement(n_terms, everything=everything, vector=vector, indexed=indexed, timed=timed)
+            if n_terms <= _KEPT_TERMS:
+                self._statements[key] = statement
+        return statement
 
     async def search(
         self, conn: Conn, user: UserRef, query: ArchiveQuery, vector: Any, k: int, exclude_session: str | None
     ) -> list[ArchiveMatch]:
         """``vector``: the query vector as the connection sends it (``None``: rank lexically)."""
         q, s = query.query, query.settings
+        terms = list(q.terms)
         params: dict[str, Any] = {
             "tenant": user.tenant,
             "user": user.user_id,
-            "terms": list(q.terms),
+            "terms": terms,
             "context": s.context_turns,
             "exclude": exclude_session,
             "v": vector,
-            "n": max(self.nearest, k),
-            "exact_max": self.exact_max,
-            "since": None,
-            "until": None,
+            "scan_max": self.scan_max,
+            **{f"t{i}": term for i, term in enumerate(terms)},
         }
-        if q.time_range is not None and vector is not None:
-            tr, margin = q.time_range, _TIME_MARGIN_TAUS * s.time_tau_days
-            params["since"] = _utc(tr.start - tr.slack) - timedelta(days=margin)
-            params["until"] = _utc(tr.end + tr.slack) + timedelta(days=margin)
-        cur = await conn.execute(_STATEMENTS[vector is not None].encode(), params)
+        has_vector = vector is not None
+        cur = conn.cursor(binary=True)
+        await cur.execute(self._sql(len(terms), everything=True, vector=has_vector, indexed=False, timed=False), params)
         rows = await cur.fetchall()
-        if not rows:
-            return []
-        best = rank_candidates(_candidates(rows, len(q.terms)), query, k)
+        if not rows or not rows[0][0]:
+            return []  # no message with a vector yet
+        stats = ArchiveStats(*(int(x) for x in rows[0][:4]))
+        everything = rows[0][4] is not None
+        if not everything:  # a large archive: find the candidates
+            timed = q.time_range is not None and has_vector
+            if timed and q.time_range is not None:
+                tr, margin = q.time_range, timedelta(days=_TIME_MARGIN_TAUS * s.time_tau_days)
+                params.update(since=_utc(tr.start - tr.slack) - margin, until=_utc(tr.end + tr.slack) + margin)
+            params["n"] = min(max(self.nearest, k), stats.messages)
+            indexed = stats.messages > self.exact_max
+            statement = self._sql(len(terms), everything=False, vector=has_vector, indexed=indexed, timed=timed)
+            await cur.execute(statement, params)
+            rows = await cur.fetchall()
+        best = rank_candidates(_candidates([r[4:] for r in rows], len(terms), stats, whole=everything), query, k)
         if not best:
             return []
-        before = {int(r[0]): int(r[1]) for r in rows}
+        before = {int(r[4]): int(r[5]) for r in rows}
         wanted = [seq for seq, _ in best] + [before[seq] for seq, _ in best if before[seq] >= 0]
         cur = await conn.execute(_MESSAGES.encode(), (wanted, user.tenant, user.user_id))
         messages = {int(r[0]): _message(r) for r in await cur.fetchall()}
         return [ArchiveMatch(messages[seq], score, messages.get(before[seq])) for seq, score in best]
 
 
-def _candidates(rows: Sequence[tuple[Any, ...]], n_terms: int) -> Candidates:
-    first = rows[0]
-    stats = ArchiveStats(*(int(x) for x in first[10:14]))
-    dense = None if first[6] is None else np.asarray([float(r[6]) for r in rows], dtype=np.float64)
+def _candidates(rows: Sequence[tuple[Any, ...]], n_terms: int, stats: ArchiveStats, *, whole: bool) -> Candidates:
+    """Rows of :data:`_COLUMNS` (and, from :data:`_CANDIDATES`, the length of the message's session when it holds a
+    term; ``whole``: every message of the archive, so the sessions' lengths are summed here)."""
+    n = len(rows)
+    tf = np.zeros((n, n_terms), dtype=np.float64)
+    for i, row in enumerate(rows):
+        if row[3] is not None:
+            tf[i] = row[3]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 12
+    thread = np.asarray(columns[2], dtype=np.int64)
+    lengths = np.asarray(columns[4], dtype=np.float64)
+    if whole:
+        sessions, inverse = np.unique(thread, return_inverse=True)
+        sums = np.bincount(inverse, weights=lengths, minlength=len(sessions))
+        thread_terms = {int(t): int(x) for t, x in zip(sessions, sums, strict=True)}
+    else:
+        thread_terms = {int(r[2]): int(r[11]) for r in rows if r[11] is not None}
     return Candidates(
-        ids=np.asarray([int(r[0]) for r in rows], dtype=np.int64),
-        prev=np.asarray([int(r[1]) for r in rows], dtype=np.int64),
-        thread=np.asarray([int(r[2]) for r in rows], dtype=np.int64),
-        tf=np.asarray([r[3] for r in rows], dtype=np.float64).reshape(len(rows), n_terms),
-        lengths=np.asarray([r[4] for r in rows], dtype=np.float64),
-        key_lengths=np.asarray([r[5] for r in rows], dtype=np.float64),
-        dense=dense,
-        days=np.asarray([days_since_epoch(r[7]) for r in rows], dtype=np.float64),
-        excluded=np.asarray([bool(r[8]) for r in rows]),
+        ids=np.asarray(columns[0], dtype=np.int64),
+        prev=np.asarray(columns[1], dtype=np.int64),
+        thread=thread,
+        tf=tf,
+        lengths=lengths,
+        key_lengths=np.asarray(columns[5], dtype=np.float64),
+        dense=None if not rows or rows[0][6] is None else np.asarray(columns[6], dtype=np.float64),
+        days=np.asarray(columns[7], dtype=np.float64) / 86400.0,
+        excluded=np.asarray(columns[8], dtype=bool),
         stats=stats,
-        thread_terms={int(r[2]): int(r[9]) for r in rows if r[9] is not None},
+        thread_terms=thread_terms,
     )
 
 
