@@ -137,7 +137,9 @@ class MemoryIndex(Protocol):
         ...
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
-        """Full-text (BM25-style) search over active memories, best first."""
+        """Active memories holding any stem of ``query`` (:mod:`memstack.text`: "running" finds "run"), ranked by
+        BM25 over the user's active memories, best first (:mod:`memstack.store._fulltext`: the same order and
+        scores on every backend). ``MemoryFilter.text`` of ``list`` and ``nearest`` needs every stem instead."""
         ...
 
 
@@ -228,7 +230,8 @@ class SessionArchive(Protocol):
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
-        """Full-text (BM25-style) search over the user's archived exchanges, best first."""
+        """Archived exchanges holding any stem of ``query``, ranked by BM25 over the user's exchanges (both
+        messages of one are one document), best first; the same on every backend."""
         ...
 
     async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:

@@ -1,9 +1,8 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
 
 Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
-bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; the stems of
-both messages, ``terms``, behind a GIN index: migration ``0012_fulltext_terms``), ``session_artifacts`` and
-``session_snapshots``.
+bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; the stems of both
+messages, ``terms``, behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
 
 The per-session lock serialises turns across every process sharing the database: a transaction-scoped advisory lock
 (``pg_advisory_xact_lock``) held on a dedicated connection from a small pool of its own, from the start of a turn's
@@ -177,6 +176,7 @@ WITH s AS (
 SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted)
 """
 _SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
+_USER = "d.tenant = %(tenant)s AND d.user_id = %(user)s"
 _COMMIT_SESSION = (
     "UPDATE sessions SET base_truth = %(bt)s, version = version + 1, last_consolidated_turn = "
     "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
@@ -196,17 +196,13 @@ _INSERT_SNAPSHOT = (
     "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
     f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
 )
-_ARCHIVE_SCOPE = "d.tenant = %(tenant)s AND d.user_id = %(user)s"
-_IN_SESSION = f" AND d.session_seq = ({_SEQ})"
-#: Full-text search of the archive, without and with a session: BM25 over the user's exchanges, the best ``k``.
+#: Full-text search of the archive (all sessions, one session): BM25 over the user's exchanges, the best ``k``.
 _SEARCH = tuple(
-    f"""
-    SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, ranked.score FROM (
-        {pg_bm25("session_turns", "seq", _ARCHIVE_SCOPE, match)}
-    ) AS ranked JOIN session_turns AS t ON t.seq = ranked.key JOIN sessions AS s ON s.seq = t.session_seq
-    ORDER BY ranked.score DESC, t.seq DESC LIMIT %(k)s
-    """
-    for match in ("", _IN_SESSION)
+    f"SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, r.score "
+    f"FROM ({pg_bm25('session_turns', 'seq', _USER, m)}) AS r JOIN session_turns AS t ON t.seq = r.key "
+    "JOIN sessions AS s ON s.seq = t.session_seq "
+    "ORDER BY r.score DESC, t.seq DESC LIMIT %(k)s"
+    for m in ("", f" AND d.session_seq = ({_SEQ})")
 )
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
@@ -562,8 +558,7 @@ class PgSessionArchive:
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
-        """Exchanges holding any term of ``query``, ranked by BM25 over the user's archive (both messages of an
-        exchange are one document), in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
+        """BM25 over the user's exchanges in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
         terms = query_terms(query)
         if terms is None:
