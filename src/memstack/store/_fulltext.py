@@ -27,7 +27,7 @@ import numpy as np
 from memstack.retrieval.bm25 import K1, B, bm25_scores
 from memstack.text import search_terms, tokenize
 
-__all__ = ["BM25_PARAMS", "exchange_terms", "fts5_match", "pg_bm25", "query_terms", "rank", "text_terms"]
+__all__ = ["BM25_PARAMS", "exchange_terms", "fts5_match", "pg_bm25", "rank", "searched_terms", "text_terms"]
 
 K = TypeVar("K")
 
@@ -42,8 +42,9 @@ def exchange_terms(user_text: str, assistant_text: str) -> list[str]:
     return tokenize(user_text) + tokenize(assistant_text)
 
 
-def query_terms(text: str) -> list[str] | None:
-    """The terms a search looks up (``None`` when the text has no word: nothing can match)."""
+def searched_terms(text: str) -> list[str] | None:
+    """The terms a search looks up, :func:`memstack.text.search_terms` (``None`` when the text has no word:
+    nothing can match)."""
     return search_terms(text) or None
 
 

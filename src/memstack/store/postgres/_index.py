@@ -19,7 +19,7 @@ from typing import Any
 from psycopg import sql
 
 from memstack.errors import InputError, NotFound
-from memstack.store._fulltext import BM25_PARAMS, pg_bm25, query_terms
+from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -107,7 +107,7 @@ class PgIndex:
             params["agent"] = flt.agent_id
             parts.append(" AND (agent_id IS NULL OR agent_id = %(agent)s)")
         if flt.text is not None:
-            terms = query_terms(flt.text)
+            terms = searched_terms(flt.text)
             if terms is None:
                 return None
             params["every_term"] = terms
@@ -156,7 +156,7 @@ class PgIndex:
         """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories, in one
         statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
-        terms = query_terms(query)
+        terms = searched_terms(query)
         if terms is None:
             return []
         rows = await self._rows(

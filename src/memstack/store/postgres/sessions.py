@@ -28,7 +28,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memstack.errors import InputError, NotFound, SessionConflict, StoreBusy
 from memstack.session.lock import LocalSessionLocks
-from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, query_terms
+from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -560,7 +560,7 @@ class PgSessionArchive:
     ) -> builtins.list[ArchiveHit]:
         """BM25 over the user's exchanges in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
-        terms = query_terms(query)
+        terms = searched_terms(query)
         if terms is None:
             return []
         params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS}

@@ -17,7 +17,7 @@ import numpy as np
 
 from memstack.errors import InputError, NotFound
 from memstack.store._checks import check_agent
-from memstack.store._fulltext import fts5_match, query_terms, rank
+from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._db import transaction
@@ -60,7 +60,7 @@ class SQLiteIndex:
             sql.append("AND (agent_id IS NULL OR agent_id = ?)")
             args.append(flt.agent_id)
         if flt.text is not None:
-            terms = query_terms(flt.text)
+            terms = searched_terms(flt.text)
             if terms is None:
                 return []
             sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
@@ -89,7 +89,7 @@ class SQLiteIndex:
         """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        terms = query_terms(query)
+        terms = searched_terms(query)
         if terms is None:
             return []
         match = fts5_match(fts_owner(user), terms, any_word=True)
@@ -164,7 +164,7 @@ class SQLiteIndex:
         return entry
 
     def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
-        terms = query_terms(text)
+        terms = searched_terms(text)
         if terms is None:
             return set()
         match = fts5_match(fts_owner(user), terms, any_word=False)

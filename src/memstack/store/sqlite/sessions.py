@@ -28,7 +28,7 @@ from typing import Any
 
 from memstack.errors import InputError, NotFound, SessionConflict
 from memstack.session.lock import LocalSessionLocks
-from memstack.store._fulltext import exchange_terms, fts5_match, query_terms, rank
+from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -444,7 +444,7 @@ class SQLiteSessionArchive:
         exchange are one document; :mod:`memstack.store._fulltext`)."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        terms = query_terms(query)
+        terms = searched_terms(query)
         if terms is None:
             return []
         sql = (
