@@ -1,4 +1,5 @@
-"""Migration of existing databases to stored stems (``012_fulltext_terms`` / ``0012_fulltext_terms``).
+"""Migration of existing databases to stored stems (``012_fulltext_terms`` / ``0012_fulltext_terms``) and, on
+PostgreSQL, to the archive ranked in the database (``0013_archive_search``).
 
 Each test builds a database as the release before it left it (every earlier migration, rows written the old way),
 then opens it with this release: the rows are converted in batches and found by stemmed queries at once.
@@ -14,6 +15,8 @@ import numpy as np
 import psycopg
 import pytest
 
+from memstack.retrieval import RetrievalSettings
+from memstack.retrieval.archive import ArchiveQuery
 from memstack.store.postgres import PostgresStore
 from memstack.store.postgres._schema import MIGRATIONS as PG_MIGRATIONS
 from memstack.store.sqlite import SQLiteStore
@@ -110,6 +113,11 @@ async def test_postgres_database_from_before_stems_is_converted(postgres_url: st
             "SELECT seq, 'default', 'alice', 1, 'Where to buy bread?', %s, %s, 'summarized' FROM sessions",
             (FOUND, AT),
         )
+        await conn.execute(  # recall's vectors of both messages, as 0011_archive_vectors kept them
+            "INSERT INTO archive_vectors (turn_seq, tenant, user_id, side, speaker, embedding) "
+            "SELECT seq, 'default', 'alice', side, 'Ann', %s::vector FROM session_turns, (VALUES (0), (1)) AS s(side)",
+            (vector,),
+        )
 
     store = await PostgresStore.open(postgres_url, dim=DIM, embedder=EMBEDDER)
     try:
@@ -118,9 +126,16 @@ async def test_postgres_database_from_before_stems_is_converted(postgres_url: st
         assert [m.content for m in await store.index.list(ALICE, MemoryFilter(text="bakeries nata"))] == [FOUND]
         assert len(await store.index.list(ALICE, MemoryFilter(text="numbers", limit=2000))) == N_FILLER
         assert [h.turn_id for h in await store.archive.search(ALICE, "bakeries", 5)] == ["s1:1"]
+        query = ArchiveQuery.of("bakeries", np.ones(DIM), RetrievalSettings())
+        found = await store.archive_vectors.search(ALICE, query, 5)
+        assert [m.message.id for m in found][:1] == ["s1:1:assistant"]
+        assert found[0].previous is not None and found[0].previous.id == "s1:1:user"
     finally:
         await store.close()
     async with await psycopg.AsyncConnection.connect(postgres_url) as conn:
+        cur = await conn.execute("SELECT messages, terms, key_terms, threads FROM archive_stats")
+        n_user, n_reply = len(tokenize("Ann: Where to buy bread?")), len(tokenize(f"Ann: {FOUND}"))
+        assert await cur.fetchall() == [(2, n_user + n_reply, n_user + n_user + n_reply, 1)]
         cur = await conn.execute("SELECT terms, n_terms FROM memories WHERE content = %s", (FOUND,))
         assert await cur.fetchone() == (tokenize(FOUND), len(tokenize(FOUND)))
         cur = await conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%%_terms'")
