@@ -18,8 +18,10 @@ so both order the same rows the same way (scores agree to rounding). Ties: the n
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
@@ -27,7 +29,16 @@ import numpy as np
 from memstack.retrieval.bm25 import K1, B, bm25_scores
 from memstack.text import search_terms, tokenize
 
-__all__ = ["BM25_PARAMS", "exchange_terms", "fts5_match", "pg_bm25", "rank", "searched_terms", "text_terms"]
+__all__ = [
+    "BM25_PARAMS",
+    "exchange_terms",
+    "fts5_match",
+    "pg_bm25",
+    "rank",
+    "searched_terms",
+    "term_ids",
+    "text_terms",
+]
 
 K = TypeVar("K")
 
@@ -46,6 +57,18 @@ def searched_terms(text: str) -> list[str] | None:
     """The terms a search looks up, :func:`memstack.text.search_terms` (``None`` when the text has no word:
     nothing can match)."""
     return search_terms(text) or None
+
+
+@lru_cache(maxsize=65536)
+def _term_id(term: str) -> int:
+    return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+def term_ids(terms: Iterable[str]) -> list[int]:
+    """Stems as 64-bit ids (BLAKE2b), where a table is read row by row for term counts: integers compare several
+    times faster than text. Two stems share an id with odds of about 1 in 10^19 per pair (for a million distinct
+    stems, 1 in 30 million that any two do), and the ids never leave the database they index."""
+    return [_term_id(t) for t in terms]
 
 
 def fts5_match(owner: str, terms: Sequence[str], *, any_word: bool) -> str:

@@ -6,22 +6,24 @@ Migration ``0013_archive_search`` gives each ``archive_vectors`` row what the ra
 
 - ``session_seq``, ``turn`` (the message's place in its conversation) and ``prev_seq``: the message before it in
   its session among those with a vector, so that a message's turn key (its terms and the previous message's)
-  and its neighbours are one index lookup away; ``terms`` (the stems of ``"Speaker: text"``,
-  :mod:`memstack.text`) and ``n_terms``, ``key_len`` (its turn key's length);
+  and its neighbours are one index lookup away; ``at`` (its exchange's time); ``term_ids`` (the stems of
+  ``"Speaker: text"``, :mod:`memstack.text`, as 64-bit ids: :func:`~memstack.store._fulltext.term_ids`) and
+  ``n_terms``, ``key_len`` (its turn key's length);
 - ``archive_stats``: per user the messages with a vector, their terms, their keys' terms and their sessions (BM25's
   N and average lengths), so no query counts the whole archive;
-- indexes: GIN on ``terms``, ``(session_seq, turn, side)`` with ``n_terms``, ``prev_seq``, and HNSW over every
+- indexes: GIN on ``term_ids``, ``(session_seq, turn, side)`` with ``n_terms``, ``prev_seq``, and HNSW over every
   embedding (``vector_cosine_ops``).
 
-A search reads the user's statistics, then one statement returns the candidates with their numbers (term counts,
-lengths, links, dot product, time); Python ranks them; a last statement reads the texts of the best and of the
-message before each. The candidates:
+A search returns the candidates with their numbers (term counts, lengths, links, dot product, time) and the user's
+statistics; Python ranks them; a last statement reads the texts of the best and of the message before each. The
+candidates:
 
-- an archive of at most ``scan_max`` messages (every LoCoMo conversation, a year of a daily chat): all of them,
-  straight from the user's btree, since a speaker's name or a common word would bring most of them in anyway;
-- a larger one: the messages holding a query term (GIN), the messages right after them (their key holds the term),
-  the neighbours of both (neighbour smoothing), the ``nearest`` by vector and, when the query names a time, the
-  ``nearest`` within it (widened by three decay constants of the time preference).
+- of an archive of at most ``scan_max`` messages (every LoCoMo conversation, a year of a daily chat): all of them,
+  straight from the user's btree, in the statement that reads the statistics (a speaker's name or a common word
+  would bring most of them in anyway);
+- of a larger one, in a second statement: the messages holding a query term (GIN), the messages right after them
+  (their key holds the term), the neighbours of both (neighbour smoothing), the ``nearest`` by vector and, when the
+  query names a time, the ``nearest`` within it (widened by three decay constants of the time preference).
 
 The ``nearest``: an archive of at most ``exact_max`` messages is scanned exactly (every dot product: a few
 milliseconds for thousands); a larger one goes through the HNSW index over every archived message with the user
@@ -41,10 +43,11 @@ import numpy as np
 import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery, ArchiveStats, Candidates, message_text, rank_candidates
+from memstack.store._fulltext import term_ids
 from memstack.text import tokenize
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchiveMatch, UserRef
 
-__all__ = ["ArchiveSearch", "message_terms", "migrate_archive_search", "relink"]
+__all__ = ["ArchiveSearch", "message_terms", "migrate_archive_search", "relink", "session_totals"]
 
 Conn = psycopg.AsyncConnection[Any]
 
@@ -64,15 +67,17 @@ async def migrate_archive_search(conn: Conn, dim: int) -> None:
     """Migration ``0013_archive_search``."""
     await conn.execute(
         b"ALTER TABLE archive_vectors ADD COLUMN session_seq bigint, ADD COLUMN turn integer, "
-        b"ADD COLUMN terms text[] NOT NULL DEFAULT '{}', ADD COLUMN n_terms integer NOT NULL DEFAULT 0, "
+        b"ADD COLUMN at timestamptz, ADD COLUMN term_ids bigint[] NOT NULL DEFAULT '{}', "
+        b"ADD COLUMN n_terms integer NOT NULL DEFAULT 0, "
         b"ADD COLUMN prev_seq bigint, ADD COLUMN key_len integer NOT NULL DEFAULT 0"
     )
     await conn.execute(
-        b"UPDATE archive_vectors AS v SET session_seq = t.session_seq, turn = t.turn "
+        b"UPDATE archive_vectors AS v SET session_seq = t.session_seq, turn = t.turn, at = t.at "
         b"FROM session_turns AS t WHERE t.seq = v.turn_seq"
     )
     await conn.execute(
-        b"ALTER TABLE archive_vectors ALTER COLUMN session_seq SET NOT NULL, ALTER COLUMN turn SET NOT NULL"
+        b"ALTER TABLE archive_vectors ALTER COLUMN session_seq SET NOT NULL, ALTER COLUMN turn SET NOT NULL, "
+        b"ALTER COLUMN at SET NOT NULL"
     )
     last = 0
     while True:
@@ -85,13 +90,11 @@ async def migrate_archive_search(conn: Conn, dim: int) -> None:
         batch = await cur.fetchall()
         if not batch:
             break
-        rows = [(seq, message_terms(text, speaker)) for seq, text, speaker in batch]
-        await conn.execute(
-            b"UPDATE archive_vectors AS v SET terms = string_to_array(b.terms, ' '), n_terms = b.n_terms "
-            b"FROM unnest(%s::bigint[], %s::text[], %s::int[]) AS b(seq, terms, n_terms) "
-            b"WHERE v.seq = b.seq AND b.n_terms > 0",
-            ([s for s, _ in rows], [" ".join(t) for _, t in rows], [len(t) for _, t in rows]),
-        )
+        for seq, text, speaker in batch:  # one statement per row: arrays of arrays cannot be ragged
+            ids = term_ids(message_terms(text, speaker))
+            await conn.execute(
+                b"UPDATE archive_vectors SET term_ids = %s::bigint[], n_terms = %s WHERE seq = %s", (ids, len(ids), seq)
+            )
         last = int(batch[-1][0])
     await conn.execute(_RELINK.format(sessions="").encode())
     await conn.execute(
@@ -112,7 +115,7 @@ async def migrate_archive_search(conn: Conn, dim: int) -> None:
         b"count(DISTINCT session_seq) FROM archive_vectors WHERE embedding IS NOT NULL GROUP BY tenant, user_id"
     )
     for statement in (
-        b"CREATE INDEX archive_vectors_terms ON archive_vectors USING gin (terms) WHERE embedding IS NOT NULL",
+        b"CREATE INDEX archive_vectors_terms ON archive_vectors USING gin (term_ids) WHERE embedding IS NOT NULL",
         b"CREATE INDEX archive_vectors_thread ON archive_vectors (session_seq, turn, side) INCLUDE (n_terms) "
         b"WHERE embedding IS NOT NULL",
         b"CREATE INDEX archive_vectors_prev ON archive_vectors (prev_seq) WHERE prev_seq IS NOT NULL",
@@ -171,11 +174,11 @@ async def session_totals(conn: Conn, sessions: Iterable[int]) -> dict[int, tuple
     return await _totals(conn, sorted(set(sessions)))
 
 
-#: The columns ranking reads, of ``archive_vectors AS v`` joined to its ``session_turns AS t``: id, previous id,
+#: The columns ranking reads, of ``archive_vectors AS v``: id, previous id,
 #: session, the query terms' counts (``{tf}``: ``NULL`` when it holds none), terms, key terms, dot product
 #: (``{dot}``), time (epoch seconds), excluded; then its turn and side (the order).
 _COLUMNS = """v.seq, coalesce(v.prev_seq, -1), v.session_seq, {tf}, v.n_terms, v.key_len, {dot},
-    extract(epoch FROM t.at)::float8, v.session_seq IS NOT DISTINCT FROM (
+    extract(epoch FROM v.at)::float8, v.session_seq IS NOT DISTINCT FROM (
         SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(exclude)s
     ), v.turn, v.side"""
 _USER = "tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL"
@@ -186,8 +189,7 @@ _STATS = "st.messages, st.terms, st.key_terms, st.threads"
 #: user's btree); a larger archive gives one row of statistics.
 _ALL = f"""
 SELECT {_STATS}, r.* FROM archive_stats AS st LEFT JOIN LATERAL (
-    SELECT {_COLUMNS} FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq
-    WHERE {_V_USER} AND st.messages <= %(scan_max)s
+    SELECT {_COLUMNS} FROM archive_vectors AS v WHERE {_V_USER} AND st.messages <= %(scan_max)s
 ) AS r ON true
 WHERE st.tenant = %(tenant)s AND st.user_id = %(user)s
 ORDER BY r.session_seq, r.turn, r.side
@@ -197,7 +199,7 @@ ORDER BY r.session_seq, r.turn, r.side
 #: term. The statistics are read again (the same columns as :data:`_ALL`, one statement per search).
 _CANDIDATES = f"""
 WITH own AS MATERIALIZED (
-    SELECT seq, session_seq FROM archive_vectors WHERE {_USER} AND terms && %(terms)s::text[]
+    SELECT seq, session_seq FROM archive_vectors WHERE {_USER} AND term_ids && %(ids)s::bigint[]
 ), keyed AS MATERIALIZED (
     SELECT seq FROM own
     UNION
@@ -216,7 +218,7 @@ WITH own AS MATERIALIZED (
     WHERE session_seq IN (SELECT DISTINCT session_seq FROM own) AND embedding IS NOT NULL GROUP BY session_seq
 )
 SELECT {_STATS}, {_COLUMNS}, th.terms
-FROM found JOIN archive_vectors AS v ON v.seq = found.seq JOIN session_turns AS t ON t.seq = v.turn_seq
+FROM found JOIN archive_vectors AS v ON v.seq = found.seq
 LEFT JOIN threads AS th ON th.session_seq = v.session_seq
 CROSS JOIN (SELECT * FROM archive_stats WHERE tenant = %(tenant)s AND user_id = %(user)s) AS st
 ORDER BY v.session_seq, v.turn, v.side
@@ -238,9 +240,7 @@ _INDEXED = f""", ann AS MATERIALIZED (
 
 #: The nearest ``n`` within the asked-for time.
 _TIMED = f""", timed AS (
-    SELECT v.seq FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq
-    WHERE {_V_USER} AND t.tenant = %(tenant)s AND t.user_id = %(user)s
-      AND t.at >= %(since)s AND t.at < %(until)s
+    SELECT v.seq FROM archive_vectors AS v WHERE {_V_USER} AND v.at >= %(since)s AND v.at < %(until)s
     ORDER BY v.embedding <#> %(v)s::vector, v.seq LIMIT %(n)s
 )"""
 
@@ -256,11 +256,12 @@ _KEPT_TERMS = 16
 
 
 def _tf(n_terms: int) -> str:
-    """How often each query term (``%(t0)s``, ``%(t1)s``, …) occurs in the message: one array per row, no subquery."""
+    """How often each query term (``%(t0)s``, ``%(t1)s``, … as ids) occurs in the message: one array per row, no
+    subquery."""
     if n_terms == 0:
         return "NULL::int[]"
-    counts = ", ".join(f"cardinality(array_positions(v.terms, %(t{i})s::text))" for i in range(n_terms))
-    return f"CASE WHEN v.terms && %(terms)s::text[] THEN ARRAY[{counts}] END"
+    counts = ", ".join(f"cardinality(array_positions(v.term_ids, %(t{i})s::bigint))" for i in range(n_terms))
+    return f"CASE WHEN v.term_ids && %(ids)s::bigint[] THEN ARRAY[{counts}] END"
 
 
 def _statement(n_terms: int, *, everything: bool, vector: bool, indexed: bool, timed: bool) -> bytes:
@@ -307,15 +308,16 @@ class ArchiveSearch:
         """``vector``: the query vector as the connection sends it (``None``: rank lexically)."""
         q, s = query.query, query.settings
         terms = list(q.terms)
+        ids = term_ids(terms)
         params: dict[str, Any] = {
             "tenant": user.tenant,
             "user": user.user_id,
-            "terms": terms,
+            "ids": ids,
             "context": s.context_turns,
             "exclude": exclude_session,
             "v": vector,
             "scan_max": self.scan_max,
-            **{f"t{i}": term for i, term in enumerate(terms)},
+            **{f"t{i}": term for i, term in enumerate(ids)},
         }
         has_vector = vector is not None
         cur = conn.cursor(binary=True)

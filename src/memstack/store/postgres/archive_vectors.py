@@ -22,6 +22,7 @@ import numpy as np
 import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery
+from memstack.store._fulltext import term_ids
 from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.postgres._archive_search import ArchiveSearch, message_terms, relink, session_totals
@@ -64,14 +65,15 @@ _MISSING = (
     "WHERE NOT EXISTS (SELECT 1 FROM archive_vectors v WHERE v.turn_seq = t.seq) ORDER BY t.seq LIMIT %s"
 )
 _TURN_SEQS = (
-    "SELECT s.id, t.turn, t.seq, t.session_seq, t.user_text, t.assistant_text "
+    "SELECT s.id, t.turn, t.seq, t.session_seq, t.at, t.user_text, t.assistant_text "
     "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
     "JOIN unnest(%s::text[], %s::int[]) AS w(sid, turn) ON s.id = w.sid AND t.turn = w.turn "
     "WHERE s.tenant = %s AND s.user_id = %s"
 )
 _INSERT = (
-    "INSERT INTO archive_vectors (turn_seq, tenant, user_id, side, speaker, embedding, session_seq, turn, terms, "
-    "n_terms) VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s::text[], %s) ON CONFLICT (turn_seq, side) DO NOTHING"
+    "INSERT INTO archive_vectors (turn_seq, tenant, user_id, side, speaker, embedding, session_seq, turn, at, "
+    "term_ids, n_terms) VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s::bigint[], %s) "
+    "ON CONFLICT (turn_seq, side) DO NOTHING"
 )
 
 
@@ -94,19 +96,19 @@ class PgArchiveVectors:
                 _TURN_SEQS, ([k[0] for k in keys], [k[1] for k in keys], user.tenant, user.user_id)
             )
             turns = {
-                (sid, int(turn)): (int(seq), int(session), (u, a))
-                for sid, turn, seq, session, u, a in await cur.fetchall()
+                (sid, int(turn)): (int(seq), int(session), at, (u, a))
+                for sid, turn, seq, session, at, u, a in await cur.fetchall()
             }
             for sid, turn in keys:
                 if (sid, turn) not in turns:
                     raise not_archived(sid, turn)
-            sessions = {session for _, session, _ in turns.values()}
+            sessions = {session for _, session, _, _ in turns.values()}
             before = await session_totals(conn, sessions)
             params = []
             for sid, turn, side, speaker, vector in rows:
-                seq, session, texts = turns[(sid, turn)]
-                terms = message_terms(texts[side], speaker) if vector is not None else []
-                params.append((seq, user.tenant, user.user_id, side, speaker, vector, session, turn, terms, len(terms)))
+                seq, session, at, texts = turns[(sid, turn)]
+                ids = term_ids(message_terms(texts[side], speaker)) if vector is not None else []
+                params.append((seq, user.tenant, user.user_id, side, speaker, vector, session, turn, at, ids, len(ids)))
             async with conn.cursor() as insert:
                 await insert.executemany(_INSERT, params)
                 written = insert.rowcount
