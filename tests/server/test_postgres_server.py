@@ -39,3 +39,22 @@ def test_the_api_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
         assert httpx.get(f"{server.url}/v1/users/ana/memories").status_code == 401
         acme.close()
         globex.close()
+
+
+def test_text_filter_finds_stemmed_words_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    """``?q=`` is the same full-text search as on SQLite: stems, so "bakeries" finds "bakery" and "run" "running"."""
+    config = Config.resolve(home=tmp_path, database_url=postgres_url, embedder="hash:64")
+
+    async def key() -> str:
+        async with AsyncMemstack(config) as ms:
+            return (await ms.store.keys.create("acme"))[1]
+
+    auth = {"Authorization": f"Bearer {asyncio.run(key())}"}
+    with BackgroundServer(create_app(config)) as server, httpx.Client(base_url=server.url, headers=auth) as client:
+        for content in ("Loves the bakery on Rua Augusta", "Went running by the river", "Studies biology"):
+            assert client.post("/v1/users/ana/memories", json={"content": content}).status_code == 201
+        for query, expected in [("bakeries", "Loves the bakery on Rua Augusta"), ("run", "Went running by the river"),
+                                ("studying", "Studies biology")]:  # fmt: skip
+            listed = client.get("/v1/users/ana/memories", params={"q": query})
+            assert listed.status_code == 200, listed.text
+            assert [m["content"] for m in listed.json()["memories"]] == [expected], query

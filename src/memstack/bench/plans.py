@@ -41,6 +41,7 @@ USER_TABLES = frozenset(
         "session_snapshots",
         "session_leases",
         "archive_vectors",
+        "archive_stats",
         "context_manifests",
     }
 )

@@ -1,7 +1,8 @@
 """Recall over a user's long-term memories and archived conversations, and importing past conversations.
 
 - :class:`Recaller` (``AsyncMemstack.recall``): memories and archived messages ranked together for a query;
-- :class:`ArchiveIndex`: each user's archived messages indexed in memory, kept current from the store;
+- :class:`ArchiveIndex`: a user's archived messages ranked for a query, by the database (PostgreSQL) or from a
+  bounded in-memory index kept current from the store (SQLite);
 - :class:`TurnVectorizer`: archived exchanges embedded in batches after they are archived (never per query);
 - :class:`Ingestor` (``AsyncMemstack.ingest``): a past conversation imported as archived turns, with memory capture
   and session memory as in a chat turn, without a chat model;

@@ -1,28 +1,28 @@
-"""Each user's archived messages as a :class:`~memstack.retrieval.HybridRetriever`, kept in memory and kept current.
+"""A user's archived messages ranked for a query: by the store, or from a bounded in-memory index kept current.
 
-The store holds the messages and their vectors (``store.archive_vectors``, written after phase 2 or by an import);
-this cache holds, per user, the retriever built from them and the ``seq`` of the last message it read. Each recall
-first asks the store for what was written after that ``seq`` (one indexed query, usually empty), so messages
-archived by this process or any other sharing the database are found on the next query, and nothing is embedded
-while answering. Users are evicted least-recently-used when the cache holds more than ``max_messages``.
+Where the database is a server (PostgreSQL) it ranks the archive itself (``store.archive_vectors.search``: its
+full-text and vector indexes find the messages that can score, and the one formula of
+:mod:`memstack.retrieval.archive` ranks them), so every worker process answers from the same data and none holds a
+copy of any user's archive.
 
-A message normally arrives after the earlier messages of its session. If one arrives out of order (a backfill of
-an older turn), the user's retriever is rebuilt in session order, since a message's lexical key includes the
-message before it.
+Where the store lives in this process (SQLite, ``store.archive_vectors.embedded``), ranking a user's messages in
+memory is cheaper than reading them for each query, so this keeps, per user, a
+:class:`~memstack.retrieval.archive.UserArchive` and the ``seq`` of the last message it read. Each query first asks
+the store for what was written after that ``seq`` (one indexed query, usually empty), so messages archived by this
+process or any other sharing the database are found on the next query, and nothing is embedded while answering.
+The cache holds at most ``max_messages`` messages, all users together: users are evicted least-recently-used, and a
+user larger than that is ranked by the store instead. ``max_messages=0`` turns the cache off.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from memstack.retrieval import HybridRetriever, Passage, RetrievalSettings
+from memstack.retrieval import RetrievalSettings
+from memstack.retrieval.archive import ArchiveQuery, UserArchive, message_text
 from memstack.store.base import Store
-from memstack.types import ArchivedMessage, UserRef
+from memstack.types import ArchiveMatch, UserRef
 
 __all__ = ["ArchiveIndex", "UserArchive", "message_text"]
 
@@ -30,105 +30,55 @@ __all__ = ["ArchiveIndex", "UserArchive", "message_text"]
 _PAGE = 2000
 
 
-def message_text(text: str, speaker: str | None) -> str:
-    """What is indexed and embedded for a message: ``"Speaker: text"`` when its speaker is known."""
-    return f"{speaker}: {text}" if speaker else text
-
-
-def _order(message: ArchivedMessage) -> tuple[int, int]:
-    return (message.turn, 0 if message.role == "user" else 1)
-
-
-@dataclass(eq=False)
-class UserArchive:
-    """One user's indexed messages: ``messages[i]`` is passage ``i`` of ``retriever`` (without its vector)."""
-
-    settings: RetrievalSettings
-    retriever: HybridRetriever = field(init=False)
-    messages: list[ArchivedMessage] = field(default_factory=list)
-    seq: int = 0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _last: dict[str, tuple[int, int]] = field(default_factory=dict)
-    _threads: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.retriever = HybridRetriever(self.settings)
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def thread_of(self) -> dict[str, int]:
-        """Session id → its number among the user's sessions (the retriever's thread order)."""
-        return self._threads
-
-    def add(self, rows: Sequence[ArchivedMessage]) -> None:
-        """Index ``rows`` (in ``seq`` order); rebuilds in session order when one comes before its session's last."""
-        if not rows:
-            return
-        self.seq = max(self.seq, max(r.seq for r in rows))
-        in_order = True
-        last = dict(self._last)
-        for row in rows:
-            if row.session_id in last and _order(row) <= last[row.session_id]:
-                in_order = False
-                break
-            last[row.session_id] = _order(row)
-        if not in_order:
-            self._rebuild([*self._stored_rows(), *rows])
-            return
-        self._append(rows)
-
-    def _stored_rows(self) -> list[ArchivedMessage]:
-        vectors = self.retriever.vectors
-        return [replace(m, embedding=vectors[i]) for i, m in enumerate(self.messages)]
-
-    def _rebuild(self, rows: Sequence[ArchivedMessage]) -> None:
-        unique = {r.id: r for r in rows}
-        first_seen: dict[str, int] = {}
-        for r in sorted(unique.values(), key=lambda r: r.seq):
-            first_seen.setdefault(r.session_id, r.seq)
-        ordered = sorted(unique.values(), key=lambda r: (first_seen[r.session_id], _order(r)))
-        self.retriever = HybridRetriever(self.settings)
-        self.messages = []
-        self._last = {}
-        self._threads = {}
-        self._append(ordered)
-
-    def _append(self, rows: Sequence[ArchivedMessage]) -> None:
-        passages = []
-        for r in rows:
-            self._threads.setdefault(r.session_id, len(self._threads))
-            self._last[r.session_id] = _order(r)
-            passages.append(Passage(r.id, message_text(r.text, r.speaker), r.at, r.session_id))
-        matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in rows])
-        self.retriever.add(passages, matrix)
-        self.messages.extend(replace(r, embedding=None) for r in rows)
-
-
 class ArchiveIndex:
-    """Per-user retrievers over archived messages, read from ``store.archive_vectors`` and kept current."""
+    """Ranks a user's archived messages; on an embedded store from per-user indexes kept in memory (bounded)."""
 
     def __init__(self, store: Store, settings: RetrievalSettings | None = None, *, max_messages: int = 200_000) -> None:
         self.store = store
         self.settings = settings or RetrievalSettings()
         self.max_messages = max_messages
         self._users: OrderedDict[tuple[str, str], UserArchive] = OrderedDict()
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._too_large: set[tuple[str, str]] = set()
+
+    @property
+    def cached(self) -> bool:
+        """Whether this ranks from memory (an embedded store and a budget above zero)."""
+        return self.max_messages > 0 and self.store.archive_vectors.embedded
 
     @property
     def cached_messages(self) -> int:
         return sum(len(a) for a in self._users.values())
 
-    async def current(self, user: UserRef) -> UserArchive:
-        """The user's index with every message written so far (one store query when nothing is new)."""
+    async def search(
+        self, user: UserRef, query: ArchiveQuery, k: int, *, exclude_session: str | None = None
+    ) -> list[ArchiveMatch]:
+        """The ``k`` best archived messages for ``query``, best first (each with a positive score)."""
+        archive = await self.current(user) if self.cached else None
+        if archive is None:
+            return await self.store.archive_vectors.search(user, query, k, exclude_session=exclude_session)
+        return archive.rank(query, k, exclude_session=exclude_session)
+
+    async def current(self, user: UserRef) -> UserArchive | None:
+        """The user's in-memory index with every message written so far (one store query when nothing is new);
+        ``None`` when this does not rank from memory, or the user alone holds more than ``max_messages``."""
+        if not self.cached:
+            return None
         key = (user.tenant, user.user_id)
+        if key in self._too_large:
+            return None
         archive = self._users.get(key)
         if archive is None:
             archive = self._users[key] = UserArchive(self.settings)
         self._users.move_to_end(key)
-        async with archive.lock:
+        async with self._locks.setdefault(key, asyncio.Lock()):
             while True:
                 rows = await self.store.archive_vectors.messages(user, after=archive.seq, limit=_PAGE)
                 archive.add(rows)
+                if len(archive) > self.max_messages:
+                    self._too_large.add(key)  # bounded: this user is ranked by the store from now on
+                    self.forget(user)
+                    return None
                 if len(rows) < _PAGE:
                     break
         self._evict(keep=key)
@@ -136,7 +86,9 @@ class ArchiveIndex:
 
     def forget(self, user: UserRef) -> None:
         """Drop the user's cached index (it is read again on the next query)."""
-        self._users.pop((user.tenant, user.user_id), None)
+        key = (user.tenant, user.user_id)
+        self._users.pop(key, None)
+        self._locks.pop(key, None)
 
     def _evict(self, *, keep: tuple[str, str]) -> None:
         total = self.cached_messages
@@ -145,3 +97,4 @@ class ArchiveIndex:
                 return
             if key != keep:
                 total -= len(self._users.pop(key))
+                self._locks.pop(key, None)

@@ -5,10 +5,10 @@
     recaller = Recaller(store, embedder, scorer)
     items = await recaller.recall(user, "what did I say about the Boston trip?", k=10, at=now)
 
-Per query: the query is embedded once (or the caller's vector is used); the user's archive index is brought up to
-date (one store query, :mod:`memstack.recall.index`); every archived message is scored by the hybrid retriever
-(:mod:`memstack.retrieval`: BM25 over message keys + MiniLM cosine, thread-aware, time expressions resolved against
-``at``, a mild recency preference); the memories are scored by :class:`~memstack.capture.scoring.MemoryScorer`
+Per query: the query is embedded once (or the caller's vector is used); the archived messages are ranked by the
+hybrid formula (:mod:`memstack.retrieval`: BM25 over message keys + MiniLM cosine, thread-aware, time expressions
+resolved against ``at``), by the database or from an in-memory index (:mod:`memstack.recall.index`); the memories
+are scored by :class:`~memstack.capture.scoring.MemoryScorer`
 (vector + full text in the store, category weights, schedule decay, expiry), scaled by ``memory_weight`` and given
 the same time preference; both lists are merged by score. What ``memstack eval locomo`` measures is this ranking.
 """
@@ -16,18 +16,20 @@ the same time preference; both lists are merged by score. What ``memstack eval l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 import numpy as np
 
 from memstack.capture.scoring import MemoryScorer
 from memstack.embed import Embedder
 from memstack.errors import InputError
-from memstack.recall.index import ArchiveIndex, UserArchive, message_text
-from memstack.retrieval import RetrievalSettings, TimeRange, find_time_range, time_boost, top_k
-from memstack.types import Category, RecallItem, RecallKind, ScoredMemory, UserRef, Vector, utcnow
+from memstack.recall.index import ArchiveIndex
+from memstack.retrieval import RetrievalSettings, TimeRange, time_boost
+from memstack.retrieval.archive import ArchiveQuery, message_text
+from memstack.types import ArchiveMatch, Category, RecallItem, RecallKind, ScoredMemory, UserRef, Vector, utcnow
 
 __all__ = ["RECALL_RETRIEVAL", "RecallSettings", "Recaller"]
 
@@ -39,7 +41,8 @@ RECALL_RETRIEVAL = RetrievalSettings()
 class RecallSettings:
     """``retrieval``: how archived messages are ranked. ``memory_weight``: a memory's score (cosine + lexical,
     x category weight) relative to an archived message's (lexical + cosine). ``memory_pool``: memories asked of
-    the store per query. ``max_messages``: archived messages kept indexed in memory, all users together."""
+    the store per query. ``max_messages``: archived messages kept indexed in memory, all users together, where
+    the store is embedded (SQLite; 0: none); a database server ranks them itself."""
 
     retrieval: RetrievalSettings = field(default_factory=lambda: RECALL_RETRIEVAL)
     memory_weight: float = 1.0
@@ -105,73 +108,46 @@ class Recaller:
             raise InputError(f"k must be at least 1, got {k}")
         wanted = _kinds(kinds)
         now = _aware(at) if at is not None else self.clock()
-        archive_task = asyncio.ensure_future(self.archive.current(user)) if RecallKind.TURN in wanted else None
+        warm = asyncio.ensure_future(self.archive.current(user)) if RecallKind.TURN in wanted else None
         try:
             if vector is None:
                 vector = (await self.embedder.embed([query]))[0]
-            archive = await archive_task if archive_task is not None else None
+            if warm is not None:
+                await warm  # an in-memory index caught up while the query was embedded
         except BaseException:
-            if archive_task is not None and not archive_task.done():
-                archive_task.cancel()
+            if warm is not None and not warm.done():
+                warm.cancel()
             raise
-        time_range = find_time_range(query, now.astimezone(UTC).replace(tzinfo=None))
-        memories = None
-        if RecallKind.MEMORY in wanted and self.settings.memory_weight > 0:  # the store works while messages rank
+        asked = ArchiveQuery.of(query, vector, self.settings.retrieval, now=now)
+        tasks: list[asyncio.Future[list[RecallItem]]] = []
+        if RecallKind.TURN in wanted:  # the store ranks the archive while it ranks the memories
+            tasks.append(asyncio.ensure_future(self._messages(user, asked, k, exclude_session)))
+        if RecallKind.MEMORY in wanted and self.settings.memory_weight > 0:
             pool = max(k, self.settings.memory_pool)
-            memories = asyncio.ensure_future(
-                self.scorer.recall(user, query, vector, k=pool, agent_id=agent_id, now=now, weights=weights)
+            found = partial(
+                self.scorer.recall, user, query, vector, k=pool, agent_id=agent_id, now=now, weights=weights
             )
-        items: list[RecallItem] = []
+            tasks.append(asyncio.ensure_future(self._memories(found, asked.query.time_range)))
         try:
-            if archive is not None and len(archive):
-                items += self._messages(archive, query, vector, now, k, exclude_session)
-            if memories is not None:
-                items += self._memories(await memories, time_range)
+            lists = await asyncio.gather(*tasks)
         except BaseException:
-            if memories is not None and not memories.done():
-                memories.cancel()
+            for task in tasks:
+                task.cancel()
             raise
+        items = [item for found_items in lists for item in found_items]
         items.sort(key=lambda item: (-item.score, item.kind.value, item.id))
         return items[:k]
 
-    def _messages(
-        self, archive: UserArchive, query: str, vector: Vector, now: datetime, k: int, exclude: str | None
-    ) -> list[RecallItem]:
-        scores, _ = archive.retriever.scores(query, vector, now=now)
-        if exclude is not None:
-            thread = archive.thread_of().get(exclude)
-            if thread is not None:
-                scores = np.where(np.asarray([m.session_id == exclude for m in archive.messages]), 0.0, scores)
-        out = []
-        for i in top_k(scores, k):
-            if scores[i] <= 0:
-                break
-            m = archive.messages[i]
-            before = archive.retriever.previous(i)
-            context = ""
-            if before is not None:
-                b = archive.messages[before]
-                context = message_text(b.text, b.speaker)
-            out.append(
-                RecallItem(
-                    RecallKind.TURN,
-                    m.id,
-                    message_text(m.text, m.speaker),
-                    float(scores[i]),
-                    m.at,
-                    (m.turn_id,),
-                    m.session_id,
-                    m.role,
-                    m.speaker,
-                    context=context,
-                )
-            )
-        return out
+    async def _messages(self, user: UserRef, query: ArchiveQuery, k: int, exclude: str | None) -> list[RecallItem]:
+        matches = await self.archive.search(user, query, k, exclude_session=exclude)
+        return [_item(m) for m in matches]
 
-    def _memories(self, found: Sequence[ScoredMemory], time_range: TimeRange | None) -> list[RecallItem]:
+    async def _memories(
+        self, found: Callable[[], Awaitable[Sequence[ScoredMemory]]], time_range: TimeRange | None
+    ) -> list[RecallItem]:
         s = self.settings
         out = []
-        for hit in found:
+        for hit in await found():
             m = hit.memory
             when = m.observed_at or m.created_at
             score = hit.score * s.memory_weight
@@ -191,3 +167,19 @@ class Recaller:
                 )
             )
         return out
+
+
+def _item(match: ArchiveMatch) -> RecallItem:
+    m, before = match.message, match.previous
+    return RecallItem(
+        RecallKind.TURN,
+        m.id,
+        message_text(m.text, m.speaker),
+        match.score,
+        m.at,
+        (m.turn_id,),
+        m.session_id,
+        m.role,
+        m.speaker,
+        context=message_text(before.text, before.speaker) if before is not None else "",
+    )

@@ -1,7 +1,9 @@
-"""Pure ranking components: tokenizer, BM25, fusion, time expressions and the hybrid retriever.
+"""Pure ranking components: BM25, fusion, time expressions, the hybrid retriever and the archive ranking.
 
-Nothing here touches a database: stores hand passages (archived turns, memories) with their vectors to a
-:class:`HybridRetriever` and get ranked hits back.
+Nothing here touches a database: passages (archived messages, memories) come with their vectors and leave ranked,
+either all of them (:class:`HybridRetriever`) or the part of an archive a database found with its indexes
+(:func:`memstack.retrieval.archive.rank_candidates`), by the same formula. Words and stems come from
+:mod:`memstack.text`, the tokenizer every full-text index uses too.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from memstack.retrieval.fusion import (
     time_boost,
     top_k,
 )
-from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, RetrievalSettings
-from memstack.retrieval.text import STOP_WORDS, query_terms, tokenize, words
+from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, Query, RetrievalSettings, fuse
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
+from memstack.text import STOP_WORDS, query_terms, tokenize, words
 
 __all__ = [
     "STOP_WORDS",
@@ -26,10 +28,12 @@ __all__ = [
     "Hit",
     "HybridRetriever",
     "Passage",
+    "Query",
     "RetrievalSettings",
     "Retriever",
     "TimeRange",
     "find_time_range",
+    "fuse",
     "max_normalize",
     "neighbour_smooth",
     "query_terms",

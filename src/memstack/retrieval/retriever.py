@@ -14,7 +14,9 @@ What it does for one query, in order (each step measured on LoCoMo, see ``memsta
    (``recency_weight``: newer items a little first, halving with ``recency_half_life_days`` of age) and the
    passage's own ``weight`` (a prior supplied by the caller).
 
-Everything is in memory and incremental; a store keeps one retriever per user in a cache, as it does vectors.
+:class:`HybridRetriever` holds everything in memory and is incremental (recall keeps one per user, see
+:mod:`memstack.retrieval.archive`). Steps 3-6 are :func:`fuse`, which also ranks the part of an archive a database
+hands over (:func:`memstack.retrieval.archive.rank_candidates`): one formula, wherever the passages live.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ import numpy.typing as npt
 from memstack.errors import DimensionMismatch, InputError
 from memstack.retrieval.bm25 import BM25Index
 from memstack.retrieval.fusion import max_normalize, neighbour_smooth, recency, time_boost, top_k
-from memstack.retrieval.text import query_terms, tokenize
 from memstack.retrieval.timeexpr import TimeRange, find_time_range
+from memstack.text import query_terms, tokenize
 from memstack.types import Vector
 
-__all__ = ["Hit", "HybridRetriever", "Passage", "RetrievalSettings"]
+__all__ = ["Hit", "HybridRetriever", "Passage", "Query", "RetrievalSettings", "days_since_epoch", "fuse"]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -90,9 +92,72 @@ def _naive_utc(when: datetime) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo is not None else when
 
 
-def _days(when: datetime | None) -> float:
+def days_since_epoch(when: datetime | None) -> float:
     """Days since 1970 (naive times are taken as UTC); NaN for an untimed passage."""
     return float("nan") if when is None else (_naive_utc(when) - _EPOCH).total_seconds() / 86400
+
+
+_days = days_since_epoch
+
+Floats = npt.NDArray[np.float64]
+Links = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query as the ranking reads it: its time range resolved against ``now`` (naive UTC) and the stems matched
+    lexically (the time expression removed)."""
+
+    text: str
+    terms: tuple[str, ...]
+    now: datetime
+    time_range: TimeRange | None = None
+
+    @classmethod
+    def parse(cls, text: str, settings: RetrievalSettings, *, now: datetime | None = None) -> Query:
+        when = _naive_utc(now) if now is not None else _naive_utc(datetime.now(UTC))
+        time_range = find_time_range(text, when) if settings.time_weight > 0 else None
+        terms = query_terms(time_range.strip(text) if time_range else text)
+        return cls(text, tuple(terms), when, time_range)
+
+
+def fuse(
+    settings: RetrievalSettings,
+    query: Query,
+    keys: Floats,
+    prev: Links,
+    nxt: Links,
+    *,
+    threads: Floats | None = None,
+    thread_of: Links | None = None,
+    dense: Floats | None = None,
+    days: Floats | None = None,
+    weights: Floats | None = None,
+) -> Floats:
+    """Steps 3-6 for some passages: ``keys`` is each one's BM25 over turn keys, ``prev``/``nxt`` its thread
+    neighbours (indices, -1 for none), ``threads`` the BM25 of each thread and ``thread_of`` each passage's
+    (-1 for none), ``dense`` the dot product with the query vector, ``days`` when each was said (NaN: untimed).
+
+    The passages must include every one with a lexical score (those whose key holds a query term and their
+    neighbours) for the scaling to the best lexical score to be the whole collection's."""
+    s = settings
+    lexical = neighbour_smooth(keys, prev, nxt, s.neighbour_weight)
+    if s.thread_weight > 0 and threads is not None and thread_of is not None and threads.size:
+        thread_scores = np.append(max_normalize(threads), 0.0)
+        lexical = lexical * (1.0 + s.thread_weight * thread_scores[thread_of])
+    fused = max_normalize(lexical)
+    if dense is not None and s.dense_weight > 0:
+        fused = fused + s.dense_weight * dense
+    if query.time_range is not None and days is not None:
+        tr = query.time_range
+        start, end = _days(tr.start - tr.slack), _days(tr.end + tr.slack)
+        distance = np.nan_to_num(np.maximum(np.maximum(start - days, days - end), 0.0), nan=np.inf)
+        fused = fused * time_boost(distance, s.time_weight, s.time_tau_days)
+    if s.recency_weight > 0 and days is not None:
+        fused = fused * recency(_days(query.now) - days, s.recency_weight, s.recency_half_life_days)
+    if weights is not None:
+        fused = fused * weights
+    return fused
 
 
 class HybridRetriever:
@@ -224,39 +289,37 @@ class HybridRetriever:
         return cached
 
     def scores(
-        self, query: str, query_vector: Vector | None = None, *, now: datetime | None = None
-    ) -> tuple[npt.NDArray[np.float64], TimeRange | None]:
+        self, query: str | Query, query_vector: Vector | None = None, *, now: datetime | None = None
+    ) -> tuple[Floats, TimeRange | None]:
         """The fused score of every passage, in insertion order, and the time range read from the query."""
         s = self.settings
-        when = _naive_utc(now) if now is not None else _naive_utc(datetime.now(UTC))
-        time_range = find_time_range(query, when) if s.time_weight > 0 else None
-        terms = query_terms(time_range.strip(query) if time_range else query)
+        q = query if isinstance(query, Query) else Query.parse(query, s, now=now)
         prev, nxt, thread_of = self._arrays()
-        lexical = neighbour_smooth(self._keys.scores(terms), prev, nxt, s.neighbour_weight)
-        if s.thread_weight > 0 and self._thread_tokens:
-            thread_scores = np.append(max_normalize(self._thread_index().scores(terms)), 0.0)
-            lexical = lexical * (1.0 + s.thread_weight * thread_scores[thread_of])
-        fused = max_normalize(lexical)
+        threads = self._thread_index().scores(q.terms) if s.thread_weight > 0 and self._thread_tokens else None
+        dense = None
         matrix = self._matrix()
         if query_vector is not None and matrix is not None and s.dense_weight > 0:
             vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
             if vector.shape[0] != matrix.shape[1]:
                 raise DimensionMismatch(int(matrix.shape[1]), int(vector.shape[0]))
-            fused = fused + s.dense_weight * (matrix @ vector).astype(np.float64)
-        if time_range is not None:
-            start, end = _days(time_range.start - time_range.slack), _days(time_range.end + time_range.slack)
-            days = self._days()
-            distance = np.nan_to_num(np.maximum(np.maximum(start - days, days - end), 0.0), nan=np.inf)
-            fused = fused * time_boost(distance, s.time_weight, s.time_tau_days)
-        if s.recency_weight > 0:
-            fused = fused * recency(_days(when) - self._days(), s.recency_weight, s.recency_half_life_days)
-        weights = self._weights()
-        if weights is not None:
-            fused = fused * weights
-        return fused, time_range
+            dense = (matrix @ vector).astype(np.float64)
+        days = self._days() if q.time_range is not None or s.recency_weight > 0 else None
+        fused = fuse(
+            s,
+            q,
+            self._keys.scores(q.terms),
+            prev,
+            nxt,
+            threads=threads,
+            thread_of=thread_of,
+            dense=dense,
+            days=days,
+            weights=self._weights(),
+        )
+        return fused, q.time_range
 
     def search(
-        self, query: str, query_vector: Vector | None = None, *, k: int = 10, now: datetime | None = None
+        self, query: str | Query, query_vector: Vector | None = None, *, k: int = 10, now: datetime | None = None
     ) -> list[Hit]:
         """The ``k`` best passages, best first. ``now`` resolves relative times (default: the current time)."""
         if k <= 0:

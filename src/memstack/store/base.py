@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
+from memstack.retrieval.archive import ArchiveQuery
 from memstack.store.leases import Lease
 from memstack.types import (
     AgentRecord,
@@ -23,6 +24,7 @@ from memstack.types import (
     ArchivedMessage,
     ArchivedTurn,
     ArchiveHit,
+    ArchiveMatch,
     Artifact,
     BaseTruthSnapshot,
     DeletedBy,
@@ -136,7 +138,9 @@ class MemoryIndex(Protocol):
         ...
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
-        """Full-text (BM25-style) search over active memories, best first."""
+        """Active memories holding any stem of ``query`` (:mod:`memstack.text`: "running" finds "run"), ranked by
+        BM25 over the user's active memories, best first (:mod:`memstack.store._fulltext`: the same order and
+        scores on every backend). ``MemoryFilter.text`` of ``list`` and ``nearest`` needs every stem instead."""
         ...
 
 
@@ -245,7 +249,8 @@ class SessionArchive(Protocol):
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
-        """Full-text (BM25-style) search over the user's archived exchanges, best first."""
+        """Archived exchanges holding any stem of ``query``, ranked by BM25 over the user's exchanges (both
+        messages of one are one document), best first; the same on every backend."""
         ...
 
     async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
@@ -259,12 +264,28 @@ class SessionArchive(Protocol):
 
 @runtime_checkable
 class ArchiveVectors(Protocol):
-    """Vectors of archived messages, for hybrid recall over the archive (:mod:`memstack.recall`).
+    """Vectors of archived messages, and hybrid recall over them (:mod:`memstack.recall`).
 
     Each archived exchange has two messages (the user's, the reply); their vectors are written once, after phase 2
-    of the turn or by an import, in batches, never while answering a query. Recall keeps an index per user in
-    memory and reads only what was written since it last looked (``messages(after=...)``). ``memstack reembed``
-    re-embeds these vectors with the others: the table is in each backend's ``VECTOR_TABLES``."""
+    of the turn or by an import, in batches, never while answering a query. ``search`` ranks a user's messages with
+    the formula of :mod:`memstack.retrieval.archive`; where the store lives in the process (``embedded``), recall
+    may instead keep its own index of a user's messages in memory and read only what was written since it last
+    looked (``messages(after=...)``). ``memstack reembed`` re-embeds these vectors with the others: the table is in
+    each backend's ``VECTOR_TABLES``."""
+
+    @property
+    def embedded(self) -> bool:
+        """True when the store runs in this process (SQLite): an in-memory index of a user's archive is cheap to
+        keep current; False when a database server ranks the archive (PostgreSQL)."""
+        ...
+
+    async def search(
+        self, user: UserRef, query: ArchiveQuery, k: int, *, exclude_session: str | None = None
+    ) -> builtins.list[ArchiveMatch]:
+        """The user's ``k`` best archived messages for ``query`` (each with a positive score), best first, as
+        :meth:`memstack.retrieval.archive.UserArchive.rank` ranks them over every message with a vector (scores
+        equal to float rounding); ``exclude_session``'s messages are left out of the results."""
+        ...
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
         """Store the vectors of archived exchanges of ``user`` (a message already stored is left as it is);

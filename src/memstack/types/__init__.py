@@ -27,7 +27,15 @@ from memstack.types.memories import (
     UpdateAction,
     check_content,
 )
-from memstack.types.recall import MESSAGE_ROLES, ArchivedMessage, IngestResult, RecallItem, RecallKind, TurnVectors
+from memstack.types.recall import (
+    MESSAGE_ROLES,
+    ArchivedMessage,
+    ArchiveMatch,
+    IngestResult,
+    RecallItem,
+    RecallKind,
+    TurnVectors,
+)
 from memstack.types.sessions import (
     ArchivedTurn,
     ArchiveHit,
@@ -53,6 +61,7 @@ __all__ = [
     "AgentRecord",
     "ApiKey",
     "ArchiveHit",
+    "ArchiveMatch",
     "ArchivedMessage",
     "ArchivedTurn",
     "Artifact",

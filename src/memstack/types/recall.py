@@ -11,7 +11,15 @@ from memstack.types._core import Vector
 from memstack.types.memories import Category, MemoryUpdate
 from memstack.types.sessions import SessionSummary
 
-__all__ = ["MESSAGE_ROLES", "ArchivedMessage", "IngestResult", "RecallItem", "RecallKind", "TurnVectors"]
+__all__ = [
+    "MESSAGE_ROLES",
+    "ArchiveMatch",
+    "ArchivedMessage",
+    "IngestResult",
+    "RecallItem",
+    "RecallKind",
+    "TurnVectors",
+]
 
 
 class RecallKind(StrEnum):
@@ -62,6 +70,16 @@ class ArchivedMessage:
     def id(self) -> str:
         """``session_id:turn:role``: names this message among a user's archive."""
         return f"{self.session_id}:{self.turn}:{self.role}"
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveMatch:
+    """An archived message ranked for a query (``store.archive_vectors.search``), without its vector: its fused
+    score (> 0) and the message before it in its conversation (what a prompt shows with it), if any."""
+
+    message: ArchivedMessage
+    score: float
+    previous: ArchivedMessage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,11 @@ class AnnSettings:
     ``m``, ``ef_construction``: HNSW build parameters. ``ef_search``: candidate list per search (recall vs time).
     ``build_memory``: ``maintenance_work_mem`` for a build (the graph should fit). ``cache_ttl_s``: how long this
     process trusts that a user has no index (another process may build one meanwhile).
+
+    The archive's recall (:mod:`memstack.store.postgres._archive_search`): a user with at most ``archive_scan_max``
+    archived messages has them all read and ranked; a larger one has candidates found, among them the
+    ``archive_nearest`` nearest by vector, exactly up to ``archive_exact_max`` messages, through the HNSW index
+    over every archived message above.
     """
 
     threshold: int = 10_000
@@ -65,6 +70,9 @@ class AnnSettings:
     ef_search: int = 100
     build_memory: str = "1GB"
     cache_ttl_s: float = 300.0
+    archive_scan_max: int = 1_000
+    archive_nearest: int = 100
+    archive_exact_max: int = 20_000
 
     def __post_init__(self) -> None:
         if self.threshold < 1:
@@ -73,6 +81,11 @@ class AnnSettings:
             raise ConfigError(
                 f"HNSW settings out of range (m={self.m}, ef_construction={self.ef_construction}, "
                 f"ef_search={self.ef_search}); pgvector allows m 2-100, ef_construction 4-1000, ef_search 1-1000"
+            )
+        if self.archive_scan_max < 0 or self.archive_nearest < 1 or self.archive_exact_max < 0:
+            raise ConfigError(
+                "archive_scan_max and archive_exact_max must be zero or more and archive_nearest at least 1, got "
+                f"{self.archive_scan_max}, {self.archive_exact_max} and {self.archive_nearest}"
             )
 
 

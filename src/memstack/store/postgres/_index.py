@@ -19,6 +19,7 @@ from typing import Any
 from psycopg import sql
 
 from memstack.errors import InputError, NotFound
+from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -29,7 +30,6 @@ from memstack.store.postgres._rows import (
     event_from_row,
     memory_from_row,
     parse_category,
-    text_query,
     unit_vector,
 )
 from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
@@ -77,6 +77,14 @@ ORDER BY top.distance, top.seq
 #: ``COLUMNS`` of the joined ``memories AS m``.
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 
+#: BM25 of the user's active memories that hold a query term, the best ``k`` (newest first among equals).
+_SEARCH_TEXT = f"""
+SELECT {_M_COLUMNS}, ranked.score FROM (
+    {pg_bm25("memories", "seq", "d.tenant = %(tenant)s AND d.user_id = %(user)s AND d.is_active")}
+) AS ranked JOIN memories AS m ON m.seq = ranked.key
+ORDER BY ranked.score DESC, m.seq DESC LIMIT %(k)s
+"""
+
 
 class PgIndex:
     """Reads memories back; never writes."""
@@ -99,11 +107,11 @@ class PgIndex:
             params["agent"] = flt.agent_id
             parts.append(" AND (agent_id IS NULL OR agent_id = %(agent)s)")
         if flt.text is not None:
-            query = text_query(flt.text, any_word=False)
-            if query is None:
+            terms = searched_terms(flt.text)
+            if terms is None:
                 return None
-            params["words"] = query
-            parts.append(" AND tsv @@ to_tsquery('simple', %(words)s)")
+            params["every_term"] = terms
+            parts.append(" AND terms @> %(every_term)s::text[]")
         return "".join(parts)
 
     async def _rows(
@@ -148,16 +156,15 @@ class PgIndex:
         return [event_from_row(tuple(r)) for r in rows]
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
-        """Memories containing any word of ``query``, ranked by ``ts_rank_cd`` (cover density)."""
+        """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories, in one
+        statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
-        words = text_query(query, any_word=True)
-        if words is None:
+        terms = searched_terms(query)
+        if terms is None:
             return []
         rows = await self._rows(
-            f"SELECT {COLUMNS}, ts_rank_cd(tsv, q) AS rank FROM memories, to_tsquery('simple', %(words)s) AS q "
-            "WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active AND tsv @@ q "
-            "ORDER BY rank DESC, seq DESC LIMIT %(k)s",
-            {"tenant": user.tenant, "user": user.user_id, "words": words, "k": k},
+            _SEARCH_TEXT,
+            {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS},
         )
         return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
 

@@ -17,6 +17,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
+from memstack.store._fulltext import text_terms
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -49,7 +50,7 @@ __all__ = ["PgMemories"]
 
 _INSERT_COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
-    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding"
+    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding, terms, n_terms"
 )
 _INSERT_TYPES = [
     "text",
@@ -67,6 +68,8 @@ _INSERT_TYPES = [
     "timestamptz",
     "text[]",
     "vector",
+    "text[]",
+    "int4",
 ]
 _HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
 _HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
@@ -120,6 +123,7 @@ class PgMemories:
 
     @staticmethod
     def _row(m: Memory, vector: Any) -> tuple[Any, ...]:
+        terms = text_terms(m.content)
         return (
             m.id,
             m.tenant,
@@ -136,6 +140,8 @@ class PgMemories:
             m.expires_at,
             list(m.source_turn_ids),
             vector,
+            terms,
+            len(terms),
         )
 
     @staticmethod
@@ -207,7 +213,7 @@ class PgMemories:
                 active += 1
             await conn.execute(
                 f"INSERT INTO memories ({_INSERT_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s)",
                 self._row(new, self._db.vector_param(vector)),
             )
             await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
@@ -287,9 +293,11 @@ class PgMemories:
                 updated_at=utcnow(),
                 embedding=vector if vector is not None else before.embedding,
             )
+            terms = text_terms(after.content) if after.content != before.content else None
             await conn.execute(
                 "UPDATE memories SET content = %s, category = %s, confidence = %s, expires_at = %s, observed_at = %s, "
-                "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding) "
+                "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding), "
+                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms) "
                 "WHERE id = %s AND tenant = %s AND user_id = %s",
                 (
                     after.content,
@@ -300,6 +308,8 @@ class PgMemories:
                     list(after.source_turn_ids),
                     after.updated_at,
                     self._db.vector_param(vector) if vector is not None else None,
+                    terms,
+                    len(terms) if terms is not None else None,
                     memory_id,
                     user.tenant,
                     user.user_id,

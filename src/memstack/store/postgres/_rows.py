@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +29,6 @@ __all__ = [
     "memory_from_row",
     "parse_category",
     "parse_source",
-    "text_query",
     "unit_matrix",
     "unit_vector",
     "user_lock_key",
@@ -38,8 +36,6 @@ __all__ = [
 ]
 
 N_COLUMNS = len(COLUMNS.split(","))
-
-_WORD = re.compile(r"\w+")
 
 
 def utc(value: datetime | None) -> datetime | None:
@@ -55,17 +51,6 @@ def user_lock_key(user: UserRef, salt: str = "memories") -> int:
     """A signed 64-bit key for ``pg_advisory_xact_lock``: one per (tenant, user) and purpose."""
     digest = hashlib.blake2b(f"{salt}\x1f{user.tenant}\x1f{user.user_id}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
-
-
-def text_query(text: str, *, any_word: bool) -> str | None:
-    """A ``to_tsquery('simple', …)`` string of the words of ``text`` (``None`` when it has none).
-
-    Only ``\\w+`` words reach PostgreSQL, each quoted as a lexeme: search syntax typed by a user (``&``, ``!``,
-    ``:*``, quotes) is searched for as words, never executed."""
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
-    if not words:
-        return None
-    return (" | " if any_word else " & ").join(f"'{w}'" for w in words)
 
 
 def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> Memory:

@@ -9,9 +9,9 @@ Schema (migration ``0001_memories``):
 
 - ``memories``: one row per memory with ``embedding vector(dim)`` (unit length: the store normalises every vector);
   ``seq`` (identity) orders inserts; the embedding comes right after it, ahead of every variable-length text
-  column, so a scan reaches it without walking the row; ``tsv`` is a generated ``tsvector`` of the content's
-  ``\\w+`` words (``simple`` configuration: lower-cased, no stemming, split like the SQLite store and like
-  queries are) behind a GIN index.
+  column, so a scan reaches it without walking the row. (Its ``tsv`` column, the content's unstemmed words, was
+  replaced by migration ``0012_fulltext_terms``: ``terms text[]``, the stems :mod:`memstack.text` computes, and
+  ``n_terms``, behind a GIN index; see ``_terms.py``.)
 - a partial btree ``(tenant, user_id) WHERE is_active``: every per-user read starts there; a second btree over all
   rows serves listings that include forgotten memories.
 - ``memory_history``: append-only, ``before``/``after`` as ``jsonb``; it outlives permanently deleted memories.
@@ -32,6 +32,8 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store.postgres._archive_search import migrate_archive_search
+from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.leases import migrate_session_leases
@@ -180,7 +182,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     *KEY_MIGRATIONS,
     ("0010_reembed", migrate_reembed),
     ("0011_archive_vectors", migrate_archive_vectors),
-    ("0012_session_leases", migrate_session_leases),
+    ("0012_fulltext_terms", migrate_fulltext_terms),
+    ("0013_archive_search", migrate_archive_search),
+    ("0014_session_leases", migrate_session_leases),
 ]
 
 

@@ -1,8 +1,8 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
 
 Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
-bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; a generated
-``tsvector`` of both messages behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
+bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; the stems of both
+messages, ``terms``, behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.postgres.leases`): no connection is held while a turn runs, so a small pool carries thousands
@@ -20,6 +20,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, NotFound, SessionConflict
+from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -35,7 +36,7 @@ from memstack.store._session_rows import (
 from memstack.store.base import HeldLock
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import check_k, text_query, utc
+from memstack.store.postgres._rows import check_k, utc
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
     ArchivedTurn,
@@ -155,8 +156,9 @@ WITH held AS (
     SELECT seq, turn_count FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s FOR UPDATE
 ), ins AS (
     INSERT INTO session_turns (session_seq, tenant, user_id, turn, user_text, assistant_text, at, route, user_keep,
-                               assistant_keep, status)
-    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s
+                               assistant_keep, status, terms, n_terms)
+    SELECT seq, %(tenant)s, %(user)s, %(turn)s, %(u)s, %(a)s, %(at)s, %(route)s, %(uk)s, %(ak)s, %(status)s,
+           %(terms)s::text[], %(n_terms)s
     FROM s WHERE turn_count = %(turn)s - 1 AND (%(owner)s::text IS NULL OR EXISTS (SELECT 1 FROM held))
     RETURNING session_seq
 ), counted AS (
@@ -166,6 +168,7 @@ WITH held AS (
 SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted), (SELECT count(*) FROM held)
 """
 _SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
+_USER = "d.tenant = %(tenant)s AND d.user_id = %(user)s"
 _COMMIT_SESSION = (
     "UPDATE sessions SET base_truth = %(bt)s, version = version + 1, last_consolidated_turn = "
     "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
@@ -184,6 +187,14 @@ _INSERT_ARTIFACT = (
 _INSERT_SNAPSHOT = (
     "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
     f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
+)
+#: Full-text search of the archive (all sessions, one session): BM25 over the user's exchanges, the best ``k``.
+_SEARCH = tuple(
+    f"SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, r.score "
+    f"FROM ({pg_bm25('session_turns', 'seq', _USER, m)}) AS r JOIN session_turns AS t ON t.seq = r.key "
+    "JOIN sessions AS s ON s.seq = t.session_seq "
+    "ORDER BY r.score DESC, t.seq DESC LIMIT %(k)s"
+    for m in ("", f" AND d.session_seq = ({_SEQ})")
 )
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
@@ -327,6 +338,8 @@ class PgSessions:
             "uk": turn.keep_extra[0], "ak": turn.keep_extra[1], "status": TurnStatus.PENDING.value,
             "owner": lease.owner if lease else None, "token": lease.token if lease else 0,
         }  # fmt: skip
+        terms = exchange_terms(turn.user, turn.assistant)
+        params.update(terms=terms, n_terms=len(terms))
         async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
             row = await (await conn.execute(_RECORD, params)).fetchone()
         turn_count, recorded, held = row if row is not None else (None, 0, 0)
@@ -477,24 +490,17 @@ class PgSessionArchive:
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
+        """BM25 over the user's exchanges in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
-        words = text_query(query, any_word=True)
-        if words is None:
+        terms = searched_terms(query)
+        if terms is None:
             return []
-        sql = (
-            "SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, ts_rank(t.tsv, q) AS rank "
-            "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq, to_tsquery('simple', %s) AS q "
-            "WHERE t.tenant = %s AND t.user_id = %s AND t.tsv @@ q "
-        )
-        params: builtins.list[Any] = [words, user.tenant, user.user_id]
+        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS}
         if session_id is not None:
-            sql += "AND s.id = %s "
-            params.append(check_session_id(session_id))
-        sql += "ORDER BY rank DESC, t.seq LIMIT %s"
-        params.append(k)
+            params["sid"] = check_session_id(session_id)
         return [
-            ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(rank))
-            for sid, turn, u, a, at, rank in await self._rows(sql, params)
+            ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(score))
+            for sid, turn, u, a, at, score in await self._rows(_SEARCH[session_id is not None], params)
         ]
 
     async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:

@@ -19,6 +19,7 @@ from psycopg.types import TypeInfo
 from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.postgres._ann import AnnIndexes, AnnSettings
+from memstack.store.postgres._archive_search import ArchiveSearch
 from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
@@ -60,7 +61,10 @@ class PostgresStore:
         self._jobs = PgJobs(db)
         self._sessions = PgSessions(db, lease_s=lease_s)
         self._archive = PgSessionArchive(db)
-        self._archive_vectors = PgArchiveVectors(db, dim)
+        search = ArchiveSearch(
+            scan_max=ann.archive_scan_max, nearest=ann.archive_nearest, exact_max=ann.archive_exact_max
+        )
+        self._archive_vectors = PgArchiveVectors(db, dim, search)
 
     @classmethod
     async def open(

@@ -17,6 +17,7 @@ import numpy as np
 
 from memstack.errors import InputError, NotFound
 from memstack.store._checks import check_agent
+from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._db import transaction
@@ -24,7 +25,7 @@ from memstack.store.sqlite._rows import (
     CATEGORY_CODES,
     COLUMNS,
     event_from_row,
-    fts_match,
+    fts_owner,
     memory_from_row,
     parse_category,
     unit_vector,
@@ -33,7 +34,6 @@ from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, User
 
 __all__ = ["SQLiteIndex"]
 
-_M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 _LARGE_SCAN = 2_000_000  # floats scored per search above which scoring leaves the event loop (~1 ms of work)
 
 
@@ -60,11 +60,11 @@ class SQLiteIndex:
             sql.append("AND (agent_id IS NULL OR agent_id = ?)")
             args.append(flt.agent_id)
         if flt.text is not None:
-            match = fts_match(user, flt.text, any_word=False)
-            if match is None:
+            terms = searched_terms(flt.text)
+            if terms is None:
                 return []
             sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
-            args.append(match)
+            args.append(fts5_match(fts_owner(user), terms, any_word=False))
         sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
         args += [flt.limit, flt.offset]
         query = " ".join(sql)
@@ -86,21 +86,39 @@ class SQLiteIndex:
         return events
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+        """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        match = fts_match(user, query, any_word=True)
-        if match is None:
+        terms = searched_terms(query)
+        if terms is None:
             return []
-        sql = (
-            f"SELECT {_M_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts "
-            "JOIN memories m ON m.pk = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 "
-            "ORDER BY rank LIMIT ?"
-        )
-        args = (match, user.tenant, user.user_id, k)
-        return await self._core.run(
-            lambda conn: [ScoredMemory(memory_from_row(r[:-1]), -float(r[-1])) for r in conn.execute(sql, args)]
-        )
+        match = fts5_match(fts_owner(user), terms, any_word=True)
+        scope = (user.tenant, user.user_id)
+
+        def run(conn: sqlite3.Connection) -> builtins.list[ScoredMemory]:
+            with transaction(conn, write=False):
+                matches = conn.execute(
+                    "SELECT m.pk, m.terms FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
+                    "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 ORDER BY m.pk",
+                    (match, *scope),
+                ).fetchall()
+                if not matches:
+                    return []
+                n_docs, total = conn.execute(
+                    "SELECT COUNT(*), TOTAL(n_terms) FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
+                    scope,
+                ).fetchone()
+                best = rank(matches, terms, int(n_docs), int(total), k)
+                found = {
+                    int(r[0]): memory_from_row(r[1:])
+                    for r in conn.execute(
+                        f"SELECT pk, {COLUMNS} FROM memories WHERE pk IN ({', '.join('?' * len(best))})",
+                        [pk for pk, _ in best],
+                    )
+                }
+            return [ScoredMemory(found[pk], score) for pk, score in best]
+
+        return await self._core.run(run)
 
     async def nearest(
         self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
@@ -146,8 +164,9 @@ class SQLiteIndex:
         return entry
 
     def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
-        match = fts_match(user, text, any_word=False)
-        if match is None:
+        terms = searched_terms(text)
+        if terms is None:
             return set()
+        match = fts5_match(fts_owner(user), terms, any_word=False)
         rows = conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchall()
         return {int(r[0]) for r in rows}

@@ -15,6 +15,7 @@ import numpy as np
 
 from memstack.errors import InputError, LimitReached
 from memstack.store._checks import check_actor, check_agent
+from memstack.store._fulltext import text_terms
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key, utc
 from memstack.store.sqlite._rows import (
@@ -44,15 +45,15 @@ __all__ = ["SQLiteMemories"]
 
 _INSERT = (
     "INSERT INTO memories (pk, id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
-    "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding, "
+    "terms, n_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _HISTORY = (
     "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_FTS_INSERT = "INSERT INTO memories_fts (rowid, content, fts_owner) VALUES (?, ?, ?)"
-_FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, content, fts_owner) SELECT pk, content, fts_owner FROM memories"
+_FTS_INSERT = "INSERT INTO memories_fts (rowid, terms, fts_owner) VALUES (?, ?, ?)"
+_FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, terms, fts_owner) SELECT pk, terms, fts_owner FROM memories"
 _UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
 
 
@@ -89,6 +90,7 @@ class SQLiteMemories:
     @staticmethod
     def _insert_row(pk: int | None, m: Memory, blob: bytes, owner: str, created: str) -> tuple[Any, ...]:
         turns = json.dumps(list(m.source_turn_ids)) if m.source_turn_ids else "[]"
+        terms = text_terms(m.content)
         return (
             pk,
             m.id,
@@ -109,6 +111,8 @@ class SQLiteMemories:
             turns,
             owner,
             blob,
+            " ".join(terms),
+            len(terms),
         )
 
     @staticmethod
@@ -153,9 +157,9 @@ class SQLiteMemories:
             # Count and insert under one write lock: concurrent adds cannot both pass the limit.
             if limit is not None and self._core.count(conn, user) >= limit:
                 raise LimitReached("current", limit)
-            cursor = conn.execute(_INSERT, self._insert_row(None, new, blob, owner, to_ts(new.created_at)))
-            pk = int(cursor.lastrowid or 0)
-            conn.execute(_FTS_INSERT, (pk, new.content, owner))
+            row = self._insert_row(None, new, blob, owner, to_ts(new.created_at))
+            pk = int(conn.execute(_INSERT, row).lastrowid or 0)
+            conn.execute(_FTS_INSERT, (pk, row[-2], owner))
             history = self._history_row(user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
             conn.execute(_HISTORY, history)
             return pk
@@ -260,9 +264,11 @@ class SQLiteMemories:
                 updated_at=utcnow(),
                 embedding=None,
             )
+            terms = text_terms(after.content) if after.content != before.content else None
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
-                "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding) WHERE pk = ?",
+                "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding), "
+                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms) WHERE pk = ?",
                 (
                     after.content,
                     after.category.value,
@@ -272,6 +278,8 @@ class SQLiteMemories:
                     json.dumps(list(after.source_turn_ids)),
                     to_ts(after.updated_at),
                     vector.astype("<f4").tobytes() if vector is not None else None,
+                    " ".join(terms) if terms is not None else None,
+                    len(terms) if terms is not None else None,
                     pk,
                 ),
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +19,6 @@ __all__ = [
     "COLUMNS",
     "event_from_row",
     "from_ts",
-    "fts_match",
     "fts_owner",
     "memory_from_row",
     "parse_category",
@@ -32,8 +30,6 @@ __all__ = [
 
 #: Small integer per category, used by the in-memory vector cache for filtering.
 CATEGORY_CODES: dict[Category, int] = {c: i for i, c in enumerate(Category)}
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def to_ts(value: datetime) -> str:
@@ -51,17 +47,6 @@ def fts_owner(user: UserRef) -> str:
     """One FTS token per (tenant, user): narrows text search to that user's postings."""
     digest = hashlib.blake2b(f"{user.tenant}\x1f{user.user_id}".encode(), digest_size=10).hexdigest()
     return f"u{digest}x"
-
-
-def fts_match(user: UserRef, text: str, *, any_word: bool) -> str | None:
-    """An FTS5 query for the words of ``text`` within ``user``'s memories, or ``None`` if it has no words.
-
-    Words are quoted, so FTS syntax typed by a user (``NEAR``, ``*``, quotes) is searched for, never executed."""
-    words = _WORD.findall(text.lower())
-    if not words:
-        return None
-    joined = (" OR " if any_word else " AND ").join(f'"{w}"' for w in dict.fromkeys(words))
-    return f"fts_owner : {fts_owner(user)} AND content : ({joined})"
 
 
 # Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.

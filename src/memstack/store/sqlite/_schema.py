@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
 from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
@@ -74,6 +75,7 @@ def _m002_history(conn: sqlite3.Connection) -> None:
 
 
 def _m003_fts(conn: sqlite3.Connection) -> None:
+    # (Indexes raw text with FTS5's stemmer; 012_fulltext_terms replaced it with stems computed in Python.)
     # External-content FTS5 index over memories. ``fts_owner`` is one token per (tenant, user) so a user's text
     # search walks that user's postings instead of every user's; queries still filter by tenant and user_id.
     conn.execute(
@@ -166,7 +168,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     *KEY_MIGRATIONS,
     ("010_reembed", migrate_reembed),
     ("011_archive_vectors", migrate_archive_vectors),
-    ("012_session_leases", migrate_session_leases),
+    ("012_fulltext_terms", migrate_fulltext_terms),
+    ("013_session_leases", migrate_session_leases),
 ]
 
 

@@ -5,6 +5,11 @@ Table (migration ``011_archive_vectors``): ``archive_vectors``, one row per mess
 float32 vector (``NULL`` for a blank message: recorded, so the backfill does not come back to it, never indexed).
 ``seq`` numbers the writes; SQLite has one writer at a time, so per user a later write always has a greater ``seq``
 than any write a reader could already see. Rows go with their exchange (``ON DELETE CASCADE``).
+
+``search`` reads the user's messages and ranks them in memory (:class:`~memstack.retrieval.archive.UserArchive`):
+the reference ranking, O(the user's archive) per query. Recall normally answers from its own index, kept current
+with ``messages(after=...)`` (``embedded``: the store is in this process), and calls this only for a user larger
+than that index may hold.
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from memstack.retrieval.archive import ArchiveQuery, UserArchive
+from memstack.store._checks import check_k
 from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import unit_vector
-from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, TurnVectors, UserRef
+from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, ArchiveMatch, TurnVectors, UserRef
 
 __all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
 
@@ -45,6 +52,9 @@ def migrate_archive_vectors(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX archive_vectors_by_user ON archive_vectors (tenant, user_id, seq)")
 
+
+#: Messages read per query while building the ranking.
+_PAGE = 5000
 
 _MESSAGES = (
     "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
@@ -71,6 +81,22 @@ class SQLiteArchiveVectors:
 
     def __init__(self, core: Core) -> None:
         self._core = core
+
+    @property
+    def embedded(self) -> bool:
+        return True
+
+    async def search(
+        self, user: UserRef, query: ArchiveQuery, k: int, *, exclude_session: str | None = None
+    ) -> builtins.list[ArchiveMatch]:
+        check_k(k)
+        archive = UserArchive(query.settings)
+        while True:
+            rows = await self.messages(user, after=archive.seq, limit=_PAGE)
+            archive.add(rows)
+            if len(rows) < _PAGE:
+                break
+        return archive.rank(query, k, exclude_session=exclude_session)
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:
         dim = self._core.dim

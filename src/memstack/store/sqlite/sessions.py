@@ -6,8 +6,9 @@ Tables (migration ``007_sessions``):
   base truth as JSON, the last consolidated turn, the cross-session line and the turn it was written after.
 - ``session_turns``: the archive, one row per exchange (never deleted while the session exists): raw texts, route,
   how long each message stays in the raw window, status (pending → summarized / unsummarized / fallback), the
-  turn-log entry, outcome, attempts, error, flags. ``session_turns_fts`` indexes the raw texts (FTS5, like
-  memories: one owner token per user narrows a search to that user's postings).
+  turn-log entry, outcome, attempts, error, flags, and the exchange's stems (``terms``, migration
+  ``012_fulltext_terms``), which ``session_turns_fts`` indexes (FTS5, like memories: one owner token per user
+  narrows a search to that user's postings; :mod:`memstack.store._fulltext`).
 - ``session_artifacts`` (code blocks and drafts keyed by turn) and ``session_snapshots`` (base truth over time).
 
 The raw window is not stored twice: it is the tail of the archive, read with each state (see ``open``).
@@ -22,12 +23,12 @@ from __future__ import annotations
 
 import builtins
 import json
-import re
 import sqlite3
 from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError, NotFound, SessionConflict
+from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
@@ -180,16 +181,6 @@ def _summary(row: tuple[Any, ...]) -> SessionSummary:
 
 
 _WITH_LINE = "AND s.line != ''"
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _words_match(user: UserRef, query: str) -> str | None:
-    """An FTS5 query for any word of ``query`` in ``user``'s archived exchanges (words quoted: never executed)."""
-    words = _WORD.findall(query.lower())
-    if not words:
-        return None
-    joined = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
-    return f"fts_owner : {fts_owner(user)} AND {{user_text assistant_text}} : ({joined})"
 
 
 class SQLiteSessions:
@@ -294,6 +285,7 @@ class SQLiteSessions:
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
+        terms = exchange_terms(turn.user, turn.assistant)
 
         def body(conn: sqlite3.Connection) -> None:
             row = conn.execute(_SESSION, (user.tenant, user.user_id, turn.session_id)).fetchone()
@@ -309,10 +301,12 @@ class SQLiteSessions:
                 )
             conn.execute(
                 "INSERT INTO session_turns (session_pk, tenant, user_id, turn, user_text, assistant_text, at, route, "
-                "user_keep, assistant_keep, status, fts_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "user_keep, assistant_keep, status, fts_owner, terms, n_terms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     pk, user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, to_ts(turn.at), turn.route,
                     turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value, fts_owner(user),
+                    " ".join(terms), len(terms),
                 ),
             )  # fmt: skip
             conn.execute(
@@ -463,29 +457,44 @@ class SQLiteSessionArchive:
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
     ) -> builtins.list[ArchiveHit]:
+        """Exchanges holding any term of ``query``, ranked by BM25 over the user's archive (both messages of an
+        exchange are one document; :mod:`memstack.store._fulltext`)."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
-        match = _words_match(user, query)
-        if match is None:
+        terms = searched_terms(query)
+        if terms is None:
             return []
         sql = (
-            "SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, "
-            "bm25(session_turns_fts, 1.0, 1.0, 0.0) AS rank FROM session_turns_fts "
-            "JOIN session_turns t ON t.pk = session_turns_fts.rowid JOIN sessions s ON s.pk = t.session_pk "
+            "SELECT t.pk, t.terms FROM session_turns_fts JOIN session_turns t ON t.pk = session_turns_fts.rowid "
             "WHERE session_turns_fts MATCH ? AND t.tenant = ? AND t.user_id = ? "
         )
-        args: builtins.list[Any] = [match, user.tenant, user.user_id]
+        args: builtins.list[Any] = [fts5_match(fts_owner(user), terms, any_word=True), user.tenant, user.user_id]
         if session_id is not None:
-            sql += "AND s.id = ? "
-            args.append(check_session_id(session_id))
-        sql += "ORDER BY rank LIMIT ?"
-        args.append(k)
+            sql += "AND t.session_pk = (SELECT pk FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?) "
+            args += [user.tenant, user.user_id, check_session_id(session_id)]
+        sql += "ORDER BY t.pk"
 
         def run(conn: sqlite3.Connection) -> builtins.list[ArchiveHit]:
-            return [
-                ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, datetime.fromisoformat(at), -float(rank))
-                for sid, turn, u, a, at, rank in conn.execute(sql, args)
-            ]
+            with transaction(conn, write=False):
+                matches = conn.execute(sql, args).fetchall()
+                if not matches:
+                    return []
+                n_docs, total = conn.execute(
+                    "SELECT COUNT(*), TOTAL(n_terms) FROM session_turns WHERE tenant = ? AND user_id = ?",
+                    (user.tenant, user.user_id),
+                ).fetchone()
+                best = rank(matches, terms, int(n_docs), int(total), k)
+                rows = conn.execute(
+                    "SELECT t.pk, s.id, t.turn, t.user_text, t.assistant_text, t.at FROM session_turns t "
+                    f"JOIN sessions s ON s.pk = t.session_pk WHERE t.pk IN ({', '.join('?' * len(best))})",
+                    [pk for pk, _ in best],
+                )
+                found = {int(r[0]): r[1:] for r in rows}
+            hits = []
+            for pk, score in best:
+                sid, turn, u, a, at = found[pk]
+                hits.append(ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, datetime.fromisoformat(at), score))
+            return hits
 
         return await self._core.run(run)
 
