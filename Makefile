@@ -32,30 +32,27 @@ test: lint
 	@$(MAKE) --no-print-directory pgbouncer || echo "make pgbouncer failed: the [pgbouncer] store tests will fail" >&2
 	$(BIN)/pytest -q
 
-# Debian's chromium for the web UI tests and screenshots: installed with apt-get when missing and we are root.
-chromium:
-	@if [ ! -x $(CHROMIUM) ]; then \
+# A Debian package the tests need, installed with apt-get when its program ($(1)) is missing and we are root.
+define apt_install
+	@if [ ! -x $(1) ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing chromium with apt-get (for the web UI tests)"; \
-	    export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q chromium; \
+	    echo "installing $(2) with apt-get (for $(3))"; \
+	    export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q $(2); \
 	  else \
-	    echo "$(CHROMIUM) is missing and only root can install it: sudo apt-get install -y chromium" >&2; exit 1; \
+	    echo "$(1) is missing and only root can install it: sudo apt-get install -y $(2)" >&2; exit 1; \
 	  fi; \
 	fi
-	@test -x $(CHROMIUM)
+	@test -x $(1)
+endef
+
+# Debian's chromium for the web UI tests and screenshots.
+chromium:
+	$(call apt_install,$(CHROMIUM),chromium,the web UI tests)
 
 # Debian's PgBouncer for the tests that run the store through a transaction-pooling pooler.
 PGBOUNCER := /usr/sbin/pgbouncer
 pgbouncer:
-	@if [ ! -x $(PGBOUNCER) ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing pgbouncer with apt-get (for the pooler tests)"; \
-	    export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q pgbouncer; \
-	  else \
-	    echo "$(PGBOUNCER) is missing and only root can install it: sudo apt-get install -y pgbouncer" >&2; exit 1; \
-	  fi; \
-	fi
-	@test -x $(PGBOUNCER)
+	$(call apt_install,$(PGBOUNCER),pgbouncer,the pooler tests)
 
 # The three views of the web UI at 1280x800, as PNG files in docs/ (linked from the README).
 screenshots: $(STAMP) chromium

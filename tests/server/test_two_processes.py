@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +45,18 @@ async def _settled(store: Store, user: UserRef, session: str, turns: int, timeou
         await asyncio.sleep(0.2)
 
 
+@asynccontextmanager
+async def _two_servers(home: Path, database_url: str | None) -> AsyncIterator[tuple[Server, Server]]:
+    """Two ``memstack serve`` processes on the same data, started together, stopped gracefully."""
+    first, second = Server(home, database_url), Server(home, database_url)
+    try:
+        await asyncio.gather(asyncio.to_thread(first.start), asyncio.to_thread(second.start))
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -53,9 +67,7 @@ async def test_turns_of_one_session_split_across_two_processes(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     url = _database_url(backend, request)
-    first, second = Server(tmp_path, url), Server(tmp_path, url)
-    await asyncio.gather(asyncio.to_thread(first.start), asyncio.to_thread(second.start))
-    try:
+    async with _two_servers(tmp_path, url) as (first, second):
         async with httpx.AsyncClient(timeout=120) as http:
             # In turn: each process in rotation; every reply is numbered after the one before, on either process.
             for n in range(1, 9):
@@ -86,9 +98,6 @@ async def test_turns_of_one_session_split_across_two_processes(
             assert [e.turn for e in state.turn_log] == list(range(1, 19))
         finally:
             await store.close()
-    finally:
-        first.stop()
-        second.stop()
 
 
 @pytest.mark.slow
@@ -111,9 +120,7 @@ async def test_background_work_is_claimed_once(backend: str, tmp_path: Path, req
     finally:
         await store.close()
     await asyncio.sleep(0.3)  # the dead worker's leases lapse
-    first, second = Server(tmp_path, url), Server(tmp_path, url)
-    await asyncio.gather(asyncio.to_thread(first.start), asyncio.to_thread(second.start))
-    try:
+    async with _two_servers(tmp_path, url):
         store = await _open(tmp_path, url)
         try:
             deadline = time.monotonic() + 60
@@ -129,9 +136,6 @@ async def test_background_work_is_claimed_once(backend: str, tmp_path: Path, req
                 assert contents and len(contents) == len(set(contents)), contents
         finally:
             await store.close()
-    finally:
-        first.stop()
-        second.stop()
 
 
 @pytest.mark.slow
@@ -139,25 +143,19 @@ async def test_a_memory_forgotten_in_one_process_is_gone_from_the_others_next_se
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     url = _database_url(backend, request)
-    first, second = Server(tmp_path, url), Server(tmp_path, url)
-    await asyncio.gather(asyncio.to_thread(first.start), asyncio.to_thread(second.start))
-    try:
-        async with httpx.AsyncClient(timeout=60) as http:
-            memories = f"{first.url}/v1/users/bob/memories"
-            added = await http.post(memories, json={"content": "Bob keeps bees on his roof", "category": "fact"})
-            assert added.status_code == 201, added.text
-            search = {"query": "does Bob keep any animals?", "k": 3}
-            found = await http.post(f"{second.url}/v1/users/bob/memories/search", json=search)
-            assert [h["memory"]["content"] for h in found.json()["results"]] == ["Bob keeps bees on his roof"]
-            forgotten = await http.delete(f"{memories}/{added.json()['id']}")
-            assert forgotten.status_code == 200, forgotten.text
-            again = await http.post(f"{second.url}/v1/users/bob/memories/search", json=search)
-            assert again.json()["results"] == []
-            listed = await http.get(f"{second.url}/v1/users/bob/memories")
-            assert listed.json()["memories"] == []
-    finally:
-        first.stop()
-        second.stop()
+    async with _two_servers(tmp_path, url) as (first, second), httpx.AsyncClient(timeout=60) as http:
+        memories = f"{first.url}/v1/users/bob/memories"
+        added = await http.post(memories, json={"content": "Bob keeps bees on his roof", "category": "fact"})
+        assert added.status_code == 201, added.text
+        search = {"query": "does Bob keep any animals?", "k": 3}
+        found = await http.post(f"{second.url}/v1/users/bob/memories/search", json=search)
+        assert [h["memory"]["content"] for h in found.json()["results"]] == ["Bob keeps bees on his roof"]
+        forgotten = await http.delete(f"{memories}/{added.json()['id']}")
+        assert forgotten.status_code == 200, forgotten.text
+        again = await http.post(f"{second.url}/v1/users/bob/memories/search", json=search)
+        assert again.json()["results"] == []
+        listed = await http.get(f"{second.url}/v1/users/bob/memories")
+        assert listed.json()["memories"] == []
 
 
 def test_workers_are_refused_on_sqlite(tmp_path: Path) -> None:
