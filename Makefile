@@ -64,10 +64,12 @@ bench: $(STAMP)
 	$(BIN)/memstack bench turn --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1000 --per-user 500 --queries 1000 --k 10 --json
+	$(BIN)/memstack bench retrieval --backend postgres --users 2000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1 --per-user 100000 --queries 200 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1 --per-user 100000 --queries 200 --k 10 --json
 	$(BIN)/memstack bench http --json
 	$(BIN)/memstack bench http --queries 0 --json
+	$(BIN)/memstack bench sessions --sessions 1000 --turns 2 --model-delay 10 --pool 20 --json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
