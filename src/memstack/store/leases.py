@@ -11,8 +11,9 @@ connection or a transaction::
     await store.sessions.commit(user, session_id, commit, lease=held.lease)
     await held.release()
 
-- **Taking** a lease is one statement: it succeeds when the row is free or expired and bumps the row's fencing
-  ``token``; otherwise the caller polls with a short backoff until ``timeout`` (``StoreBusy``).
+- **Taking** a lease is one statement: it succeeds when the row is free or expired (or already this owner's: a take
+  whose answer was lost to a cancellation) and bumps the row's fencing ``token``; otherwise the caller polls with a
+  short backoff until ``timeout`` (``StoreBusy``).
 - **Renewal**: the leases a process holds are renewed together, one statement every ``ttl_s / 3`` seconds, however
   many turns are running. A process that dies stops renewing, and its leases lapse after ``ttl_s``. A holder on this
   machine that is known to be dead (same host and PID namespace, PID gone) is taken over at once, so a restarted
@@ -81,8 +82,8 @@ class LeaseTable(Protocol):
     """The lease rows of a backend: three short statements, each its own transaction."""
 
     async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
-        """Take the lease when it is free or expired (or held by ``dead``): the new token; ``None`` when another
-        holder has it. Returns ``(token)`` only; who holds it otherwise is :meth:`holder`."""
+        """Take the lease when it is free or expired, or held by ``owner`` itself or by ``dead``: the new token;
+        ``None`` when another holder has it (who: :meth:`holder`)."""
         ...
 
     async def holder(self, key: LeaseKey) -> str | None:

@@ -50,7 +50,7 @@ INSERT INTO session_leases AS l (tenant, user_id, session_id, owner, token, expi
 VALUES (%(tenant)s, %(user)s, %(sid)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
 ON CONFLICT (tenant, user_id, session_id) DO UPDATE
 SET owner = excluded.owner, token = l.token + 1, expires_at = excluded.expires_at
-WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR l.owner = %(dead)s
+WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR l.owner IN (excluded.owner, %(dead)s)
 RETURNING token
 """
 _HOLDER = (

@@ -60,7 +60,7 @@ class SQLiteLeaseTable:
                 "INSERT INTO session_leases (tenant, user_id, session_id, owner, token, expires_at) "
                 "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, user_id, session_id) DO UPDATE "
                 "SET owner = excluded.owner, token = token + 1, expires_at = excluded.expires_at "
-                "WHERE owner IS NULL OR expires_at <= ? OR owner = ? RETURNING token",
+                "WHERE owner IS NULL OR expires_at <= ? OR owner IN (excluded.owner, ?) RETURNING token",
                 (*key, owner, now + ttl_s, now, dead),
             ).fetchone()
             return None if row is None else int(row[0])
