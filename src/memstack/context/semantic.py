@@ -9,7 +9,8 @@ as ``data/guard_head.json`` with the threshold and the cross-validated figures i
 :class:`SemanticGuard` flags a text when the rules do, or when the head scores the whole text or one of its
 sentences at or above the threshold (flag ``semantic``; with ``obfuscated`` when only a decoded reading scores).
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
-text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
+text (LRU, ``cache_size`` entries keyed by a 128-bit digest of the text, about 150 bytes each whatever the text's
+length: 65,536 entries hold about 10 MB), so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
 batch and :meth:`SemanticGuard.prepare` does that off the event loop. Without an embedder, the guard is rules-only
 (:data:`memstack.context.guard.RULES`).
 
@@ -19,6 +20,7 @@ The head was trained on English; other languages rely on the rules of :mod:`mems
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import threading
@@ -125,6 +127,11 @@ def segments(text: str) -> list[str]:
     return [text, *parts]
 
 
+def _digest(text: str) -> bytes:
+    """The cache key of a text: 16 bytes, so the cache's size does not depend on the texts' lengths."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class SemanticGuard:
     """Phrase rules plus the semantic head; ``embedder`` must be the head's model (``local:minilm``)."""
 
@@ -136,7 +143,7 @@ class SemanticGuard:
                 f"pass get_embedder({self.head.model!r})"
             )
         self._embedder = embedder
-        self._cache: OrderedDict[str, tuple[bool, bool]] = OrderedDict()  # text -> (semantic, only when decoded)
+        self._cache: OrderedDict[bytes, tuple[bool, bool]] = OrderedDict()  # digest -> (semantic, only decoded)
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -181,24 +188,26 @@ class SemanticGuard:
         return out
 
     def _cached(self, text: str) -> tuple[bool, bool] | None:
+        key = _digest(text)
         with self._lock:
-            verdict = self._cache.get(text)
+            verdict = self._cache.get(key)
             if verdict is not None:
-                self._cache.move_to_end(text)
+                self._cache.move_to_end(key)
             return verdict
 
     def _verdicts(self, texts: Sequence[str]) -> dict[str, tuple[bool, bool]]:
         """The verdict of each text: from the cache (one lock for the batch), the new ones scored in one batch."""
+        keys = {t: _digest(t) for t in texts}
         with self._lock:
             cache = self._cache
-            known = {t: v for t in texts if (v := cache.get(t)) is not None}
+            known = {t: v for t, key in keys.items() if (v := cache.get(key)) is not None}
             for t in known:
-                cache.move_to_end(t)
-        new = [t for t in dict.fromkeys(texts) if t and t not in known]
+                cache.move_to_end(keys[t])
+        new = [t for t in keys if t and t not in known]
         if new:
             self._score_new(new)
             with self._lock:
-                known.update((t, v) for t in new if (v := self._cache.get(t)) is not None)
+                known.update((t, v) for t in new if (v := self._cache.get(keys[t])) is not None)
         return known
 
     def _score_new(self, texts: Sequence[str]) -> None:
@@ -224,6 +233,6 @@ class SemanticGuard:
                     hits[i] = hits.get(i, True) and decoded
         with self._lock:
             for i, text in enumerate(new):
-                self._cache[text] = (i in hits, hits.get(i, False))
+                self._cache[_digest(text)] = (i in hits, hits.get(i, False))
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
