@@ -65,6 +65,9 @@ class Config:
     ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
+    ``vector_cache_mb``: SQLite, the LRU cache of users' memory vectors (``$MEMSTACK_VECTOR_CACHE_MB``).
+    ``recall_cache_messages``: archived messages recall keeps indexed in memory, all users together, about 5 KB
+    each (``$MEMSTACK_RECALL_CACHE_MESSAGES``; users are evicted least recently used and read again when asked).
     """
 
     home: Path = Path(".memstack")
@@ -75,6 +78,7 @@ class Config:
     summarizer_model: str | None = None
     tiers: TierLimits = field(default_factory=TierLimits)
     vector_cache_mb: int = 512
+    recall_cache_messages: int = 50_000
     badge_wait_s: float = 3.0
 
     @classmethod
@@ -88,7 +92,7 @@ class Config:
                 env[key] = value
         if (spec := _env("MEMSTACK_TIER_LIMITS")) is not None:
             env["tiers"] = TierLimits.parse(spec, _env("MEMSTACK_DEFAULT_TIER") or "free")
-        for key, conv in (("vector_cache_mb", int), ("badge_wait_s", float)):
+        for key, conv in (("vector_cache_mb", int), ("recall_cache_messages", int), ("badge_wait_s", float)):
             if (raw := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 try:
                     env[key] = conv(raw)

@@ -9,9 +9,10 @@ as ``data/guard_head.json`` with the threshold and the cross-validated figures i
 :class:`SemanticGuard` flags a text when the rules do, or when the head scores the whole text or one of its
 sentences at or above the threshold (flag ``semantic``; with ``obfuscated`` when only a decoded reading scores).
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
-text (LRU, ``cache_size`` entries keyed by a 128-bit digest of the text, about 150 bytes each whatever the text's
-length: 65,536 entries hold about 10 MB), so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
-batch and :meth:`SemanticGuard.prepare` does that off the event loop. Without an embedder, the guard is rules-only
+text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
+batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU of ``cache_size`` entries
+keyed by a 128-bit digest of the text, so its size does not depend on the texts' lengths (messages may be 32,000
+characters): about 200 bytes an entry, 12 MB for the default 65,536. Without an embedder, the guard is rules-only
 (:data:`memstack.context.guard.RULES`).
 
 The head was trained on English; other languages rely on the rules of :mod:`memstack.context.foreign`.

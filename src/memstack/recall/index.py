@@ -108,7 +108,7 @@ class UserArchive:
 class ArchiveIndex:
     """Per-user retrievers over archived messages, read from ``store.archive_vectors`` and kept current."""
 
-    def __init__(self, store: Store, settings: RetrievalSettings | None = None, *, max_messages: int = 200_000) -> None:
+    def __init__(self, store: Store, settings: RetrievalSettings | None = None, *, max_messages: int = 50_000) -> None:
         self.store = store
         self.settings = settings or RetrievalSettings()
         self.max_messages = max_messages
