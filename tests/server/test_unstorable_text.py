@@ -56,9 +56,7 @@ def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="module")
-def postgres_app(
-    tmp_path_factory: pytest.TempPathFactory, postgres_server: EmbeddedPostgres
-) -> Iterator[Served]:
+def postgres_app(tmp_path_factory: pytest.TempPathFactory, postgres_server: EmbeddedPostgres) -> Iterator[Served]:
     url = postgres_server.create_database()
     home = tmp_path_factory.mktemp("unstorable-pg")
     yield from _serve(Config.resolve(home=home, database_url=url, embedder="hash:64"))
