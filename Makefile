@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/memstack bench retrieval --backend postgres --users 1 --per-user 100000 --queries 200 --k 10 --json
 	$(BIN)/memstack bench http --json
 	$(BIN)/memstack bench http --queries 0 --json
+	$(BIN)/memstack bench chat --json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -66,7 +66,7 @@ class Config:
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
     ``vector_cache_mb``: SQLite, the LRU cache of users' memory vectors (``$MEMSTACK_VECTOR_CACHE_MB``).
-    ``recall_cache_messages``: archived messages recall keeps indexed in memory, all users together, about 5 KB
+    ``recall_cache_messages``: archived messages recall keeps indexed in memory, all users together, about 6 KB
     each (``$MEMSTACK_RECALL_CACHE_MESSAGES``; users are evicted least recently used and read again when asked).
     """
 

@@ -40,7 +40,15 @@ def _check(figures: dict[str, object], backend: str) -> None:
 
 
 def test_bench_chat_on_sqlite_prints_its_figures_as_the_last_line() -> None:
-    _check(_run(), "sqlite")
+    figures = _run("--server-env", "MEMSTACK_RECALL_CACHE_MESSAGES=100")
+    _check(figures, "sqlite")
+    assert figures["server_env"] == {"MEMSTACK_RECALL_CACHE_MESSAGES": "100"}
+
+
+def test_bench_chat_takes_only_memstack_settings_for_the_server() -> None:
+    args = ["bench", "chat", "--duration", "1", "--server-env", "PATH=/nowhere"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "MEMSTACK_NAME=VALUE" in result.output
 
 
 @pytest.mark.postgres

@@ -6,7 +6,8 @@ What it does, in order:
    key; nothing else is loaded beforehand: memories, sessions and archives are made by the traffic itself;
 2. starts ``memstack serve`` on it as a **separate process** on a free loopback port (the server's defaults: local
    MiniLM embeddings, the semantic content guard, the offline responder as the chat model, the offline classifier
-   and summarizer), waits for ``/healthz``;
+   and summarizer; ``server_env`` adds ``MEMSTACK_*`` settings, the caller's own are not passed on), waits for
+   ``/healthz``;
 3. ``clients`` closed-loop clients send chat turns for ``warmup_s + duration_s`` seconds: each picks one of ``users``
    users at random and continues one of that user's sessions (a session runs 2-12 turns, then a new one starts),
    with messages drawn from templates with random names, places, numbers and lengths (facts worth remembering,
@@ -15,7 +16,9 @@ What it does, in order:
 4. meanwhile the server's resident memory (``VmRSS`` in ``/proc/<pid>/status``) is read every ``sample_s`` seconds;
    after the load, ``idle_s`` seconds with no traffic show whether memory is handed back;
 5. stops the server (and PostgreSQL) and returns the figures; ``rss_slope_mb_per_min`` is the least-squares slope
-   of RSS over the samples after the warm-up: near 0 when memory stays flat under constant load.
+   of RSS over the samples after the warm-up: near 0 when memory stays flat under constant load. A single sample
+   may catch a model run's working memory (tens of MB, freed when it ends), so the RSS "after the warm-up" and "at
+   the end" are medians of the minute before each point.
 
 A request counts as an error unless it is a 200 with a complete answer (a JSON body with a reply, or a stream that
 ends with ``done``). The load generator shares the machine with the server; ``load_avg`` says how busy it was.
@@ -29,7 +32,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,14 +120,15 @@ class ChatBenchResult:
     p99_ms: float
     sessions: int  # sessions the clients started
     rss_start_mb: float  # the server ready, before any traffic
-    rss_warm_mb: float  # at the end of the warm-up
-    rss_end_mb: float  # at the end of the load
+    rss_warm_mb: float  # at the end of the warm-up: median of its last minute (one sample may catch a model run)
+    rss_end_mb: float  # at the end of the load: median of its last minute
     rss_max_mb: float
     rss_idle_mb: float | None  # after ``idle_s`` seconds without traffic
     rss_slope_mb_per_min: float  # least-squares slope after the warm-up
     rss_samples_mb: list[tuple[float, float]]  # (seconds since the load started, MB), at most 60 of them
     server_cpu_ms: float | None  # CPU time of the server process per answered turn
     load_avg: float | None  # the machine's 1-minute load average at the end
+    server_env: dict[str, str]  # settings given to the server (server_env)
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -251,6 +255,10 @@ def _slope(samples: list[tuple[float, float]]) -> float:
     return float(np.polyfit(t, mb, 1)[0])
 
 
+def _median(values: list[float], default: float) -> float:
+    return float(np.median(values)) if values else default
+
+
 def _thin(samples: list[tuple[float, float]], most: int = 60) -> list[tuple[float, float]]:
     step = max(1, -(-len(samples) // most))
     return [(round(t, 1), round(mb, 1)) for t, mb in samples[::step]]
@@ -266,6 +274,7 @@ class _Plan:
     stream_share: float
     sample_s: float
     seed: int
+    server_env: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +350,7 @@ def run(
     stream_share: float = 0.25,
     sample_s: float = 1.0,
     seed: int = 1,
+    server_env: Mapping[str, str] | None = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> ChatBenchResult:
     """Run the chat load (see the module docstring) and return its figures."""
@@ -350,12 +360,15 @@ def run(
         raise ConfigError(f"stream_share is a fraction of the turns, 0 to 1; got {stream_share}")
     if backend not in ("sqlite", "postgres"):
         raise ConfigError(f"unknown backend {backend!r}; use sqlite or postgres")
-    plan = _Plan(clients, users, duration_s, warmup_s, idle_s, stream_share, sample_s, seed)
+    env = dict(server_env or {})
+    if any(not key.startswith("MEMSTACK_") for key in env):
+        raise ConfigError(f"server settings are MEMSTACK_* variables, got {sorted(env)}")
+    plan = _Plan(clients, users, duration_s, warmup_s, idle_s, stream_share, sample_s, seed, env)
     with tempfile.TemporaryDirectory(prefix="memstack-chat-bench-") as tmp, _database(backend, log) as url:
         home = Path(tmp)
         secret = asyncio.run(_make_key(home, url))
         port = free_port()
-        server = start_server(home, port, database_url=url)
+        server = start_server(home, port, database_url=url, env=plan.server_env)
         try:
             log(f"server process {server.pid} on 127.0.0.1:{port} ({backend}); {clients} clients, {users} users")
             log(f"warm-up {warmup_s:g} s, then {duration_s:g} s measured, then {idle_s:g} s idle")
@@ -369,8 +382,11 @@ def _result(backend: Backend, plan: _Plan, m: _Measured) -> ChatBenchResult:
     load = m.load
     latencies = load.latencies
     ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
-    after = [s for s in load.samples if s[0] >= m.warm_at and s[0] <= m.warm_at + m.elapsed]
+    end_at = m.warm_at + m.elapsed
+    after = [s for s in load.samples if m.warm_at <= s[0] <= end_at]
     peak = max((mb for _, mb in load.samples), default=m.rss_end)
+    warm = _median([mb for t, mb in load.samples if m.warm_at - 60 <= t <= m.warm_at], m.rss_warm)
+    end = _median([mb for t, mb in after if t >= end_at - 60], m.rss_end)
     return ChatBenchResult(
         backend=backend,
         clients=plan.clients,
@@ -385,14 +401,15 @@ def _result(backend: Backend, plan: _Plan, m: _Measured) -> ChatBenchResult:
         p99_ms=round(float(np.percentile(ms, 99)), 1),
         sessions=load.sessions,
         rss_start_mb=round(m.rss_start, 1),
-        rss_warm_mb=round(m.rss_warm, 1),
-        rss_end_mb=round(m.rss_end, 1),
+        rss_warm_mb=round(warm, 1),
+        rss_end_mb=round(end, 1),
         rss_max_mb=round(max(peak, m.rss_end), 1),
         rss_idle_mb=None if m.rss_idle is None else round(m.rss_idle, 1),
         rss_slope_mb_per_min=round(_slope(after), 2),
         rss_samples_mb=_thin(load.samples),
         server_cpu_ms=None if m.server_cpu_s is None else round(m.server_cpu_s * 1000 / max(len(latencies), 1), 2),
         load_avg=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        server_env=plan.server_env,
     )
 
 

@@ -105,6 +105,12 @@ def retrieval(
 @click.option("--users", default=300, show_default=True, type=click.IntRange(1, 1_000_000))
 @click.option("--stream-share", default=0.25, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--seed", default=1, show_default=True, type=int)
+@click.option(
+    "--server-env",
+    multiple=True,
+    metavar="MEMSTACK_NAME=VALUE",
+    help="A setting for the server process (repeatable), e.g. MEMSTACK_RECALL_CACHE_MESSAGES=1000.",
+)
 @click.option("--json", "as_json", is_flag=True, help="End with one JSON line (the figures).")
 def chat(
     backend: str,
@@ -115,6 +121,7 @@ def chat(
     users: int,
     stream_share: float,
     seed: int,
+    server_env: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Chat load over HTTP with the server's memory (RSS) sampled throughout.
@@ -139,6 +146,7 @@ def chat(
             users=users,
             stream_share=stream_share,
             seed=seed,
+            server_env=dict(_setting(item) for item in server_env),
             log=log,
         )
     except MemstackError as exc:
@@ -153,3 +161,10 @@ def chat(
     )
     if as_json:
         click.echo(json.dumps(result.to_json()))
+
+
+def _setting(item: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name.startswith("MEMSTACK_"):
+        raise click.BadParameter(f"expected MEMSTACK_NAME=VALUE, got {item!r}", param_hint="--server-env")
+    return name, value

@@ -40,7 +40,7 @@ class RecallSettings:
     """``retrieval``: how archived messages are ranked. ``memory_weight``: a memory's score (cosine + lexical,
     x category weight) relative to an archived message's (lexical + cosine). ``memory_pool``: memories asked of
     the store per query. ``max_messages``: archived messages kept indexed in memory, all users together (about
-    5 KB each with their vectors and search structures; the engine's default is ``Config.recall_cache_messages``)."""
+    6 KB each with their vectors and search structures; the engine's default is ``Config.recall_cache_messages``)."""
 
     retrieval: RetrievalSettings = field(default_factory=lambda: RECALL_RETRIEVAL)
     memory_weight: float = 1.0
