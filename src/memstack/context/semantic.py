@@ -10,10 +10,10 @@ as ``data/guard_head.json`` with the threshold and the cross-validated figures i
 sentences at or above the threshold (flag ``semantic``; with ``obfuscated`` when only a decoded reading scores).
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
 text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
-batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU of ``cache_size`` entries
-keyed by a 128-bit digest of the text, so its size does not depend on the texts' lengths (messages may be 32,000
-characters): about 200 bytes an entry, 12 MB for the default 65,536. Without an embedder, the guard is rules-only
-(:data:`memstack.context.guard.RULES`).
+batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU bounded by entries
+(``cache_size``) and by the characters of the texts it keeps (``cache_chars``, since a text may be a 32,000-character
+message): at the defaults, at most 65,536 texts and 8 million characters. Without an embedder, the guard is
+rules-only (:data:`memstack.context.guard.RULES`).
 
 The head was trained on English; other languages rely on the rules of :mod:`memstack.context.foreign`.
 """
@@ -21,7 +21,6 @@ The head was trained on English; other languages rely on the rules of :mod:`mems
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 import threading
@@ -128,15 +127,17 @@ def segments(text: str) -> list[str]:
     return [text, *parts]
 
 
-def _digest(text: str) -> bytes:
-    """The cache key of a text: 16 bytes, so the cache's size does not depend on the texts' lengths."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
 class SemanticGuard:
     """Phrase rules plus the semantic head; ``embedder`` must be the head's model (``local:minilm``)."""
 
-    def __init__(self, embedder: SyncEmbedder, *, head: Head | None = None, cache_size: int = 65_536) -> None:
+    def __init__(
+        self,
+        embedder: SyncEmbedder,
+        *,
+        head: Head | None = None,
+        cache_size: int = 65_536,
+        cache_chars: int = 8_000_000,
+    ) -> None:
         self.head = head if head is not None else load_head()
         if embedder.name != self.head.model:
             raise ConfigError(
@@ -144,8 +145,10 @@ class SemanticGuard:
                 f"pass get_embedder({self.head.model!r})"
             )
         self._embedder = embedder
-        self._cache: OrderedDict[bytes, tuple[bool, bool]] = OrderedDict()  # digest -> (semantic, only decoded)
+        self._cache: OrderedDict[str, tuple[bool, bool]] = OrderedDict()  # text -> (semantic, only when decoded)
         self._cache_size = cache_size
+        self._cache_chars = cache_chars
+        self._chars = 0  # characters of the texts in the cache
         self._lock = threading.Lock()
 
     name = "rules+semantic"
@@ -189,26 +192,24 @@ class SemanticGuard:
         return out
 
     def _cached(self, text: str) -> tuple[bool, bool] | None:
-        key = _digest(text)
         with self._lock:
-            verdict = self._cache.get(key)
+            verdict = self._cache.get(text)
             if verdict is not None:
-                self._cache.move_to_end(key)
+                self._cache.move_to_end(text)
             return verdict
 
     def _verdicts(self, texts: Sequence[str]) -> dict[str, tuple[bool, bool]]:
         """The verdict of each text: from the cache (one lock for the batch), the new ones scored in one batch."""
-        keys = {t: _digest(t) for t in texts}
         with self._lock:
             cache = self._cache
-            known = {t: v for t, key in keys.items() if (v := cache.get(key)) is not None}
+            known = {t: v for t in texts if (v := cache.get(t)) is not None}
             for t in known:
-                cache.move_to_end(keys[t])
-        new = [t for t in keys if t and t not in known]
+                cache.move_to_end(t)
+        new = [t for t in dict.fromkeys(texts) if t and t not in known]
         if new:
             self._score_new(new)
             with self._lock:
-                known.update((t, v) for t in new if (v := self._cache.get(keys[t])) is not None)
+                known.update((t, v) for t in new if (v := self._cache.get(t)) is not None)
         return known
 
     def _score_new(self, texts: Sequence[str]) -> None:
@@ -234,6 +235,8 @@ class SemanticGuard:
                     hits[i] = hits.get(i, True) and decoded
         with self._lock:
             for i, text in enumerate(new):
-                self._cache[_digest(text)] = (i in hits, hits.get(i, False))
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+                if text not in self._cache:
+                    self._chars += len(text)
+                self._cache[text] = (i in hits, hits.get(i, False))
+            while self._cache and (len(self._cache) > self._cache_size or self._chars > self._cache_chars):
+                self._chars -= len(self._cache.popitem(last=False)[0])
