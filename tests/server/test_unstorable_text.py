@@ -176,3 +176,11 @@ def test_text_that_only_looks_like_escapes_is_kept(served: Served) -> None:
         assert added.status_code == 201, added.text
         assert added.json()["content"] == content
         assert served.client.delete(f"/v1/users/ana/memories/{added.json()['id']}?permanent=true").status_code == 200
+
+
+def test_deeply_nested_json_is_a_4xx_not_a_5xx(served: Served) -> None:
+    for inner in ('"\\u0000"', '"plain"'):
+        body = "[" * 5000 + inner + "]" * 5000
+        for path in ("/v1/chat", "/v1/users/ana/memories/search"):
+            response = served.client.post(path, content=body, headers={"content-type": "application/json"})
+            assert 400 <= response.status_code < 500, (path, inner, response.status_code, response.text[:300])

@@ -167,7 +167,7 @@ class _StorableText:
             except InputError as exc:
                 await error_response(400, "InputError", str(exc))(scope, receive, send)
                 return
-            except ValueError:  # not JSON (or YAML): the route answers as it does for any such body
+            except (ValueError, RecursionError):  # not JSON (or YAML, or nested too deep): the route answers it
                 pass
         replayed = False
 
