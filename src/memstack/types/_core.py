@@ -68,19 +68,22 @@ def check_text(value: str, what: str) -> str:
 
 
 def check_data(value: object, what: str) -> None:
-    """:func:`check_text` on every string in JSON-like data (mappings' keys and values, lists, tuples)."""
-    if isinstance(value, str):
-        check_text(value, what)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(key, str):
-                check_text(key, f"a key of {what}")
-                check_data(item, f"{what}.{key}")
-            else:
-                check_data(item, what)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            check_data(item, what)
+    """:func:`check_text` on every string in JSON-like data (mappings' keys and values, lists, tuples), however
+    deeply nested (iterative: no recursion limit to hit)."""
+    stack: list[tuple[object, str]] = [(value, what)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            check_text(item, where)
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                if isinstance(key, str):
+                    check_text(key, f"a key of {where}")
+                    stack.append((inner, f"{where}.{key}" if len(where) < 200 else where))
+                else:
+                    stack.append((inner, where))
+        elif isinstance(item, list | tuple):
+            stack.extend((inner, where) for inner in item)
 
 
 def check_id(value: object, what: str) -> str:
