@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(BIN)/memstack bench http --json
 	$(BIN)/memstack bench http --queries 0 --json
 	$(BIN)/memstack bench sessions --sessions 1000 --turns 2 --model-delay 10 --pool 20 --json
+	$(BIN)/memstack bench chat --json
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -75,6 +75,10 @@ class Config:
     own (building a very large user's HNSW index, ``memstack reembed``). ``database_read_url``
     (``$MEMSTACK_DATABASE_READ_URL``): a read replica that answers searches; they may lag writes by its replication
     delay.
+    ``vector_cache_mb``: SQLite, the LRU cache of users' memory vectors (``$MEMSTACK_VECTOR_CACHE_MB``).
+    ``recall_cache_messages``: SQLite, archived messages recall keeps indexed in memory, all users together, about
+    6 KB each (``$MEMSTACK_RECALL_CACHE_MESSAGES``; users are evicted least recently used and read again when asked;
+    PostgreSQL ranks the archive itself).
     """
 
     home: Path = Path(".memstack")
@@ -85,6 +89,7 @@ class Config:
     summarizer_model: str | None = None
     tiers: TierLimits = field(default_factory=TierLimits)
     vector_cache_mb: int = 512
+    recall_cache_messages: int = 50_000
     badge_wait_s: float = 3.0
     pool_size: int = 10
     session_lease_s: float = 15.0
@@ -126,6 +131,7 @@ class Config:
             env["tiers"] = TierLimits.parse(spec, _env("MEMSTACK_DEFAULT_TIER") or "free")
         numbers: tuple[tuple[str, type[int] | type[float]], ...] = (
             ("vector_cache_mb", int),
+            ("recall_cache_messages", int),
             ("badge_wait_s", float),
             ("pool_size", int),
             ("session_lease_s", float),

@@ -54,6 +54,7 @@ from memstack.types import (
     ScoredMemory,
     Source,
     UserRef,
+    check_text,
 )
 
 if TYPE_CHECKING:
@@ -339,6 +340,7 @@ class AsyncMemstack:
         first (lexical + vector, time expressions in the query read against ``at``, default now; category weights
         and recency). ``kinds``: ``memory``, ``turn`` or both (default); ``exclude_session``: leave out one
         session's messages. Each item says where it comes from (``source_turn_ids``: ``session_id:turn``)."""
+        check_text(query, "the recall query")
         return await self._chat().recaller.recall(
             _user(user_id, tenant), query, k=k, at=at, kinds=None if kinds is None else tuple(kinds),
             exclude_session=exclude_session, agent_id=agent_id,
@@ -419,6 +421,7 @@ class AsyncMemstack:
         """The ``k`` active memories closest in meaning to ``query``, best first (cosine similarity)."""
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
+        check_text(query, "the search query")
         flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
         return await self.store.search_index.nearest(_user(user, tenant), await self._embed(query), k, flt)
 

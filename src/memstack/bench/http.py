@@ -25,9 +25,7 @@ import asyncio
 import json
 import os
 import random
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from memstack.bench._serve import cpu_s, free_port, start_server, stop_server, wait_ready
 from memstack.errors import ConfigError
 
 __all__ = ["HttpBenchResult", "run"]
@@ -137,39 +136,6 @@ async def _populate(home: Path, users: int, per_user: int, seed: int, log: Calla
     return secret
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_server(home: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-c", "from memstack.cli import main; main()", "serve"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--home", str(home), "--auth", "keys"]
-    command += ["--log-level", "warning"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-async def _wait_ready(port: int, server: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            err = server.stderr.read().decode(errors="replace") if server.stderr else ""
-            raise ConfigError(f"the server exited before it was ready (code {server.returncode}):\n{err[-2000:]}")
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
-            head = await reader.readuntil(b"\r\n\r\n")
-            writer.close()
-            if head.startswith(b"HTTP/1.1 200"):
-                return
-        except OSError:
-            pass
-        await asyncio.sleep(0.2)
-    raise ConfigError(f"the server did not answer /healthz on port {port} within {timeout_s:.0f} s")
-
-
 class _Load:
     """Closed-loop clients; latencies of complete 200 answers, errors for anything else."""
 
@@ -233,15 +199,6 @@ class _Load:
         return time.perf_counter() - started
 
 
-def _cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of a process so far (Linux ``/proc``; ``None`` elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @dataclass(frozen=True, slots=True)
 class _Measured:
     latencies: list[float]
@@ -266,9 +223,9 @@ async def _measure(
     if warmup_s > 0:
         await load.run(clients, warmup_s)
     load.record = True
-    cpu0, own0 = _cpu_s(server), time.process_time()
+    cpu0, own0 = cpu_s(server), time.process_time()
     elapsed = await load.run(clients, duration_s)
-    cpu1, own1 = _cpu_s(server), time.process_time()
+    cpu1, own1 = cpu_s(server), time.process_time()
     server_cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
     return _Measured(load.latencies, load.errors, elapsed, server_cpu, own1 - own0)
 
@@ -293,18 +250,13 @@ def run(
         log(f"building {users} users × {per_user} memories in a temporary SQLite home")
         secret = asyncio.run(_populate(home, users, per_user, seed, log))
         pool = _query_texts(random.Random(seed + 1), queries) if queries else []
-        port = _free_port()
-        server = _start_server(home, port)
+        port = free_port()
+        server = start_server(home, port)
         try:
             log(f"server process {server.pid} on 127.0.0.1:{port}; warm-up {warmup_s:g} s, then {duration_s:g} s")
             measured = _run_loop(port, server, secret, users, k, pool, clients, duration_s, warmup_s)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop_server(server)
     latencies, errors, elapsed = measured.latencies, measured.errors, measured.elapsed
     answered = max(len(latencies), 1)
     ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
@@ -339,7 +291,7 @@ def _run_loop(
     warmup_s: float,
 ) -> _Measured:
     async def main() -> _Measured:
-        await _wait_ready(port, server)
+        await wait_ready(port, server)
         return await _measure(server.pid, port, secret, users, k, pool, clients, duration_s, warmup_s)
 
     try:

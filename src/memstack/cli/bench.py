@@ -155,3 +155,77 @@ def plans(users: int, per_user: int, top: int, as_json: bool) -> None:
         scope = "one user" if s["scoped"] else "ALL USERS"
         click.echo(f"-- {s['calls']} calls, {s['mean_ms']} ms mean, {scope}\n{s['query']}\n{s['plan']}\n")
     click.echo(f"statements on user data that do not name the user: {result['unscoped']}")
+
+
+@bench.command("chat")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option("--clients", default=16, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--duration", "duration_s", default=120.0, show_default=True, type=click.FloatRange(0.5, 24 * 3600))
+@click.option("--warmup", "warmup_s", default=60.0, show_default=True, type=click.FloatRange(0, 3600))
+@click.option("--idle", "idle_s", default=10.0, show_default=True, type=click.FloatRange(0, 3600))
+@click.option("--users", default=300, show_default=True, type=click.IntRange(1, 1_000_000))
+@click.option("--stream-share", default=0.25, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option(
+    "--server-env",
+    multiple=True,
+    metavar="MEMSTACK_NAME=VALUE",
+    help="A setting for the server process (repeatable), e.g. MEMSTACK_RECALL_CACHE_MESSAGES=1000.",
+)
+@click.option("--json", "as_json", is_flag=True, help="End with one JSON line (the figures).")
+def chat(
+    backend: str,
+    clients: int,
+    duration_s: float,
+    warmup_s: float,
+    idle_s: float,
+    users: int,
+    stream_share: float,
+    seed: int,
+    server_env: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Chat load over HTTP with the server's memory (RSS) sampled throughout.
+
+    Starts `memstack serve` as a separate process (SQLite in a temporary home, or a fresh database on an embedded
+    PostgreSQL), sends POST /v1/chat from CLIENTS closed-loop clients for USERS users and their sessions (varied,
+    mostly new messages; a share streamed) for the warm-up and then DURATION seconds, then waits IDLE seconds without
+    traffic. Reports RSS at the start, at the end of the warm-up, at the end, its maximum, after the idle wait and its
+    slope after the warm-up (MB/min), with requests, errors and latency percentiles."""
+    from memstack.bench.chat import run
+
+    def log(line: str) -> None:
+        click.echo(line, err=True)
+
+    try:
+        result = run(
+            backend=cast(Literal["sqlite", "postgres"], backend),
+            clients=clients,
+            duration_s=duration_s,
+            warmup_s=warmup_s,
+            idle_s=idle_s,
+            users=users,
+            stream_share=stream_share,
+            seed=seed,
+            server_env=dict(_setting(item) for item in server_env),
+            log=log,
+        )
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(
+        f"{result.requests} turns in {result.duration_s} s at {clients} clients ({result.rps}/s, {result.errors} "
+        f"errors; p50 {result.p50_ms} ms, p95 {result.p95_ms} ms, p99 {result.p99_ms} ms). Server RSS: "
+        f"{result.rss_start_mb} MB at start, {result.rss_warm_mb} MB after the warm-up, {result.rss_end_mb} MB at the "
+        f"end (max {result.rss_max_mb}, idle {result.rss_idle_mb}), slope {result.rss_slope_mb_per_min} MB/min; "
+        f"load average {result.load_avg} on {os.cpu_count()} cores",
+        err=as_json,
+    )
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+
+
+def _setting(item: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name.startswith("MEMSTACK_"):
+        raise click.BadParameter(f"expected MEMSTACK_NAME=VALUE, got {item!r}", param_hint="--server-env")
+    return name, value

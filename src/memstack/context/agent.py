@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.errors import ConfigError, InputError, MemstackError, OverrideViolation
-from memstack.types import Category
+from memstack.types import Category, unstorable
 
 __all__ = [
     "Agent",
@@ -189,13 +189,15 @@ class _Reader:
         text = str(value).strip()
         if required and not text:
             raise self.fail(path, "must not be empty")
+        if (why := unstorable(text)) is not None:
+            raise self.fail(path, why)
         return text
 
     def lines(self, value: Any, path: Path_) -> tuple[str, ...]:
         if value is None:
             return ()
         if isinstance(value, str):
-            return (value.strip(),) if value.strip() else ()
+            return (text,) if (text := self.text(value, path)) else ()
         if not isinstance(value, list | tuple):
             raise self.fail(path, f"must be a list of text lines; got {_kind(value)}")
         return tuple(t for i, item in enumerate(value) if (t := self.text(item, (*path, i))))

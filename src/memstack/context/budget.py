@@ -12,6 +12,7 @@ parts alone exceed the budget, :class:`~memstack.errors.BudgetExceeded` says by 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,7 +23,33 @@ from memstack.tokens import TokenCounter
 __all__ = ["CachedCounter", "Slot", "fit_budget"]
 
 _CACHE_LIMIT = 200_000
-_caches: dict[str, dict[str, int]] = {}
+#: Characters of the texts one cache keeps (a text may be a 32,000-character message): 8-32 MB of keys.
+_CHAR_LIMIT = 8_000_000
+
+
+class _Counts:
+    """Token counts by text, at most :data:`_CACHE_LIMIT` texts and :data:`_CHAR_LIMIT` characters of them; when
+    either is reached the oldest tenth goes. Reads are plain dict lookups; writes take a lock (assemblies run in
+    threads)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def put(self, text: str, n: int) -> None:
+        with self._lock:
+            counts = self.counts
+            while counts and (len(counts) >= _CACHE_LIMIT or self._chars + len(text) > _CHAR_LIMIT):
+                for old in list(counts)[: max(1, len(counts) // 10)]:
+                    self._chars -= len(old)
+                    del counts[old]
+            if text not in counts:
+                self._chars += len(text)
+            counts[text] = n
+
+
+_caches: dict[str, _Counts] = {}
 
 
 class CachedCounter:
@@ -31,30 +58,22 @@ class CachedCounter:
     def __init__(self, model: str | None) -> None:
         self._counter = TokenCounter(model)
         self.encoding = self._counter.encoding_name
-        self._cache = _caches.setdefault(self.encoding, {})
-        self._lines = _caches.setdefault(self.encoding + "+newline", {})
+        self._cache = _caches.setdefault(self.encoding, _Counts())
+        self._lines = _caches.setdefault(self.encoding + "+newline", _Counts())
 
     def count(self, text: str) -> int:
-        cache = self._cache
-        n = cache.get(text)
+        n = self._cache.counts.get(text)
         if n is None:
             n = self._counter.count(text)
-            if len(cache) >= _CACHE_LIMIT:
-                for old in list(cache)[: _CACHE_LIMIT // 10]:
-                    del cache[old]
-            cache[text] = n
+            self._cache.put(text, n)
         return n
 
     def count_line(self, unit: str) -> int:
         """Tokens of ``unit`` followed by a newline, cached by ``unit``."""
-        cache = self._lines
-        n = cache.get(unit)
+        n = self._lines.counts.get(unit)
         if n is None:
             n = self._counter.count(unit + "\n")
-            if len(cache) >= _CACHE_LIMIT:
-                for old in list(cache)[: _CACHE_LIMIT // 10]:
-                    del cache[old]
-            cache[unit] = n
+            self._lines.put(unit, n)
         return n
 
     def count_uncached(self, text: str) -> int:

@@ -10,8 +10,10 @@ as ``data/guard_head.json`` with the threshold and the cross-validated figures i
 sentences at or above the threshold (flag ``semantic``; with ``obfuscated`` when only a decoded reading scores).
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
 text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
-batch and :meth:`SemanticGuard.prepare` does that off the event loop. Without an embedder, the guard is rules-only
-(:data:`memstack.context.guard.RULES`).
+batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU bounded by entries
+(``cache_size``) and by the characters of the texts it keeps (``cache_chars``, since a text may be a 32,000-character
+message): at the defaults, at most 65,536 texts and 8 million characters. Without an embedder, the guard is
+rules-only (:data:`memstack.context.guard.RULES`).
 
 The head was trained on English; other languages rely on the rules of :mod:`memstack.context.foreign`.
 """
@@ -128,7 +130,14 @@ def segments(text: str) -> list[str]:
 class SemanticGuard:
     """Phrase rules plus the semantic head; ``embedder`` must be the head's model (``local:minilm``)."""
 
-    def __init__(self, embedder: SyncEmbedder, *, head: Head | None = None, cache_size: int = 65_536) -> None:
+    def __init__(
+        self,
+        embedder: SyncEmbedder,
+        *,
+        head: Head | None = None,
+        cache_size: int = 65_536,
+        cache_chars: int = 8_000_000,
+    ) -> None:
         self.head = head if head is not None else load_head()
         if embedder.name != self.head.model:
             raise ConfigError(
@@ -138,6 +147,8 @@ class SemanticGuard:
         self._embedder = embedder
         self._cache: OrderedDict[str, tuple[bool, bool]] = OrderedDict()  # text -> (semantic, only when decoded)
         self._cache_size = cache_size
+        self._cache_chars = cache_chars
+        self._chars = 0  # characters of the texts in the cache
         self._lock = threading.Lock()
 
     name = "rules+semantic"
@@ -224,6 +235,8 @@ class SemanticGuard:
                     hits[i] = hits.get(i, True) and decoded
         with self._lock:
             for i, text in enumerate(new):
+                if text not in self._cache:
+                    self._chars += len(text)
                 self._cache[text] = (i in hits, hits.get(i, False))
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            while self._cache and (len(self._cache) > self._cache_size or self._chars > self._cache_chars):
+                self._chars -= len(self._cache.popitem(last=False)[0])

@@ -33,7 +33,7 @@ _PAGE = 2000
 class ArchiveIndex:
     """Ranks a user's archived messages; on an embedded store from per-user indexes kept in memory (bounded)."""
 
-    def __init__(self, store: Store, settings: RetrievalSettings | None = None, *, max_messages: int = 200_000) -> None:
+    def __init__(self, store: Store, settings: RetrievalSettings | None = None, *, max_messages: int = 50_000) -> None:
         self.store = store
         self.settings = settings or RetrievalSettings()
         self.max_messages = max_messages

@@ -32,7 +32,7 @@ from memstack.session.diff import FactGuard
 from memstack.session.service import SessionService
 from memstack.session.settings import SessionSettings
 from memstack.store.base import Store
-from memstack.types import IngestResult, MemoryUpdate, UserRef, utcnow
+from memstack.types import IngestResult, MemoryUpdate, UserRef, check_text, utcnow
 
 __all__ = ["IngestMessage", "Ingestor", "parse_messages"]
 
@@ -93,9 +93,12 @@ def parse_messages(
         content = raw.get("content")
         if not isinstance(content, str):
             raise InputError(f"message {i} needs 'content' as text")
+        check_text(content, f"message {i}'s content")
         speaker = raw.get("speaker")
         if speaker is not None and (not isinstance(speaker, str) or not speaker.strip()):
             raise InputError(f"message {i}: 'speaker' must be a name, got {speaker!r}")
+        if speaker is not None:
+            check_text(speaker, f"message {i}'s speaker")
         role = raw.get("role")
         if role is None:
             if speaker is None:

@@ -41,13 +41,14 @@ RECALL_RETRIEVAL = RetrievalSettings()
 class RecallSettings:
     """``retrieval``: how archived messages are ranked. ``memory_weight``: a memory's score (cosine + lexical,
     x category weight) relative to an archived message's (lexical + cosine). ``memory_pool``: memories asked of
-    the store per query. ``max_messages``: archived messages kept indexed in memory, all users together, where
-    the store is embedded (SQLite; 0: none); a database server ranks them itself."""
+    the store per query. ``max_messages``: archived messages kept indexed in memory, all users together (about
+    6 KB each with their vectors and search structures; the engine's default is ``Config.recall_cache_messages``),
+    where the store is embedded (SQLite; 0: none); a database server ranks them itself."""
 
     retrieval: RetrievalSettings = field(default_factory=lambda: RECALL_RETRIEVAL)
     memory_weight: float = 1.0
     memory_pool: int = 30
-    max_messages: int = 200_000
+    max_messages: int = 50_000
 
     def __post_init__(self) -> None:
         if self.memory_weight < 0 or self.memory_pool < 1 or self.max_messages < 0:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
@@ -21,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
-from memstack.errors import MemstackError
+from memstack.errors import InputError, MemstackError
 from memstack.server import agents, chat, memories, openai_compat, sessions
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
@@ -31,6 +33,7 @@ from memstack.server.settings import ServerSettings
 from memstack.server.state import ServerState
 from memstack.server.ui import mount_ui
 from memstack.server.wire import MemoryFragments
+from memstack.types import check_data, check_text
 
 __all__ = ["AUTH_ENV", "app_from_env", "create_app"]
 
@@ -128,6 +131,74 @@ class _BodyLimit:
         await response(scope, receive, send)
 
 
+class _StorableText:
+    """400 for text no store can keep, anywhere in a request: a NUL or a lone surrogate in the URL's path or query
+    (or percent-escapes that are not UTF-8), or in any string or key of a JSON body. Every route answers alike, for
+    fields it stores and fields it ignores; the engine checks the same (``memstack.types.check_text``) for Python
+    and CLI callers. A JSON body is parsed here only when it has ``\\u`` escapes: raw NUL is not valid JSON and raw
+    surrogates are not valid UTF-8, so without escapes there is nothing to find."""
+
+    _BODIES = frozenset({"POST", "PUT", "PATCH"})
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        try:
+            _check_url(scope)
+        except InputError as exc:
+            await error_response(400, "InputError", str(exc))(scope, receive, send)
+            return
+        if scope["method"] not in self._BODIES:
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:  # bounded: _BodyLimit, outside this, refused larger bodies
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if b"\\u" in body:
+            try:
+                check_data(json.loads(body), "body")
+            except InputError as exc:
+                await error_response(400, "InputError", str(exc))(scope, receive, send)
+                return
+            except (ValueError, RecursionError):  # not JSON (or YAML, or nested too deep): the route answers it
+                pass
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+
+def _check_url(scope: Scope) -> None:
+    raw_path = scope.get("raw_path") or scope.get("path", "").encode("utf-8", "surrogatepass")
+    for what, raw in (("the URL path", raw_path), ("the query string", scope.get("query_string", b""))):
+        if b"%" not in raw and b"\x00" not in raw:
+            continue
+        try:
+            text = unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"{what} has percent-escapes that are not UTF-8 text (byte {exc.start}); "
+                "encode every character as UTF-8 before escaping it"
+            ) from None
+        check_text(text, what)
+
+
 def create_app(
     engine_or_config: AsyncMemstack | Config | None = None, *, settings: ServerSettings | None = None
 ) -> FastAPI:
@@ -175,7 +246,8 @@ def create_app(
     app.include_router(openai_compat.router)
     mount_ui(app)  # the web UI at /
     app.add_middleware(_SearchFastPath)
-    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # added last: outermost, so it covers both
+    app.add_middleware(_StorableText)
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # added last: outermost, so it covers them all
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:

@@ -6,18 +6,20 @@ Each check returns the value as the store keeps it, or raises :class:`~memstack.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 import numpy as np
 
 from memstack.errors import DimensionMismatch, InputError
-from memstack.types import Category, Source, Vector
+from memstack.types import Category, Source, Vector, check_data
 
 __all__ = [
     "COLUMNS",
     "check_actor",
     "check_agent",
+    "check_definition",
     "check_job_name",
     "check_k",
     "check_lease_s",
@@ -52,6 +54,15 @@ def check_agent(agent_id: str | None) -> None:
         not isinstance(agent_id, str) or not agent_id or len(agent_id) > 200 or not agent_id.isprintable()
     ):
         raise InputError(f"agent_id must be 1-200 printable characters or None, got {agent_id!r}")
+
+
+def check_definition(definition: dict[str, Any]) -> str:
+    """An agent definition as the stores keep it: plain JSON data (its text, keys sorted) with storable strings."""
+    check_data(definition, "the agent definition")
+    try:
+        return json.dumps(definition, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"the agent definition is not plain JSON data ({exc})") from None
 
 
 def check_job_name(value: str, what: str) -> str:

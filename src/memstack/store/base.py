@@ -43,6 +43,7 @@ from memstack.types import (
     TurnVectors,
     UserRef,
     Vector,
+    check_text,
 )
 
 __all__ = [
@@ -390,6 +391,8 @@ def new_api_key() -> str:
 
 def check_name(kind: str, value: str) -> str:
     """Tenant, key and agent names for the stores: 1-200 printable characters (an empty key name is allowed)."""
+    if isinstance(value, str):
+        check_text(value, kind)
     if not isinstance(value, str) or len(value) > 200 or not value.isprintable() or (kind != "key name" and not value):
         raise InputError(f"{kind} must be 1-200 printable characters, got {value!r}")
     return value

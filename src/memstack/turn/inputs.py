@@ -1,4 +1,7 @@
-"""Checking what a chat call was given, before any work starts: message, session metadata, delegated task."""
+"""Checking what a chat call was given, before any work starts: message, session metadata, delegated task.
+
+Text no store can keep (NUL, lone surrogates: :func:`memstack.types.check_text`) is refused here, so a turn never
+starts with it: it would reply and then fail to archive the exchange."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 from memstack.context import DelegatedTask, SessionMeta, build_session
 from memstack.errors import InputError
+from memstack.types import check_data, check_text
 
 __all__ = ["MAX_MESSAGE_CHARS", "TurnLimits", "check_message", "delegated_task", "session_meta"]
 
@@ -27,6 +31,7 @@ class TurnLimits:
 def check_message(message: str, limits: TurnLimits) -> str:
     if not isinstance(message, str) or not message.strip():
         raise InputError("the message is empty; send the user's message as text")
+    check_text(message, "the message")
     if len(message) > limits.max_message_chars:
         raise InputError(
             f"the message is {len(message)} characters; a chat message may have at most {limits.max_message_chars}. "
@@ -45,6 +50,7 @@ def session_meta(
         return metadata
     if metadata is not None and not isinstance(metadata, Mapping):
         raise InputError(f"metadata must be an object of session fields, got {type(metadata).__name__}")
+    check_data(metadata, "metadata")  # never stored, but shown in the stored context manifest
     raw: dict[str, Any] = dict(metadata or {})
     if tenant != "default":
         raw.setdefault("tenant", tenant)
@@ -81,6 +87,7 @@ def delegated_task(value: DelegatedTask | Mapping[str, Any] | str | None, limits
         raise InputError(f"a delegated task must be an object or text, got {type(value).__name__}")
     if task is None:
         return None
+    check_data((task.instructions, task.payload, task.output_schema, task.parent), "the delegated task")
     if not task.instructions and task.payload is None:
         raise InputError("a delegated task needs instructions or a payload")
     size = sum(len(x if isinstance(x, str) else json.dumps(x, default=str)) for x in (task.payload, task.output_schema))

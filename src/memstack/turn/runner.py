@@ -118,11 +118,14 @@ class RecentExchanges:
     session lock, so it does not wait to read the session; this copy saves the read. When it has nothing for a
     session the caller names (after a restart, or once evicted), the turn reads the session's stored raw window
     instead (:meth:`TurnRunner.detection_context`), and the detection job's payload carries what was read, so a
-    resumed detection classifies with the same context."""
+    resumed detection classifies with the same context. Bounded: at most ``sessions`` sessions and ``max_chars``
+    characters of text in all (messages may be 32,000 characters long), least recently used evicted first."""
 
-    def __init__(self, sessions: int = 10_000, keep: int = 4) -> None:
+    def __init__(self, sessions: int = 10_000, keep: int = 4, max_chars: int = 4_000_000) -> None:
         self._sessions = sessions
         self._keep = keep
+        self._max_chars = max_chars
+        self._chars = 0
         self._recent: OrderedDict[tuple[str, str, str], tuple[tuple[str, str], ...]] = OrderedDict()
 
     def get(self, user: UserRef, session_id: str) -> tuple[tuple[str, str], ...]:
@@ -130,7 +133,7 @@ class RecentExchanges:
 
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
         key = (user.tenant, user.user_id, session_id)
-        self._put(key, (*self._recent.pop(key, ()), ("user", message), ("assistant", reply)))
+        self._put(key, (*self._recent.get(key, ()), ("user", message), ("assistant", reply)))
 
     def load(self, user: UserRef, session_id: str, window: Sequence[RawMessage]) -> tuple[tuple[str, str], ...]:
         """Fill the copy of a session from its stored raw window; what the classifier will read."""
@@ -138,10 +141,16 @@ class RecentExchanges:
         return self._put((user.tenant, user.user_id, session_id), pairs)
 
     def _put(self, key: tuple[str, str, str], pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        self._chars -= _chars(self._recent.pop(key, ()))
         self._recent[key] = pairs = pairs[-self._keep :]
-        while len(self._recent) > self._sessions:
-            self._recent.popitem(last=False)
+        self._chars += _chars(pairs)
+        while len(self._recent) > self._sessions or (self._chars > self._max_chars and len(self._recent) > 1):
+            self._chars -= _chars(self._recent.popitem(last=False)[1])
         return pairs
+
+
+def _chars(pairs: tuple[tuple[str, str], ...]) -> int:
+    return sum(len(text) for _, text in pairs)
 
 
 @dataclass(slots=True)

@@ -83,7 +83,7 @@ class Turns:
         )
         fact_guard = partial(check_session_fact, guard=self.guard)  # the poisoning check of every base-truth entry
         self.sessions = SessionService(store, self.summarizer, tuning.session, guard=fact_guard)
-        recall = tuning.recall or RecallSettings()
+        recall = tuning.recall or RecallSettings(max_messages=config.recall_cache_messages)
         self.vectorizer = TurnVectorizer(store, embedder)
         archive = ArchiveIndex(store, recall.retrieval, max_messages=recall.max_messages)
         self.recaller = Recaller(archive, embedder, self.scorer, recall)

@@ -5,7 +5,18 @@ All are frozen dataclasses: values, not handles. HTTP schemas live in the server
 
 from __future__ import annotations
 
-from memstack.types._core import MAX_CONTENT_CHARS, UserRef, Vector, new_id, new_ids, utcnow
+from memstack.types._core import (
+    MAX_CONTENT_CHARS,
+    UserRef,
+    Vector,
+    check_data,
+    check_id,
+    check_text,
+    new_id,
+    new_ids,
+    unstorable,
+    utcnow,
+)
 from memstack.types.chat import BADGE_ACTIONS, ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolEvent, ToolUse
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
 from memstack.types.jobs import Job, JobStatus
@@ -111,8 +122,12 @@ __all__ = [
     "UserRef",
     "Vector",
     "check_content",
+    "check_data",
+    "check_id",
     "check_manifest",
+    "check_text",
     "new_id",
     "new_ids",
+    "unstorable",
     "utcnow",
 ]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -12,7 +14,18 @@ import numpy.typing as npt
 
 from memstack.errors import InputError
 
-__all__ = ["MAX_CONTENT_CHARS", "UserRef", "Vector", "new_id", "new_ids", "utcnow"]
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "UserRef",
+    "Vector",
+    "check_data",
+    "check_id",
+    "check_text",
+    "new_id",
+    "new_ids",
+    "unstorable",
+    "utcnow",
+]
 
 
 Vector = npt.NDArray[np.float32]
@@ -20,6 +33,67 @@ Vector = npt.NDArray[np.float32]
 
 #: Longest memory content accepted; longer text is a document, not a memory.
 MAX_CONTENT_CHARS = 2000
+
+
+#: What no store keeps exactly: NUL (PostgreSQL's text and JSON refuse it) and UTF-16 surrogates, which are halves
+#: of a pair, not characters (JSON can carry a lone one as ``"\\ud800"``; UTF-8 cannot encode it at all).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value: str) -> str | None:
+    """Why no store can keep ``value`` exactly (``"contains a NUL character …"``), or ``None`` when they all can."""
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return None
+    at = found.start()
+    if value[at] == "\x00":
+        return (
+            f"contains a NUL character (\\x00, U+0000) at position {at}; it cannot be stored. Remove it "
+            "(binary data belongs in a file or base64 text, not in a message)"
+        )
+    return (
+        f"contains a lone surrogate (U+{ord(value[at]):04X}) at position {at}: half of a UTF-16 pair, not a "
+        "character, so it cannot be stored. Send text as UTF-8; a JSON escape of a character outside the basic "
+        "plane needs both halves (\\ud83d\\ude00)"
+    )
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` unchanged if every store can keep it exactly; otherwise ``InputError`` naming ``what`` and the
+    character. Both backends give the same answer, since callers check before any work starts."""
+    why = unstorable(value) if isinstance(value, str) else None
+    if why is not None:
+        raise InputError(f"{what} {why}")
+    return value
+
+
+def check_data(value: object, what: str) -> None:
+    """:func:`check_text` on every string in JSON-like data (mappings' keys and values, lists, tuples), however
+    deeply nested (iterative: no recursion limit to hit)."""
+    stack: list[tuple[object, str]] = [(value, what)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            check_text(item, where)
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                if isinstance(key, str):
+                    check_text(key, f"a key of {where}")
+                    stack.append((inner, f"{where}.{key}" if len(where) < 200 else where))
+                else:
+                    stack.append((inner, where))
+        elif isinstance(item, list | tuple):
+            stack.extend((inner, where) for inner in item)
+
+
+def check_id(value: object, what: str) -> str:
+    """An id or name passed in (a memory, session, context or agent): 1-200 printable characters."""
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{what} must be 1-200 printable characters, got {value!r}")
+    check_text(value, what)
+    if len(value) > 200 or not value.isprintable():
+        raise InputError(f"{what} must be 1-200 printable characters, got {value!r}")
+    return value
 
 
 def utcnow() -> datetime:
@@ -60,6 +134,4 @@ class UserRef:
 
     def __post_init__(self) -> None:
         for name in ("user_id", "tenant"):
-            value = getattr(self, name)
-            if not value or len(value) > 200 or not value.isprintable():
-                raise InputError(f"{name} must be 1-200 printable characters, got {value!r}")
+            check_id(getattr(self, name), name)

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from memstack.errors import InputError
-from memstack.types._core import MAX_CONTENT_CHARS, Vector
+from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_text
 
 __all__ = [
     "Candidate",
@@ -90,6 +90,7 @@ class NewMemory:
 
 
 def check_content(content: str) -> None:
+    check_text(content, "memory content")
     if not content or not content.strip():
         raise InputError("memory content is empty; send the fact to remember as text")
     if len(content) > MAX_CONTENT_CHARS:
@@ -214,6 +215,10 @@ class MemoryFilter:
     include_deleted: bool = False
     limit: int = 100
     offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.text is not None:
+            check_text(self.text, "the text filter")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import psycopg
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
-from memstack.errors import ConfigError, MemstackError, MigrationError, StoreError, StoreUnavailable
+from memstack.errors import ConfigError, InputError, MemstackError, MigrationError, StoreError, StoreUnavailable
 
 __all__ = ["Database", "VectorCodec", "connect", "describe_url", "map_error"]
 
@@ -74,6 +74,12 @@ def map_error(exc: BaseException, where: str) -> MemstackError:
     if isinstance(exc, PoolClosed):
         return StoreError("this PostgreSQL store is closed; open it again with PostgresStore.open()")
     state = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, UnicodeEncodeError) or state in _UNSTORABLE or _NUL.search(str(exc)):
+        # The shared checks (memstack.types.check_text) refuse such text before any work; this is the last line.
+        return InputError(
+            "the text contains a character PostgreSQL cannot store (NUL or a lone surrogate); nothing was changed. "
+            "Remove it"
+        )
     if isinstance(exc, psycopg.OperationalError) and (not state or state.startswith("08") or state in _GONE):
         return StoreUnavailable(f"lost the connection to PostgreSQL at {where} ({_reason(exc)}); {_FIX_CONNECTION}")
     if state == "53300":
@@ -104,6 +110,11 @@ def map_error(exc: BaseException, where: str) -> MemstackError:
 #: pgvector's messages for a vector of the wrong length ("different vector dimensions 256 and 384",
 #: "expected 256 dimensions, not 384").
 _DIMENSIONS = re.compile(r"vector dimensions|expected \d+ dimensions")
+
+#: Text PostgreSQL cannot hold: untranslatable character (a ``\\u0000`` in JSON), invalid byte sequence.
+_UNSTORABLE = frozenset({"22P05", "22021"})
+#: psycopg's own refusal, raised before anything is sent ("text fields cannot contain NUL (0x00) bytes").
+_NUL = re.compile(r"cannot contain NUL")
 
 #: Server states meaning it is going away or not accepting connections (admin/crash shutdown, starting up).
 _GONE = frozenset({"57P01", "57P02", "57P03"})
@@ -194,7 +205,7 @@ class Database:
                 yield conn
         except MemstackError:
             raise
-        except (psycopg.Error, PoolTimeout, PoolClosed) as exc:
+        except (psycopg.Error, PoolTimeout, PoolClosed, UnicodeEncodeError) as exc:
             raise map_error(exc, self.where) from exc
 
     @asynccontextmanager

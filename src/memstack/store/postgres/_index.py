@@ -32,7 +32,7 @@ from memstack.store.postgres._rows import (
     parse_category,
     unit_vector,
 )
-from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
+from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector, check_id
 
 __all__ = ["PgIndex"]
 
@@ -146,6 +146,7 @@ class PgIndex:
         return int(rows[0][0])
 
     async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        check_id(memory_id, "memory id")
         rows = await self._rows(
             "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
             "WHERE tenant = %(tenant)s AND user_id = %(user)s AND memory_id = %(id)s ORDER BY id",

@@ -41,6 +41,7 @@ from memstack.types import (
     NewMemory,
     UserRef,
     Vector,
+    check_id,
     new_id,
     new_ids,
     utcnow,
@@ -156,6 +157,7 @@ class PgMemories:
     @staticmethod
     async def _fetch(conn: Conn, user: UserRef, memory_id: str, *, lock: bool = True) -> Memory:
         """One memory of ``user`` with its embedding (row-locked for the transaction), else ``NotFound``."""
+        check_id(memory_id, "memory id")
         suffix = " FOR UPDATE" if lock else ""
         cur = await conn.execute(
             f"SELECT {COLUMNS}, embedding FROM memories WHERE id = %s AND tenant = %s AND user_id = %s{suffix}",

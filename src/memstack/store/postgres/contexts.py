@@ -9,7 +9,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, NotFound
 from memstack.store.postgres._db import Database
-from memstack.types import Manifest, UserRef, check_manifest
+from memstack.types import Manifest, UserRef, check_id, check_manifest
 
 __all__ = ["PgContexts"]
 
@@ -43,6 +43,9 @@ class PgContexts:
                 )
 
     async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        check_id(context_id, "context id")
+        if user_id is not None:
+            check_id(user_id, "user_id")
         query = "SELECT manifest FROM context_manifests WHERE context_id = %s AND tenant = %s"
         args: tuple[str, ...] = (context_id, tenant)
         if user_id is not None:

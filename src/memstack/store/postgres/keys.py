@@ -7,17 +7,17 @@ unique index), the secret itself is never stored; agent definitions are ``jsonb`
 from __future__ import annotations
 
 import builtins
-import json
 from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import NotFound
+from memstack.store._checks import check_definition
 from memstack.store.base import check_name, hash_api_key, new_api_key
 from memstack.store.postgres._db import Database
-from memstack.types import AgentRecord, ApiKey, new_id, utcnow
+from memstack.types import AgentRecord, ApiKey, check_id, new_id, utcnow
 
 __all__ = ["MIGRATIONS", "PgAgents", "PgKeys"]
 
@@ -114,6 +114,7 @@ class PgKeys:
         return [_key(r) for r in rows]
 
     async def revoke(self, key_id: str) -> ApiKey:
+        check_id(key_id, "key id")
         async with self._db.connection() as conn:
             await conn.execute(
                 "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL", (utcnow(), key_id)
@@ -133,10 +134,7 @@ class PgAgents:
     async def put(self, tenant: str, name: str, definition: dict[str, Any]) -> AgentRecord:
         check_name("tenant", tenant)
         check_name("agent name", name)
-        try:
-            json.dumps(definition)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"the agent definition is not plain JSON data ({exc})") from None
+        check_definition(definition)
         now = utcnow()
         async with self._db.connection() as conn:
             cur = await conn.execute(
@@ -150,6 +148,7 @@ class PgAgents:
         return _agent(row)
 
     async def get(self, tenant: str, name: str) -> AgentRecord:
+        check_name("agent name", name)
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 f"SELECT {_AGENT_COLUMNS} FROM agents WHERE tenant = %s AND name = %s", (tenant, name)
@@ -166,6 +165,7 @@ class PgAgents:
         return [_agent(r) for r in rows]
 
     async def delete(self, tenant: str, name: str) -> None:
+        check_name("agent name", name)
         async with self._db.connection() as conn:
             cur = await conn.execute("DELETE FROM agents WHERE tenant = %s AND name = %s", (tenant, name))
         if cur.rowcount == 0:

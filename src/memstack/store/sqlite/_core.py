@@ -20,7 +20,7 @@ from memstack.errors import ConfigError, NotFound, StoreError
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
-from memstack.types import Memory, UserRef, Vector
+from memstack.types import Memory, UserRef, Vector, check_id
 
 __all__ = ["Core", "opt_ts", "user_key", "utc"]
 
@@ -129,6 +129,7 @@ class Core:
 
     def fetch(self, conn: sqlite3.Connection, user: UserRef, memory_id: str) -> tuple[int, Memory]:
         """Database thread: one memory of ``user`` (with its embedding) and its primary key, else ``NotFound``."""
+        check_id(memory_id, "memory id")
         row = conn.execute(
             f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE id = ? AND tenant = ? AND user_id = ?",
             (memory_id, user.tenant, user.user_id),

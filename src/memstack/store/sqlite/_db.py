@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from memstack.errors import MemstackError, StoreBusy, StoreError, StoreUnavailable
+from memstack.errors import InputError, MemstackError, StoreBusy, StoreError, StoreUnavailable
 
 __all__ = ["Database", "data_version", "is_busy", "map_error", "transaction"]
 
@@ -135,6 +135,8 @@ class Database:
             raise
         except sqlite3.Error as exc:
             raise map_error(exc, self.path, self.busy_timeout_s) from None
+        except UnicodeEncodeError:  # a lone surrogate; the shared checks (memstack.types.check_text) come first
+            raise InputError("the text has a lone surrogate, which cannot be stored; nothing was changed") from None
 
     async def close(self) -> None:
         if self._executor is None:

@@ -30,7 +30,7 @@ from memstack.store.sqlite._rows import (
     parse_category,
     unit_vector,
 )
-from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector
+from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector, check_id
 
 __all__ = ["SQLiteIndex"]
 
@@ -75,6 +75,7 @@ class SQLiteIndex:
         return await self._core.run(lambda conn: self._core.count(conn, user))
 
     async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
+        check_id(memory_id, "memory id")
         sql = (
             "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
             "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id"

@@ -9,7 +9,7 @@ import sqlite3
 from memstack.errors import InputError, NotFound
 from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._rows import to_ts
-from memstack.types import Manifest, UserRef, check_manifest
+from memstack.types import Manifest, UserRef, check_id, check_manifest
 
 __all__ = ["SQLiteContexts"]
 
@@ -48,6 +48,9 @@ class SQLiteContexts:
         await self._core.run(lambda conn: self._core.write(conn, insert))
 
     async def get(self, tenant: str, context_id: str, *, user_id: str | None = None) -> Manifest:
+        check_id(context_id, "context id")
+        if user_id is not None:
+            check_id(user_id, "user_id")
         sql = "SELECT manifest FROM context_manifests WHERE context_id = ? AND tenant = ?"
         args: tuple[str, ...] = (context_id, tenant)
         if user_id is not None:

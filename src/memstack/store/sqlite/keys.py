@@ -11,12 +11,13 @@ import json
 import sqlite3
 from typing import Any
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import NotFound
+from memstack.store._checks import check_definition
 from memstack.store.base import check_name, hash_api_key, new_api_key
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, to_ts
-from memstack.types import AgentRecord, ApiKey, new_id, utcnow
+from memstack.types import AgentRecord, ApiKey, check_id, new_id, utcnow
 
 __all__ = ["MIGRATIONS", "SQLiteAgents", "SQLiteKeys"]
 
@@ -115,6 +116,8 @@ class SQLiteKeys:
         return await self._core.run(lambda conn: [_key(r) for r in conn.execute(query, args)])
 
     async def revoke(self, key_id: str) -> ApiKey:
+        check_id(key_id, "key id")
+
         def revoke(conn: sqlite3.Connection) -> ApiKey:
             with transaction(conn, write=True):
                 conn.execute(
@@ -147,10 +150,7 @@ class SQLiteAgents:
     async def put(self, tenant: str, name: str, definition: dict[str, Any]) -> AgentRecord:
         check_name("tenant", tenant)
         check_name("agent name", name)
-        try:
-            text = json.dumps(definition, ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"the agent definition is not plain JSON data ({exc})") from None
+        text = check_definition(definition)
         now = to_ts(utcnow())
 
         def put(conn: sqlite3.Connection) -> AgentRecord:
@@ -170,6 +170,7 @@ class SQLiteAgents:
         return await self._core.run(put)
 
     async def get(self, tenant: str, name: str) -> AgentRecord:
+        check_name("agent name", name)
         sql = "SELECT tenant, name, definition, created_at, updated_at FROM agents WHERE tenant = ? AND name = ?"
         row = await self._core.run(lambda conn: conn.execute(sql, (tenant, name)).fetchone())
         if row is None:
@@ -181,6 +182,8 @@ class SQLiteAgents:
         return await self._core.run(lambda conn: [_agent(r) for r in conn.execute(sql, (tenant,))])
 
     async def delete(self, tenant: str, name: str) -> None:
+        check_name("agent name", name)
+
         def delete(conn: sqlite3.Connection) -> int:
             with transaction(conn, write=True):
                 return conn.execute("DELETE FROM agents WHERE tenant = ? AND name = ?", (tenant, name)).rowcount
