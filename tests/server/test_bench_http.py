@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from memstack.cli import main
@@ -21,3 +22,20 @@ def test_bench_http_prints_its_figures_as_the_last_line() -> None:
     assert figures["requests"] > 0 and figures["errors"] == 0
     assert 0 < figures["p50_ms"] <= figures["p99_ms"] and figures["rps"] > 0
     assert figures["distinct_queries"] == "all"
+
+
+@pytest.mark.postgres
+def test_bench_http_runs_two_workers_on_postgresql() -> None:
+    args = ["bench", "http", "--backend", "postgres", "--workers", "2", "--clients", "4", "--duration", "2"]
+    result = CliRunner().invoke(main, [*args, "--warmup", "1", "--users", "3", "--per-user", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output.strip().splitlines()[-1])
+    assert figures["backend"] == "postgres" and figures["workers"] == 2
+    assert figures["requests"] > 0 and figures["errors"] == 0
+    # the server's CPU is its supervisor's and both workers' together: the supervisor alone spends almost none
+    assert figures["server_cpu_ms"] is not None and figures["server_cpu_ms"] > 0.5
+
+
+def test_bench_http_refuses_several_workers_on_sqlite() -> None:
+    result = CliRunner().invoke(main, ["bench", "http", "--workers", "2", "--duration", "1"])
+    assert result.exit_code == 1 and "backend='postgres'" in result.output

@@ -1,4 +1,5 @@
-"""``memstack serve`` as a separate process for the HTTP benchmarks: start it, wait for it, read its CPU and memory."""
+"""``memstack serve`` as a separate process for the HTTP benchmarks: the database it serves, start it, wait for it,
+read its CPU and memory (the supervisor and its workers together)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,31 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from memstack.errors import ConfigError
 
-__all__ = ["cpu_s", "free_port", "rss_mb", "start_server", "stop_server", "wait_ready"]
+__all__ = ["Backend", "cpu_s", "database", "free_port", "rss_mb", "start_server", "stop_server", "wait_ready"]
+
+Backend = Literal["sqlite", "postgres"]
+
+
+@contextmanager
+def database(backend: Backend, log: Callable[[str], None]) -> Iterator[str | None]:
+    """``None`` for SQLite; for PostgreSQL the URL of a fresh database on an embedded server, stopped afterwards."""
+    if backend == "sqlite":
+        yield None
+        return
+    if backend != "postgres":
+        raise ConfigError(f"unknown backend {backend!r}; use sqlite or postgres")
+    from memstack.testing.postgres import EmbeddedPostgres
+
+    log("starting an embedded PostgreSQL server")
+    with EmbeddedPostgres() as pg:
+        yield pg.create_database()
 
 
 def free_port() -> int:
@@ -22,14 +43,20 @@ def free_port() -> int:
 
 
 def start_server(
-    home: Path, port: int, *, database_url: str | None = None, env: dict[str, str] | None = None
+    home: Path,
+    port: int,
+    *,
+    database_url: str | None = None,
+    env: dict[str, str] | None = None,
+    workers: int = 1,
 ) -> subprocess.Popen[bytes]:
-    """``memstack serve --auth keys`` on ``home`` (and ``database_url`` when given), on 127.0.0.1:``port``.
+    """``memstack serve --auth keys --workers N`` on ``home`` (and ``database_url`` when given), on
+    127.0.0.1:``port``.
 
     The caller's ``MEMSTACK_*`` variables are not passed on, so the server runs on the defaults plus ``env``."""
     command = [sys.executable, "-c", "from memstack.cli import main; main()", "serve"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--home", str(home), "--auth", "keys"]
-    command += ["--log-level", "warning"]
+    command += ["--log-level", "warning", "--workers", str(workers)]
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
     if database_url is not None:
         environ["MEMSTACK_DATABASE_URL"] = database_url
@@ -65,21 +92,46 @@ async def wait_ready(port: int, server: subprocess.Popen[bytes], timeout_s: floa
     raise ConfigError(f"the server did not answer /healthz on port {port} within {timeout_s:.0f} s")
 
 
-def cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of a process so far (Linux ``/proc``; ``None`` elsewhere)."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the state is ``[0]``, the parent ``[1]``)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (a supervisor's workers), read from Linux ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        found.append(current := todo.pop())
+        todo.extend(children.get(current, ()))
+    return found
+
+
+def cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds so far of a process and the processes below it (Linux ``/proc``; ``None``
+    elsewhere). A worker that exits between two readings takes its seconds with it."""
+    if _stat(pid) is None:
+        return None
+    ticks = sum(int(f[11]) + int(f[12]) for p in _tree(pid) if (f := _stat(p)) is not None)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float | None:
-    """Resident memory of a process in MB (``VmRSS`` from Linux ``/proc``; ``None`` elsewhere or once it exited)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
+    """Resident memory in MB of a process and the processes below it (``VmRSS`` from Linux ``/proc``; ``None``
+    elsewhere or once it exited)."""
+    if _stat(pid) is None:
         return None
-    return None
+    total = 0
+    for member in _tree(pid):
+        try:
+            lines = Path(f"/proc/{member}/status").read_text().splitlines()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
+    return total / 1024

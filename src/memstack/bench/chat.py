@@ -32,21 +32,19 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from memstack.bench._serve import cpu_s, free_port, rss_mb, start_server, stop_server, wait_ready
+from memstack.bench._serve import Backend, cpu_s, database, free_port, rss_mb, start_server, stop_server, wait_ready
 from memstack.bench.http import _DAYS, _FOODS, _HOBBIES, _PEOPLE, _PLACES, _SUBJECTS
 from memstack.errors import ConfigError
 
 __all__ = ["ChatBenchResult", "run"]
 
-Backend = Literal["sqlite", "postgres"]
 
 _ZONES = ("Europe/Lisbon", "America/Denver", "Asia/Tokyo", "Africa/Nairobi", "Australia/Hobart", "UTC")
 _FILLER = (
@@ -326,19 +324,6 @@ async def _make_key(home: Path, database_url: str | None) -> str:
     return secret
 
 
-@contextmanager
-def _database(backend: Backend, log: Callable[[str], None]) -> Iterator[str | None]:
-    """``None`` for SQLite; for PostgreSQL the URL of a fresh database on an embedded server, stopped afterwards."""
-    if backend == "sqlite":
-        yield None
-        return
-    from memstack.testing.postgres import EmbeddedPostgres
-
-    log("starting an embedded PostgreSQL server")
-    with EmbeddedPostgres() as pg:
-        yield pg.create_database()
-
-
 def run(
     *,
     backend: Backend = "sqlite",
@@ -364,7 +349,7 @@ def run(
     if any(not key.startswith("MEMSTACK_") for key in env):
         raise ConfigError(f"server settings are MEMSTACK_* variables, got {sorted(env)}")
     plan = _Plan(clients, users, duration_s, warmup_s, idle_s, stream_share, sample_s, seed, env)
-    with tempfile.TemporaryDirectory(prefix="memstack-chat-bench-") as tmp, _database(backend, log) as url:
+    with tempfile.TemporaryDirectory(prefix="memstack-chat-bench-") as tmp, database(backend, log) as url:
         home = Path(tmp)
         secret = asyncio.run(_make_key(home, url))
         port = free_port()

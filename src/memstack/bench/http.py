@@ -1,10 +1,12 @@
-"""Load test of the HTTP API: ``POST /v1/users/{u}/memories/search`` at N concurrent clients on SQLite, over loopback.
+"""Load test of the HTTP API: ``POST /v1/users/{u}/memories/search`` at N concurrent clients, over loopback.
 
 What it does, in order:
 
-1. builds a data set in a temporary home: ``users`` users × ``per_user`` memories (real sentences, embedded with the
-   server's model) and one API key;
-2. starts ``memstack serve`` on that home as a **separate process** on a free loopback port, waits for ``/healthz``;
+1. builds a data set in a temporary home (SQLite), or in a fresh database on an embedded PostgreSQL
+   (``backend="postgres"``): ``users`` users × ``per_user`` memories (real sentences, embedded with the server's
+   model) and one API key;
+2. starts ``memstack serve`` on it as a **separate process** (``workers`` worker processes behind one port,
+   PostgreSQL only past one) on a free loopback port, waits for ``/healthz``;
 3. warms up for ``warmup_s`` (not counted): every user's vectors get loaded, the query cache fills;
 4. runs ``clients`` closed-loop clients for ``duration_s``: each sends a search, waits for the whole answer, sends the
    next (HTTP/1.1 keep-alive, one connection per client). A request counts as an error unless it is a 200 with a
@@ -31,11 +33,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from memstack.bench._serve import cpu_s, free_port, start_server, stop_server, wait_ready
+from memstack.bench._serve import Backend, cpu_s, database, free_port, start_server, stop_server, wait_ready
 from memstack.errors import ConfigError
 
 __all__ = ["HttpBenchResult", "run"]
@@ -83,6 +85,8 @@ def _query_texts(rng: random.Random, n: int) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class HttpBenchResult:
     endpoint: str
+    backend: str
+    workers: int
     clients: int
     duration_s: float
     requests: int
@@ -101,6 +105,8 @@ class HttpBenchResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "endpoint": self.endpoint,
+            "backend": self.backend,
+            "workers": self.workers,
             "clients": self.clients,
             "duration_s": self.duration_s,
             "requests": self.requests,
@@ -118,12 +124,14 @@ class HttpBenchResult:
         }
 
 
-async def _populate(home: Path, users: int, per_user: int, seed: int, log: Callable[[str], None]) -> str:
+async def _populate(
+    home: Path, url: str | None, users: int, per_user: int, seed: int, log: Callable[[str], None]
+) -> str:
     from memstack.engine import AsyncMemstack
     from memstack.types import Category, NewMemory, Source, UserRef
 
     rng = random.Random(seed)
-    async with AsyncMemstack(home=home, resume=False) as ms:
+    async with AsyncMemstack(home=home, database_url=url, resume=False) as ms:
         pool = sorted(set(_memory_texts(rng, max(per_user * 3, 600))))
         log(f"embedding {len(pool)} distinct memory texts")
         vectors = await ms.embedder.embed(pool)
@@ -232,6 +240,8 @@ async def _measure(
 
 def run(
     *,
+    backend: Backend = "sqlite",
+    workers: int = 1,
     clients: int = 50,
     duration_s: float = 30.0,
     warmup_s: float = 5.0,
@@ -245,15 +255,18 @@ def run(
     """Run the load test (see the module docstring) and return its figures."""
     if clients < 1 or duration_s <= 0 or users < 1 or per_user < 1 or k < 1 or queries < 0:
         raise ConfigError("clients, users, per_user and k must be ≥ 1, duration_s > 0 and queries ≥ 0")
-    with tempfile.TemporaryDirectory(prefix="memstack-http-bench-") as tmp:
+    if workers < 1 or (workers > 1 and backend != "postgres"):
+        raise ConfigError(f"workers must be ≥ 1, and more than one needs backend='postgres' (got {workers})")
+    with tempfile.TemporaryDirectory(prefix="memstack-http-bench-") as tmp, database(backend, log) as url:
         home = Path(tmp)
-        log(f"building {users} users × {per_user} memories in a temporary SQLite home")
-        secret = asyncio.run(_populate(home, users, per_user, seed, log))
+        log(f"building {users} users × {per_user} memories ({backend})")
+        secret = asyncio.run(_populate(home, url, users, per_user, seed, log))
         pool = _query_texts(random.Random(seed + 1), queries) if queries else []
         port = free_port()
-        server = start_server(home, port)
+        server = start_server(home, port, database_url=url, workers=workers)
         try:
-            log(f"server process {server.pid} on 127.0.0.1:{port}; warm-up {warmup_s:g} s, then {duration_s:g} s")
+            log(f"server process {server.pid} ({workers} workers) on 127.0.0.1:{port}")
+            log(f"warm-up {warmup_s:g} s, then {duration_s:g} s measured")
             measured = _run_loop(port, server, secret, users, k, pool, clients, duration_s, warmup_s)
         finally:
             stop_server(server)
@@ -262,6 +275,8 @@ def run(
     ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
     return HttpBenchResult(
         endpoint="POST /v1/users/{user_id}/memories/search",
+        backend=backend,
+        workers=workers,
         clients=clients,
         duration_s=round(elapsed, 2),
         requests=len(latencies) + errors,
@@ -307,6 +322,14 @@ def add_bench(main: Any) -> None:
     import click
 
     @click.command("http")
+    @click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+    @click.option(
+        "--workers",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1, 64),
+        help="Server worker processes (memstack serve --workers; PostgreSQL only past one).",
+    )
     @click.option("--clients", default=50, show_default=True, type=click.IntRange(1, 1000))
     @click.option("--duration", "duration_s", default=30.0, show_default=True, type=click.FloatRange(0.5, 3600))
     @click.option("--warmup", "warmup_s", default=5.0, show_default=True, type=click.FloatRange(0, 600))
@@ -322,6 +345,8 @@ def add_bench(main: Any) -> None:
     )
     @click.option("--json", "as_json", is_flag=True, help="End with one JSON line (the figures).")
     def bench_http(
+        backend: str,
+        workers: int,
         clients: int,
         duration_s: float,
         warmup_s: float,
@@ -331,7 +356,8 @@ def add_bench(main: Any) -> None:
         queries: int,
         as_json: bool,
     ) -> None:
-        """Load-test memory search over HTTP (a separate server process on SQLite, loopback)."""
+        """Load-test memory search over HTTP (a separate server process, loopback; PostgreSQL is an embedded
+        server)."""
         from memstack.errors import MemstackError
 
         def log(line: str) -> None:
@@ -339,6 +365,8 @@ def add_bench(main: Any) -> None:
 
         try:
             result = run(
+                backend=cast(Backend, backend),
+                workers=workers,
                 clients=clients,
                 duration_s=duration_s,
                 warmup_s=warmup_s,
@@ -351,7 +379,8 @@ def add_bench(main: Any) -> None:
         except MemstackError as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(
-            f"{result.requests} requests in {result.duration_s} s at {clients} clients: {result.rps} req/s, "
+            f"{backend}, {workers} worker(s): {result.requests} requests in {result.duration_s} s at {clients} "
+            f"clients: {result.rps} req/s, "
             f"p50 {result.p50_ms} ms, p99 {result.p99_ms} ms, {result.errors} errors; CPU per request: "
             f"server {result.server_cpu_ms} ms, load generator {result.client_cpu_ms} ms; "
             f"load average {result.load_avg} on {os.cpu_count()} cores",
