@@ -16,7 +16,17 @@ from typing import Literal
 
 from memstack.errors import ConfigError
 
-__all__ = ["Backend", "cpu_s", "database", "free_port", "rss_mb", "start_server", "stop_server", "wait_ready"]
+__all__ = [
+    "Backend",
+    "ClosedLoop",
+    "cpu_s",
+    "database",
+    "free_port",
+    "rss_mb",
+    "start_server",
+    "stop_server",
+    "wait_ready",
+]
 
 Backend = Literal["sqlite", "postgres"]
 
@@ -34,6 +44,37 @@ def database(backend: Backend, log: Callable[[str], None]) -> Iterator[str | Non
     log("starting an embedded PostgreSQL server")
     with EmbeddedPostgres() as pg:
         yield pg.create_database()
+
+
+class ClosedLoop:
+    """Closed-loop clients of a server on 127.0.0.1 (each sends a request, reads the whole answer, sends the next):
+    a subclass writes :meth:`client`; latencies of good answers and the count of the others are kept while
+    ``record`` is set."""
+
+    def __init__(self, port: int, secret: str) -> None:
+        self._port = port
+        self._auth = f"Authorization: Bearer {secret}\r\n".encode()
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.record = False
+
+    def count(self, ok: bool, started: float) -> None:
+        """One answer, good or not, to a request sent at ``started`` (``time.perf_counter``)."""
+        if self.record:
+            if ok:
+                self.latencies.append(time.perf_counter() - started)
+            else:
+                self.errors += 1
+
+    async def client(self, stop_at: float) -> None:
+        raise NotImplementedError
+
+    async def run(self, clients: int, seconds: float) -> float:
+        """``clients`` clients for ``seconds``; the seconds it took."""
+        stop_at = time.perf_counter() + seconds
+        started = time.perf_counter()
+        await asyncio.gather(*(self.client(stop_at) for _ in range(clients)))
+        return time.perf_counter() - started
 
 
 def free_port() -> int:

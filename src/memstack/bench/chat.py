@@ -39,7 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from memstack.bench._serve import Backend, cpu_s, database, free_port, rss_mb, start_server, stop_server, wait_ready
+from memstack.bench._serve import (
+    Backend,
+    ClosedLoop,
+    cpu_s,
+    database,
+    free_port,
+    rss_mb,
+    start_server,
+    stop_server,
+    wait_ready,
+)
 from memstack.bench.http import _DAYS, _FOODS, _HOBBIES, _PEOPLE, _PLACES, _SUBJECTS
 from memstack.errors import ConfigError
 
@@ -132,21 +142,17 @@ class ChatBenchResult:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-class _ChatLoad:
+class _ChatLoad(ClosedLoop):
     """Closed-loop chat clients; latencies of complete 200 answers, errors for anything else."""
 
     def __init__(self, port: int, secret: str, users: int, stream_share: float, seed: int) -> None:
-        self._port = port
-        self._auth = f"Authorization: Bearer {secret}\r\n".encode()
+        super().__init__(port, secret)
         self._users = users
         self._stream_share = stream_share
         self._rng = random.Random(seed)
         self._messages = _Messages(random.Random(seed + 1))
         self._idle: dict[int, list[tuple[str, int]]] = {}  # user -> sessions not in use, with turns left
-        self.latencies: list[float] = []
-        self.errors = 0
         self.sessions = 0
-        self.record = False
         self.samples: list[tuple[float, float]] = []
 
     def _turn(self) -> tuple[int, str | None, int, bytes, bool]:
@@ -188,19 +194,9 @@ class _ChatLoad:
                     self._idle.setdefault(user, []).append((str(answer["session_id"]), left - 1))
                 elif not ok and session_id is not None:
                     self._idle.setdefault(user, []).append((session_id, left))
-                if self.record:
-                    if ok:
-                        self.latencies.append(time.perf_counter() - started)
-                    else:
-                        self.errors += 1
+                self.count(ok, started)
         finally:
             writer.close()
-
-    async def run(self, clients: int, seconds: float) -> float:
-        stop_at = time.perf_counter() + seconds
-        started = time.perf_counter()
-        await asyncio.gather(*(self.client(stop_at) for _ in range(clients)))
-        return time.perf_counter() - started
 
 
 async def _read_answer(reader: asyncio.StreamReader, stream: bool) -> dict[str, Any] | None:

@@ -37,7 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from memstack.bench._serve import Backend, cpu_s, database, free_port, start_server, stop_server, wait_ready
+from memstack.bench._serve import Backend, ClosedLoop, cpu_s, database, free_port, start_server, stop_server, wait_ready
 from memstack.errors import ConfigError
 
 __all__ = ["HttpBenchResult", "run"]
@@ -144,20 +144,16 @@ async def _populate(
     return secret
 
 
-class _Load:
+class _Load(ClosedLoop):
     """Closed-loop clients; latencies of complete 200 answers, errors for anything else."""
 
     def __init__(self, port: int, secret: str, users: int, k: int, queries: list[str], seed: int) -> None:
-        self._port = port
-        self._auth = f"Authorization: Bearer {secret}\r\n".encode()
+        super().__init__(port, secret)
         self._users = users
         self._k = k
         self._queries = queries
         self._rng = random.Random(seed)
         self._unique = 0
-        self.latencies: list[float] = []
-        self.errors = 0
-        self.record = False
 
     def _request(self) -> bytes:
         if self._queries:
@@ -192,19 +188,9 @@ class _Load:
                 except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
                     writer.close()
                     reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
-                if self.record:
-                    if ok:
-                        self.latencies.append(time.perf_counter() - started)
-                    else:
-                        self.errors += 1
+                self.count(ok, started)
         finally:
             writer.close()
-
-    async def run(self, clients: int, seconds: float) -> float:
-        stop_at = time.perf_counter() + seconds
-        started = time.perf_counter()
-        await asyncio.gather(*(self.client(stop_at) for _ in range(clients)))
-        return time.perf_counter() - started
 
 
 @dataclass(frozen=True, slots=True)
