@@ -1,4 +1,5 @@
-"""``POST /v1/chat``: one turn with memory, answered as JSON or as server-sent events.
+"""``POST /v1/chat``: one turn with memory, answered as JSON or as server-sent events; ``POST /v1/delegate``: a
+parent agent hands a stored agent a task on behalf of a user (``AsyncMemstack.delegate``), answered as JSON.
 
 Streaming (``"stream": true``) answers ``text/event-stream``::
 
@@ -23,7 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from memstack.errors import InputError, MemstackError
 from memstack.server.agents import resolve_agent
 from memstack.server.errors import status_for
-from memstack.server.schemas import ChatIn, ChatOut, ErrorOut
+from memstack.server.schemas import ChatIn, ChatOut, DelegateIn, ErrorOut
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import json_response
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolEvent
@@ -88,6 +89,28 @@ async def chat(st: StateDep, caller: CallerDep, body: ChatIn) -> Response:
     return StreamingResponse(
         _stream(first, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
     )
+
+
+@router.post(
+    "/v1/delegate",
+    response_model=ChatOut,
+    summary="Hand an agent a task from a parent agent, for a user (the task is data, never the agent's rules)",
+)
+async def delegate(st: StateDep, caller: CallerDep, body: DelegateIn) -> Response:
+    user = caller.user(body.user_id)
+    child = await resolve_agent(st, caller.tenant, body.child)
+    task: dict[str, Any] | str = body.task if isinstance(body.task, str) else body.task.model_dump(exclude_none=True)
+    result = await st.engine.delegate(
+        body.parent,
+        child,
+        task,
+        user_id=user,
+        session_id=body.session_id,
+        metadata=body.metadata,
+        memory=body.memory,
+        temporary=body.temporary,
+    )
+    return json_response(chat_json(result))
 
 
 async def _stream(first: ChatEvent, events: AsyncIterator[ChatEvent]) -> AsyncIterator[bytes]:

@@ -102,7 +102,7 @@ _LISTS = {
     "memory": "GET /v1/users/{user_id}/memories lists a user's memories",
     "agent": "GET /v1/agents lists this tenant's agents",
     "context": "context ids come from chat responses",
-    "session": "session ids come from chat responses",
+    "session": "GET /v1/users/{user_id}/sessions lists a user's sessions",
 }
 
 

@@ -11,27 +11,38 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HistoryAction, Source
+from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HistoryAction, RecallKind, Source
 
 __all__ = [
     "AgentList",
     "AgentOut",
     "ChatIn",
     "ChatOut",
+    "DelegateIn",
+    "DelegatedTaskIn",
     "DeleteOut",
     "ErrorBody",
     "ErrorOut",
     "EventList",
     "EventOut",
+    "IngestIn",
+    "IngestMessageIn",
+    "IngestOut",
     "MemoryCreate",
     "MemoryList",
     "MemoryOut",
     "MemoryPatchIn",
     "MemoryUpdateOut",
+    "RecallIn",
+    "RecallItemOut",
+    "RecallOut",
     "SearchHit",
     "SearchIn",
     "SearchOut",
+    "SessionEndOut",
+    "SessionList",
     "SessionOut",
+    "SessionSummaryOut",
     "UsageOut",
 ]
 
@@ -208,3 +219,108 @@ class SessionOut(BaseModel):
     created_at: datetime | None
     updated_at: datetime | None
     ended_at: datetime | None
+
+
+# -- recall, import, session listings, delegation (the library's recall, ingest, sessions, end_session, delegate) --
+
+
+class RecallIn(_In):
+    query: str = Field(min_length=1, max_length=2000, description="What to recall, in the user's words")
+    k: int = Field(default=10, ge=1, le=100, description="How many items to return")
+    at: datetime | None = Field(
+        default=None, description='When the question is asked: "two weeks ago" is read against it (default: now)'
+    )
+    kinds: list[RecallKind] | None = Field(
+        default=None, max_length=2, description="memory, turn or both (default: both)"
+    )
+    exclude_session: str | None = Field(
+        default=None, min_length=1, max_length=200, description="Leave out this session's messages"
+    )
+    agent_id: str | None = Field(default=None, min_length=1, max_length=200, description="Also this agent's memories")
+
+
+class RecallItemOut(BaseModel):
+    kind: RecallKind = Field(description="memory: a long-term memory; turn: one message of an archived exchange")
+    id: str = Field(description="A memory's id, or session_id:turn:role for an archived message")
+    text: str
+    score: float
+    at: datetime | None = Field(description="When it was observed or said")
+    source_turn_ids: list[str] = Field(description="The archived exchanges (session_id:turn) it comes from")
+    session_id: str | None
+    role: str | None = Field(description="user or assistant (archived messages)")
+    speaker: str | None = Field(description="Who said it, when imported with speaker names")
+    category: Category | None = Field(description="The memory's category (memories)")
+    context: str = Field(description="The message before an archived one in its conversation")
+
+
+class RecallOut(BaseModel):
+    results: list[RecallItemOut]
+
+
+class IngestMessageIn(_In):
+    content: str = Field(description="The message's text (the server's limit: 32,000 characters)")
+    role: str | None = Field(default=None, description="user or assistant (or give speaker)")
+    speaker: str | None = Field(default=None, description="Who said it; the one equal to user_speaker is the user")
+    at: str | None = Field(default=None, description="ISO 8601 time (naive: UTC; missing: the previous message's)")
+
+
+class IngestIn(_In):
+    session_id: str = Field(min_length=1, max_length=200, description="The session to import into (appends)")
+    messages: list[IngestMessageIn] = Field(min_length=1, description="The conversation, in order")
+    user_speaker: str | None = Field(default=None, min_length=1, max_length=200, description="The user's name")
+    agent: str | None = Field(default=None, min_length=1, max_length=200, description="The session's agent")
+    capture: bool = Field(default=True, description="Run memory capture on the user's messages")
+    tier: str | None = Field(default=None, max_length=50, description="The user's tier (default: the default tier)")
+    end: bool = Field(default=True, description="End the session afterwards (writes its cross-session line)")
+
+
+class SessionSummaryOut(BaseModel):
+    session_id: str
+    user_id: str
+    agent: str | None
+    turn_count: int
+    line: str = Field(description="The cross-session line later sessions see (empty until written)")
+    line_turn: int = Field(description="The turn the line was written after (stale when below turn_count)")
+    flagged: int = Field(description="Turns whose summary is still due")
+    created_at: datetime | None
+    updated_at: datetime | None
+    ended_at: datetime | None
+    ended: bool
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionSummaryOut]
+
+
+class SessionEndOut(BaseModel):
+    session_id: str
+    ended: bool = Field(description="Always true: the session is closed")
+    summary: SessionSummaryOut | None = Field(description="null for a temporary session or one without turns")
+
+
+class IngestOut(BaseModel):
+    session_id: str
+    turns: list[str] = Field(description="The archived exchanges (session_id:turn), in order")
+    message_ids: list[str] = Field(description="For each message given, the archived message it became")
+    memory_updates: list[MemoryUpdateOut] = Field(description="What memory capture did")
+    summary: SessionSummaryOut | None = Field(description="The session's summary when the import ended it")
+
+
+class DelegatedTaskIn(_In):
+    instructions: str = Field(default="", description="What the child agent should do")
+    payload: Any = Field(default=None, description="The data it works on (text or JSON)")
+    output_schema: Any = Field(default=None, description="The shape of the answer (text or JSON)")
+    parent: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class DelegateIn(_In):
+    user_id: str = _ID
+    parent: str = Field(min_length=1, max_length=200, description="The delegating agent's name")
+    child: str | None = Field(
+        default=None, min_length=1, max_length=200, description="A stored agent's name (default: the built-in agent)"
+    )
+    task: DelegatedTaskIn | str = Field(description="The task spec, or plain instructions")
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, description="Omit to start one")
+    metadata: dict[str, Any] | None = Field(default=None, description="Session metadata, as for /v1/chat")
+    memory: bool = Field(default=True, description="false: no long-term memory read or written")
+    temporary: bool = Field(default=False, description="true: nothing about this run is stored")

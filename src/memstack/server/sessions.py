@@ -1,5 +1,7 @@
-"""``/v1/contexts/{context_id}`` (what the model saw for one response: the manifest) and
-``/v1/sessions/{session_id}`` (a session's memory: base truth, turn log, raw window)."""
+"""``/v1/contexts/{context_id}`` (what the model saw for one response: the manifest), ``/v1/sessions/{session_id}``
+(a session's memory: base truth, turn log, raw window), ``POST /v1/sessions/{session_id}/end`` (close it and write its
+cross-session line: ``AsyncMemstack.end_session``) and ``GET /v1/users/{user_id}/sessions`` (a user's sessions, most
+recently active first, as ``memstack sessions list`` shows them)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,17 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from memstack.server.schemas import ErrorOut, SessionOut
+from memstack.server.schemas import ErrorOut, SessionEndOut, SessionList, SessionOut
 from memstack.server.state import CallerDep, StateDep
-from memstack.server.wire import json_response
+from memstack.server.wire import json_response, session_summary_json
 from memstack.types import SessionState
 
 __all__ = ["router"]
 
 _ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 422)}
+_END_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (409, 503)}
+
+UserIdQuery = Annotated[str, Query(min_length=1, max_length=200, description="The session's user")]
 
 router = APIRouter(tags=["sessions"], responses=_ERRORS)
 
@@ -99,7 +104,41 @@ async def get_session(
     st: StateDep,
     caller: CallerDep,
     session_id: Annotated[str, Path(min_length=1, max_length=200)],
-    user_id: Annotated[str, Query(min_length=1, max_length=200, description="The session's user")],
+    user_id: UserIdQuery,
 ) -> Response:
     state = await st.engine.store.sessions.open(caller.user(user_id), session_id, create=False)
     return json_response(session_json(state))
+
+
+@router.get(
+    "/v1/users/{user_id}/sessions",
+    response_model=SessionList,
+    summary="A user's sessions, most recently active first (turns, ended or not, cross-session line)",
+)
+async def list_sessions(
+    st: StateDep,
+    caller: CallerDep,
+    user_id: Annotated[str, Path(min_length=1, max_length=200, description="The user, within the caller's tenant")],
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> Response:
+    found = await st.engine.store.archive.sessions(caller.user(user_id), limit=limit, offset=offset)
+    return json_response({"sessions": [session_summary_json(s) for s in found]})
+
+
+@router.post(
+    "/v1/sessions/{session_id}/end",
+    response_model=SessionEndOut,
+    responses=_END_ERRORS,
+    summary="End a session and write its one-line summary, which the user's later sessions see",
+)
+async def end_session(
+    st: StateDep,
+    caller: CallerDep,
+    session_id: Annotated[str, Path(min_length=1, max_length=200)],
+    user_id: UserIdQuery,
+) -> Response:
+    # Ending an ended session writes its line again and answers the same (as the library does).
+    summary = await st.engine.end_session(caller.user(user_id), session_id)
+    data = None if summary is None else session_summary_json(summary)
+    return json_response({"session_id": session_id, "ended": True, "summary": data})

@@ -11,15 +11,17 @@ from typing import Any
 
 from starlette.responses import Response
 
-from memstack.types import AgentRecord, Memory, MemoryEvent, MemoryUsage, ScoredMemory
+from memstack.types import AgentRecord, IngestResult, Memory, MemoryEvent, MemoryUsage, ScoredMemory, SessionSummary
 
 __all__ = [
     "MemoryFragments",
     "agent_json",
     "event_json",
+    "ingest_json",
     "json_response",
     "memory_json",
     "scored_json",
+    "session_summary_json",
     "usage_json",
 ]
 
@@ -84,6 +86,34 @@ def agent_json(record: AgentRecord, fingerprint: str) -> dict[str, Any]:
         "fingerprint": fingerprint,
         "created_at": record.created_at.isoformat(),
         "updated_at": record.updated_at.isoformat(),
+    }
+
+
+def session_summary_json(s: SessionSummary) -> dict[str, Any]:
+    """A session as listed (schemas.SessionSummaryOut); the tenant is the caller's and is left out."""
+    return {
+        "session_id": s.session_id,
+        "user_id": s.user_id,
+        "agent": s.agent,
+        "turn_count": s.turn_count,
+        "line": s.line,
+        "line_turn": s.line_turn,
+        "flagged": s.flagged,
+        "created_at": _ts(s.created_at),
+        "updated_at": _ts(s.updated_at),
+        "ended_at": _ts(s.ended_at),
+        "ended": s.ended_at is not None,
+    }
+
+
+def ingest_json(result: IngestResult) -> dict[str, Any]:
+    """What an import did (schemas.IngestOut)."""
+    return {
+        "session_id": result.session_id,
+        "turns": list(result.turns),
+        "message_ids": list(result.message_ids),
+        "memory_updates": [u.to_dict() for u in result.memory_updates],
+        "summary": None if result.summary is None else session_summary_json(result.summary),
     }
 
 

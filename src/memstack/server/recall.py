@@ -1,0 +1,75 @@
+"""``POST /v1/users/{user_id}/recall`` (memories and past conversations ranked together) and
+``POST /v1/users/{user_id}/ingest`` (import a past conversation without a chat model): ``AsyncMemstack.recall`` and
+``AsyncMemstack.ingest`` over HTTP, with the library's checks and errors, scoped to the caller's tenant.
+
+An import runs in the request (archive, summaries, memory capture, embeddings, then the session's line): a few
+hundred messages take seconds. Its size is bounded by the server's body limit (413) and, per message, by the chat
+message limit (400), as a chat turn is; the library's own limit on the number of messages still applies (400).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from starlette.responses import Response
+
+from memstack.errors import InputError
+from memstack.server.schemas import ErrorOut, IngestIn, IngestOut, RecallIn, RecallOut
+from memstack.server.state import CallerDep, StateDep
+from memstack.server.wire import ingest_json, json_response
+
+__all__ = ["router"]
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422, 503)
+}
+
+router = APIRouter(prefix="/v1/users/{user_id}", tags=["recall"], responses=_ERRORS)
+
+UserId = Annotated[str, Path(min_length=1, max_length=200, description="The user, within the caller's tenant")]
+
+
+@router.post(
+    "/recall",
+    response_model=RecallOut,
+    summary="The k items best matching a query among the user's memories and past conversations, best first",
+)
+async def recall(st: StateDep, caller: CallerDep, user_id: UserId, body: RecallIn) -> Response:
+    items = await st.engine.recall(
+        caller.user(user_id),
+        body.query,
+        k=body.k,
+        at=body.at,
+        kinds=body.kinds,
+        exclude_session=body.exclude_session,
+        agent_id=body.agent_id,
+    )
+    return json_response({"results": [item.to_dict() for item in items]})
+
+
+@router.post(
+    "/ingest",
+    response_model=IngestOut,
+    summary="Import a past conversation into a session (archived, summarized, memories captured, searchable)",
+)
+async def ingest(st: StateDep, caller: CallerDep, user_id: UserId, body: IngestIn) -> Response:
+    user = caller.user(user_id)  # InputError for an unusable id, before any work
+    limit = st.settings.max_message_chars
+    for i, message in enumerate(body.messages):
+        if len(message.content) > limit:
+            raise InputError(
+                f"message {i} is {len(message.content)} characters; this server accepts at most {limit} per message"
+            )
+    messages = [m.model_dump(exclude_none=True) for m in body.messages]
+    result = await st.engine.ingest(
+        user,
+        body.session_id,
+        messages,
+        user_speaker=body.user_speaker,
+        agent=body.agent,
+        capture=body.capture,
+        tier=body.tier,
+        end=body.end,
+    )
+    return json_response(ingest_json(result))
