@@ -38,6 +38,12 @@ def test_the_readme_curl_commands_work(running: Running) -> None:
     assert usage["display"].endswith("/ 50")
     assert chat["reply"] and chat["session_id"] and chat["context_id"]
     assert any("Porto" in u["content"] for u in chat["memory_updates"])
+    imported, recalled, sessions, ended, delegated = outputs[5:10]
+    assert imported["turns"] == ["trip:1"] and imported["summary"]["ended"]
+    assert any(r["kind"] == "turn" and "Kyoto" in r["text"] for r in recalled["results"])
+    assert "trip" in [s["session_id"] for s in sessions["sessions"]]
+    assert ended["session_id"] == "trip" and ended["summary"]["line"]
+    assert delegated["reply"] and delegated["memory_updates"] == []
 
 
 def openai_example() -> str:
