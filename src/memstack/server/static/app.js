@@ -1,12 +1,13 @@
-// The page: views chosen by the URL's hash (#/memories, #/chat, #/inspect/ID?user=U), the user picker and the API
+// The page: views chosen by the URL's hash (#/memories, #/sessions, #/chat, #/inspect/ID?user=U), the user picker and the API
 // key dialog. The server's /ui/api/info says whether keys are required (keys mode) or not (local mode).
 
 import { $, announce, clearError, guarded, request, showError, store, whenUnauthorized } from "./api.js";
 import { setupChat, showChat } from "./chat.js";
 import { setupInspector, showInspector } from "./inspector.js";
 import { setupMemories, showMemories } from "./memories.js";
+import { setupSessions, showSessions } from "./sessions.js";
 
-const VIEWS = ["memories", "chat", "inspect"];
+const VIEWS = ["memories", "sessions", "chat", "inspect"];
 let info = null;
 
 function parseHash() {
@@ -39,9 +40,10 @@ async function route() {
     return;
   }
   if (view === "memories") await showMemories(user);
+  else if (view === "sessions") await showSessions(user);
   else if (view === "chat") await showChat(user);
   else await showInspector(user, arg);
-  document.title = `memstack · ${{ memories: "Memories", chat: "Chat", inspect: "Inspector" }[view]} · ${user}`;
+  document.title = `memstack · ${{ memories: "Memories", sessions: "Sessions", chat: "Chat", inspect: "Inspector" }[view]} · ${user}`;
 }
 
 function setUser(user) {
@@ -99,6 +101,7 @@ async function start() {
   if (!info) return;
   showAuth();
   setupMemories(info);
+  setupSessions();
   setupChat();
   setupInspector();
   window.addEventListener("hashchange", route);
