@@ -1,4 +1,5 @@
-"""The HTTP API (FastAPI): memories, agents, sessions, contexts, chat and an OpenAI-compatible endpoint.
+"""The HTTP API (FastAPI): memories, recall and import, agents, sessions, contexts, chat and delegation, and an
+OpenAI-compatible endpoint.
 
 ``create_app(engine_or_config)`` builds the app; ``memstack serve`` runs it with uvicorn. FastAPI is imported only
 when this package is.

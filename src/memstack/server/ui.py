@@ -1,4 +1,5 @@
-"""The web UI, served at ``/`` by ``memstack serve``: memory manager, chat playground and context inspector.
+"""The web UI, served at ``/`` by ``memstack serve``: memory manager, sessions and recall, chat playground
+and context inspector.
 
 No build step: ``static/`` holds one HTML page, a style sheet and plain ES modules that call the JSON API with
 ``fetch`` (the same endpoints any client uses). Everything the API returns is rendered as text, never as HTML, and the
