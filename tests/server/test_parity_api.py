@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from memstack.engine import AsyncMemstack
-from memstack.server import create_app
+from memstack.server import ServerSettings, create_app
+from memstack.server.runner import BackgroundServer
 from memstack.types import UserRef
 
 from .conftest import Running, fresh_user, make_config
@@ -167,6 +169,21 @@ def test_a_realistic_import_in_one_request(acme: httpx.Client, request: pytest.F
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert len(body["turns"]) == 150 and len(body["message_ids"]) == 300 and body["summary"]["turn_count"] == 150
+
+
+def test_an_import_larger_than_the_server_takes_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    settings = ServerSettings(auth="local", max_ingest_messages=4)
+    app = create_app(make_config(tmp_path), settings=settings)
+    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        messages = _conversation(datetime(2024, 5, 1, 9, tzinfo=UTC), TRIP)  # 6 messages
+        refused = _ingest(client, "ana", "trip", messages=messages)
+        assert refused.status_code == 400, refused.text
+        assert "at most 4 per request" in refused.json()["error"]["message"]
+        assert client.get("/v1/users/ana/sessions").json() == {"sessions": []}
+        first = _ingest(client, "ana", "trip", messages=messages[:4], end=False)  # in parts, same session
+        rest = _ingest(client, "ana", "trip", messages=messages[4:])
+        assert first.status_code == rest.status_code == 200, (first.text, rest.text)
+        assert rest.json()["turns"] == ["trip:3"] and rest.json()["summary"]["turn_count"] == 3
 
 
 def test_delegate_runs_the_child_agent(

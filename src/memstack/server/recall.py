@@ -3,8 +3,10 @@
 ``AsyncMemstack.ingest`` over HTTP, with the library's checks and errors, scoped to the caller's tenant.
 
 An import runs in the request (archive, summaries, memory capture, embeddings, then the session's line): a few
-hundred messages take seconds. Its size is bounded by the server's body limit (413) and, per message, by the chat
-message limit (400), as a chat turn is; the library's own limit on the number of messages still applies (400).
+hundred messages take seconds. Its size is bounded by the server's body limit (413), by the number of messages one
+request may carry (``ServerSettings.max_ingest_messages``, 400: import a longer conversation in parts, into the same
+session) and, per message, by the chat message limit (400), as a chat turn is. Everything is checked before anything
+is written.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ async def recall(st: StateDep, caller: CallerDep, user_id: UserId, body: RecallI
 )
 async def ingest(st: StateDep, caller: CallerDep, user_id: UserId, body: IngestIn) -> Response:
     user = caller.user(user_id)  # InputError for an unusable id, before any work
+    most = st.settings.max_ingest_messages
+    if len(body.messages) > most:
+        raise InputError(
+            f"{len(body.messages)} messages in one import; this server takes at most {most} per request. Import the "
+            "conversation in parts into the same session (with end=false on all but the last)"
+        )
     limit = st.settings.max_message_chars
     for i, message in enumerate(body.messages):
         if len(message.content) > limit:

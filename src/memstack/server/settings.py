@@ -32,7 +32,9 @@ class ServerSettings:
     refuses it on any other address). A request that does carry a key is authenticated in either mode.
     ``key_cache_s``: how long an accepted key is trusted without asking the database again (a key revoked by another
     process stops working within this time; one revoked through this server's store at once).
-    ``max_body_bytes``: larger request bodies get 413. ``max_message_chars``: longest chat message accepted.
+    ``max_body_bytes``: larger request bodies get 413. ``max_message_chars``: longest chat message accepted (and
+    longest message of an import). ``max_ingest_messages``: most messages one import request may carry (400 beyond:
+    the import runs in the request, so a bigger conversation is imported in parts).
     ``query_cache``: search queries whose embeddings are kept (LRU); 0 disables the cache.
     ``gc_freeze_s``: every so many seconds, collect the young objects and move every live object out of the garbage
     collector's sight (``gc.freeze``), so that a collection never walks the long-lived caches: without it a full
@@ -44,6 +46,7 @@ class ServerSettings:
     key_cache_s: float = 10.0
     max_body_bytes: int = 1_000_000
     max_message_chars: int = 32_000
+    max_ingest_messages: int = 5_000
     query_cache: int = 4096
     query_batch: int = 32  # short queries embed fastest per CPU-second in batches of 16-32
     gc_freeze_s: float | None = None
@@ -55,3 +58,5 @@ class ServerSettings:
             raise ConfigError(f"gc_freeze_s must be positive or None, got {self.gc_freeze_s}")
         if self.max_body_bytes < 1024 or self.max_message_chars < 1 or self.query_cache < 0 or self.query_batch < 1:
             raise ConfigError("max_body_bytes must be ≥ 1024, max_message_chars and query_batch ≥ 1, query_cache ≥ 0")
+        if self.max_ingest_messages < 1:
+            raise ConfigError(f"max_ingest_messages must be ≥ 1, got {self.max_ingest_messages}")
