@@ -165,7 +165,7 @@ def test_a_realistic_import_in_one_request(acme: httpx.Client, request: pytest.F
     user = fresh_user(request)
     exchanges = [(f"Day {i}: I walked {i % 7 + 2} km along the river.", f"Nice, {i % 7 + 2} km.") for i in range(150)]
     messages = _conversation(datetime(2024, 1, 1, 8, tzinfo=UTC), exchanges)
-    answer = _ingest(acme, user, "walks", messages=messages, capture=False)
+    answer = _ingest(acme, user, "walks", messages=messages)
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert len(body["turns"]) == 150 and len(body["message_ids"]) == 300 and body["summary"]["turn_count"] == 150
