@@ -179,3 +179,46 @@ Memories, oldest first:
 $memories""",
     )
 )
+
+ANSWER_QUESTION = _register(
+    Prompt(
+        name="answer_question",
+        version=1,
+        template=(
+            "Answer this question about our past conversations in a short phrase, using what you know from them. "
+            "Give dates as they happened (for example 7 May 2023), not relative to today. If the conversations do "
+            "not say, answer: Not mentioned.\n\nQuestion: $question"
+        ),
+    )
+)
+
+ANSWER_FULL_CONTEXT = _register(
+    Prompt(
+        name="answer_full_context",
+        version=1,
+        template=(
+            "Here are all the past conversations between $user and $other, each session under its date.\n\n"
+            "$conversation"
+        ),
+    )
+)
+
+ANSWER_JUDGE = _register(
+    Prompt(
+        name="answer_judge",
+        version=1,
+        template=(
+            "Your task is to label an answer to a question as CORRECT or WRONG. You are given a question, a gold "
+            "(ground truth) answer, and a generated answer. The gold answer is usually short; the generated one may "
+            "be longer. Be generous: if the generated answer states the same fact, person, place or time as the "
+            "gold answer, it is CORRECT, whatever its wording. For questions about time, a generated date or period "
+            "that refers to the same date or period as the gold answer is CORRECT even in another format (\"May "
+            "7th\" and \"7 May 2023\"). An answer that contradicts the gold answer, names something else, or says "
+            "it does not know is WRONG.\n\nQuestion: $question\nGold answer: $gold\nGenerated answer: $answer\n\n"
+            'Reply with a JSON object: {"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
+        ),
+    )
+)
+
+#: The gold answer the judge is given for LoCoMo's adversarial questions (category 5), which no conversation answers.
+UNANSWERABLE_GOLD = "The conversations do not say; a correct answer declines (for instance: Not mentioned)."

@@ -65,9 +65,14 @@ class LocomoTurn:
 
 @dataclass(frozen=True, slots=True)
 class LocomoQuestion:
+    """``answer``: the gold answer (empty for the adversarial category 5, whose questions the conversation does not
+    answer; ``trap`` is the wrong answer LoCoMo wrote for them)."""
+
     text: str
     evidence: tuple[str, ...]
     category: int
+    answer: str = ""
+    trap: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +135,8 @@ def _conversation(sample: dict[str, Any], number: int) -> Conversation:
     for qa in sample["qa"]:
         evidence = tuple(dict.fromkeys(e for raw in qa.get("evidence", []) for e in normalize_evidence(raw)))
         if evidence and any(e in known for e in evidence):
-            questions.append(LocomoQuestion(str(qa["question"]), evidence, int(qa["category"])))
+            answer, trap = str(qa.get("answer", "")), str(qa.get("adversarial_answer", ""))
+            questions.append(LocomoQuestion(str(qa["question"]), evidence, int(qa["category"]), answer, trap))
     user_speaker = str(conv.get("speaker_a") or (turns[0].speaker if turns else ""))
     return Conversation(str(sample.get("sample_id", f"conv-{number}")), tuple(turns), tuple(questions), user_speaker)
 
