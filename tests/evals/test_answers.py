@@ -215,3 +215,19 @@ def test_a_priced_model_asks_before_it_runs(models: tuple[ScriptedOpenAIServer, 
     assert handler.reader_calls == 0
     done = CliRunner().invoke(main, [*args, "--yes", "--json"])
     assert done.exit_code == 0, done.output and handler.reader_calls == 4
+
+
+def test_the_same_context_asked_again_is_the_same_call(tmp_path: Path) -> None:
+    """Each assembly draws new random keys for its data blocks; the cache key leaves them out, so a re-run of the
+    memstack mode finds its answers."""
+    from memstack.evals.answers import AnswerRun, prepare
+    from memstack.evals.answers.cache import call_key
+    from memstack.evals.locomo import load_locomo
+
+    conversations = load_locomo(_locomo(tmp_path / "locomo.json"))
+    run = AnswerRun("openai:r", "openai:j", tmp_path / "cache", modes=("memstack",), limit=1)
+    first, again = asyncio.run(prepare(conversations, run)), asyncio.run(prepare(conversations, run))
+    texts = ["\n".join(m.content or "" for m in p[0].messages) for p in (first, again)]
+    assert 'key="' in texts[0] and texts[0] != texts[1]  # the blocks' keys differ
+    assert call_key("openai:r", first[0].messages) == call_key("openai:r", again[0].messages)
+    assert call_key("openai:r", first[0].messages) != call_key("openai:other", first[0].messages)

@@ -1,14 +1,17 @@
 """Model answers kept on disk, so an interrupted evaluation resumes and a repeated one costs nothing.
 
 One JSON line per call in ``answers.jsonl`` under the cache directory, keyed by a SHA-256 of the model string and
-the exact messages sent (which hold the prompt and the question). A line is appended and flushed as soon as its
-answer arrives; a last line cut short by a kill is ignored when the file is read again.
+the messages sent (which hold the prompt and the question), with the random key of each context data block
+(``<context-data … key="…">``, new for every assembly) left out: the same context asked again is the same call.
+A line is appended and flushed as soon as its answer arrives; a last line cut short by a kill is ignored when the
+file is read again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,10 +21,13 @@ from memstack.models import Message
 
 __all__ = ["AnswerCache", "call_key"]
 
+_BLOCK_KEY = re.compile(r'(<\/?context-data\b[^>]*?) key="\d+"')
+
 
 def call_key(model: str, messages: Sequence[Message]) -> str:
     """The cache key of one call: the model string and every message's role and content."""
-    body = json.dumps([model, [[m.role, m.content] for m in messages]], ensure_ascii=False, separators=(",", ":"))
+    said = [[m.role, _BLOCK_KEY.sub(r'\1 key=""', m.content or "")] for m in messages]
+    body = json.dumps([model, said], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()
 
 

@@ -13,10 +13,11 @@ __all__ = ["write_report"]
 _COLOURS = {"memstack": "#2563eb", "full": "#9333ea", "none": "#9ca3af"}
 
 
-def _bars(title: str, groups: Sequence[str], series: dict[str, list[float]], unit: str) -> str:
-    """Grouped horizontal bars: one group per label, one bar per mode."""
+def _bars(title: str, groups: Sequence[str], series: dict[str, list[float]], unit: str, top: float = 0.0) -> str:
+    """Grouped horizontal bars: one group per label, one bar per mode; the full width is ``top`` (default: the
+    largest value)."""
     modes = list(series)
-    top = max((v for values in series.values() for v in values), default=0.0) or 1.0
+    top = top or max((v for values in series.values() for v in values), default=0.0) or 1.0
     row, gap, left, width = 16, 12, 150, 420
     height = len(groups) * (len(modes) * row + gap) + 30
     out = [f'<svg role="img" aria-label="{html.escape(title)}" width="{left + width + 90}" height="{height}">']
@@ -81,7 +82,7 @@ the cache. J: percent of answers the judge labels correct (categories 1-4); adve
 {_legend(modes)}
 {_table(result)}
 <h2>J per category (%)</h2>
-{_bars("J per category", names, j, "")}
+{_bars("J per category", names, j, "", top=100.0)}
 <h2>Context tokens per question</h2>
 {_bars("Context tokens per question", ["tokens"], tokens, "")}
 <h2>Latency per question (context + answer)</h2>
