@@ -231,3 +231,12 @@ def test_the_same_context_asked_again_is_the_same_call(tmp_path: Path) -> None:
     assert 'key="' in texts[0] and texts[0] != texts[1]  # the blocks' keys differ
     assert call_key("openai:r", first[0].messages) == call_key("openai:r", again[0].messages)
     assert call_key("openai:r", first[0].messages) != call_key("openai:other", first[0].messages)
+
+
+def test_a_rate_limited_call_is_retried(models: tuple[ScriptedOpenAIServer, _Models], tmp_path: Path) -> None:
+    server, _ = models
+    server.script("reader-1", Reply.error(429, "slow down"), Reply.error(503, "busy"))  # then the handler answers
+    code, figures, output = _run(tmp_path, "--json", "--mode", "none", "--limit", "1", "--concurrency", "1")
+    assert code == 0, output
+    assert figures["model_calls"] == 2 and figures["modes"]["none"]["overall"]["questions"] == 1
+    assert len([r for r in server.requests if r.model == "reader-1"]) == 3  # two refusals, then the answer
