@@ -76,6 +76,9 @@ log = logging.getLogger("memstack")
 #: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
 DRAIN_TIMEOUT_S = 30.0
 
+#: Seconds an erasure waits for this process's background work to settle before its second pass.
+ERASE_SETTLE_S = 5.0
+
 #: What a delegated run sends as the current message: the task itself stays in layer 4.
 DELEGATED_MESSAGE = "Carry out the delegated task described in your context and answer in its output format."
 
@@ -542,5 +545,12 @@ class AsyncMemstack:
         ref = _user(user, tenant)
         report = await self.store.users.erase(ref)
         if self._turns is not None:
+            # Background work of the user that was past its last refusable write when the rows went (a detection
+            # storing what it found, phase 2 of a turn) finishes within moments: wait for this process's
+            # background work to settle (up to ``ERASE_SETTLE_S``) and erase once more, so what it wrote goes too.
+            await self._turns.wait_idle(ERASE_SETTLE_S)
+            again = await self.store.users.erase(ref)
+            removed = {t: n + again.removed.get(t, 0) for t, n in report.removed.items()}
+            report = replace(report, removed=removed, indexes_dropped=report.indexes_dropped + again.indexes_dropped)
             self._turns.forget(ref)
         return report
