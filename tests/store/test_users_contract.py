@@ -26,6 +26,8 @@ import pytest
 from memstack.bench.plans import workload
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
+from memstack.store._users import PAGE, SESSION_PAGE
+from memstack.store.base import Store
 from memstack.store.postgres import PostgresStore
 from memstack.store.sqlite import SQLiteStore
 from memstack.types import (
@@ -34,6 +36,7 @@ from memstack.types import (
     BaseTruthSnapshot,
     DeletedBy,
     Fact,
+    NewMemory,
     TurnCommit,
     TurnStatus,
     TurnSummary,
@@ -41,7 +44,7 @@ from memstack.types import (
 )
 from memstack.users import EXPORT_FORMAT, EXPORT_VERSION
 
-from .conftest import BACKENDS
+from .conftest import BACKENDS, Vectors
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ALICE = UserRef("alice", tenant="acme")
@@ -309,3 +312,30 @@ async def test_a_turn_in_flight_cannot_write_after_erasure(engine: tuple[AsyncMe
     finally:
         await held.release()
     assert db.counts(ALICE) == dict.fromkeys(db.user_tables(), 0)
+
+
+async def test_a_large_user_is_exported_a_page_at_a_time(store: Store, vecs: Vectors) -> None:
+    """More memories, deleted ones and sessions than one page holds: each exactly once, in the order written."""
+    n = PAGE * 2 + 7
+    added = await store.memories.add_many(ALICE, [NewMemory(f"note {i}") for i in range(n)], vecs.many(n))
+    await store.memories.add_many(BOB, [NewMemory("bob's note")], vecs.many(1))
+    for memory in added[: PAGE + 3]:  # deleted for good: only their history remains, more than a page of them
+        await store.memories.delete(ALICE, memory.id)
+    for i in range(SESSION_PAGE + 2):
+        await store.sessions.open(ALICE, f"s{i}")
+    records = [r async for r in store.users.export(ALICE)]
+    memories = [r.data for r in records if r.kind == "memory"]
+    assert len(memories) == n and len({m["id"] for m in memories}) == n
+    assert {m["id"] for m in memories} == {m.id for m in added}
+    assert sum(not m["stored"] for m in memories) == PAGE + 3
+    assert [m["content"] for m in memories if m["stored"]] == [f"note {i}" for i in range(PAGE + 3, n)]
+    assert all([e["action"] for e in m["history"]] == ["create", "delete"] for m in memories if not m["stored"])
+    sessions = [r.data["id"] for r in records if r.kind == "session"]
+    assert sorted(sessions) == sorted(f"s{i}" for i in range(SESSION_PAGE + 2))
+    assert [r.kind for r in records] == sorted(
+        (r.kind for r in records), key=["memory", "session", "context", "job"].index
+    )
+    report = await store.users.erase(ALICE)
+    assert report.removed["memories"] == n - PAGE - 3 and report.removed["sessions"] == SESSION_PAGE + 2
+    assert [r async for r in store.users.export(ALICE)] == []
+    assert len([r async for r in store.users.export(BOB)]) == 1
