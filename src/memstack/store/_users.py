@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memstack.types import MESSAGE_ROLES, UserRecord, UserRef
+from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef
 
 __all__ = [
     "ARTIFACT",
@@ -177,9 +177,13 @@ async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterato
             session["artifacts"] = [record(ARTIFACT, r) for r in await rows(sql.artifacts, (*who, key))]
             session["snapshots"] = [record(SNAPSHOT, r) for r in await rows(sql.snapshots, (*who, key))]
             yield UserRecord("session", session)
-    for kind, statement, columns in (("context", sql.contexts, CONTEXT), ("job", sql.jobs, JOB)):
+    tail: tuple[tuple[RecordKind, str, tuple[str, ...]], ...] = (
+        ("context", sql.contexts, CONTEXT),
+        ("job", sql.jobs, JOB),
+    )
+    for kind, statement, columns in tail:
         after = "" if kind == "job" else 0  # jobs are paged by id
         while page := await rows(statement, (*who, after, PAGE)):
             after = page[-1][0]
             for row in page:
-                yield UserRecord(kind, record(columns, row[1:]))  # type: ignore[arg-type]
+                yield UserRecord(kind, record(columns, row[1:]))
