@@ -146,3 +146,5 @@ class Memstack:
     recall = _Blocking(AsyncMemstack.recall)
     ingest = _Blocking(AsyncMemstack.ingest)
     memories_used = _Blocking(AsyncMemstack.memories_used)
+    export = _Blocking(AsyncMemstack.export)
+    erase = _Blocking(AsyncMemstack.erase)

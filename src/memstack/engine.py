@@ -6,6 +6,8 @@
 - answers chat turns with memory: :meth:`~AsyncMemstack.chat`, :meth:`~AsyncMemstack.chat_stream` and
   :meth:`~AsyncMemstack.delegate` (the turn itself lives in :mod:`memstack.turn`);
 - manages a user's long-term memories: add, get, list, search, edit, forget, restore, delete, history, tier usage;
+- hands over or erases everything held about a user (data access and deletion requests): :meth:`~AsyncMemstack.export`,
+  :meth:`~AsyncMemstack.export_stream` (the document of :mod:`memstack.users`) and :meth:`~AsyncMemstack.erase`;
 - recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
   imports past conversations without a chat model: :meth:`~AsyncMemstack.ingest` (both in :mod:`memstack.recall`).
 
@@ -26,8 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import logging
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +47,7 @@ from memstack.types import (
     ChatEvent,
     ChatResult,
     DeletedBy,
+    ErasureReport,
     HistoryAction,
     Memory,
     MemoryEvent,
@@ -71,6 +75,9 @@ log = logging.getLogger("memstack")
 
 #: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
 DRAIN_TIMEOUT_S = 30.0
+
+#: Seconds an erasure waits for this process's background work to settle before its second pass.
+ERASE_SETTLE_S = 5.0
 
 #: What a delegated run sends as the current message: the task itself stays in layer 4.
 DELEGATED_MESSAGE = "Carry out the delegated task described in your context and answer in its output format."
@@ -511,3 +518,39 @@ class AsyncMemstack:
         async with get_model(self.config.summarizer_model) as model:
             consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
             return await consolidator.consolidate(ref, dry_run=dry_run)
+
+    # -- a user as a whole: data access and erasure ------------------------------------------------------------------
+
+    def export_stream(self, user: str | UserRef, *, tenant: str | None = None) -> AsyncIterator[str]:
+        """Everything held about the user as pieces of one JSON document (:mod:`memstack.users`), read from the
+        store a page at a time: write them out as they come (a large user is never held in memory at once)."""
+        from memstack.users import export_document
+
+        ref = _user(user, tenant)
+        return export_document(ref, self.store.users.export(ref))
+
+    async def export(self, user: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
+        """The export document of :meth:`export_stream`, parsed (for users small enough to hold in memory)."""
+        text = "".join([piece async for piece in self.export_stream(user, tenant=tenant)])
+        document: dict[str, Any] = json.loads(text)
+        return document
+
+    async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
+        """Remove everything held about the user in their tenant, in one store transaction (memories and their
+        history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases),
+        then this process's caches of them; returns the rows removed per table. Pending background work of the
+        user is gone with its job row (never resumed, here or in another process); a turn of the user in flight
+        loses its session lease and its remaining writes are refused (``LeaseLost``); a memory detection in flight
+        is refused at its next checkpoint (its job is gone). Afterwards the user looks like one never seen."""
+        ref = _user(user, tenant)
+        report = await self.store.users.erase(ref)
+        if self._turns is not None:
+            # Background work of the user that was past its last refusable write when the rows went (a detection
+            # storing what it found, phase 2 of a turn) finishes within moments: wait for this process's
+            # background work to settle (up to ``ERASE_SETTLE_S``) and erase once more, so what it wrote goes too.
+            await self._turns.wait_idle(ERASE_SETTLE_S)
+            again = await self.store.users.erase(ref)
+            removed = {t: n + again.removed.get(t, 0) for t, n in report.removed.items()}
+            report = replace(report, removed=removed, indexes_dropped=report.indexes_dropped + again.indexes_dropped)
+            self._turns.forget(ref)
+        return report

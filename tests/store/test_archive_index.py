@@ -47,3 +47,23 @@ async def test_the_cache_is_bounded_and_a_user_larger_than_it_is_ranked_by_the_s
     assert small.cached_messages == 0 and await small.current(ALICE) is None
     off = ArchiveIndex(store, RetrievalSettings(), max_messages=0)
     assert not off.cached and await off.current(UserRef("nobody")) is None
+
+
+async def test_an_index_kept_elsewhere_notices_that_its_user_was_erased(store: Store) -> None:
+    """Another process's index (here: one this erasure does not tell) starts over once its user is erased, and
+    holds only what was written after."""
+    rng = np.random.default_rng(4)
+    await _fill(store, ALICE, rng)
+    await _fill(store, BOB, rng)
+    elsewhere = ArchiveIndex(store, RetrievalSettings())
+    query = ArchiveQuery.of(QUERIES[0], rng.normal(size=DIM), elsewhere.settings, now=NOW)
+    assert await elsewhere.search(ALICE, query, 30) != []
+    await store.users.erase(ALICE)
+    assert await elsewhere.search(ALICE, query, 30) == []
+    _same(await elsewhere.search(BOB, query, 30), await store.archive_vectors.search(BOB, query, 30))
+    await store.sessions.open(ALICE, "again")
+    await store.sessions.record(ALICE, ArchivedTurn("again", 1, "A new marathon plan", "Twelve weeks.", NOW))
+    await store.archive_vectors.put(ALICE, [TurnVectors("again", 1, rng.normal(size=DIM), rng.normal(size=DIM))])
+    found = await elsewhere.search(ALICE, query, 30)
+    assert {m.message.session_id for m in found} <= {"again"}
+    _same(found, await store.archive_vectors.search(ALICE, query, 30))

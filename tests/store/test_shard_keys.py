@@ -38,6 +38,10 @@ async def test_every_statement_on_user_data_names_the_user(postgres_url: str, tm
     async with AsyncMemstack(Config(home=tmp_path, database_url=postgres_url)) as ms:
         for user in (UserRef("alice", tenant="acme"), UserRef("bob", tenant="acme")):
             await workload(ms, user, now=now)
+        carol = UserRef("carol", tenant="acme")  # a user exported and erased (issue 17): those statements too
+        await workload(ms, carol, now=now)
+        await ms.export(carol)
+        await ms.erase(carol)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "

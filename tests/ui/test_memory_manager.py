@@ -3,7 +3,9 @@ for good with confirmation, history, tier usage, categories, keyboard use and a 
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -201,3 +203,40 @@ def test_every_control_has_a_name_and_the_phone_layout_fits(
     expect(memory(page, "Collects vintage film cameras")).to_be_hidden()  # on the inspector now
     page.get_by_role("link", name="Memories").click()
     expect(memory(page, "Collects vintage film cameras")).to_be_visible()
+
+
+def test_export_and_erase_the_whole_user(page: Page, local_server: Served, request: pytest.FixtureRequest) -> None:
+    user = user_id(request)
+    open_view(page, local_server.url, "memories", user)
+    add(page, "Prefers green tea over coffee", "preference")
+    add(page, "Lives in Lyon", "fact")
+    with local_server.api() as api:
+        other = api.post(f"/v1/users/{user}-other/memories", json={"content": "Plays the oboe"})
+        assert other.status_code == 201
+
+    # Export: a JSON download of everything held about the user.
+    with page.expect_download() as downloading:
+        page.get_by_role("button", name="Export user").click()
+    download = downloading.value
+    assert download.suggested_filename.endswith(".json")
+    document = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    assert document["format"] == "memstack.user-export" and document["user_id"] == user
+    assert {m["content"] for m in document["memories"]} == {"Prefers green tea over coffee", "Lives in Lyon"}
+
+    # Erase asks first; Cancel keeps everything.
+    dialog = page.get_by_role("dialog", name="Erase this user?")
+    page.get_by_role("button", name="Erase user").click()
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text(f"Everything held about {user} will be erased")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("li.memory")).to_have_count(2)
+
+    page.get_by_role("button", name="Erase user").click()
+    dialog.get_by_role("button", name="Erase everything").click()
+    expect(page.locator("#status")).to_contain_text(f"Erased {user}")
+    expect(page.locator("li.memory")).to_have_count(0)
+    expect(page.locator("#usage")).to_have_text("0 / 50 memories")
+    with local_server.api() as api:
+        assert api.get(f"/v1/users/{user}/memories", params={"include_deleted": True}).json()["memories"] == []
+        assert len(api.get(f"/v1/users/{user}-other/memories").json()["memories"]) == 1

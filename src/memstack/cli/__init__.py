@@ -25,6 +25,7 @@ def _register() -> None:
     from memstack.cli.reembed import reembed
     from memstack.cli.serve import serve
     from memstack.cli.sessions import sessions
+    from memstack.cli.users import users
 
     main.add_command(bench)
     main.add_command(eval_group)
@@ -37,6 +38,7 @@ def _register() -> None:
     main.add_command(sessions)
     main.add_command(demo)
     main.add_command(reembed)
+    main.add_command(users)
     capture.register(main)  # after the groups it adds to
     chat.register(main)
 

@@ -10,6 +10,10 @@ memory is cheaper than reading them for each query, so this keeps, per user, a
 :class:`~memstack.retrieval.archive.UserArchive` and the ``seq`` of the last message it read. Each query first asks
 the store for what was written after that ``seq`` (one indexed query, usually empty), so messages archived by this
 process or any other sharing the database are found on the next query, and nothing is embedded while answering.
+Messages only go away all at once, when their user is erased (:meth:`memstack.engine.AsyncMemstack.erase`): this
+process drops its index of the user then, and an index kept by another process notices on its next query, which
+also reads the user's first message (one more indexed query, of one row) and starts over when it is not the one
+the index began with.
 The cache holds at most ``max_messages`` messages, all users together: users are evicted least-recently-used, and a
 user larger than that is ranked by the store instead. ``max_messages=0`` turns the cache off.
 """
@@ -40,6 +44,7 @@ class ArchiveIndex:
         self._users: OrderedDict[tuple[str, str], UserArchive] = OrderedDict()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._too_large: set[tuple[str, str]] = set()
+        self._first: dict[tuple[str, str], int] = {}  # the seq of the first message each index holds
 
     @property
     def cached(self) -> bool:
@@ -72,8 +77,14 @@ class ArchiveIndex:
             archive = self._users[key] = UserArchive(self.settings)
         self._users.move_to_end(key)
         async with self._locks.setdefault(key, asyncio.Lock()):
+            if archive.seq > 0:  # still the archive this index began with? (not if the user was erased since)
+                head = await self.store.archive_vectors.messages(user, after=0, limit=1)
+                if not head or head[0].seq != self._first.get(key):
+                    archive = self._users[key] = UserArchive(self.settings)
             while True:
                 rows = await self.store.archive_vectors.messages(user, after=archive.seq, limit=_PAGE)
+                if rows and archive.seq == 0:
+                    self._first[key] = rows[0].seq
                 archive.add(rows)
                 if len(archive) > self.max_messages:
                     self._too_large.add(key)  # bounded: this user is ranked by the store from now on
@@ -89,6 +100,7 @@ class ArchiveIndex:
         key = (user.tenant, user.user_id)
         self._users.pop(key, None)
         self._locks.pop(key, None)
+        self._first.pop(key, None)
 
     def _evict(self, *, keep: tuple[str, str]) -> None:
         total = self.cached_messages
@@ -98,3 +110,4 @@ class ArchiveIndex:
             if key != keep:
                 total -= len(self._users.pop(key))
                 self._locks.pop(key, None)
+                self._first.pop(key, None)

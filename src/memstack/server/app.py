@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
-from memstack.server import agents, chat, memories, openai_compat, recall, sessions
+from memstack.server import agents, chat, memories, openai_compat, recall, sessions, users
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
@@ -243,6 +243,7 @@ def create_app(
     app.include_router(recall.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    app.include_router(users.router)
     app.include_router(chat.router)
     app.include_router(openai_compat.router)
     mount_ui(app)  # the web UI at /

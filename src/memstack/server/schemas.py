@@ -21,10 +21,12 @@ __all__ = [
     "DelegateIn",
     "DelegatedTaskIn",
     "DeleteOut",
+    "ErasureOut",
     "ErrorBody",
     "ErrorOut",
     "EventList",
     "EventOut",
+    "ExportOut",
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
@@ -324,3 +326,35 @@ class DelegateIn(_In):
     metadata: dict[str, Any] | None = Field(default=None, description="Session metadata, as for /v1/chat")
     memory: bool = Field(default=True, description="false: no long-term memory read or written")
     temporary: bool = Field(default=False, description="true: nothing about this run is stored")
+
+
+class ExportOut(BaseModel):
+    """Everything held about one user: the document of ``memstack.users`` (format ``memstack.user-export``). Each
+    memory carries its ``history``; each session its ``facts``, ``turns`` (the turn log with the raw exchanges),
+    archived ``messages``, ``artifacts`` and ``snapshots``. Embedding vectors are not exported."""
+
+    format: str = Field(description='Always "memstack.user-export"')
+    version: int = Field(description="1; raised when a field is removed or renamed")
+    tenant: str
+    user_id: str
+    exported_at: datetime
+    vectors: str = Field(description="Why vectors are not in the export")
+    memories: list[dict[str, Any]] = Field(
+        description="Active, forgotten and superseded memories, each with its history (oldest first); a memory "
+        "deleted for good appears with stored=false and only its history"
+    )
+    sessions: list[dict[str, Any]] = Field(
+        description="Sessions with facts (base truth), turns, messages (archived), artifacts and snapshots"
+    )
+    contexts: list[dict[str, Any]] = Field(description="Stored context manifests (what the model saw per reply)")
+    jobs: list[dict[str, Any]] = Field(description="Background jobs recorded for the user (memory detection, merges)")
+
+
+class ErasureOut(BaseModel):
+    """What ``DELETE /v1/users/{user_id}`` removed, in one transaction."""
+
+    tenant: str
+    user_id: str
+    removed: dict[str, int] = Field(description="Rows removed per table (0 included)")
+    indexes_dropped: int = Field(description="Per-user search indexes dropped (PostgreSQL, very large users)")
+    total: int = Field(description="Rows removed in all")

@@ -142,6 +142,11 @@ class MemoryFragments:
         self._texts[id(memory)] = (memory, text)
         return text
 
+    def forget(self, tenant: str, user_id: str) -> None:
+        """Drop the kept texts of one user's memories (the user was erased)."""
+        for key in [k for k, (m, _) in self._texts.items() if m.tenant == tenant and m.user_id == user_id]:
+            del self._texts[key]
+
     def search_response(self, hits: Sequence[ScoredMemory]) -> Response:
         """``{"results": [{"score", "memory"}, …]}`` (schemas.SearchOut), built from the kept texts."""
         parts = []

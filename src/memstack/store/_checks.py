@@ -23,6 +23,7 @@ __all__ = [
     "check_job_name",
     "check_k",
     "check_lease_s",
+    "job_user",
     "parse_category",
     "parse_source",
     "unit_matrix",
@@ -131,3 +132,12 @@ def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
     scaled = arr / peak
     out: Vector = np.ascontiguousarray(scaled / np.linalg.norm(scaled, axis=1, keepdims=True), dtype=np.float32)
     return out
+
+
+def job_user(payload: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The ``(tenant, user_id)`` a job works for, read from its payload's ``tenant`` and ``user_id`` (both strings),
+    else ``(None, None)``: kept beside the job so erasing a user removes their jobs."""
+    tenant, user_id = payload.get("tenant"), payload.get("user_id")
+    if isinstance(tenant, str) and isinstance(user_id, str):
+        return tenant, user_id
+    return None, None

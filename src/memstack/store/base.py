@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, Self, runtime_checkable
 
@@ -28,6 +28,7 @@ from memstack.types import (
     Artifact,
     BaseTruthSnapshot,
     DeletedBy,
+    ErasureReport,
     HistoryAction,
     Job,
     Manifest,
@@ -41,6 +42,7 @@ from memstack.types import (
     SessionSummary,
     TurnCommit,
     TurnVectors,
+    UserRecord,
     UserRef,
     Vector,
     check_text,
@@ -60,6 +62,7 @@ __all__ = [
     "SessionArchive",
     "SessionStore",
     "Store",
+    "UserData",
     "check_name",
     "hash_api_key",
     "new_api_key",
@@ -445,6 +448,30 @@ class AgentStore(Protocol):
         ...
 
 
+@runtime_checkable
+class UserData(Protocol):
+    """Everything a store holds about one ``(tenant, user)``, as a whole: handed over (data access) or erased
+    (data deletion). The two cover the same tables; a table added to hold user data must be added to both (the
+    contract test ``tests/store/test_users_contract.py`` reads the tables from the database catalogue and fails
+    otherwise)."""
+
+    def export(self, user: UserRef) -> AsyncIterator[UserRecord]:
+        """The user's data a record at a time, read in pages (a large user is never held in memory at once):
+        memories (active, forgotten, superseded; and those permanently deleted whose history remains), each with
+        its history; sessions, each with its facts, turn log, archived messages, artifacts and snapshots; stored
+        context manifests; background jobs recorded for the user. Vectors are not exported. A user the store has
+        never seen yields nothing."""
+        ...
+
+    async def erase(self, user: UserRef) -> ErasureReport:
+        """Remove every row of the user in one transaction (memories, history, full-text terms, vectors and
+        per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive statistics,
+        context manifests, session leases, background jobs) and say how many rows of each table went. A pending
+        job removed here is never claimed again; a turn in flight loses its lease (``LeaseLost`` on its next
+        write). Erasing a user the store has never seen removes nothing and is not an error."""
+        ...
+
+
 class Store(Protocol):
     """A backend: owns its connections, created with the embedding dimension it stores."""
 
@@ -481,6 +508,9 @@ class Store(Protocol):
 
     @property
     def archive_vectors(self) -> ArchiveVectors: ...
+
+    @property
+    def users(self) -> UserData: ...
 
     @property
     def dim(self) -> int: ...

@@ -131,6 +131,11 @@ class RecentExchanges:
     def get(self, user: UserRef, session_id: str) -> tuple[tuple[str, str], ...]:
         return self._recent.get((user.tenant, user.user_id, session_id), ())
 
+    def forget(self, user: UserRef) -> None:
+        """Drop every session of ``user`` (the user was erased)."""
+        for key in [k for k in self._recent if k[:2] == (user.tenant, user.user_id)]:
+            self._chars -= _chars(self._recent.pop(key))
+
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
         key = (user.tenant, user.user_id, session_id)
         self._put(key, (*self._recent.get(key, ()), ("user", message), ("assistant", reply)))
@@ -186,6 +191,12 @@ class TurnRunner:
     def __init__(self, parts: TurnParts) -> None:
         self.parts = parts
         self._vectors: OrderedDict[tuple[str, str, str, int], Vector] = OrderedDict()
+
+    def forget(self, user: UserRef) -> None:
+        """Drop what this process keeps of ``user`` between turns (the user was erased)."""
+        self.parts.recent.forget(user)
+        for key in [k for k in self._vectors if k[:2] == (user.tenant, user.user_id)]:
+            del self._vectors[key]
 
     def prepare(
         self,

@@ -109,6 +109,12 @@ class Turns:
             )
         )
 
+    def forget(self, user: UserRef) -> None:
+        """Drop every cache of ``user`` in this process (recall's index of their archive, the recent exchanges the
+        classifier reads, message vectors waiting for phase 2): the user was erased."""
+        self.recaller.archive.forget(user)
+        self.runner.forget(user)
+
     def resume(self) -> None:
         """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished; then scan
         again every ``resume_every_s`` seconds, for what other processes sharing the store leave when they die."""

@@ -64,6 +64,7 @@ from memstack.types.sessions import (
     TurnSummary,
 )
 from memstack.types.tenants import AgentRecord, ApiKey
+from memstack.types.users import ErasureReport, RecordKind, UserRecord
 
 __all__ = [
     "BADGE_ACTIONS",
@@ -86,6 +87,7 @@ __all__ = [
     "ChatToken",
     "ChatToolEvent",
     "DeletedBy",
+    "ErasureReport",
     "Exchange",
     "Fact",
     "Fragment",
@@ -107,6 +109,7 @@ __all__ = [
     "RawMessage",
     "RecallItem",
     "RecallKind",
+    "RecordKind",
     "ReembedResult",
     "Route",
     "ScoredMemory",
@@ -119,6 +122,7 @@ __all__ = [
     "TurnSummary",
     "TurnVectors",
     "UpdateAction",
+    "UserRecord",
     "UserRef",
     "Vector",
     "check_content",

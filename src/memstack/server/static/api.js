@@ -73,6 +73,23 @@ export async function request(method, path, { body, query } = {}) {
   return response.json();
 }
 
+// GET a file the server sends (a user's export) and save it under `filename` in the browser's downloads.
+export async function download(path, filename) {
+  let response;
+  try {
+    response = await fetch(new URL(path, location.origin), { headers: headers(false) });
+  } catch (err) {
+    throw new ApiError(0, "NetworkError", `the server could not be reached (${err.message})`);
+  }
+  if (!response.ok) throw await failure(response);
+  const url = URL.createObjectURL(await response.blob());
+  const link = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 // POST with "stream": true and read the server-sent events; onEvent(name, data) for each. Resolves with the
 // "done" event's data. A server that answers plain JSON instead is accepted too (the result is the body).
 export async function stream(path, body, onEvent) {

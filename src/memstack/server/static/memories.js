@@ -1,7 +1,8 @@
 // The memory manager: a user's memories grouped by category, full-text and semantic search, inline edit, manual
-// add, forget / restore ("Recently forgotten"), permanent delete with confirmation, tier usage and history.
+// add, forget / restore ("Recently forgotten"), permanent delete with confirmation, tier usage and history; and the
+// whole user: export (a JSON download) and erase (with confirmation), for data access and deletion requests.
 
-import { $, announce, guarded, h, request, when } from "./api.js";
+import { $, announce, download, guarded, h, request, when } from "./api.js";
 
 const PAGE = 500; // memories listed at once
 const SEMANTIC_K = 20;
@@ -33,6 +34,8 @@ export function setupMemories(info) {
   $("#show-active").addEventListener("click", () => showForgotten(false));
   $("#show-forgotten").addEventListener("click", () => showForgotten(true));
   $("#add-form").addEventListener("submit", addMemory);
+  $("#export-user").addEventListener("click", exportUser);
+  $("#erase-user").addEventListener("click", eraseUser);
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const form = event.currentTarget;
@@ -314,4 +317,28 @@ function change(before, after) {
       now === undefined ? "" : h("ins", {}, String(now))));
   }
   return rows.length ? h("ul", { class: "diff" }, rows) : null;
+}
+
+async function exportUser() {
+  const name = `memstack-export-${state.user.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
+  const done = await guarded(() => download(`${base()}/export`, name).then(() => true));
+  if (done) announce(`Export of ${state.user} downloaded.`);
+}
+
+async function eraseUser() {
+  const dialog = $("#erase-dialog");
+  $("#erase-text").textContent =
+    `Everything held about ${state.user} will be erased: memories and their history, sessions, archived ` +
+    "conversations, stored contexts and pending work. This cannot be undone; export the user first if the data " +
+    "was asked for.";
+  const answer = await new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue), { once: true });
+    dialog.returnValue = "cancel";
+    dialog.showModal();
+  });
+  if (answer !== "confirm") return;
+  const report = await guarded(() => request("DELETE", base()));
+  if (!report) return;
+  announce(`Erased ${state.user}: ${report.total} records removed.`);
+  await Promise.all([refreshUsage(), refresh()]);
 }

@@ -178,6 +178,15 @@ class AnnIndexes:
         if not task.cancelled() and (exc := task.exception()) is not None:
             _log.warning("building the HNSW index of %s/%s failed; searches stay exact: %s", *_who(user), exc)
 
+    async def forget(self, user: UserRef) -> None:
+        """The user was erased: stop a build of their index in flight and forget what was cached about them."""
+        key = (user.tenant, user.user_id)
+        task = self._building.pop(key, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._known.pop(key, None)
+
     async def drain(self) -> None:
         """Wait for the builds in flight (graceful shutdown, tests, benchmarks)."""
         while self._building:

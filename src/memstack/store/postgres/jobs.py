@@ -15,15 +15,28 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, NotFound
-from memstack.store._checks import check_job_name, check_lease_s
+from memstack.store._checks import check_job_name, check_lease_s, job_user
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.postgres._db import Database
 from memstack.types import Job, JobStatus, new_id
 
-__all__ = ["PgJobs"]
+__all__ = ["PgJobs", "migrate_job_users"]
+
+
+async def migrate_job_users(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0015_job_users``: the user a job works for (from its payload), so erasing a user removes their
+    jobs, finished ones (whose payload is dropped) included."""
+    await conn.execute(b"ALTER TABLE jobs ADD COLUMN tenant text, ADD COLUMN user_id text")
+    await conn.execute(
+        b"UPDATE jobs SET tenant = payload->>'tenant', user_id = payload->>'user_id' "
+        b"WHERE jsonb_typeof(payload->'tenant') = 'string' AND jsonb_typeof(payload->'user_id') = 'string'"
+    )
+    await conn.execute(b"CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
+
 
 _COLUMNS = (
     "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
@@ -85,10 +98,21 @@ class PgJobs:
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 "INSERT INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, created_at, "
-                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-                "CASE WHEN %s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %s) END, now(), now()) "
-                f"ON CONFLICT (kind, key) DO NOTHING RETURNING {_COLUMNS}",
-                (new_id("job"), kind, key, body, status.value, int(owner is not None), owner, owner, lease),
+                "updated_at, tenant, user_id) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+                "CASE WHEN %s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %s) END, now(), now(), "
+                f"%s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING {_COLUMNS}",
+                (
+                    new_id("job"),
+                    kind,
+                    key,
+                    body,
+                    status.value,
+                    int(owner is not None),
+                    owner,
+                    owner,
+                    lease,
+                    *job_user(dict(payload)),
+                ),
             )
             row = await cur.fetchone()
             if row is None:

@@ -5,7 +5,8 @@ The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memori
 ``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
 ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock is a
 lease row: :mod:`memstack.store.postgres.leases`) and ``store.archive_vectors`` (:class:`PgArchiveVectors`,
-vectors of archived messages); they share the pool, and the first two the per-user HNSW index bookkeeping
+vectors of archived messages) and ``store.users`` (:class:`PgUserData`, one user's data as a whole: export and
+erasure); they share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -29,6 +30,7 @@ from memstack.store.postgres.contexts import PgContexts
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
+from memstack.store.postgres.users import PgUserData
 from memstack.types import UserRef
 
 __all__ = ["PostgresStore"]
@@ -65,6 +67,7 @@ class PostgresStore:
             scan_max=ann.archive_scan_max, nearest=ann.archive_nearest, exact_max=ann.archive_exact_max
         )
         self._archive_vectors = PgArchiveVectors(db, dim, search)
+        self._users = PgUserData(db, self._ann)
 
     @classmethod
     async def open(
@@ -178,6 +181,10 @@ class PostgresStore:
     @property
     def archive_vectors(self) -> PgArchiveVectors:
         return self._archive_vectors
+
+    @property
+    def users(self) -> PgUserData:
+        return self._users
 
     @property
     def dim(self) -> int:

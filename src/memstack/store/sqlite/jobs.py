@@ -16,13 +16,27 @@ from functools import partial
 from typing import Any
 
 from memstack.errors import InputError, NotFound
-from memstack.store._checks import check_job_name, check_lease_s
+from memstack.store._checks import check_job_name, check_lease_s, job_user
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import from_ts, to_ts
 from memstack.types import Job, JobStatus, new_id, utcnow
 
-__all__ = ["SQLiteJobs"]
+__all__ = ["SQLiteJobs", "migrate_job_users"]
+
+
+def migrate_job_users(conn: sqlite3.Connection) -> None:
+    """Migration ``014_job_users``: the user a job works for (from its payload), so erasing a user removes their
+    jobs, finished ones (whose payload is dropped) included."""
+    conn.execute("ALTER TABLE jobs ADD COLUMN tenant TEXT")
+    conn.execute("ALTER TABLE jobs ADD COLUMN user_id TEXT")
+    conn.execute(
+        "UPDATE jobs SET tenant = json_extract(payload, '$.tenant'), user_id = json_extract(payload, '$.user_id') "
+        "WHERE json_valid(payload) AND json_type(payload, '$.tenant') = 'text' "
+        "AND json_type(payload, '$.user_id') = 'text'"
+    )
+    conn.execute("CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
+
 
 _COLUMNS = (
     "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
@@ -98,8 +112,8 @@ class SQLiteJobs:
             row = (new_id("job"), kind, key, payload, status.value, int(owner is not None), owner, lease_until)
             conn.execute(
                 "INSERT OR IGNORE INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, to_ts(now), to_ts(now)),
+                "created_at, updated_at, tenant, user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, to_ts(now), to_ts(now), *job_user(json.loads(payload))),
             )
             found = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE kind = ? AND key = ?", (kind, key)).fetchone()
             return job_from_row(found)

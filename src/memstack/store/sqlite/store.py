@@ -5,7 +5,8 @@ Every statement runs on one database thread; the roles of the :class:`~memstack.
 ``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
 (:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), the session roles ``store.sessions``
 and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`) and ``store.archive_vectors`` (vectors of archived
-messages, :mod:`memstack.store.sqlite.archive_vectors`), sharing one :class:`~memstack.store.sqlite._core.Core`
+messages, :mod:`memstack.store.sqlite.archive_vectors`) and ``store.users`` (one user's data as a whole: export
+and erasure, :mod:`memstack.store.sqlite.users`), sharing one :class:`~memstack.store.sqlite._core.Core`
 (connection, caches, staleness checks).
 """
 
@@ -28,6 +29,7 @@ from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
+from memstack.store.sqlite.users import SQLiteUserData
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -55,6 +57,7 @@ class SQLiteStore:
         self._sessions = SQLiteSessions(core, lease_s=lease_s)
         self._archive = SQLiteSessionArchive(core)
         self._archive_vectors = SQLiteArchiveVectors(core)
+        self._users = SQLiteUserData(core)
 
     @classmethod
     async def open(
@@ -140,6 +143,10 @@ class SQLiteStore:
     @property
     def archive_vectors(self) -> SQLiteArchiveVectors:
         return self._archive_vectors
+
+    @property
+    def users(self) -> SQLiteUserData:
+        return self._users
 
     @property
     def dim(self) -> int:

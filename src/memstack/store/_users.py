@@ -1,0 +1,189 @@
+"""What the backends share for :class:`~memstack.store.base.UserData`: the shape of every exported record and the
+order a user's rows are read in; each backend supplies its SQL (:class:`ExportSql`) and a way to run it.
+
+The reading is paged (``PAGE`` memories, ``SESSION_PAGE`` sessions at a time): a user with a million memories is
+exported in constant memory. Every statement names the tenant and the user (sharding by user, docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef
+
+__all__ = [
+    "ARTIFACT",
+    "CONTEXT",
+    "HISTORY",
+    "JOB",
+    "MEMORY",
+    "MESSAGE",
+    "PAGE",
+    "SESSION",
+    "SNAPSHOT",
+    "TURN",
+    "ExportSql",
+    "export_user",
+]
+
+#: Memories (and context manifests, jobs) read per statement.
+PAGE = 500
+#: Sessions read per statement (each then reads its turn log, messages, artifacts and snapshots).
+SESSION_PAGE = 50
+
+# The columns each statement of :class:`ExportSql` returns, in order; they are the exported field names.
+MEMORY = (
+    "id",
+    "agent_id",
+    "content",
+    "category",
+    "source",
+    "confidence",
+    "is_active",
+    "deleted_by",
+    "created_at",
+    "updated_at",
+    "observed_at",
+    "expires_at",
+    "merged_into",
+    "source_turn_ids",
+)
+HISTORY = ("memory_id", "action", "before", "after", "at", "actor", "note")
+SESSION = (
+    "id",
+    "agent",
+    "turn_count",
+    "version",
+    "facts",
+    "last_consolidated_turn",
+    "line",
+    "line_turn",
+    "created_at",
+    "updated_at",
+    "ended_at",
+)
+TURN = (
+    "turn",
+    "at",
+    "route",
+    "status",
+    "user_text",
+    "assistant_text",
+    "user_summary",
+    "assistant_summary",
+    "outcome",
+    "flags",
+    "attempts",
+    "error",
+    "user_keep",
+    "assistant_keep",
+)
+MESSAGE = ("seq", "turn", "side", "speaker", "text")
+ARTIFACT = ("turn", "idx", "kind", "role", "language", "label", "content", "created_at")
+SNAPSHOT = ("turn", "reason", "facts", "at")
+CONTEXT = ("context_id", "session_id", "created_at", "manifest")
+JOB = ("id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error")
+
+#: Columns a backend may hand over as JSON text (SQLite) rather than parsed (PostgreSQL's jsonb and arrays).
+_JSON = frozenset({"source_turn_ids", "before", "after", "facts", "flags", "manifest", "payload", "result"})
+
+#: Runs one statement with its parameters and returns every row.
+Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSql:
+    """A backend's statements. Parameters, in order: ``memories``: tenant, user, after key, limit (rows: the key,
+    then :data:`MEMORY`); ``history``: tenant, user, memory ids (:data:`HISTORY`, oldest first); ``orphans``:
+    tenant, user (ids of memories permanently deleted whose history remains); ``sessions``: tenant, user, after
+    key, limit (the key, then :data:`SESSION`); ``turns``, ``messages``, ``artifacts``, ``snapshots``: tenant, user,
+    session key; ``contexts`` and ``jobs``: tenant, user, after key, limit (the key, then :data:`CONTEXT` or
+    :data:`JOB`; a job's key is its id). ``ids`` turns a list of ids into the parameter ``history`` expects."""
+
+    memories: str
+    history: str
+    orphans: str
+    sessions: str
+    turns: str
+    messages: str
+    artifacts: str
+    snapshots: str
+    contexts: str
+    jobs: str
+    ids: Callable[[list[str]], Any]
+
+
+def _plain(name: str, value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if name in _JSON and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if name == "is_active":
+        return bool(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+    """One row as the exported JSON object."""
+    return {name: _plain(name, value) for name, value in zip(columns, row, strict=True)}
+
+
+def _history(rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        event = record(HISTORY, row)
+        grouped.setdefault(str(event.pop("memory_id")), []).append(event)
+    return grouped
+
+
+async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterator[UserRecord]:
+    """Every record of ``user``, section by section (memories, sessions, contexts, jobs), read a page at a time."""
+    who = (user.tenant, user.user_id)
+    after: Any = 0
+    while page := await rows(sql.memories, (*who, after, PAGE)):
+        after = page[-1][0]
+        ids = [str(r[1]) for r in page]
+        history = _history(await rows(sql.history, (*who, sql.ids(ids))))
+        for row in page:
+            memory = record(MEMORY, row[1:])
+            yield UserRecord("memory", {**memory, "stored": True, "history": history.get(memory["id"], [])})
+    orphans = [str(r[0]) for r in await rows(sql.orphans, who)]
+    for start in range(0, len(orphans), PAGE):
+        history = _history(await rows(sql.history, (*who, sql.ids(orphans[start : start + PAGE]))))
+        for memory_id, events in history.items():
+            yield UserRecord("memory", {"id": memory_id, "stored": False, "history": events})
+    after = 0
+    while page := await rows(sql.sessions, (*who, after, SESSION_PAGE)):
+        after = page[-1][0]
+        for row in page:
+            key = row[0]
+            session = record(SESSION, row[1:])
+            session["turns"] = [record(TURN, r) for r in await rows(sql.turns, (*who, key))]
+            messages = []
+            for r in await rows(sql.messages, (*who, key)):
+                message = record(MESSAGE, r)
+                message["role"] = MESSAGE_ROLES[int(message.pop("side"))]
+                messages.append(message)
+            session["messages"] = messages
+            session["artifacts"] = [record(ARTIFACT, r) for r in await rows(sql.artifacts, (*who, key))]
+            session["snapshots"] = [record(SNAPSHOT, r) for r in await rows(sql.snapshots, (*who, key))]
+            yield UserRecord("session", session)
+    tail: tuple[tuple[RecordKind, str, tuple[str, ...]], ...] = (
+        ("context", sql.contexts, CONTEXT),
+        ("job", sql.jobs, JOB),
+    )
+    for kind, statement, columns in tail:
+        after = "" if kind == "job" else 0  # jobs are paged by id
+        while page := await rows(statement, (*who, after, PAGE)):
+            after = page[-1][0]
+            for row in page:
+                yield UserRecord(kind, record(columns, row[1:]))

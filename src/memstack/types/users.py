@@ -1,0 +1,47 @@
+"""Everything memstack holds about one user, as a whole: exported (data access) or erased (data deletion)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ErasureReport", "RecordKind", "UserRecord"]
+
+#: The sections of an export, in the order a store yields them.
+RecordKind = Literal["memory", "session", "context", "job"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """One item of a user's export: a memory with its history, a session with its facts, turn log and archived
+    messages, a stored context manifest, or a background job of the user. ``data`` is plain JSON (the shapes are
+    documented in :mod:`memstack.users`)."""
+
+    kind: RecordKind
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReport:
+    """What an erasure removed: rows per table (every table that can hold the user's data, 0 included), and
+    per-user search indexes dropped (PostgreSQL's HNSW index of a very large user)."""
+
+    tenant: str
+    user_id: str
+    removed: Mapping[str, int] = field(default_factory=dict)
+    indexes_dropped: int = 0
+
+    @property
+    def total(self) -> int:
+        """Rows removed in all."""
+        return sum(self.removed.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "user_id": self.user_id,
+            "removed": dict(self.removed),
+            "indexes_dropped": self.indexes_dropped,
+            "total": self.total,
+        }

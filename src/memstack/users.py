@@ -1,0 +1,86 @@
+"""The user export document: everything memstack holds about one user, as one JSON object written in pieces.
+
+Format ``memstack.user-export``, version 1 (a change that removes or renames a field raises the version)::
+
+    {
+      "format": "memstack.user-export", "version": 1,
+      "tenant": "...", "user_id": "...", "exported_at": "2026-11-25T18:00:00+00:00",
+      "vectors": "not exported: ...",
+      "memories": [
+        {"id", "agent_id", "content", "category", "source", "confidence", "is_active", "deleted_by",
+         "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids",
+         "stored": true,
+         "history": [{"action", "before", "after", "at", "actor", "note"}, ...]},
+        {"id", "stored": false, "history": [...]}          # permanently deleted: only its history remains
+      ],
+      "sessions": [
+        {"id", "agent", "turn_count", "version", "facts", "last_consolidated_turn", "line", "line_turn",
+         "created_at", "updated_at", "ended_at",
+         "turns": [{"turn", "at", "route", "status", "user_text", "assistant_text", "user_summary",
+                    "assistant_summary", "outcome", "flags", "attempts", "error", "user_keep", "assistant_keep"}],
+         "messages": [{"seq", "turn", "role", "speaker", "text"}],     # the archived messages recall searches
+         "artifacts": [{"turn", "idx", "kind", "role", "language", "label", "content", "created_at"}],
+         "snapshots": [{"turn", "reason", "facts", "at"}]}
+      ],
+      "contexts": [{"context_id", "session_id", "created_at", "manifest"}],
+      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}]
+    }
+
+Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
+Times are ISO 8601. Embedding vectors are not exported: they are derived from the text, which is, and are
+meaningless outside the model that made them. A user the store has never seen exports with every list empty.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from memstack.errors import StoreError
+from memstack.types import UserRecord, UserRef, utcnow
+
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "SECTIONS", "export_document"]
+
+EXPORT_FORMAT = "memstack.user-export"
+EXPORT_VERSION = 1
+
+#: Record kind → the document's list that holds it, in the order they are written.
+SECTIONS = {"memory": "memories", "session": "sessions", "context": "contexts", "job": "jobs"}
+
+_VECTORS = "not exported: embedding vectors are derived from the exported text by the configured embedding model"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> AsyncIterator[str]:
+    """The export of ``user`` as pieces of JSON text (a header, then one piece per record) that join to one
+    document; ``records`` come section by section, as :meth:`memstack.store.base.UserData.export` yields them."""
+    header = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "tenant": user.tenant,
+        "user_id": user.user_id,
+        "exported_at": utcnow().isoformat(),
+        "vectors": _VECTORS,
+    }
+    yield _dumps(header)[:-1]
+    order = list(SECTIONS)
+    written = -1  # index in ``order`` of the section open now
+    first = True
+    async for item in records:
+        at = order.index(item.kind)
+        if at < written:
+            raise StoreError(f"the store yielded export records out of order: {item.kind} after {order[written]}")
+        while written < at:
+            written += 1
+            yield ("]" if written > 0 else "") + f',"{SECTIONS[order[written]]}":['
+            first = True
+        yield ("" if first else ",") + _dumps(item.data)
+        first = False
+    while written < len(order) - 1:
+        written += 1
+        yield ("]" if written > 0 else "") + f',"{SECTIONS[order[written]]}":['
+    yield "]}\n"
