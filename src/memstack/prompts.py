@@ -212,8 +212,8 @@ ANSWER_JUDGE = _register(
             "(ground truth) answer, and a generated answer. The gold answer is usually short; the generated one may "
             "be longer. Be generous: if the generated answer states the same fact, person, place or time as the "
             "gold answer, it is CORRECT, whatever its wording. For questions about time, a generated date or period "
-            "that refers to the same date or period as the gold answer is CORRECT even in another format (\"May "
-            "7th\" and \"7 May 2023\"). An answer that contradicts the gold answer, names something else, or says "
+            'that refers to the same date or period as the gold answer is CORRECT even in another format ("May '
+            '7th" and "7 May 2023"). An answer that contradicts the gold answer, names something else, or says '
             "it does not know is WRONG.\n\nQuestion: $question\nGold answer: $gold\nGenerated answer: $answer\n\n"
             'Reply with a JSON object: {"reasoning": "<one sentence>", "label": "CORRECT" or "WRONG"}.'
         ),
