@@ -218,3 +218,36 @@ def test_a_tool_call_is_streamed_as_a_tool_event(rig: ChatRig) -> None:
     tool = json.loads(events[kinds.index("tool")][1].removeprefix("data: "))
     assert tool["name"] == "recall_memory" and "oboe" in tool["result"] and tool["error"] is False
     assert json.loads(events[-1][1].removeprefix("data: "))["reply"] == "The oboe."
+
+
+def test_the_openai_client_lists_models_gets_usage_and_a_400_for_what_memstack_cannot_honour(rig: ChatRig) -> None:
+    client = openai.OpenAI(base_url=f"{rig.url}/v1", api_key=rig.key_a, max_retries=0)
+    assert [m.id for m in client.models.list()] == ["memstack", "custom:chat"]
+    ask: list[dict[str, str]] = [{"role": "user", "content": "How long do lentils cook?"}]
+    reply = client.chat.completions.create(model="memstack", messages=ask, user="gus", top_p=1, n=1)  # type: ignore[arg-type]
+    assert reply.usage is not None and reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    chunks = list(
+        client.chat.completions.create(
+            model="memstack",
+            messages=ask,
+            user="gus",
+            stream=True,
+            stream_options={"include_usage": True},  # type: ignore[arg-type]
+        )
+    )
+    assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    with pytest.raises(openai.BadRequestError, match="tools") as refused:
+        client.chat.completions.create(model="memstack", messages=ask, user="gus", tools=[tool])  # type: ignore[arg-type, list-item]
+    assert refused.value.status_code == 400
+    with pytest.raises(openai.BadRequestError, match=r"\bn\b.*response_format|response_format.*\bn\b"):
+        client.chat.completions.create(
+            model="memstack",
+            messages=ask,
+            user="gus",
+            n=2,
+            response_format={"type": "json_object"},  # type: ignore[arg-type]
+        )
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=f"{rig.url}/v1", api_key="msk_wrong", max_retries=0).models.list()

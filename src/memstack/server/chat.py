@@ -56,6 +56,7 @@ def chat_json(result: ChatResult) -> dict[str, Any]:
         "memories_used": list(result.memories_used),
         "model": result.model,
         "offline": result.offline,
+        "usage": result.usage.to_dict() if result.usage is not None else None,
     }
 
 

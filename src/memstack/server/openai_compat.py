@@ -15,11 +15,15 @@ How the request maps onto a turn:
   memstack keeps the conversation itself (summaries, facts, recent messages), so earlier messages are not re-sent
   to the model verbatim.
 * ``temperature`` and ``max_tokens`` / ``max_completion_tokens`` pass to the model; ``metadata`` (session fields:
-  ``timezone``…), ``memory`` and ``temporary`` may come in ``extra_body``. Other OpenAI fields are accepted and
-  ignored.
+  ``timezone``…), ``memory`` and ``temporary`` may come in ``extra_body``. A field that would change the answer and
+  that memstack cannot honour (``tools``, ``response_format`` other than text, ``n`` above 1, ``logprobs``,
+  ``top_p`` other than 1, penalties other than 0, ``stop``, ``logit_bias``, audio) is a 400 naming it; neutral
+  values of those and fields that do not change the answer (``seed``, ``stream_options``, ``store``…) are accepted.
 
-The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``[DONE]`` when streaming) whose
-extra ``memstack`` object carries ``session_id``, ``context_id`` and ``memory_updates``.
+The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``[DONE]`` when streaming) with
+``usage`` (in the last chunk when streaming: as the model reported it, else memstack's count) and an extra
+``memstack`` object carrying ``session_id``, ``context_id`` and ``memory_updates``. ``GET /v1/models`` lists what
+``model`` may name (the value only picks the reply's label: the agent chooses the model).
 """
 
 from __future__ import annotations
@@ -88,12 +92,19 @@ class _Choice(BaseModel):
     finish_reason: str
 
 
+class _Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
 class CompletionOut(BaseModel):
     id: str
     object: str
     created: int
     model: str
     choices: list[_Choice]
+    usage: _Usage | None = Field(description="As the model reported it, else memstack's count of context and reply")
     memstack: dict[str, Any] = Field(description="session_id, context_id, memory_updates, … (as POST /v1/chat)")
 
 
@@ -107,8 +118,41 @@ def _text(message: _Message) -> str:
     return "\n".join(p for p in parts if p)
 
 
+#: Fields whose value changes the answer, with the values that change nothing (accepted).
+_NEUTRAL: dict[str, tuple[Any, ...]] = {
+    "tools": (None, []),
+    "tool_choice": (None, "none", "auto"),
+    "functions": (None, []),
+    "function_call": (None, "none", "auto"),
+    "response_format": (None, {"type": "text"}),
+    "n": (None, 1),
+    "logprobs": (None, False),
+    "top_logprobs": (None, 0),
+    "top_p": (None, 1, 1.0),
+    "presence_penalty": (None, 0, 0.0),
+    "frequency_penalty": (None, 0, 0.0),
+    "stop": (None, [], ""),
+    "logit_bias": (None, {}),
+    "audio": (None,),
+    "modalities": (None, ["text"]),
+    "prediction": (None,),
+}
+
+
+def _refuse_unsupported(body: CompletionIn) -> None:
+    """``InputError`` naming every field of the request that would change the answer and cannot be honoured."""
+    extra = body.model_extra or {}
+    refused = [name for name, neutral in _NEUTRAL.items() if name in extra and extra[name] not in neutral]
+    if refused:
+        raise InputError(
+            f"memstack cannot honour {', '.join(refused)} on /v1/chat/completions (the agent's model answers with "
+            "text only, one choice); leave these fields out, or use POST /v1/chat for memstack's own options"
+        )
+
+
 def _turn_inputs(body: CompletionIn, tenant: str) -> tuple[str, str, str | None]:
     """(message, session id, system text) from the request; ``InputError`` saying what to send otherwise."""
+    _refuse_unsupported(body)
     if not body.user:
         raise InputError(
             "set the request's user field to name the user whose memory to use "
@@ -155,6 +199,13 @@ async def _agent(st: ServerState, tenant: str, body: CompletionIn, system: str |
     return agent
 
 
+def _usage(result: ChatResult) -> dict[str, int] | None:
+    if result.usage is None:
+        return None
+    u = result.usage
+    return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "total_tokens": u.total_tokens}
+
+
 def _completion(result: ChatResult, model: str, completion_id: str, created: int) -> dict[str, Any]:
     return {
         "id": completion_id,
@@ -162,6 +213,7 @@ def _completion(result: ChatResult, model: str, completion_id: str, created: int
         "created": created,
         "model": result.model or model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": result.reply}, "finish_reason": "stop"}],
+        "usage": _usage(result),
         "memstack": chat_json(result),
     }
 
@@ -175,6 +227,26 @@ def _chunk(completion_id: str, created: int, model: str, delta: dict[str, Any], 
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
     return f"data: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+class _ModelOut(BaseModel):
+    id: str
+    object: str = "model"
+    created: int = 0
+    owned_by: str = "memstack"
+
+
+class ModelList(BaseModel):
+    object: str = "list"
+    data: list[_ModelOut]
+
+
+@router.get("/v1/models", response_model=ModelList, summary="What `model` may name (OpenAI's model list)")
+async def list_models(st: StateDep, caller: CallerDep) -> ModelList:
+    """``memstack`` and the server's chat model: the value of ``model`` labels the reply; the agent (the request's
+    system messages, or a stored agent named with ``agent``) decides which model answers."""
+    names = dict.fromkeys(["memstack", st.engine.config.chat_model or "offline"])
+    return ModelList(data=[_ModelOut(id=name) for name in names])
 
 
 _STREAM_DOC: dict[int | str, dict[str, Any]] = {
@@ -232,6 +304,7 @@ async def _stream(
                     yield _chunk(completion_id, created, model, {"content": event.text}, None)
                 elif isinstance(event, ChatDone):
                     last = json.loads(_chunk(completion_id, created, model, {}, "stop")[6:])
+                    last["usage"] = _usage(event.result)
                     last["memstack"] = chat_json(event.result)
                     yield f"data: {json.dumps(last, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
                 event = await anext(events, None)

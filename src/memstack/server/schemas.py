@@ -45,6 +45,7 @@ __all__ = [
     "SessionList",
     "SessionOut",
     "SessionSummaryOut",
+    "TokenUsageOut",
     "UsageOut",
 ]
 
@@ -177,6 +178,13 @@ class MemoryUpdateOut(BaseModel):
     action: str = Field(description="created, updated, duplicate or dropped_limit")
 
 
+class TokenUsageOut(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    estimated: bool = Field(description="The model reported no usage: memstack's count of the context and reply")
+
+
 class ChatOut(BaseModel):
     session_id: str
     reply: str
@@ -188,6 +196,7 @@ class ChatOut(BaseModel):
     memories_used: list[str] = Field(description="Ids of the long-term memories placed in the context")
     model: str
     offline: bool = Field(description="The reply comes from the offline responder, not a model")
+    usage: TokenUsageOut | None = Field(default=None, description="Tokens of the turn's model calls")
 
 
 class FactOut(BaseModel):

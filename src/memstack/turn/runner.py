@@ -54,6 +54,7 @@ from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
+from memstack.tokens import TokenCounter
 from memstack.turn.admission import DEFAULT_ACTIVE_TURNS, FairGate
 from memstack.turn.background import Background
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
@@ -66,6 +67,7 @@ from memstack.types import (
     Layer,
     Manifest,
     RawMessage,
+    TokenUsage,
     UserRef,
     Vector,
     new_id,
@@ -415,5 +417,13 @@ class TurnRunner:
             offline=done.model.startswith("offline:"),
             memory_enabled=remember,
             temporary=req.temporary,
+            usage=_usage(done, manifest),
             manifest=manifest,
         )
+
+
+def _usage(done: Phase1Done, manifest: Manifest) -> TokenUsage:
+    """What the model reported, or (when it reported nothing) memstack's count of the context and the reply."""
+    if done.usage is not None and done.usage.total_tokens > 0:
+        return TokenUsage(done.usage.prompt_tokens, done.usage.completion_tokens)
+    return TokenUsage(manifest.tokens, TokenCounter(manifest.model).count(done.text), estimated=True)

@@ -17,7 +17,16 @@ from memstack.types._core import (
     unstorable,
     utcnow,
 )
-from memstack.types.chat import BADGE_ACTIONS, ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolEvent, ToolUse
+from memstack.types.chat import (
+    BADGE_ACTIONS,
+    ChatDone,
+    ChatEvent,
+    ChatResult,
+    ChatToken,
+    ChatToolEvent,
+    TokenUsage,
+    ToolUse,
+)
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
@@ -116,6 +125,7 @@ __all__ = [
     "SessionState",
     "SessionSummary",
     "Source",
+    "TokenUsage",
     "ToolUse",
     "TurnCommit",
     "TurnStatus",

@@ -9,7 +9,38 @@ from typing import Any, TypeAlias
 from memstack.types.context import Manifest
 from memstack.types.memories import MemoryUpdate, UpdateAction
 
-__all__ = ["BADGE_ACTIONS", "ChatDone", "ChatEvent", "ChatResult", "ChatToken", "ChatToolEvent", "ToolUse"]
+__all__ = [
+    "BADGE_ACTIONS",
+    "ChatDone",
+    "ChatEvent",
+    "ChatResult",
+    "ChatToken",
+    "ChatToolEvent",
+    "TokenUsage",
+    "ToolUse",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """The tokens of a turn's model calls: as the model reported them, or ``estimated`` when it reported none (the
+    offline responder, some local servers): memstack's count of the context it sent and of the reply."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
+        }
 
 
 #: Memory updates that show the "Memory updated" badge.
@@ -38,7 +69,7 @@ class ChatResult:
     stored manifest (what the model saw); ``None`` for a temporary chat, which stores nothing. ``memories_refused``:
     candidates detection did not store because they read as instructions to the assistant (memory poisoning).
     ``memories_used``: ids of the long-term memories placed in the context (transparency). ``offline``: the reply
-    comes from the offline responder, not from a model."""
+    comes from the offline responder, not from a model. ``usage``: the tokens of the turn's model calls."""
 
     session_id: str
     reply: str
@@ -54,6 +85,7 @@ class ChatResult:
     offline: bool = False
     memory_enabled: bool = True
     temporary: bool = False
+    usage: TokenUsage | None = None
     manifest: Manifest | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -78,6 +110,7 @@ class ChatResult:
             "offline": self.offline,
             "memory_enabled": self.memory_enabled,
             "temporary": self.temporary,
+            "usage": self.usage.to_dict() if self.usage is not None else None,
         }
 
 
