@@ -197,6 +197,7 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
         await ms.store.sessions.commit(user, "drafts", commit, lease=held.lease)
     finally:
         await held.release()
+    await ms.store.threads.mark(user, "0" * 64, "drafts", 1)  # a conversation an OpenAI client keeps
     payload = {"tenant": user.tenant, "user_id": user.user_id, "message": "remember my dog Rex"}
     await ms.store.jobs.enqueue("test-pending", f"{user.tenant}/{user.user_id}", payload)
     if isinstance(ms.store, PostgresStore):
@@ -210,7 +211,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
         await _populate(ms, user)
     before = db.counts(ALICE)
     known = {"memories", "memory_history", "sessions", "session_turns", "session_artifacts", "session_snapshots"}
-    known |= {"session_leases", "archive_vectors", "context_manifests", "jobs"}
+    known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads"}
     if isinstance(ms.store, PostgresStore):
         known |= {"archive_stats", "memory_ann_indexes"}
     assert known <= set(before)  # the catalogue was read (a sanity check, not the list the test relies on)

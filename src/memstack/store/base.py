@@ -53,6 +53,7 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "AgentStore",
     "ArchiveVectors",
+    "ChatThreads",
     "ContextStore",
     "HeldLock",
     "JobStore",
@@ -449,6 +450,22 @@ class AgentStore(Protocol):
 
 
 @runtime_checkable
+class ChatThreads(Protocol):
+    """Where a conversation that a client keeps (and sends whole with every call, as OpenAI's chat completions API
+    does) continues: after each turn, a digest of the messages the client then holds names the turn's session and
+    number, so the next call that starts with exactly those messages finds its session, and one that starts the
+    same way with other messages does not."""
+
+    async def mark(self, user: UserRef, digest: str, session_id: str, turn: int) -> None:
+        """Record (or move) ``digest`` → this session's turn."""
+        ...
+
+    async def find(self, user: UserRef, digest: str) -> tuple[str, int] | None:
+        """The session and turn of ``digest``; ``None`` when this store never saw that conversation state."""
+        ...
+
+
+@runtime_checkable
 class UserData(Protocol):
     """Everything a store holds about one ``(tenant, user)``, as a whole: handed over (data access) or erased
     (data deletion). The two cover the same tables; a table added to hold user data must be added to both (the
@@ -511,6 +528,9 @@ class Store(Protocol):
 
     @property
     def users(self) -> UserData: ...
+
+    @property
+    def threads(self) -> ChatThreads: ...
 
     @property
     def dim(self) -> int: ...

@@ -40,6 +40,7 @@ from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.leases import migrate_session_leases
 from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
+from memstack.store.postgres.threads import migrate_chat_threads
 from memstack.types import Category, DeletedBy, Source
 
 __all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare"]
@@ -187,6 +188,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0013_archive_search", migrate_archive_search),
     ("0014_session_leases", migrate_session_leases),
     ("0015_job_users", migrate_job_users),
+    ("0016_chat_threads", migrate_chat_threads),
 ]
 
 

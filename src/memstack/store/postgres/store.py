@@ -30,6 +30,7 @@ from memstack.store.postgres.contexts import PgContexts
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
+from memstack.store.postgres.threads import PgThreads
 from memstack.store.postgres.users import PgUserData
 from memstack.types import UserRef
 
@@ -68,6 +69,7 @@ class PostgresStore:
         )
         self._archive_vectors = PgArchiveVectors(db, dim, search)
         self._users = PgUserData(db, self._ann)
+        self._threads = PgThreads(db)
 
     @classmethod
     async def open(
@@ -185,6 +187,10 @@ class PostgresStore:
     @property
     def users(self) -> PgUserData:
         return self._users
+
+    @property
+    def threads(self) -> PgThreads:
+        return self._threads
 
     @property
     def dim(self) -> int:

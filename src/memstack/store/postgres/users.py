@@ -89,6 +89,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("session_turns", f"DELETE FROM session_turns WHERE {_MINE}"),
     ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
     ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
+    ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
     ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
     ("memory_ann_indexes", f"DELETE FROM memory_ann_indexes WHERE {_MINE}"),
     ("memories", f"DELETE FROM memories WHERE {_MINE}"),

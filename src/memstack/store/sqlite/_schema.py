@@ -20,6 +20,7 @@ from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
 from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
+from memstack.store.sqlite.threads import migrate_chat_threads
 from memstack.types import utcnow
 
 __all__ = ["MIGRATIONS", "check_embedder", "migrate"]
@@ -172,6 +173,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("012_fulltext_terms", migrate_fulltext_terms),
     ("013_session_leases", migrate_session_leases),
     ("014_job_users", migrate_job_users),
+    ("015_chat_threads", migrate_chat_threads),
 ]
 
 

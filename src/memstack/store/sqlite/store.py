@@ -29,6 +29,7 @@ from memstack.store.sqlite.contexts import SQLiteContexts
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
+from memstack.store.sqlite.threads import SQLiteThreads
 from memstack.store.sqlite.users import SQLiteUserData
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -58,6 +59,7 @@ class SQLiteStore:
         self._archive = SQLiteSessionArchive(core)
         self._archive_vectors = SQLiteArchiveVectors(core)
         self._users = SQLiteUserData(core)
+        self._threads = SQLiteThreads(core)
 
     @classmethod
     async def open(
@@ -147,6 +149,10 @@ class SQLiteStore:
     @property
     def users(self) -> SQLiteUserData:
         return self._users
+
+    @property
+    def threads(self) -> SQLiteThreads:
+        return self._threads
 
     @property
     def dim(self) -> int:
