@@ -251,3 +251,51 @@ def test_the_openai_client_lists_models_gets_usage_and_a_400_for_what_memstack_c
         )
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=f"{rig.url}/v1", api_key="msk_wrong", max_retries=0).models.list()
+
+
+def test_an_openai_conversation_is_one_session_and_a_regenerated_reply_replaces_its_turn(rig: ChatRig) -> None:
+    client = openai.OpenAI(base_url=f"{rig.url}/v1", api_key=rig.key_a, max_retries=0)
+
+    def ask(messages: list[dict[str, str]], **extra: object) -> tuple[str, str, int]:
+        reply = client.chat.completions.create(model="memstack", messages=messages, user="hal", **extra)  # type: ignore[arg-type, call-overload]
+        memstack = (reply.model_extra or {})["memstack"]
+        return reply.choices[0].message.content or "", memstack["session_id"], memstack["turn"]
+
+    # two conversations that open the same way are two sessions
+    one = [{"role": "user", "content": "hi"}]
+    two = [{"role": "user", "content": "hi"}]
+    reply_one, session_one, turn = ask(one)
+    reply_two, session_two, _ = ask(two)
+    assert session_one != session_two and turn == 1
+    # a conversation goes on in its session (these two are identical so far: one state, either session)
+    one += [{"role": "assistant", "content": reply_one}, {"role": "user", "content": "I keep bees."}]
+    reply_bees, session, turn = ask(one)
+    assert session in (session_one, session_two) and turn == 2
+    three = [{"role": "user", "content": "I keep bees."}]
+    three_reply, session_three, _ = ask(three)
+    three += [{"role": "assistant", "content": three_reply}, {"role": "user", "content": "Any tips?"}]
+    assert ask(three)[1:] == (session_three, 2)
+    # regenerating that reply (the same messages again) replaces turn 2: a branch at turn 2, not a turn 3
+    again, branch, turn = ask(one)
+    assert turn == 2 and branch not in (session_one, session_two)
+    # and the conversation continues from the reply the client kept (the regenerated one)
+    one += [{"role": "assistant", "content": again}, {"role": "user", "content": "How many hives?"}]
+    _, session, turn = ask(one)
+    assert (session, turn) == (branch, 3)
+    # an edited earlier message branches as well
+    edited = [*one[:2], {"role": "user", "content": "I keep wasps."}]
+    _, other, turn = ask(edited)
+    assert turn == 2 and other not in (session_one, session_two, branch)
+    # a history memstack never saw is imported, so the model sees it
+    unseen = [
+        {"role": "user", "content": "My name is Zed."},
+        {"role": "assistant", "content": "Nice to meet you, Zed."},
+        {"role": "user", "content": "What is my name?"},
+    ]
+    _, fresh, turn = ask(unseen)
+    assert turn == 2 and fresh not in (session_one, session_two, branch, other)
+    assert "Zed" in json.dumps(rig.model.chat_requests[-1].messages)
+    # an explicit session id is used as given
+    _, named, _ = ask([{"role": "user", "content": "hello"}], extra_body={"session_id": "ses_mine"})
+    assert named == "ses_mine"
+    assert reply_two and reply_bees

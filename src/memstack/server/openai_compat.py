@@ -10,10 +10,11 @@ How the request maps onto a turn:
 * The last message is the turn's message (``role: user``; text, or text parts).
 * ``system`` / ``developer`` messages become the agent's identity (layer 1; memstack's own protections stay as hard
   constraints below it); a stored agent named with ``agent`` (in ``extra_body``) takes precedence.
-* The conversation is a memstack session: ``session_id`` in ``extra_body``, or, by default, an id derived from the
-  user and the conversation's first message — the same for every call of one conversation, since clients resend it.
-  memstack keeps the conversation itself (summaries, facts, recent messages), so earlier messages are not re-sent
-  to the model verbatim.
+* The conversation is a memstack session: ``session_id`` in ``extra_body``, or, by default, the session the
+  client's earlier messages lead to (:mod:`memstack.server.threads`): a new conversation gets a new session, a
+  continued one its own, an edited or regenerated message a branch that replaces the old reply, and a history
+  memstack never saw is imported first. memstack keeps the conversation itself (summaries, facts, recent messages),
+  so earlier messages are not re-sent to the model verbatim.
 * ``temperature`` and ``max_tokens`` / ``max_completion_tokens`` pass to the model; ``metadata`` (session fields:
   ``timezone``…), ``memory`` and ``temporary`` may come in ``extra_body``. A field that would change the answer and
   that memstack cannot honour (``tools``, ``response_format`` other than text, ``n`` above 1, ``logprobs``,
@@ -28,10 +29,9 @@ The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -45,6 +45,7 @@ from memstack.server.chat import chat_json
 from memstack.server.errors import status_for
 from memstack.server.schemas import ErrorOut
 from memstack.server.state import CallerDep, ServerState, StateDep
+from memstack.server.threads import Said, continue_thread, mark_turn
 from memstack.server.wire import json_response
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, new_id
 
@@ -150,8 +151,9 @@ def _refuse_unsupported(body: CompletionIn) -> None:
         )
 
 
-def _turn_inputs(body: CompletionIn, tenant: str) -> tuple[str, str, str | None]:
-    """(message, session id, system text) from the request; ``InputError`` saying what to send otherwise."""
+def _turn_inputs(body: CompletionIn) -> tuple[str, str | None, list[Said]]:
+    """(message, system text, the user and assistant messages before it) from the request; ``InputError`` saying
+    what to send otherwise."""
     _refuse_unsupported(body)
     if not body.user:
         raise InputError(
@@ -165,12 +167,8 @@ def _turn_inputs(body: CompletionIn, tenant: str) -> tuple[str, str, str | None]
     if not message.strip():
         raise InputError("the last user message has no text; send the user's message as text")
     system = "\n\n".join(_text(m) for m in body.messages if m.role in ("system", "developer") and _text(m).strip())
-    session_id = body.session_id
-    if session_id is None:
-        first = next((_text(m) for m in body.messages if m.role == "user"), message)
-        digest = hashlib.sha256(json.dumps([tenant, body.user, system, first]).encode()).hexdigest()[:26]
-        session_id = f"ses_oai_{digest}"
-    return message, session_id, system or None
+    earlier = [(m.role, _text(m)) for m in body.messages[:-1] if m.role in ("user", "assistant")]
+    return message, system or None, earlier
 
 
 async def _agent(st: ServerState, tenant: str, body: CompletionIn, system: str | None) -> Any:
@@ -264,13 +262,27 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
     summary="OpenAI-compatible chat completions with memory (point an OpenAI client at /v1)",
 )
 async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) -> Response:
-    message, session_id, system = _turn_inputs(body, caller.tenant)
+    message, system, earlier = _turn_inputs(body)
     user = caller.user(body.user or "")  # _turn_inputs refused a missing user
     if len(message) > st.settings.max_message_chars:
         raise InputError(
             f"the message is {len(message)} characters; this server accepts at most {st.settings.max_message_chars}"
         )
     agent = await _agent(st, caller.tenant, body, system)
+    follow = body.session_id is None and not body.temporary
+    if follow:
+        thread = await continue_thread(st.engine, user, system, earlier)
+        session_id = thread.session_id
+        if thread.imports:
+            said = [{"role": role, "content": text} for role, text in thread.imports]
+            await st.engine.ingest(user, session_id, said, capture=thread.capture, end=False)
+    else:
+        session_id = body.session_id or new_id("ses")
+
+    async def done(result: ChatResult) -> None:
+        if follow:
+            await mark_turn(st.engine, user, system, earlier, ("user", message), result.reply, session_id, result.turn)
+
     options: dict[str, Any] = {
         "session_id": session_id,
         "metadata": body.metadata,
@@ -282,18 +294,24 @@ async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) 
     created = int(time.time())
     if not body.stream:
         result = await st.engine.chat(user, message, **options)
+        await done(result)
         return json_response(_completion(result, body.model, completion_id, created))
     events = st.engine.chat_stream(user, message, **options)
     first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
     return StreamingResponse(
-        _stream(first, events, body.model, completion_id, created),
+        _stream(first, events, body.model, completion_id, created, done),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache"},
     )
 
 
 async def _stream(
-    first: ChatEvent, events: AsyncIterator[ChatEvent], model: str, completion_id: str, created: int
+    first: ChatEvent,
+    events: AsyncIterator[ChatEvent],
+    model: str,
+    completion_id: str,
+    created: int,
+    done: Callable[[ChatResult], Awaitable[None]],
 ) -> AsyncIterator[bytes]:
     async with aclosing(events):  # type: ignore[type-var]  # closing early releases the session
         yield _chunk(completion_id, created, model, {"role": "assistant", "content": ""}, None)
@@ -303,6 +321,7 @@ async def _stream(
                 if isinstance(event, ChatToken) and event.text:
                     yield _chunk(completion_id, created, model, {"content": event.text}, None)
                 elif isinstance(event, ChatDone):
+                    await done(event.result)
                     last = json.loads(_chunk(completion_id, created, model, {}, "stop")[6:])
                     last["usage"] = _usage(event.result)
                     last["memstack"] = chat_json(event.result)
