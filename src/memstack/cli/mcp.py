@@ -38,14 +38,17 @@ async def mcp(
     from memstack.engine import AsyncMemstack
     from memstack.errors import ConfigError
     from memstack.mcp import McpScope, build_server, http_app
+    from memstack.mcp.server import LogLevel
 
+    level: LogLevel = "DEBUG" if log_level == "debug" else "INFO" if log_level == "info" else "WARNING"
     if transport == "http" and tenant is not None:
         raise ConfigError("--tenant is for stdio; over http each request's API key names the tenant")
     async with AsyncMemstack(home=home, resume=False) as engine:
         if transport == "stdio":
-            await build_server(engine, McpScope(tenant=tenant or "default", user=user)).run_stdio_async()
+            scope = McpScope(tenant=tenant or "default", user=user)
+            await build_server(engine, scope, log_level=level).run_stdio_async()
             return
         import uvicorn
 
-        app = http_app(engine, user=user, host=host)
+        app = http_app(engine, user=user, host=host, log_level=level)
         await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -37,6 +37,7 @@ from memstack.types import Category, UserRef
 __all__ = ["McpScope", "build_server", "http_app"]
 
 T = TypeVar("T")
+LogLevel = Literal["DEBUG", "INFO", "WARNING"]
 
 _CATEGORIES = ", ".join(c.value for c in Category)
 
@@ -86,9 +87,9 @@ async def _tool(call: Callable[[], Awaitable[T]]) -> T:
         raise ToolError(str(exc)) from exc
 
 
-def build_server(engine: AsyncMemstack, scope: McpScope) -> MCPServer:
-    """The MCP server over an open engine (the caller owns and closes it)."""
-    server: MCPServer = MCPServer("memstack", instructions=INSTRUCTIONS)
+def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel = "WARNING") -> MCPServer:
+    """The MCP server over an open engine (the caller owns and closes it). Its log goes to stderr."""
+    server: MCPServer = MCPServer("memstack", instructions=INSTRUCTIONS, log_level=log_level)
 
     @server.tool()
     async def add_memory(
@@ -207,10 +208,15 @@ class _RequireKey:
 
 
 def http_app(
-    engine: AsyncMemstack, *, user: str | None = None, host: str = "127.0.0.1", key_cache_s: float = 30.0
+    engine: AsyncMemstack,
+    *,
+    user: str | None = None,
+    host: str = "127.0.0.1",
+    key_cache_s: float = 30.0,
+    log_level: LogLevel = "WARNING",
 ) -> ASGIApp:
     """The streamable HTTP app (endpoint ``/mcp``): every request needs a key of ``engine``'s store; its tenant
     scopes the tools. Run it with uvicorn; its lifespan runs the SDK's session manager."""
     keys = KeyCache(engine.store.keys, ttl_s=key_cache_s, local=False)
-    server = build_server(engine, McpScope(user=user, keys=keys))
+    server = build_server(engine, McpScope(user=user, keys=keys), log_level=log_level)
     return _RequireKey(server.streamable_http_app(host=host), keys)
