@@ -258,3 +258,12 @@ async def test_the_readme_stdio_configuration_works(tmp_path: Path) -> None:
             await session.initialize()
             added = await _ok(session, "add_memory", content="configured as the README says")
     assert added["user_id"] == stdio["env"]["MEMSTACK_MCP_USER"]
+
+
+def test_http_takes_no_tenant_option(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memstack.cli import main
+
+    done = CliRunner().invoke(main, ["mcp", "--transport", "http", "--tenant", "acme"], env=_env(tmp_path))
+    assert done.exit_code == 1 and "API key names the tenant" in done.output

@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError, Unauthorized
 from memstack.server.auth import KeyCache
+from memstack.server.settings import ServerSettings
 from memstack.server.wire import memory_json, scored_json
 from memstack.types import Category, UserRef
 
@@ -212,11 +213,13 @@ def http_app(
     *,
     user: str | None = None,
     host: str = "127.0.0.1",
-    key_cache_s: float = 30.0,
+    key_cache_s: float | None = None,
     log_level: LogLevel = "WARNING",
 ) -> ASGIApp:
     """The streamable HTTP app (endpoint ``/mcp``): every request needs a key of ``engine``'s store; its tenant
-    scopes the tools. Run it with uvicorn; its lifespan runs the SDK's session manager."""
-    keys = KeyCache(engine.store.keys, ttl_s=key_cache_s, local=False)
+    scopes the tools. Run it with uvicorn; its lifespan runs the SDK's session manager. ``key_cache_s``: how long
+    an accepted key is trusted without asking the store again (default: the HTTP API's)."""
+    ttl_s = ServerSettings().key_cache_s if key_cache_s is None else key_cache_s
+    keys = KeyCache(engine.store.keys, ttl_s=ttl_s, local=False)
     server = build_server(engine, McpScope(user=user, keys=keys), log_level=log_level)
     return _RequireKey(server.streamable_http_app(host=host), keys)
