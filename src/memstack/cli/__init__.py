@@ -21,6 +21,7 @@ def _register() -> None:
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group
     from memstack.cli.keys import keys
+    from memstack.cli.mcp import mcp
     from memstack.cli.memories import memories
     from memstack.cli.reembed import reembed
     from memstack.cli.serve import serve
@@ -32,6 +33,7 @@ def _register() -> None:
     main.add_command(memories)
     main.add_command(keys)
     main.add_command(serve)
+    main.add_command(mcp)
     main.add_command(context.context)
     context.add_bench(main)
     add_http_bench(main)

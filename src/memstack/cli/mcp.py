@@ -1,0 +1,54 @@
+"""``memstack mcp``: memstack's memory tools for MCP clients (:mod:`memstack.mcp`), over stdio or streamable HTTP.
+
+* ``--transport stdio`` (default): the client starts ``memstack mcp`` itself and talks over stdin/stdout; the tools
+  act in ``--tenant`` (default ``default``, the CLI's tenant).
+* ``--transport http``: serves ``http://HOST:PORT/mcp``; every request needs ``Authorization: Bearer KEY``
+  (``memstack keys create --tenant NAME``) and the key's tenant scopes the tools. There is no keyless mode.
+
+``--user`` (or ``$MEMSTACK_MCP_USER``) fixes the user every call acts for; without it each call names ``user_id``.
+The data directory and the rest of the configuration come from ``--home`` and the ``MEMSTACK_*`` variables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memstack.cli._common import run_async
+
+__all__ = ["mcp"]
+
+
+@click.command("mcp")
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="How clients connect."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (http).")
+@click.option("--port", default=8701, show_default=True, type=click.IntRange(0, 65535), help="Port (http).")
+@click.option("--user", "-u", envvar="MEMSTACK_MCP_USER", help="The one user every call acts for ($MEMSTACK_MCP_USER).")
+@click.option("--tenant", "-t", help="Tenant of the users (stdio; default 'default'). Over http the key decides.")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning"]))
+@run_async
+async def mcp(
+    transport: str, host: str, port: int, user: str | None, tenant: str | None, home: Path | None, log_level: str
+) -> None:
+    """Serve memstack's memory tools to MCP clients (add, search, list, forget, restore, recall)."""
+    from memstack.engine import AsyncMemstack
+    from memstack.errors import ConfigError
+    from memstack.mcp import McpScope, build_server, http_app
+    from memstack.mcp.server import LogLevel
+
+    level: LogLevel = "DEBUG" if log_level == "debug" else "INFO" if log_level == "info" else "WARNING"
+    if transport == "http" and tenant is not None:
+        raise ConfigError("--tenant is for stdio; over http each request's API key names the tenant")
+    async with AsyncMemstack(home=home, resume=False) as engine:
+        if transport == "stdio":
+            scope = McpScope(tenant=tenant or "default", user=user)
+            await build_server(engine, scope, log_level=level).run_stdio_async()
+            return
+        import uvicorn
+
+        app = http_app(engine, user=user, host=host, log_level=level)
+        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)).serve()

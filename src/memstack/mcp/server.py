@@ -1,0 +1,225 @@
+"""The MCP server: six tools over an open :class:`~memstack.engine.AsyncMemstack`, built on the official ``mcp`` SDK.
+
+::
+
+    MCP client ──stdio──────────────▶ tools ─▶ AsyncMemstack (tenant: the configured one, ``--tenant``)
+    MCP client ──HTTP /mcp + Bearer─▶ _RequireKey (401 without a valid key) ─▶ tools ─▶ AsyncMemstack
+                                       (tenant: the key's, resolved per call by the HTTP API's KeyCache)
+
+Tools: ``add_memory``, ``search_memories``, ``list_memories``, ``forget_memory``, ``restore_memory`` and ``recall``
+(memories and past conversations ranked together). Each names its user with ``user_id``, unless the server was
+started for one user (``--user`` / ``$MEMSTACK_MCP_USER``): then ``user_id`` may be left out, and a call naming
+another user is refused. Over HTTP every request needs ``Authorization: Bearer KEY`` (keys from ``memstack keys
+create``), even on loopback: the MCP endpoint has no local mode. A key sees only its tenant's users.
+
+memstack's own errors (unknown id, empty query, full tier, bad key) come back as tool errors carrying the message
+(``isError``); the server keeps serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memstack.engine import AsyncMemstack
+from memstack.errors import InputError, MemstackError, Unauthorized
+from memstack.server.auth import KeyCache
+from memstack.server.settings import ServerSettings
+from memstack.server.wire import memory_json, scored_json
+from memstack.types import Category, UserRef
+
+__all__ = ["McpScope", "build_server", "http_app"]
+
+T = TypeVar("T")
+LogLevel = Literal["DEBUG", "INFO", "WARNING"]
+
+_CATEGORIES = ", ".join(c.value for c in Category)
+
+INSTRUCTIONS = (
+    "Long-term memory for the user. Search or recall before answering questions about the user's preferences, "
+    "facts or past conversations; add a memory when the user states a lasting fact or preference; forget one when "
+    "the user asks you to."
+)
+
+UserId = Annotated[
+    str | None,
+    Field(description="Whose memories. Leave out when the server is fixed to one user.", max_length=200),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class McpScope:
+    """Who the tools act for. ``keys``: authenticate each HTTP call's bearer key (its tenant wins over
+    ``tenant``); ``None`` over stdio. ``user``: the one user every call acts for, or ``None`` (each call names it)."""
+
+    tenant: str = "default"
+    user: str | None = None
+    keys: KeyCache | None = None
+
+    async def user_ref(self, ctx: Context, user_id: str | None) -> UserRef:
+        tenant = self.tenant
+        if self.keys is not None:
+            headers = ctx.headers or {}
+            tenant = (await self.keys.caller(headers.get("authorization"))).tenant
+        if self.user is not None:
+            if user_id is not None and user_id != self.user:
+                raise InputError(
+                    f"this MCP server acts for user {self.user!r} only (started with --user or $MEMSTACK_MCP_USER); "
+                    f"leave out user_id or pass {self.user!r}"
+                )
+            return UserRef(self.user, tenant)
+        if not user_id:
+            raise InputError("name the user: pass user_id (or start the server with --user / $MEMSTACK_MCP_USER)")
+        return UserRef(user_id, tenant)
+
+
+async def _tool(call: Callable[[], Awaitable[T]]) -> T:
+    """memstack's errors become tool errors with their message; anything else stays a crash the SDK reports."""
+    try:
+        return await call()
+    except MemstackError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel = "WARNING") -> MCPServer:
+    """The MCP server over an open engine (the caller owns and closes it). Its log goes to stderr."""
+    server: MCPServer = MCPServer("memstack", instructions=INSTRUCTIONS, log_level=log_level)
+
+    @server.tool()
+    async def add_memory(
+        content: Annotated[str, Field(description="The fact or preference to remember, one sentence.")],
+        ctx: Context,
+        category: Annotated[str, Field(description=f"One of: {_CATEGORIES}.")] = "general",
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """Remember one thing about the user (a long-term memory). Returns the stored memory with its id."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            return memory_json(await engine.add(user, content, category=category))
+
+        return await _tool(run)
+
+    @server.tool()
+    async def search_memories(
+        query: Annotated[str, Field(description="What to look for, in words.")],
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=100, description="How many memories at most.")] = 5,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """The user's active memories closest in meaning to the query, best first, with their scores."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            return {"results": [scored_json(hit) for hit in await engine.search(user, query, k=k)]}
+
+        return await _tool(run)
+
+    @server.tool()
+    async def list_memories(
+        ctx: Context,
+        category: Annotated[str | None, Field(description=f"Only this category, one of: {_CATEGORIES}.")] = None,
+        include_forgotten: Annotated[bool, Field(description="Also list forgotten memories.")] = False,
+        limit: Annotated[int, Field(ge=1, le=1000, description="How many at most, newest first.")] = 100,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """The user's memories, newest first."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            found = await engine.list(user, category=category, include_deleted=include_forgotten, limit=limit)
+            return {"memories": [memory_json(m) for m in found]}
+
+        return await _tool(run)
+
+    @server.tool()
+    async def forget_memory(
+        memory_id: Annotated[str, Field(description="The memory's id.", min_length=1, max_length=200)],
+        ctx: Context,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """Stop using a memory (soft delete: restore_memory brings it back)."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            return memory_json(await engine.forget(user, memory_id))
+
+        return await _tool(run)
+
+    @server.tool()
+    async def restore_memory(
+        memory_id: Annotated[str, Field(description="The forgotten memory's id.", min_length=1, max_length=200)],
+        ctx: Context,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """Make a forgotten memory active again."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            return memory_json(await engine.restore(user, memory_id))
+
+        return await _tool(run)
+
+    @server.tool()
+    async def recall(
+        query: Annotated[str, Field(description="What to recall, in words; dates like 'last week' are understood.")],
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=100, description="How many items at most.")] = 10,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """What the user said before: memories and messages of past conversations ranked together, best first.
+        Each item says whether it is a memory or a conversation turn, and where it comes from."""
+
+        async def run() -> dict[str, Any]:
+            user = await scope.user_ref(ctx, user_id)
+            return {"results": [item.to_dict() for item in await engine.recall(user, query, k=k)]}
+
+        return await _tool(run)
+
+    return server
+
+
+class _RequireKey:
+    """Refuses an HTTP request without a valid bearer key (401) before the MCP layer sees it."""
+
+    def __init__(self, app: ASGIApp, keys: KeyCache) -> None:
+        self._app = app
+        self._keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            authorization = None
+            for name, value in scope["headers"]:
+                if name == b"authorization":
+                    authorization = value.decode("latin-1")
+            try:
+                await self._keys.caller(authorization)
+            except Unauthorized as exc:
+                response = JSONResponse({"error": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+def http_app(
+    engine: AsyncMemstack,
+    *,
+    user: str | None = None,
+    host: str = "127.0.0.1",
+    key_cache_s: float | None = None,
+    log_level: LogLevel = "WARNING",
+) -> ASGIApp:
+    """The streamable HTTP app (endpoint ``/mcp``): every request needs a key of ``engine``'s store; its tenant
+    scopes the tools. Run it with uvicorn; its lifespan runs the SDK's session manager. ``key_cache_s``: how long
+    an accepted key is trusted without asking the store again (default: the HTTP API's)."""
+    ttl_s = ServerSettings().key_cache_s if key_cache_s is None else key_cache_s
+    keys = KeyCache(engine.store.keys, ttl_s=ttl_s, local=False)
+    server = build_server(engine, McpScope(user=user, keys=keys), log_level=log_level)
+    return _RequireKey(server.streamable_http_app(host=host), keys)

@@ -1,0 +1,269 @@
+"""``memstack mcp`` driven by the official MCP SDK's own client, over both transports, as real processes.
+
+stdio: the client spawns ``memstack mcp`` (tenant from ``--tenant``). Streamable HTTP: ``memstack mcp --transport
+http`` on a free port; every request carries a bearer key whose tenant scopes the tools. The data directory is
+shared with this process (SQLite), which creates the keys and imports a past conversation for ``recall``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from memstack.engine import AsyncMemstack
+from memstack.types import UserRef
+
+CLI = [sys.executable, "-c", "from memstack.cli import main; main()"]
+EMBEDDER = "hash:384"
+TOOLS = {"add_memory", "search_memories", "list_memories", "forget_memory", "restore_memory", "recall"}
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
+    return {**env, "MEMSTACK_HOME": str(home), "MEMSTACK_EMBEDDER": EMBEDDER, **extra}
+
+
+def _engine(home: Path) -> AsyncMemstack:
+    return AsyncMemstack(home=home, embedder=EMBEDDER, resume=False)
+
+
+@asynccontextmanager
+async def _stdio(home: Path, *args: str, **env: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", *args], env=_env(home, **env))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+@asynccontextmanager
+async def _http(url: str, key: str) -> AsyncIterator[ClientSession]:
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=httpx2.Timeout(30, read=300))
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def _ok(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    text = result.content[0]
+    assert text.type == "text"
+    return text.text
+
+
+async def test_stdio_session_adds_searches_lists_forgets_restores_and_recalls(tmp_path: Path) -> None:
+    async with _engine(tmp_path) as ms:  # a past conversation, for recall to find beside the memories
+        await ms.ingest(
+            "alice",
+            "trip",
+            [
+                {"role": "user", "content": "We booked the cabin by the lake in Norway for July."},
+                {"role": "assistant", "content": "Lovely, a lake cabin in July."},
+            ],
+            capture=False,
+        )
+
+    async with _stdio(tmp_path) as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
+
+        tea = await _ok(session, "add_memory", content="Alice drinks green tea every morning", user_id="alice")
+        await _ok(session, "add_memory", content="Alice is allergic to peanuts", category="fact", user_id="alice")
+        await _ok(session, "add_memory", content="Bob drinks green tea too", user_id="bob")
+        assert tea["content"] == "Alice drinks green tea every morning" and tea["category"] == "general"
+
+        found = await _ok(session, "search_memories", query="green tea in the morning", k=5, user_id="alice")
+        assert found["results"][0]["memory"]["id"] == tea["id"]
+        assert all(hit["memory"]["user_id"] == "alice" for hit in found["results"])
+        assert isinstance(found["results"][0]["score"], float)
+
+        listed = await _ok(session, "list_memories", user_id="alice")
+        assert [m["content"] for m in listed["memories"]] == [
+            "Alice is allergic to peanuts",
+            "Alice drinks green tea every morning",
+        ]
+        facts = await _ok(session, "list_memories", category="fact", user_id="alice")
+        assert [m["category"] for m in facts["memories"]] == ["fact"]
+
+        forgotten = await _ok(session, "forget_memory", memory_id=tea["id"], user_id="alice")
+        assert forgotten["is_active"] is False and forgotten["deleted_by"] == "user"
+        active = await _ok(session, "list_memories", user_id="alice")
+        assert tea["id"] not in {m["id"] for m in active["memories"]}
+        every = await _ok(session, "list_memories", include_forgotten=True, user_id="alice")
+        assert tea["id"] in {m["id"] for m in every["memories"]}
+        restored = await _ok(session, "restore_memory", memory_id=tea["id"], user_id="alice")
+        assert restored["is_active"] is True
+
+        recalled = await _ok(session, "recall", query="lake cabin in Norway", k=5, user_id="alice")
+        kinds = {item["kind"] for item in recalled["results"]}
+        assert "turn" in kinds
+        assert any("Norway" in item["text"] for item in recalled["results"])
+        tea_recall = await _ok(session, "recall", query="green tea", k=3, user_id="alice")
+        assert tea_recall["results"][0]["kind"] == "memory" and tea_recall["results"][0]["id"] == tea["id"]
+        assert json.loads(json.dumps(tea_recall)) == tea_recall  # JSON-able, dates as strings
+
+
+async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(tmp_path: Path) -> None:
+    async with _stdio(tmp_path) as session:
+        assert "user_id" in await _error(session, "add_memory", content="no user named")
+        assert "query" in await _error(session, "search_memories", user_id="alice")  # missing argument
+        assert "k" in await _error(session, "search_memories", query="tea", k=0, user_id="alice")
+        assert "empty" in await _error(session, "search_memories", query="   ", user_id="alice")
+        assert "unknown category 'colour'" in await _error(
+            session, "add_memory", content="likes red", category="colour", user_id="alice"
+        )
+        assert "no memory 'mem_nope'" in await _error(session, "forget_memory", memory_id="mem_nope", user_id="alice")
+        added = await _ok(session, "add_memory", content="still serving after errors", user_id="alice")
+        assert added["user_id"] == "alice"
+
+
+async def test_stdio_fixed_user_and_tenant(tmp_path: Path) -> None:
+    async with _stdio(tmp_path, "--tenant", "acme", MEMSTACK_MCP_USER="alice") as session:
+        added = await _ok(session, "add_memory", content="Alice works at Acme")
+        assert added["user_id"] == "alice"
+        assert (await _ok(session, "search_memories", query="Acme", user_id="alice"))["results"]
+        refused = await _error(session, "list_memories", user_id="bob")
+        assert "acts for user 'alice' only" in refused
+
+    async with _engine(tmp_path) as ms:  # stored for alice of tenant acme, not of tenant default
+        assert [m.id for m in await ms.list(UserRef("alice", "acme"))] == [added["id"]]
+        assert await ms.list(UserRef("alice", "default")) == []
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """``memstack mcp --transport http`` on a free port; yields the endpoint URL."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = [*CLI, "mcp", "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(command, env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(process.stderr.read().decode() if process.stderr else "exited")
+            try:
+                httpx.post(url, timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "memstack mcp --transport http did not come up"
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+async def _keys(home: Path, *tenants: str) -> list[str]:
+    async with _engine(home) as ms:
+        return [(await ms.store.keys.create(tenant))[1] for tenant in tenants]
+
+
+async def test_http_sessions_are_scoped_by_key(tmp_path: Path, http_server: str) -> None:
+    acme, globex = await _keys(tmp_path, "acme", "globex")
+
+    async with _http(http_server, acme) as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} == TOOLS
+        secret = await _ok(session, "add_memory", content="Acme's launch code is tangerine", user_id="alice")
+        hits = await _ok(session, "search_memories", query="launch code", user_id="alice")
+        assert [hit["memory"]["id"] for hit in hits["results"]] == [secret["id"]]
+        recalled = await _ok(session, "recall", query="launch code tangerine", user_id="alice")
+        assert recalled["results"][0]["id"] == secret["id"]
+
+    async with _http(http_server, globex) as session:  # the same user id under another tenant's key: another user
+        await _ok(session, "add_memory", content="Globex likes blue whales", user_id="alice")
+        hits = await _ok(session, "search_memories", query="launch code tangerine", user_id="alice")
+        assert all("tangerine" not in hit["memory"]["content"] for hit in hits["results"])
+        listed = await _ok(session, "list_memories", include_forgotten=True, user_id="alice")
+        assert [m["content"] for m in listed["memories"]] == ["Globex likes blue whales"]
+        recalled = await _ok(session, "recall", query="launch code tangerine", user_id="alice")
+        assert all("tangerine" not in item["text"] for item in recalled["results"])
+        assert "no memory" in await _error(session, "forget_memory", memory_id=secret["id"], user_id="alice")
+
+    async with _engine(tmp_path) as ms:
+        assert await ms.get(UserRef("alice", "acme"), secret["id"])  # untouched by globex's forget
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+async def test_http_refuses_a_missing_or_bad_key(tmp_path: Path, http_server: str) -> None:
+    (acme,) = await _keys(tmp_path, "acme")
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert httpx.post(http_server, json=hello, timeout=10).status_code == 401
+    bad = httpx.post(http_server, json=hello, headers={"Authorization": "Bearer msk_wrong"}, timeout=10)
+    assert bad.status_code == 401 and "unknown or revoked API key" in bad.json()["error"]
+
+    with pytest.raises(BaseExceptionGroup) as refused:  # the SDK client fails the handshake
+        async with _http(http_server, "msk_wrong"):
+            pass
+    assert any(isinstance(leaf, MCPError) for leaf in _leaves(refused.value))
+
+    async with _http(http_server, acme) as session:  # a good key still works on the same server
+        assert (await _ok(session, "add_memory", content="fine", user_id="alice"))["user_id"] == "alice"
+
+
+def _readme_configs() -> list[dict[str, Any]]:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+    return [json.loads(block)["mcpServers"]["memstack"] for block in re.findall(r"```json\n(.*?)```", section, re.S)]
+
+
+async def test_the_readme_stdio_configuration_works(tmp_path: Path) -> None:
+    stdio, http = _readme_configs()
+    assert http["url"].endswith(":8701/mcp") and http["headers"]["Authorization"].startswith("Bearer ")
+    command = str(Path(sys.executable).parent / stdio["command"])  # the installed `memstack` script
+    env = _env(tmp_path, **{**stdio["env"], "MEMSTACK_HOME": str(tmp_path)})
+    params = StdioServerParameters(command=command, args=stdio["args"], env=env)
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            added = await _ok(session, "add_memory", content="configured as the README says")
+    assert added["user_id"] == stdio["env"]["MEMSTACK_MCP_USER"]
+
+
+def test_http_takes_no_tenant_option(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memstack.cli import main
+
+    done = CliRunner().invoke(main, ["mcp", "--transport", "http", "--tenant", "acme"], env=_env(tmp_path))
+    assert done.exit_code == 1 and "API key names the tenant" in done.output
