@@ -73,6 +73,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     from memstack.config import Config
     from memstack.server import ServerSettings, create_app
     from memstack.server.app import AUTH_ENV
+    from memstack.server.settings import AuthMode
 
     try:
         config = Config.resolve(home=home)
@@ -89,7 +90,8 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     if mode == "local":
         click.secho(
             f"memstack: LOCAL MODE — no API key needed; requests act for tenant 'default'. Listening on {host} only.\n"
-            "          Create a key (memstack keys create --tenant NAME) to require keys.",
+            "          Create a key (memstack keys create --tenant NAME) to require keys"
+            + (" (this server requires them within 10 s)." if auth == "auto" else "."),
             fg="yellow",
             err=True,
         )
@@ -100,6 +102,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
             fg="yellow",
             err=True,
         )
+    served: AuthMode = "keys" if mode == "keys" else ("auto" if auth == "auto" else "local")
     where = f"http://{host}:{port}"
     processes = f", {workers} workers" if workers > 1 else ""
     click.echo(
@@ -108,7 +111,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     access = log_level == "debug"
     if workers > 1:  # each worker builds its app from the environment (memstack.server.app.app_from_env)
         os.environ["MEMSTACK_HOME"] = str(config.home.resolve())
-        os.environ[AUTH_ENV] = "local" if mode == "local" else "keys"
+        os.environ[AUTH_ENV] = served
         uvicorn.run(
             "memstack.server.app:app_from_env",
             factory=True,
@@ -119,5 +122,5 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
             access_log=access,
         )
         return
-    app = create_app(config, settings=ServerSettings(auth="local" if mode == "local" else "keys", gc_freeze_s=10.0))
+    app = create_app(config, settings=ServerSettings(auth=served, gc_freeze_s=10.0))
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access)

@@ -66,7 +66,32 @@ async def resolve_agent(st: ServerState, tenant: str, name: str | None) -> Agent
     return load_definition(name, record.definition)
 
 
+#: How deep an agent definition may nest (a real one nests three or four levels).
+_MAX_DEPTH = 32
+
+
+def _nested(value: Any) -> Any:
+    """``value`` if it nests at most ``_MAX_DEPTH`` levels; ``InputError`` otherwise (iterative: no recursion)."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > _MAX_DEPTH:
+            raise InputError(f"the agent definition nests deeper than {_MAX_DEPTH} levels; flatten it")
+        if isinstance(item, dict):
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            todo.extend((v, depth + 1) for v in item)
+    return value
+
+
 async def _body(request: Request) -> Any:
+    try:
+        return _nested(await _parse(request))
+    except RecursionError:
+        raise InputError(f"the agent definition nests deeper than {_MAX_DEPTH} levels; flatten it") from None
+
+
+async def _parse(request: Request) -> Any:
     raw = await request.body()
     kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     try:

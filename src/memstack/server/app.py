@@ -28,8 +28,9 @@ from memstack.server import agents, chat, memories, openai_compat, recall, sessi
 from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
+from memstack.server.hosts import LoopbackHosts
 from memstack.server.schemas import SearchIn
-from memstack.server.settings import ServerSettings
+from memstack.server.settings import AuthMode, ServerSettings
 from memstack.server.state import ServerState
 from memstack.server.ui import mount_ui
 from memstack.server.wire import MemoryFragments
@@ -217,7 +218,7 @@ def create_app(
         if owned:
             await engine.open()
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
-        keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, local=settings.auth == "local")
+        keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
         try:
@@ -249,7 +250,9 @@ def create_app(
     mount_ui(app)  # the web UI at /
     app.add_middleware(_SearchFastPath)
     app.add_middleware(_StorableText)
-    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # added last: outermost, so it covers them all
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+    if settings.auth != "keys":
+        app.add_middleware(LoopbackHosts)  # added last: outermost, before anything reads the request
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:
@@ -275,8 +278,9 @@ def app_from_env() -> FastAPI:
     ``MEMSTACK_*`` variables, the auth mode the parent chose from ``MEMSTACK_SERVER_AUTH``."""
     import os
 
-    local = os.environ.get(AUTH_ENV) == "local"
-    return create_app(Config.resolve(), settings=ServerSettings(auth="local" if local else "keys", gc_freeze_s=10.0))
+    given = os.environ.get(AUTH_ENV)
+    mode: AuthMode = given if given in ("local", "auto") else "keys"  # type: ignore[assignment]
+    return create_app(Config.resolve(), settings=ServerSettings(auth=mode, gc_freeze_s=10.0))
 
 
 async def _keep_gc(every_s: float) -> None:

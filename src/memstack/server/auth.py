@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from memstack.errors import Unauthorized
+from memstack.server.settings import AuthMode
 from memstack.store.base import KeyStore, hash_api_key
 from memstack.types import ApiKey, UserRef
 
@@ -33,19 +34,30 @@ class Caller:
 class KeyCache:
     """Authenticates bearer secrets against a :class:`KeyStore`, remembering accepted keys for a short time."""
 
-    def __init__(self, keys: KeyStore, *, ttl_s: float, local: bool) -> None:
+    def __init__(self, keys: KeyStore, *, ttl_s: float, mode: AuthMode) -> None:
         self._keys = keys
         self._ttl_s = ttl_s
-        self._local = local
+        self._local = mode != "keys"
+        self._auto = mode == "auto"
+        self._next_check = 0.0
         self._accepted: dict[str, tuple[ApiKey, float]] = {}
 
     @property
     def local(self) -> bool:
         return self._local
 
+    async def _still_local(self) -> bool:
+        """Local mode goes on; in ``auto`` mode only until a key exists (looked for at most every ``ttl_s``, so a key
+        created meanwhile, by this process or another, is required within the delay a revocation takes)."""
+        if self._local and self._auto and time.monotonic() >= self._next_check:
+            self._next_check = time.monotonic() + self._ttl_s
+            if await self._keys.list():
+                self._local = False
+        return self._local
+
     async def caller(self, authorization: str | None) -> Caller:
         if not authorization:
-            if self._local:
+            if await self._still_local():
                 return Caller(LOCAL_TENANT)
             raise Unauthorized(
                 "this request has no API key; send the header 'Authorization: Bearer KEY' "

@@ -94,9 +94,19 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
         extra["upgrade_prompt"] = exc.upgrade_prompt
     if status >= 500:
         log.error("request failed: %s: %s", type(exc).__name__, exc)
-    message = _not_found(exc) if isinstance(exc, NotFound) else str(exc)
+        message = _SERVER_SIDE.get(type(exc), _SERVER_FAULT)  # the details (hosts, users, SQL) stay in the log
+    else:
+        message = _not_found(exc) if isinstance(exc, NotFound) else str(exc)
     return error_response(status, type(exc).__name__, message, headers=headers or None, **extra)
 
+
+#: What a client is told of a failure on the server's side; the error itself, which may name the database's host,
+#: user, socket or schema, goes to the server's log only.
+_SERVER_FAULT = "the server could not complete this request; nothing was lost, and its log has the details"
+_SERVER_SIDE: dict[type[MemstackError], str] = {
+    StoreBusy: "the database is busy with another write; retry in a moment",
+    StoreUnavailable: "the database is unavailable right now; retry in a moment (the server's log has the details)",
+}
 
 _LISTS = {
     "memory": "GET /v1/users/{user_id}/memories lists a user's memories",

@@ -10,7 +10,7 @@ from memstack.errors import ConfigError
 
 __all__ = ["ServerSettings", "is_loopback"]
 
-AuthMode = Literal["keys", "local"]
+AuthMode = Literal["keys", "local", "auto"]
 
 
 def is_loopback(host: str) -> bool:
@@ -29,7 +29,10 @@ class ServerSettings:
 
     ``auth``: ``"keys"`` (every request needs ``Authorization: Bearer KEY``; the key names the tenant) or ``"local"``
     (requests without a key act for tenant ``default``; meant for a server bound to 127.0.0.1 only — ``memstack serve``
-    refuses it on any other address). A request that does carry a key is authenticated in either mode.
+    refuses it on any other address), or ``"auto"`` (local until a key exists, then keys: a key created while the
+    server runs is required within ``key_cache_s``). A request that does carry a key is authenticated in every mode.
+    Outside ``keys`` mode only requests whose ``Host`` is a loopback address or ``localhost`` are answered (403
+    otherwise: no DNS rebinding from a web page).
     ``key_cache_s``: how long an accepted key is trusted without asking the database again (a key revoked by another
     process stops working within this time; one revoked through this server's store at once).
     ``max_body_bytes``: larger request bodies get 413. ``max_message_chars``: longest chat message accepted (and
@@ -52,8 +55,8 @@ class ServerSettings:
     gc_freeze_s: float | None = None
 
     def __post_init__(self) -> None:
-        if self.auth not in ("keys", "local"):
-            raise ConfigError(f"auth must be 'keys' or 'local', got {self.auth!r}")
+        if self.auth not in ("keys", "local", "auto"):
+            raise ConfigError(f"auth must be 'keys', 'local' or 'auto', got {self.auth!r}")
         if self.gc_freeze_s is not None and self.gc_freeze_s <= 0:
             raise ConfigError(f"gc_freeze_s must be positive or None, got {self.gc_freeze_s}")
         if self.max_body_bytes < 1024 or self.max_message_chars < 1 or self.query_cache < 0 or self.query_batch < 1:

@@ -12,6 +12,7 @@ and erasure, :mod:`memstack.store.sqlite.users`), sharing one :class:`~memstack.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ class SQLiteStore:
             raise ConfigError(f"embedding dimension must be positive, got {dim}")
         path = Path(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private(path)
         except OSError as exc:
             raise StoreUnavailable(
                 f"cannot create {path.parent} for the database ({exc.strerror}); "
@@ -183,3 +184,14 @@ class SQLiteStore:
         self._core.close_watch()
         await self._core.db.close()
         self._core.vectors.clear()
+
+
+def _private(path: Path) -> None:
+    """Create the database's directory (0700) and file (0600) readable by this user only: they hold what users said.
+    SQLite gives its ``-wal`` and ``-shm`` files the database file's mode. An existing directory keeps its mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        os.chmod(path.parent, 0o700)  # mkdir's mode is masked by the umask
+    if not path.exists():
+        path.touch(mode=0o600)
+        os.chmod(path, 0o600)
