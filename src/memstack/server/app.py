@@ -31,7 +31,7 @@ from memstack.server.errors import error_response, install_error_handlers, respo
 from memstack.server.hosts import LoopbackHosts
 from memstack.server.schemas import SearchIn
 from memstack.server.settings import AuthMode, ServerSettings
-from memstack.server.state import ServerState
+from memstack.server.state import CallerDep, ServerState
 from memstack.server.ui import mount_ui
 from memstack.server.wire import MemoryFragments
 from memstack.types import check_data, check_text
@@ -257,6 +257,10 @@ def create_app(
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/v1/whoami", tags=["meta"], summary="The caller's tenant (the key's, or default in local mode)")
+    async def whoami(caller: CallerDep) -> dict[str, str | None]:
+        return {"tenant": caller.tenant, "key_id": caller.key_id}
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

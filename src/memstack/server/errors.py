@@ -4,12 +4,12 @@
 error                      status  when
 =========================  ======  =========================================================
 ``Unauthorized``           401     no key, unknown or revoked key
-``NotFound``               404     unknown id, or one of another user or tenant (never 403)
+``NotFound``               404     unknown id, or one of another user or tenant (never 403); ``kind``, ``key``
 ``InputError``             400     the request asks for something impossible (message says)
 request validation         422     wrong types, missing or unknown fields, values out of range
 malformed JSON             400     the body does not parse
 ``PayloadTooLarge``        413     the body exceeds the server's limit
-``LimitReached``           409     the user's tier is full (``upgrade_prompt`` included)
+``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
 ``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget
 ``OverrideViolation``      422     a definition tries to change the agent's core
@@ -91,7 +91,9 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
     elif isinstance(exc, StoreBusy | StoreUnavailable | SessionConflict):
         headers["Retry-After"] = "1"
     elif isinstance(exc, LimitReached):
-        extra["upgrade_prompt"] = exc.upgrade_prompt
+        extra.update(upgrade_prompt=exc.upgrade_prompt, tier=exc.tier, limit=exc.limit)
+    elif isinstance(exc, NotFound):
+        extra.update(kind=exc.kind, key=exc.key)  # what the Python client needs to raise the same NotFound
     if status >= 500:
         log.error("request failed: %s: %s", type(exc).__name__, exc)
         message = _SERVER_SIDE.get(type(exc), _SERVER_FAULT)  # the details (hosts, users, SQL) stay in the log

@@ -1,0 +1,149 @@
+"""The server's JSON (the shapes of :mod:`memstack.server.wire`) back into the library's domain types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from memstack.types import (
+    Category,
+    ChatResult,
+    DeletedBy,
+    ErasureReport,
+    HistoryAction,
+    IngestResult,
+    Memory,
+    MemoryEvent,
+    MemoryUpdate,
+    RecallItem,
+    RecallKind,
+    ScoredMemory,
+    SessionSummary,
+    Source,
+    TokenUsage,
+)
+
+__all__ = [
+    "chat_result",
+    "erasure",
+    "event",
+    "ingest_result",
+    "memory",
+    "recall_item",
+    "scored",
+    "session_summary",
+]
+
+Json = Mapping[str, Any]
+
+
+def _ts(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(str(value))
+
+
+def memory(data: Json, tenant: str) -> Memory:
+    return Memory(
+        id=data["id"],
+        user_id=data["user_id"],
+        tenant=tenant,
+        agent_id=data.get("agent_id"),
+        content=data["content"],
+        category=Category(data["category"]),
+        source=Source(data["source"]),
+        confidence=float(data["confidence"]),
+        is_active=bool(data["is_active"]),
+        deleted_by=DeletedBy(data["deleted_by"]) if data.get("deleted_by") else None,
+        created_at=datetime.fromisoformat(data["created_at"]),
+        updated_at=datetime.fromisoformat(data["updated_at"]),
+        observed_at=_ts(data.get("observed_at")),
+        expires_at=_ts(data.get("expires_at")),
+        merged_into=data.get("merged_into"),
+        source_turn_ids=tuple(data.get("source_turn_ids") or ()),
+    )
+
+
+def scored(data: Json, tenant: str) -> ScoredMemory:
+    return ScoredMemory(memory(data["memory"], tenant), float(data["score"]))
+
+
+def event(data: Json) -> MemoryEvent:
+    return MemoryEvent(
+        id=int(data["id"]),
+        memory_id=data["memory_id"],
+        action=HistoryAction(data["action"]),
+        before=data.get("before"),
+        after=data.get("after"),
+        at=datetime.fromisoformat(data["at"]),
+        actor=data["actor"],
+        note=data.get("note") or "",
+    )
+
+
+def session_summary(data: Json, tenant: str) -> SessionSummary:
+    return SessionSummary(
+        session_id=data["session_id"],
+        user_id=data["user_id"],
+        tenant=tenant,
+        agent=data.get("agent"),
+        turn_count=int(data["turn_count"]),
+        line=data.get("line") or "",
+        line_turn=int(data.get("line_turn") or 0),
+        flagged=int(data.get("flagged") or 0),
+        created_at=_ts(data.get("created_at")),
+        updated_at=_ts(data.get("updated_at")),
+        ended_at=_ts(data.get("ended_at")),
+    )
+
+
+def chat_result(data: Json, *, memory_enabled: bool, temporary: bool) -> ChatResult:
+    usage = data.get("usage")
+    return ChatResult(
+        session_id=data["session_id"],
+        reply=data["reply"],
+        turn=int(data["turn"]),
+        memory_updates=tuple(MemoryUpdate.from_dict(u) for u in data.get("memory_updates") or ()),
+        context_id=data.get("context_id"),
+        upgrade_prompt=data.get("upgrade_prompt"),
+        memory_pending=bool(data.get("memory_pending", False)),
+        memories_used=tuple(data.get("memories_used") or ()),
+        model=data.get("model") or "",
+        offline=bool(data.get("offline", False)),
+        memory_enabled=memory_enabled,
+        temporary=temporary,
+        usage=None
+        if usage is None
+        else TokenUsage(int(usage["prompt_tokens"]), int(usage["completion_tokens"]), bool(usage.get("estimated"))),
+    )
+
+
+def recall_item(data: Json) -> RecallItem:
+    return RecallItem(
+        kind=RecallKind(data["kind"]),
+        id=data["id"],
+        text=data["text"],
+        score=float(data["score"]),
+        at=_ts(data.get("at")),
+        source_turn_ids=tuple(data.get("source_turn_ids") or ()),
+        session_id=data.get("session_id"),
+        role=data.get("role"),
+        speaker=data.get("speaker"),
+        category=Category(data["category"]) if data.get("category") else None,
+        context=data.get("context") or "",
+    )
+
+
+def ingest_result(data: Json, tenant: str) -> IngestResult:
+    summary = data.get("summary")
+    return IngestResult(
+        session_id=data["session_id"],
+        turns=tuple(data.get("turns") or ()),
+        message_ids=tuple(data.get("message_ids") or ()),
+        memory_updates=tuple(MemoryUpdate.from_dict(u) for u in data.get("memory_updates") or ()),
+        summary=None if summary is None else session_summary(summary, tenant),
+    )
+
+
+def erasure(data: Json) -> ErasureReport:
+    removed = {str(k): int(v) for k, v in (data.get("removed") or {}).items()}
+    return ErasureReport(data["tenant"], data["user_id"], removed, int(data.get("indexes_dropped") or 0))

@@ -1,0 +1,158 @@
+"""The transport: one ``httpx.AsyncClient`` per client, and the error bodies of the server turned back into the
+library's typed errors, so code that catches them works the same against the embedded library and a server.
+
+The server answers every error as ``{"error": {"type", "message", …}}`` (:mod:`memstack.server.errors`)::
+
+    401                 → Unauthorized
+    404                 → NotFound (kind and key from the body)
+    400, 413, 422       → InputError (BudgetExceeded and OverrideViolation by their type, 422)
+    409                 → LimitReached (tier, limit) or SessionConflict / LeaseLost, by type
+    502, 504            → ProviderError, ProviderTimeout (status and body kept)
+    503                 → StoreBusy or StoreUnavailable, by type
+    other 5xx           → StoreError
+    no answer at all    → StoreUnavailable (the server is this client's store: it cannot be reached)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from memstack.errors import (
+    BudgetExceeded,
+    InputError,
+    LeaseLost,
+    LimitReached,
+    MalformedResponse,
+    MemstackError,
+    NotFound,
+    OverrideViolation,
+    ProviderError,
+    ProviderTimeout,
+    SessionConflict,
+    StoreBusy,
+    StoreError,
+    StoreUnavailable,
+    Unauthorized,
+)
+
+__all__ = ["Transport", "error_from"]
+
+#: Error types whose class takes the server's message as it is.
+_BY_TYPE: dict[str, type[MemstackError]] = {
+    "Unauthorized": Unauthorized,
+    "InputError": InputError,
+    "OverrideViolation": OverrideViolation,
+    "SessionConflict": SessionConflict,
+    "LeaseLost": LeaseLost,
+    "StoreBusy": StoreBusy,
+    "StoreUnavailable": StoreUnavailable,
+}
+
+
+def _with_message(exc: MemstackError, message: str) -> MemstackError:
+    exc.args = (message,)  # the server's wording (it names HTTP routes, not CLI commands)
+    return exc
+
+
+def error_from(status: int, body: Any, text: str = "") -> MemstackError:
+    """The library error for one error response (``body``: its parsed JSON, if any)."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    kind = str(error.get("type", ""))
+    message = str(error.get("message") or text or f"HTTP {status}")
+    if status == 404:
+        found = NotFound(str(error.get("kind") or "resource"), str(error.get("key") or ""))
+        return _with_message(found, message)
+    if status == 409 and kind == "LimitReached" and isinstance(error.get("limit"), int):
+        return LimitReached(str(error.get("tier", "")), int(error["limit"]))
+    if kind == "BudgetExceeded":
+        return _with_message(BudgetExceeded(0, 0), message)
+    if status in (502, 504):
+        cls = ProviderTimeout if status == 504 else ProviderError
+        return cls(message, status=status, body=text or None)
+    if status == 401 or kind in _BY_TYPE:
+        return _BY_TYPE.get(kind, Unauthorized)(message)
+    if status == 409:
+        return SessionConflict(message)
+    if status == 503:
+        return StoreUnavailable(message)
+    if 400 <= status < 500:
+        return InputError(message)
+    return StoreError(message)
+
+
+def _raise_for(response: httpx.Response) -> None:
+    if response.status_code < 400:
+        return
+    text = response.text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    raise error_from(response.status_code, body, text)
+
+
+class Transport:
+    """Requests to one memstack server: JSON in, JSON out, library errors on failure."""
+
+    def __init__(self, base_url: str, api_key: str | None, timeout: float) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _unreachable(self, exc: httpx.TransportError) -> StoreUnavailable:
+        return StoreUnavailable(f"cannot reach the memstack server at {self.base_url} ({type(exc).__name__}: {exc})")
+
+    async def request(
+        self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The parsed JSON of a successful answer; the library error of a failed one."""
+        try:
+            response = await self._http.request(method, path, json=json_body, params=_params(params))
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(f"the memstack server at {self.base_url} did not answer in time: {exc}") from None
+        except httpx.TransportError as exc:
+            raise self._unreachable(exc) from None
+        _raise_for(response)
+        try:
+            return response.json()
+        except ValueError:
+            raise MalformedResponse(
+                f"the memstack server answered {method} {path} with something that is not JSON",
+                status=response.status_code,
+                body=response.text[:2000],
+            ) from None
+
+    @asynccontextmanager
+    async def stream(self, method: str, path: str, *, json_body: Any = None) -> AsyncIterator[httpx.Response]:
+        """A streamed answer (server-sent events), its error raised before the first byte is handed on."""
+        try:
+            async with self._http.stream(method, path, json=json_body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    _raise_for(response)
+                yield response
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(f"the memstack server at {self.base_url} did not answer in time: {exc}") from None
+        except httpx.TransportError as exc:
+            raise self._unreachable(exc) from None
+
+
+def _params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Query parameters without the ``None`` ones; booleans as ``true``/``false``."""
+    if params is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        out[key] = ("true" if value else "false") if isinstance(value, bool) else value
+    return out

@@ -1,0 +1,397 @@
+"""``AsyncMemstackClient``: the methods of :class:`~memstack.engine.AsyncMemstack` that the HTTP API offers, with the
+same names, parameters and return types, answered by a memstack server. Moving from the embedded library to a
+server is one line::
+
+    ms = AsyncMemstack(home=...)                                          # embedded
+    ms = AsyncMemstackClient("http://127.0.0.1:8700", api_key="msk_...")  # a server
+
+Users are named by id as in the library; their tenant is the API key's (``default`` for a server in local mode), so
+``tenant=`` and a :class:`~memstack.types.UserRef` are accepted only when they name that tenant (learned once from
+``GET /v1/whoami``). Errors are the library's (:mod:`memstack.client._http` maps them). A few arguments the HTTP API
+does not carry (``add(source=, confidence=)``, ``list(agent_id=)``, ``forget(by=, note=)``, ``chat(delegated=)``,
+an ``Agent`` object instead of a stored agent's name) raise ``InputError`` when given other than their default.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from dataclasses import asdict, is_dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import quote
+
+from memstack.client import _decode
+from memstack.client._http import Transport, error_from
+from memstack.errors import InputError, MalformedResponse
+from memstack.types import (
+    Category,
+    ChatDone,
+    ChatEvent,
+    ChatResult,
+    ChatToken,
+    ChatToolEvent,
+    DeletedBy,
+    ErasureReport,
+    IngestResult,
+    Memory,
+    MemoryEvent,
+    MemoryUsage,
+    RecallItem,
+    RecallKind,
+    ScoredMemory,
+    SessionSummary,
+    Source,
+    ToolUse,
+    UserRef,
+)
+
+if TYPE_CHECKING:
+    from memstack.context import Agent, DelegatedTask, SessionMeta
+    from memstack.recall import IngestMessage
+
+__all__ = ["DEFAULT_URL", "AsyncMemstackClient"]
+
+#: Where ``memstack serve`` listens by default.
+DEFAULT_URL = "http://127.0.0.1:8700"
+
+Categories = str | Category | Iterable[str | Category] | None
+
+
+def _seg(value: str) -> str:
+    """One path segment: ids are sent percent-escaped."""
+    return quote(value, safe="")
+
+
+def _categories(value: Categories) -> builtins.list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [Category.parse(value).value]
+    return [Category.parse(c).value for c in value]
+
+
+def _unsupported(what: str) -> InputError:
+    return InputError(f"{what} is not offered by the HTTP API; use the embedded library (AsyncMemstack) for it")
+
+
+class AsyncMemstackClient:
+    """The memstack HTTP API as :class:`~memstack.engine.AsyncMemstack`'s methods. Use as
+    ``async with AsyncMemstackClient(base_url, api_key=...) as ms:``.
+
+    ``base_url`` falls back to ``$MEMSTACK_URL`` then ``http://127.0.0.1:8700``; ``api_key`` to
+    ``$MEMSTACK_API_KEY`` (none: a server in local mode). ``timeout``: seconds per request (imports and chat turns
+    run in the request: leave room for them)."""
+
+    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+        url = base_url or os.environ.get("MEMSTACK_URL") or DEFAULT_URL
+        key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or None
+        self._http = Transport(url, key, timeout)
+        self._tenant: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self._http.base_url
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def tenant(self) -> str:
+        """The tenant this client acts for (the API key's), asked of the server once."""
+        if self._tenant is None:
+            data = await self._http.request("GET", "/v1/whoami")
+            self._tenant = str(data["tenant"])
+        return self._tenant
+
+    async def _user(self, user: str | UserRef, tenant: str | None) -> tuple[str, str]:
+        """The user id to send and the tenant it lives in; ``InputError`` for a tenant other than the key's."""
+        mine = await self.tenant()
+        user_id, named = (user.user_id, user.tenant) if isinstance(user, UserRef) else (user, tenant)
+        if isinstance(user, UserRef) and tenant is not None and tenant != user.tenant:
+            raise InputError(f"user {user.user_id!r} belongs to tenant {user.tenant!r}, not {tenant!r}")
+        if named is not None and named != mine:
+            raise InputError(
+                f"this client's API key acts for tenant {mine!r}, not {named!r}; use a key of tenant {named!r}"
+            )
+        return user_id, mine
+
+    # -- chat turns -------------------------------------------------------------------------------------------------
+
+    def _chat_body(
+        self, user_id: str, message: str, session_id: str | None, metadata: Any, agent: Any, memory: bool,
+        temporary: bool, delegated: Any, stream: bool,
+    ) -> dict[str, Any]:  # fmt: skip
+        if delegated is not None:
+            raise _unsupported("chat(delegated=...)")
+        if agent is not None and not isinstance(agent, str):
+            raise _unsupported("an Agent object (store it with PUT /v1/agents/{name} and pass its name)")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            metadata = asdict(metadata) if is_dataclass(metadata) and not isinstance(metadata, type) else metadata
+        body: dict[str, Any] = {"user_id": user_id, "message": message, "memory": memory, "temporary": temporary}
+        body.update({k: v for k, v in (("session_id", session_id), ("agent", agent)) if v is not None})
+        if metadata is not None:
+            body["metadata"] = {k: v for k, v in dict(metadata).items() if v is not None}
+        if stream:
+            body["stream"] = True
+        return body
+
+    async def chat(
+        self,
+        user_id: str | UserRef,
+        message: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        agent: str | Agent | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+    ) -> ChatResult:
+        """One turn with memory (``POST /v1/chat``); see :meth:`AsyncMemstack.chat`."""
+        uid, _ = await self._user(user_id, tenant)
+        body = self._chat_body(uid, message, session_id, metadata, agent, memory, temporary, delegated, False)
+        data = await self._http.request("POST", "/v1/chat", json_body=body)
+        return _decode.chat_result(data, memory_enabled=memory, temporary=temporary)
+
+    async def chat_stream(
+        self,
+        user_id: str | UserRef,
+        message: str,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        metadata: Mapping[str, Any] | SessionMeta | None = None,
+        agent: str | Agent | None = None,
+        memory: bool = True,
+        temporary: bool = False,
+        delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """:meth:`chat`, streamed (server-sent events): ``ChatToken`` events, ``ChatToolEvent`` when the model used a
+        tool, then one ``ChatDone``. Bad arguments raise at the first ``anext`` (the library's raise at the call),
+        before any event; closing the iterator early closes the connection, which releases the session."""
+        uid, _ = await self._user(user_id, tenant)
+        body = self._chat_body(uid, message, session_id, metadata, agent, memory, temporary, delegated, True)
+        async with self._http.stream("POST", "/v1/chat", json_body=body) as response:
+            event = ""
+            async for line in response.aiter_lines():
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = json.loads(line[5:].strip())
+                    if event == "token":
+                        yield ChatToken(data["text"])
+                    elif event == "tool":
+                        use = ToolUse(data["name"], data.get("arguments") or {}, data.get("result") or "",
+                                      bool(data.get("error")))  # fmt: skip
+                        yield ChatToolEvent(use)
+                    elif event == "done":
+                        yield ChatDone(_decode.chat_result(data, memory_enabled=memory, temporary=temporary))
+                        return
+                    elif event == "error":
+                        error = data.get("error") or {}
+                        raise error_from(int(error.get("status") or 500), data, line)
+        raise MalformedResponse("the chat stream ended without its done event", status=200)
+
+    async def end_session(
+        self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
+    ) -> SessionSummary | None:
+        """Close a session and write its one-line summary (``POST /v1/sessions/{id}/end``)."""
+        uid, ten = await self._user(user_id, tenant)
+        path = f"/v1/sessions/{_seg(session_id)}/end"
+        data = await self._http.request("POST", path, params={"user_id": uid})
+        summary = data.get("summary")
+        return None if summary is None else _decode.session_summary(summary, ten)
+
+    # -- recall and import -------------------------------------------------------------------------------------------
+
+    async def recall(
+        self, user_id: str | UserRef, query: str, *, k: int = 10, at: datetime | None = None,
+        kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
+        agent_id: str | None = None, tenant: str | None = None,
+    ) -> builtins.list[RecallItem]:  # fmt: skip
+        """Memories and archived messages best matching ``query`` (``POST …/recall``); see the library's."""
+        uid, _ = await self._user(user_id, tenant)
+        body: dict[str, Any] = {"query": query, "k": k}
+        if at is not None:
+            body["at"] = at.isoformat()
+        if kinds is not None:
+            body["kinds"] = [str(RecallKind(kind)) for kind in kinds]
+        body.update({k_: v for k_, v in (("exclude_session", exclude_session), ("agent_id", agent_id)) if v})
+        data = await self._http.request("POST", f"/v1/users/{_seg(uid)}/recall", json_body=body)
+        return [_decode.recall_item(item) for item in data["results"]]
+
+    async def ingest(
+        self, user_id: str | UserRef, session_id: str, messages: Iterable[Mapping[str, Any] | IngestMessage], *,
+        user_speaker: str | None = None, agent: str | None = None, capture: bool = True, tier: str | None = None,
+        end: bool = True, tenant: str | None = None,
+    ) -> IngestResult:  # fmt: skip
+        """Import a past conversation (``POST …/ingest``); see :meth:`AsyncMemstack.ingest`."""
+        uid, ten = await self._user(user_id, tenant)
+        sent = []
+        for message in messages:
+            item = dict(message) if isinstance(message, Mapping) else asdict(message)
+            if isinstance(item.get("at"), datetime):
+                item["at"] = item["at"].isoformat()
+            sent.append({k: v for k, v in item.items() if v is not None})
+        body: dict[str, Any] = {"session_id": session_id, "messages": sent, "capture": capture, "end": end}
+        body.update({k: v for k, v in (("user_speaker", user_speaker), ("agent", agent), ("tier", tier)) if v})
+        data = await self._http.request("POST", f"/v1/users/{_seg(uid)}/ingest", json_body=body)
+        return _decode.ingest_result(data, ten)
+
+    # -- memory management ------------------------------------------------------------------------------------------
+
+    def _memories(self, user_id: str, memory_id: str | None = None) -> str:
+        path = f"/v1/users/{_seg(user_id)}/memories"
+        return path if memory_id is None else f"{path}/{_seg(memory_id)}"
+
+    async def add(
+        self,
+        user: str | UserRef,
+        content: str,
+        *,
+        category: str | Category = Category.GENERAL,
+        tier: str | None = None,
+        source: str | Source = Source.MANUAL,
+        agent_id: str | None = None,
+        confidence: float = 1.0,
+        tenant: str | None = None,
+    ) -> Memory:
+        """Store one memory (``POST …/memories``); ``LimitReached`` when the user's tier is full."""
+        if source != Source.MANUAL:
+            raise _unsupported(f"add(source={source!r}) (the API stores manual memories)")
+        if confidence != 1.0:
+            raise _unsupported("add(confidence=...) (set it afterwards with edit)")
+        uid, ten = await self._user(user, tenant)
+        body: dict[str, Any] = {"content": content, "category": Category.parse(category).value}
+        body.update({k: v for k, v in (("tier", tier), ("agent_id", agent_id)) if v is not None})
+        return _decode.memory(await self._http.request("POST", self._memories(uid), json_body=body), ten)
+
+    async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
+        uid, ten = await self._user(user, tenant)
+        return _decode.memory(await self._http.request("GET", self._memories(uid, memory_id)), ten)
+
+    async def list(
+        self,
+        user: str | UserRef,
+        *,
+        category: Categories = None,
+        text: str | None = None,
+        agent_id: str | None = None,
+        include_deleted: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+        tenant: str | None = None,
+    ) -> builtins.list[Memory]:
+        """Newest first; ``text`` keeps memories containing every word of it."""
+        if agent_id is not None:
+            raise _unsupported("list(agent_id=...)")
+        uid, ten = await self._user(user, tenant)
+        params = {"category": _categories(category), "q": text, "include_deleted": include_deleted,
+                  "limit": limit, "offset": offset}  # fmt: skip
+        data = await self._http.request("GET", self._memories(uid), params=params)
+        return [_decode.memory(m, ten) for m in data["memories"]]
+
+    async def search(
+        self,
+        user: str | UserRef,
+        query: str,
+        *,
+        k: int = 5,
+        category: Categories = None,
+        agent_id: str | None = None,
+        tenant: str | None = None,
+    ) -> builtins.list[ScoredMemory]:
+        """The ``k`` active memories closest in meaning to ``query``, best first."""
+        if not query.strip():
+            raise InputError("search query is empty; pass the text to search for")
+        uid, ten = await self._user(user, tenant)
+        body: dict[str, Any] = {"query": query, "k": k}
+        body.update({k_: v for k_, v in (("category", _categories(category)), ("agent_id", agent_id)) if v})
+        data = await self._http.request("POST", f"{self._memories(uid)}/search", json_body=body)
+        return [_decode.scored(hit, ten) for hit in data["results"]]
+
+    async def edit(
+        self,
+        user: str | UserRef,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        category: str | Category | None = None,
+        confidence: float | None = None,
+        tenant: str | None = None,
+    ) -> Memory:
+        """Change content, category or confidence (``PATCH …/memories/{id}``)."""
+        if content is None and category is None and confidence is None:
+            raise InputError("nothing to change: pass new content, category or confidence")
+        uid, ten = await self._user(user, tenant)
+        body: dict[str, Any] = {"content": content, "confidence": confidence}
+        body["category"] = None if category is None else Category.parse(category).value
+        body = {k: v for k, v in body.items() if v is not None}
+        return _decode.memory(await self._http.request("PATCH", self._memories(uid, memory_id), json_body=body), ten)
+
+    async def forget(
+        self,
+        user: str | UserRef,
+        memory_id: str,
+        *,
+        by: str | DeletedBy = DeletedBy.USER,
+        note: str = "",
+        tenant: str | None = None,
+    ) -> Memory:
+        """Soft delete (``DELETE …/memories/{id}``): the memory stops being used but can be restored."""
+        if by != DeletedBy.USER or note:
+            raise _unsupported("forget(by=..., note=...) (the API forgets on the user's behalf)")
+        uid, ten = await self._user(user, tenant)
+        data = await self._http.request("DELETE", self._memories(uid, memory_id))
+        return _decode.memory(data["memory"], ten)
+
+    async def restore(
+        self, user: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
+    ) -> Memory:
+        """Make a forgotten memory active again; the tier limit applies."""
+        uid, ten = await self._user(user, tenant)
+        path = f"{self._memories(uid, memory_id)}/restore"
+        return _decode.memory(await self._http.request("POST", path, params={"tier": tier}), ten)
+
+    async def delete(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
+        """Permanent delete (``?permanent=true``): content and vector are gone; only the history remains."""
+        uid, _ = await self._user(user, tenant)
+        await self._http.request("DELETE", self._memories(uid, memory_id), params={"permanent": True})
+
+    async def history(
+        self, user: str | UserRef, memory_id: str, *, tenant: str | None = None
+    ) -> builtins.list[MemoryEvent]:
+        uid, _ = await self._user(user, tenant)
+        data = await self._http.request("GET", f"{self._memories(uid, memory_id)}/history")
+        return [_decode.event(e) for e in data["events"]]
+
+    async def count(self, user: str | UserRef, *, tenant: str | None = None) -> int:
+        """Active memories of the user."""
+        return (await self.usage(user, tenant=tenant)).active
+
+    async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
+        uid, _ = await self._user(user, tenant)
+        data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/usage", params={"tier": tier})
+        return MemoryUsage(data["tier"], int(data["active"]), data.get("limit"))
+
+    # -- a user as a whole: data access and erasure ------------------------------------------------------------------
+
+    async def export(self, user: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
+        """Everything held about the user (``GET /v1/users/{id}/export``), parsed."""
+        uid, _ = await self._user(user, tenant)
+        document: dict[str, Any] = await self._http.request("GET", f"/v1/users/{_seg(uid)}/export")
+        return document
+
+    async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
+        """Remove everything held about the user in their tenant (``DELETE /v1/users/{id}``)."""
+        uid, _ = await self._user(user, tenant)
+        return _decode.erasure(await self._http.request("DELETE", f"/v1/users/{_seg(uid)}"))
