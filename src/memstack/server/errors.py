@@ -76,7 +76,7 @@ def status_for(exc: MemstackError) -> int:
 
 
 def error_response(
-    status: int, kind: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+    status: int, kind: str, message: str, /, *, headers: dict[str, str] | None = None, **extra: Any
 ) -> JSONResponse:
     return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status, headers=headers)
 

@@ -1,0 +1,172 @@
+"""The same behaviour checks on the embedded library and on the Python client against a real server (issue 14):
+each test runs once per backend (``ms``: ``embedded`` or ``remote``, conftest.py), and a caller cannot tell which."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstack.errors import InputError, LimitReached, NotFound
+from memstack.types import (
+    Category,
+    ChatDone,
+    ChatResult,
+    ChatToken,
+    DeletedBy,
+    ErasureReport,
+    HistoryAction,
+    IngestResult,
+    Memory,
+    MemoryUsage,
+    RecallItem,
+    RecallKind,
+    ScoredMemory,
+    SessionSummary,
+)
+
+from .conftest import Backend
+
+
+async def test_add_get_list_count_usage(ms: Backend, user: str) -> None:
+    tea = await ms.add(user, "User prefers green tea", category="preference")
+    bike = await ms.add(user, "User cycles to work", category=Category.FACT)
+    assert isinstance(tea, Memory) and tea.user_id == user and tea.tenant == "default"
+    assert tea.category is Category.PREFERENCE and tea.is_active and tea.deleted_by is None
+    assert await ms.get(user, tea.id) == tea
+    listed = await ms.list(user)
+    assert [m.id for m in listed] == [bike.id, tea.id]  # newest first
+    assert [m.id for m in await ms.list(user, category="fact")] == [bike.id]
+    assert [m.id for m in await ms.list(user, text="green tea")] == [tea.id]
+    assert [m.id for m in await ms.list(user, limit=1, offset=1)] == [tea.id]
+    assert await ms.count(user) == 2
+    assert await ms.usage(user) == MemoryUsage("free", 2, 50)
+    assert await ms.usage(user, tier="premium") == MemoryUsage("premium", 2, None)
+    assert await ms.count("someone-else") == 0
+
+
+async def test_search_ranks_the_closest_first(ms: Backend, user: str) -> None:
+    await ms.add(user, "User prefers green tea in the morning")
+    await ms.add(user, "User studies physics at university", category="fact")
+    hits = await ms.search(user, "green tea morning", k=1)
+    assert len(hits) == 1 and isinstance(hits[0], ScoredMemory)
+    assert hits[0].memory.content == "User prefers green tea in the morning"
+    assert [h.memory.category for h in await ms.search(user, "physics", category=["fact"])] == [Category.FACT]
+    with pytest.raises(InputError):
+        await ms.search(user, "   ")
+
+
+async def test_edit_is_recorded_in_history(ms: Backend, user: str) -> None:
+    memory = await ms.add(user, "User lives in Lyon")
+    edited = await ms.edit(user, memory.id, content="User lives in Paris", category="fact", confidence=0.5)
+    assert (edited.id, edited.content, edited.category, edited.confidence) == (
+        memory.id, "User lives in Paris", Category.FACT, 0.5,
+    )  # fmt: skip
+    events = await ms.history(user, memory.id)
+    assert [e.action for e in events] == [HistoryAction.CREATE, HistoryAction.UPDATE]
+    assert events[1].before is not None and events[1].before["content"] == "User lives in Lyon"
+    assert events[1].after is not None and events[1].after["content"] == "User lives in Paris"
+    with pytest.raises(InputError, match="nothing to change"):
+        await ms.edit(user, memory.id)
+
+
+async def test_forget_restore_and_delete(ms: Backend, user: str) -> None:
+    memory = await ms.add(user, "User owns a cat")
+    forgotten = await ms.forget(user, memory.id)
+    assert not forgotten.is_active and forgotten.deleted_by is DeletedBy.USER
+    assert await ms.list(user) == [] and await ms.count(user) == 0
+    assert [m.id for m in await ms.list(user, include_deleted=True)] == [memory.id]
+    restored = await ms.restore(user, memory.id)
+    assert restored.is_active and await ms.count(user) == 1
+    assert await ms.delete(user, memory.id) is None
+    with pytest.raises(NotFound) as missing:
+        await ms.get(user, memory.id)
+    assert (missing.value.kind, missing.value.key) == ("memory", memory.id)
+    assert [e.action for e in await ms.history(user, memory.id)][-1] is HistoryAction.DELETE
+
+
+async def test_typed_errors(ms: Backend, user: str) -> None:
+    with pytest.raises(NotFound) as unknown:
+        await ms.get(user, "no-such-memory")
+    assert (unknown.value.kind, unknown.value.key) == ("memory", "no-such-memory")
+    for call in (ms.edit(user, "nope", content="x"), ms.forget(user, "nope"), ms.restore(user, "nope")):
+        with pytest.raises(NotFound):
+            await call
+    with pytest.raises(InputError):
+        await ms.add(user, "")
+    with pytest.raises(InputError, match="category"):
+        await ms.add(user, "User likes tea", category="hobbies")
+    with pytest.raises(InputError, match="tier"):
+        await ms.usage(user, tier="platinum")
+
+
+async def test_a_full_tier_raises_limit_reached(ms: Backend, user: str) -> None:
+    first = await ms.add(user, "User likes apples", tier="tiny")
+    await ms.add(user, "User likes pears", tier="tiny")
+    with pytest.raises(LimitReached) as full:
+        await ms.add(user, "User likes plums", tier="tiny")
+    assert (full.value.tier, full.value.limit) == ("tiny", 2)
+    assert "2-memory limit" in full.value.upgrade_prompt
+    await ms.forget(user, first.id)
+    await ms.add(user, "User likes plums", tier="tiny")
+    with pytest.raises(LimitReached):
+        await ms.restore(user, first.id, tier="tiny")
+
+
+async def test_chat_continue_and_end_a_session(ms: Backend, user: str) -> None:
+    first = await ms.chat(user, "Hello! I am learning Spanish.")
+    assert isinstance(first, ChatResult) and first.reply and first.offline
+    assert first.turn == 1 and first.context_id and first.memory_enabled and not first.temporary
+    second = await ms.chat(user, "What should I practise today?", session_id=first.session_id)
+    assert (second.session_id, second.turn) == (first.session_id, 2)
+    summary = await ms.end_session(user, first.session_id)
+    assert isinstance(summary, SessionSummary)
+    assert (summary.session_id, summary.user_id, summary.tenant) == (first.session_id, user, "default")
+    assert summary.ended_at is not None and summary.turn_count == 2
+    temporary = await ms.chat(user, "Just a quick question", temporary=True, memory=False)
+    assert temporary.temporary and not temporary.memory_enabled and temporary.context_id is None
+    with pytest.raises(InputError):
+        await ms.chat(user, "")
+
+
+async def test_chat_stream_ends_with_the_whole_turn(ms: Backend, user: str) -> None:
+    events = [event async for event in ms.chat_stream(user, "Tell me something about tea")]
+    assert isinstance(events[-1], ChatDone)
+    result = events[-1].result
+    assert result.reply == "".join(e.text for e in events if isinstance(e, ChatToken))
+    assert result.turn == 1 and result.offline
+
+
+async def test_ingest_then_recall(ms: Backend, user: str) -> None:
+    messages = [
+        {"role": "user", "content": "We are flying to Lisbon next spring", "at": "2025-01-10T09:00:00"},
+        {"role": "assistant", "content": "Lovely, Lisbon is great in spring", "at": "2025-01-10T09:00:05"},
+        {"role": "user", "content": "My sister Ana is coming too"},
+        {"role": "assistant", "content": "Then book three seats"},
+    ]
+    imported = await ms.ingest(user, "trip", messages, capture=False)
+    assert isinstance(imported, IngestResult)
+    assert imported.session_id == "trip" and imported.turns == ("trip:1", "trip:2")
+    assert imported.message_ids == ("trip:1:user", "trip:1:assistant", "trip:2:user", "trip:2:assistant")
+    assert imported.summary is not None and imported.summary.ended_at is not None
+    assert imported.summary.tenant == "default"
+    items = await ms.recall(user, "flying to Lisbon", k=3, kinds=["turn"])
+    assert items and all(isinstance(i, RecallItem) and i.kind is RecallKind.TURN for i in items)
+    assert items[0].id == "trip:1:user" and items[0].session_id == "trip" and items[0].at is not None
+    assert await ms.recall(user, "Lisbon", kinds=["turn"], exclude_session="trip") == []
+    with pytest.raises(InputError):
+        await ms.ingest(user, "bad", [{"role": "narrator", "content": "Once upon a time"}])
+
+
+async def test_export_then_erase(ms: Backend, user: str) -> None:
+    memory = await ms.add(user, "User plays the cello")
+    await ms.chat(user, "I practised for an hour")
+    document = await ms.export(user)
+    assert (document["format"], document["tenant"], document["user_id"]) == ("memstack.user-export", "default", user)
+    assert memory.id in [m["id"] for m in document["memories"]] and len(document["sessions"]) == 1
+    report = await ms.erase(user)
+    assert isinstance(report, ErasureReport) and (report.tenant, report.user_id) == ("default", user)
+    assert report.removed["memories"] >= 1 and report.total >= 3
+    assert await ms.count(user) == 0
+    empty = await ms.export(user)
+    assert empty["memories"] == [] and empty["sessions"] == []
+    with pytest.raises(NotFound):
+        await ms.get(user, memory.id)
