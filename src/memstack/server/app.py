@@ -29,7 +29,7 @@ from memstack.server.auth import KeyCache
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
 from memstack.server.hosts import LoopbackHosts
-from memstack.server.schemas import SearchIn
+from memstack.server.schemas import ErrorOut, SearchIn, WhoAmIOut
 from memstack.server.settings import AuthMode, ServerSettings
 from memstack.server.state import CallerDep, ServerState
 from memstack.server.ui import mount_ui
@@ -258,7 +258,13 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/v1/whoami", tags=["meta"], summary="The caller's tenant (the key's, or default in local mode)")
+    @app.get(
+        "/v1/whoami",
+        tags=["meta"],
+        response_model=WhoAmIOut,
+        responses={401: {"model": ErrorOut}},
+        summary="The caller's tenant (the API key's; default in local mode without a key)",
+    )
     async def whoami(caller: CallerDep) -> dict[str, str | None]:
         return {"tenant": caller.tenant, "key_id": caller.key_id}
 

@@ -47,6 +47,7 @@ __all__ = [
     "SessionSummaryOut",
     "TokenUsageOut",
     "UsageOut",
+    "WhoAmIOut",
 ]
 
 _ID = Field(min_length=1, max_length=200)
@@ -367,3 +368,10 @@ class ErasureOut(BaseModel):
     removed: dict[str, int] = Field(description="Rows removed per table (0 included)")
     indexes_dropped: int = Field(description="Per-user search indexes dropped (PostgreSQL, very large users)")
     total: int = Field(description="Rows removed in all")
+
+
+class WhoAmIOut(BaseModel):
+    """Who the server takes the caller for (``GET /v1/whoami``): what the Python client fills ``tenant`` with."""
+
+    tenant: str = Field(description="The API key's tenant (default: a local-mode request without a key)")
+    key_id: str | None = Field(description="The key's id (null: local mode without a key)")
