@@ -25,6 +25,13 @@ def make_config(home: Path) -> Config:
     return Config.resolve(home=home, tiers=tiers, embedder="hash:64")
 
 
+@pytest.fixture(autouse=True)
+def _no_client_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client reads its URL and key from the environment when not given them: the tests give them."""
+    for name in ("MEMSTACK_URL", "MEMSTACK_API_KEY", "MEMSTACK_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @dataclass(frozen=True)
 class Servers:
     local: str  # auth "local": requests without a key act for tenant "default"

@@ -84,6 +84,10 @@ async def test_environment_fallback(servers: Servers, monkeypatch: pytest.Monkey
     monkeypatch.setenv("MEMSTACK_API_KEY", servers.key)
     async with AsyncMemstackClient() as ms:
         assert ms.base_url == servers.keyed and await ms.tenant() == "acme"
+    monkeypatch.delenv("MEMSTACK_API_KEY")
+    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # the name the README's shell examples use
+    async with AsyncMemstackClient() as ms:
+        assert await ms.tenant() == "acme"
 
 
 async def test_what_the_http_api_does_not_carry_is_refused(remote: AsyncMemstackClient) -> None:

@@ -82,12 +82,12 @@ class AsyncMemstackClient:
     ``async with AsyncMemstackClient(base_url, api_key=...) as ms:``.
 
     ``base_url`` falls back to ``$MEMSTACK_URL`` then ``http://127.0.0.1:8700``; ``api_key`` to
-    ``$MEMSTACK_API_KEY`` (none: a server in local mode). ``timeout``: seconds per request (imports and chat turns
-    run in the request: leave room for them)."""
+    ``$MEMSTACK_API_KEY``, then ``$MEMSTACK_KEY`` (none: a server in local mode). ``timeout``: seconds per request
+    (imports and chat turns run in the request: leave room for them)."""
 
     def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
         url = base_url or os.environ.get("MEMSTACK_URL") or DEFAULT_URL
-        key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or None
+        key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
         self._http = Transport(url, key, timeout)
         self._tenant: str | None = None
 
