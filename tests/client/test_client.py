@@ -4,7 +4,9 @@ tenants, a server that cannot be reached, and the mapping of every error status 
 from __future__ import annotations
 
 import inspect
+import re
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +145,13 @@ def test_not_found_and_limit_bodies_keep_their_fields() -> None:
     assert isinstance(error_from(404, None, "Not Found"), NotFound)  # not even JSON: still a NotFound
     full = error_from(409, {"error": {"type": "LimitReached", "message": "full", "tier": "free", "limit": 50}})
     assert isinstance(full, LimitReached) and (full.tier, full.limit) == ("free", 50)
+
+
+def test_the_readme_example_runs(servers: Servers, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**Python client.**", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, "README.md has no python block after '**Python client.**'"
+    code = match.group(1).replace("http://127.0.0.1:8700", servers.keyed).replace("msk_...", servers.key)
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "User is training for the Lisbon marathon\n"
