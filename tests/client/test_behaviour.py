@@ -3,9 +3,13 @@ each test runs once per backend (``ms``: ``embedded`` or ``remote``, conftest.py
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from memstack.context import SessionMeta
 from memstack.errors import InputError, LimitReached, NotFound
+from memstack.recall import IngestMessage
 from memstack.types import (
     Category,
     ChatDone,
@@ -121,6 +125,11 @@ async def test_chat_continue_and_end_a_session(ms: Backend, user: str) -> None:
     assert isinstance(summary, SessionSummary)
     assert (summary.session_id, summary.user_id, summary.tenant) == (first.session_id, user, "default")
     assert summary.ended_at is not None and summary.turn_count == 2
+    meta = {"timezone": "Europe/Lisbon", "local_time": datetime(2025, 3, 1, 9, 30, tzinfo=UTC), "tier": "premium"}
+    with_meta = await ms.chat(user, "Good morning", metadata=meta)
+    assert with_meta.turn == 1 and with_meta.session_id != first.session_id
+    session = SessionMeta(local_time=datetime(2025, 3, 1, 9, 30, tzinfo=UTC), timezone="Europe/Lisbon")
+    assert (await ms.chat(user, "Still there?", session_id=with_meta.session_id, metadata=session)).turn == 2
     temporary = await ms.chat(user, "Just a quick question", temporary=True, memory=False)
     assert temporary.temporary and not temporary.memory_enabled and temporary.context_id is None
     with pytest.raises(InputError):
@@ -152,6 +161,8 @@ async def test_ingest_then_recall(ms: Backend, user: str) -> None:
     assert items and all(isinstance(i, RecallItem) and i.kind is RecallKind.TURN for i in items)
     assert items[0].id == "trip:1:user" and items[0].session_id == "trip" and items[0].at is not None
     assert await ms.recall(user, "Lisbon", kinds=["turn"], exclude_session="trip") == []
+    more = [IngestMessage("user", "Ana prefers window seats", datetime(2025, 1, 11, 8, 0, tzinfo=UTC))]
+    assert (await ms.ingest(user, "trip", more, capture=False)).turns == ("trip:3",)
     with pytest.raises(InputError):
         await ms.ingest(user, "bad", [{"role": "narrator", "content": "Once upon a time"}])
 

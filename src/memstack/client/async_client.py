@@ -18,7 +18,7 @@ import builtins
 import json
 import os
 from collections.abc import AsyncGenerator, Iterable, Mapping
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote
@@ -71,6 +71,22 @@ def _categories(value: Categories) -> builtins.list[str] | None:
     if isinstance(value, str):
         return [Category.parse(value).value]
     return [Category.parse(c).value for c in value]
+
+
+def _metadata(metadata: Mapping[str, Any] | SessionMeta) -> dict[str, Any]:
+    """The session fields as ``POST /v1/chat`` takes them (times as ISO text; a ``SessionMeta``'s client fields)."""
+    if not isinstance(metadata, Mapping):
+        fields = ("local_time", "timezone", "user_agent", "location", "tier", "coins", "flags")
+        metadata = {name: getattr(metadata, name) for name in fields}
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def _unsupported(what: str) -> InputError:
@@ -133,12 +149,10 @@ class AsyncMemstackClient:
             raise _unsupported("chat(delegated=...)")
         if agent is not None and not isinstance(agent, str):
             raise _unsupported("an Agent object (store it with PUT /v1/agents/{name} and pass its name)")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            metadata = asdict(metadata) if is_dataclass(metadata) and not isinstance(metadata, type) else metadata
         body: dict[str, Any] = {"user_id": user_id, "message": message, "memory": memory, "temporary": temporary}
         body.update({k: v for k, v in (("session_id", session_id), ("agent", agent)) if v is not None})
         if metadata is not None:
-            body["metadata"] = {k: v for k, v in dict(metadata).items() if v is not None}
+            body["metadata"] = _metadata(metadata)
         if stream:
             body["stream"] = True
         return body
