@@ -3,6 +3,7 @@ each test runs once per backend (``ms``: ``embedded`` or ``remote``, conftest.py
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from datetime import UTC, datetime
 
 import pytest
@@ -134,6 +135,8 @@ async def test_chat_continue_and_end_a_session(ms: Backend, user: str) -> None:
     assert temporary.temporary and not temporary.memory_enabled and temporary.context_id is None
     with pytest.raises(InputError):
         await ms.chat(user, "")
+    with pytest.raises(NotFound):
+        await ms.end_session(user, "no-such-session")
 
 
 async def test_chat_stream_ends_with_the_whole_turn(ms: Backend, user: str) -> None:
@@ -142,6 +145,17 @@ async def test_chat_stream_ends_with_the_whole_turn(ms: Backend, user: str) -> N
     result = events[-1].result
     assert result.reply == "".join(e.text for e in events if isinstance(e, ChatToken))
     assert result.turn == 1 and result.offline
+
+
+async def test_a_stream_closed_early_releases_the_session(ms: Backend, user: str) -> None:
+    stream = ms.chat_stream(user, "Tell me a long story about the sea")
+    async with aclosing(stream):
+        first = await anext(stream)
+    assert isinstance(first, ChatToken)
+    sessions = (await ms.export(user))["sessions"]
+    assert len(sessions) == 1  # the session was started; closing the stream let go of it
+    after = await ms.chat(user, "Shorter, please", session_id=sessions[0]["id"])
+    assert after.reply and after.session_id == sessions[0]["id"]
 
 
 async def test_ingest_then_recall(ms: Backend, user: str) -> None:
