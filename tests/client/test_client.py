@@ -15,6 +15,7 @@ from memstack.client import AsyncMemstackClient, MemstackClient
 from memstack.client._http import error_from
 from memstack.engine import AsyncMemstack
 from memstack.errors import (
+    BudgetExceeded,
     InputError,
     LimitReached,
     NotFound,
@@ -59,6 +60,7 @@ def test_the_blocking_client(servers: Servers) -> None:
         with pytest.raises(NotFound):
             ms.get("sync-user", "missing")
         assert ms.erase("sync-user").total >= 1
+    ms.close()  # closing twice is harmless
 
 
 async def test_keys_name_the_tenant(servers: Servers) -> None:
@@ -143,6 +145,8 @@ def test_not_found_and_limit_bodies_keep_their_fields() -> None:
         "no memory 'm1' here",
     )
     assert isinstance(error_from(404, None, "Not Found"), NotFound)  # not even JSON: still a NotFound
+    budget = error_from(422, {"error": {"type": "BudgetExceeded", "message": "m", "needed": 900, "budget": 500}})
+    assert isinstance(budget, BudgetExceeded) and (budget.needed, budget.budget) == (900, 500)
     full = error_from(409, {"error": {"type": "LimitReached", "message": "full", "tier": "free", "limit": 50}})
     assert isinstance(full, LimitReached) and (full.tier, full.limit) == ("free", 50)
 

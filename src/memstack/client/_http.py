@@ -59,6 +59,10 @@ def _with_message(exc: MemstackError, message: str) -> MemstackError:
     return exc
 
 
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
 def error_from(status: int, body: Any, text: str = "") -> MemstackError:
     """The library error for one error response (``body``: its parsed JSON, if any)."""
     error = body.get("error") if isinstance(body, Mapping) else None
@@ -71,7 +75,7 @@ def error_from(status: int, body: Any, text: str = "") -> MemstackError:
     if status == 409 and kind == "LimitReached" and isinstance(error.get("limit"), int):
         return LimitReached(str(error.get("tier", "")), int(error["limit"]))
     if kind == "BudgetExceeded":
-        return _with_message(BudgetExceeded(0, 0), message)
+        return BudgetExceeded(_int(error.get("needed")), _int(error.get("budget")))
     if status in (502, 504):
         cls = ProviderTimeout if status == 504 else ProviderError
         return cls(message, status=status, body=text or None)

@@ -47,6 +47,7 @@ class MemstackClient:
         except BaseException:
             self._loop.stop()
             raise
+        self._open = True
 
     def __enter__(self) -> Self:
         return self
@@ -55,12 +56,10 @@ class MemstackClient:
         self.close()
 
     def close(self) -> None:
-        if not self._loop_closed():
+        if self._open:
+            self._open = False
             self._loop.run(self._core.aclose())
         self._loop.stop()
-
-    def _loop_closed(self) -> bool:
-        return self._loop._loop.is_closed()
 
     @property
     def base_url(self) -> str:

@@ -11,7 +11,7 @@ malformed JSON             400     the body does not parse
 ``PayloadTooLarge``        413     the body exceeds the server's limit
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
-``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget
+``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget (``needed``, ``budget``)
 ``OverrideViolation``      422     a definition tries to change the agent's core
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
 ``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
@@ -92,6 +92,8 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
         headers["Retry-After"] = "1"
     elif isinstance(exc, LimitReached):
         extra.update(upgrade_prompt=exc.upgrade_prompt, tier=exc.tier, limit=exc.limit)
+    elif isinstance(exc, BudgetExceeded):
+        extra.update(needed=exc.needed, budget=exc.budget)
     elif isinstance(exc, NotFound):
         extra.update(kind=exc.kind, key=exc.key)  # what the Python client needs to raise the same NotFound
     if status >= 500:
