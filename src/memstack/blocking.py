@@ -8,7 +8,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar
 
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
@@ -60,14 +60,29 @@ async def _close(events: AsyncIterator[ChatEvent]) -> None:
         await close()
 
 
-class _Blocking(Generic[P, R]):
-    """Descriptor: the blocking form of one ``AsyncMemstack`` coroutine method, same signature and docs."""
+C = TypeVar("C")
+C_co = TypeVar("C_co", covariant=True)
 
-    def __init__(self, method: Callable[Concatenate[AsyncMemstack, P], Coroutine[Any, Any, R]]) -> None:
+
+class _Wrapped(Protocol[C_co]):
+    """What :class:`Blocking` needs of its owner: the private loop thread and the async object it drives."""
+
+    @property
+    def _loop(self) -> _LoopThread: ...
+
+    @property
+    def _core(self) -> C_co: ...
+
+
+class Blocking(Generic[C, P, R]):
+    """Descriptor: the blocking form of one coroutine method of the owner's async core (``AsyncMemstack`` for
+    :class:`Memstack`, ``AsyncMemstackClient`` for the client), same signature and docs."""
+
+    def __init__(self, method: Callable[Concatenate[C, P], Coroutine[Any, Any, R]]) -> None:
         self._method = method
         self.__doc__ = method.__doc__
 
-    def __get__(self, obj: Memstack, owner: type[Memstack] | None = None) -> Callable[P, R]:
+    def __get__(self, obj: _Wrapped[C], owner: type | None = None) -> Callable[P, R]:
         method = self._method
 
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -127,24 +142,24 @@ class Memstack:
     def register_agent(self, agent: Agent | str | Path) -> Agent:
         return self._core.register_agent(agent)
 
-    chat = _Blocking(AsyncMemstack.chat)
-    delegate = _Blocking(AsyncMemstack.delegate)
-    end_session = _Blocking(AsyncMemstack.end_session)
-    wait_idle = _Blocking(AsyncMemstack.wait_idle)
-    add = _Blocking(AsyncMemstack.add)
-    get = _Blocking(AsyncMemstack.get)
-    list = _Blocking(AsyncMemstack.list)
-    search = _Blocking(AsyncMemstack.search)
-    edit = _Blocking(AsyncMemstack.edit)
-    forget = _Blocking(AsyncMemstack.forget)
-    restore = _Blocking(AsyncMemstack.restore)
-    delete = _Blocking(AsyncMemstack.delete)
-    history = _Blocking(AsyncMemstack.history)
-    count = _Blocking(AsyncMemstack.count)
-    usage = _Blocking(AsyncMemstack.usage)
-    consolidate = _Blocking(AsyncMemstack.consolidate)
-    recall = _Blocking(AsyncMemstack.recall)
-    ingest = _Blocking(AsyncMemstack.ingest)
-    memories_used = _Blocking(AsyncMemstack.memories_used)
-    export = _Blocking(AsyncMemstack.export)
-    erase = _Blocking(AsyncMemstack.erase)
+    chat = Blocking(AsyncMemstack.chat)
+    delegate = Blocking(AsyncMemstack.delegate)
+    end_session = Blocking(AsyncMemstack.end_session)
+    wait_idle = Blocking(AsyncMemstack.wait_idle)
+    add = Blocking(AsyncMemstack.add)
+    get = Blocking(AsyncMemstack.get)
+    list = Blocking(AsyncMemstack.list)
+    search = Blocking(AsyncMemstack.search)
+    edit = Blocking(AsyncMemstack.edit)
+    forget = Blocking(AsyncMemstack.forget)
+    restore = Blocking(AsyncMemstack.restore)
+    delete = Blocking(AsyncMemstack.delete)
+    history = Blocking(AsyncMemstack.history)
+    count = Blocking(AsyncMemstack.count)
+    usage = Blocking(AsyncMemstack.usage)
+    consolidate = Blocking(AsyncMemstack.consolidate)
+    recall = Blocking(AsyncMemstack.recall)
+    ingest = Blocking(AsyncMemstack.ingest)
+    memories_used = Blocking(AsyncMemstack.memories_used)
+    export = Blocking(AsyncMemstack.export)
+    erase = Blocking(AsyncMemstack.erase)

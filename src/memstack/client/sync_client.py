@@ -4,35 +4,14 @@ cannot drift apart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar
+from collections.abc import Iterator
+from typing import Any, Self
 
-from memstack.blocking import _close, _LoopThread, _next
+from memstack.blocking import Blocking, _close, _LoopThread, _next
 from memstack.client.async_client import AsyncMemstackClient
 from memstack.types import ChatEvent, UserRef
 
 __all__ = ["MemstackClient"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class _Blocking(Generic[P, R]):
-    """Descriptor: the blocking form of one ``AsyncMemstackClient`` coroutine method, same signature and docs."""
-
-    def __init__(self, method: Callable[Concatenate[AsyncMemstackClient, P], Coroutine[Any, Any, R]]) -> None:
-        self._method = method
-        self.__doc__ = method.__doc__
-
-    def __get__(self, obj: MemstackClient, owner: type[MemstackClient] | None = None) -> Callable[P, R]:
-        method = self._method
-
-        def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            return obj._loop.run(method(obj._core, *args, **kwargs))
-
-        call.__doc__ = method.__doc__
-        call.__name__ = method.__name__
-        return call
 
 
 class MemstackClient:
@@ -74,24 +53,24 @@ class MemstackClient:
         finally:
             self._loop.run(_close(events))
 
-    tenant = _Blocking(AsyncMemstackClient.tenant)
-    chat = _Blocking(AsyncMemstackClient.chat)
-    end_session = _Blocking(AsyncMemstackClient.end_session)
-    add = _Blocking(AsyncMemstackClient.add)
-    get = _Blocking(AsyncMemstackClient.get)
-    list = _Blocking(AsyncMemstackClient.list)
-    search = _Blocking(AsyncMemstackClient.search)
-    edit = _Blocking(AsyncMemstackClient.edit)
-    forget = _Blocking(AsyncMemstackClient.forget)
-    restore = _Blocking(AsyncMemstackClient.restore)
-    delete = _Blocking(AsyncMemstackClient.delete)
-    history = _Blocking(AsyncMemstackClient.history)
-    count = _Blocking(AsyncMemstackClient.count)
-    usage = _Blocking(AsyncMemstackClient.usage)
-    recall = _Blocking(AsyncMemstackClient.recall)
-    ingest = _Blocking(AsyncMemstackClient.ingest)
-    export = _Blocking(AsyncMemstackClient.export)
-    erase = _Blocking(AsyncMemstackClient.erase)
+    tenant = Blocking(AsyncMemstackClient.tenant)
+    chat = Blocking(AsyncMemstackClient.chat)
+    end_session = Blocking(AsyncMemstackClient.end_session)
+    add = Blocking(AsyncMemstackClient.add)
+    get = Blocking(AsyncMemstackClient.get)
+    list = Blocking(AsyncMemstackClient.list)
+    search = Blocking(AsyncMemstackClient.search)
+    edit = Blocking(AsyncMemstackClient.edit)
+    forget = Blocking(AsyncMemstackClient.forget)
+    restore = Blocking(AsyncMemstackClient.restore)
+    delete = Blocking(AsyncMemstackClient.delete)
+    history = Blocking(AsyncMemstackClient.history)
+    count = Blocking(AsyncMemstackClient.count)
+    usage = Blocking(AsyncMemstackClient.usage)
+    recall = Blocking(AsyncMemstackClient.recall)
+    ingest = Blocking(AsyncMemstackClient.ingest)
+    export = Blocking(AsyncMemstackClient.export)
+    erase = Blocking(AsyncMemstackClient.erase)
 
 
 async def _make(base_url: str | None, api_key: str | None, timeout: float) -> AsyncMemstackClient:
