@@ -4,6 +4,10 @@ work starts, identically on SQLite and PostgreSQL, and what is stored stays as i
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,7 +47,13 @@ def test_the_check_names_the_field_and_the_character() -> None:
     with pytest.raises(InputError, match="memory id contains a NUL"):
         check_id("m\x00", "memory id")
     with pytest.raises(InputError, match="user_id contains a lone surrogate"):
-        UserRef("\udc80")
+        UserRef("\udfff")
+    # how Python hands over a byte that is not UTF-8 (command-line arguments, stdin, file names)
+    undecoded = b"caf\xe9".decode("utf-8", "surrogateescape")
+    with pytest.raises(InputError, match=r"the message is not UTF-8 text: byte 0xe9 at position 3 did not decode"):
+        check_text(undecoded, "the message")
+    with pytest.raises(InputError, match=r"the message is bytes; pass text \(str\): decode it first"):
+        check_text(b"caf\xc3\xa9", "the message")  # type: ignore[arg-type]
 
 
 def _calls(ms: AsyncMemstack, bad: str, memory_id: str, session_id: str) -> list[tuple[str, Call]]:
@@ -115,6 +125,41 @@ async def _snapshot(ms: AsyncMemstack, session_id: str) -> tuple[Any, ...]:
         (state.turn_count, [t.user_summary for t in state.turn_log], [m.content for m in state.raw_window]),
         agent.definition,
     )
+
+
+def test_the_python_api_refuses_bytes(tmp_path: Path) -> None:
+    async def run() -> None:
+        async with AsyncMemstack(home=tmp_path, embedder="hash:64") as ms:
+            text: Any = b"User keeps bees"
+            for label, call in (
+                ("add", lambda: ms.add("ana", text)),
+                ("search", lambda: ms.search("ana", text)),
+                ("recall", lambda: ms.recall("ana", text)),
+                ("chat", lambda: ms.chat("ana", text)),
+            ):
+                with pytest.raises(InputError, match="is bytes; pass text"):
+                    await call()
+                assert await ms.list("ana") == [], label
+
+    asyncio.run(run())
+
+
+def test_the_installed_command_refuses_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """Real argv and stdin bytes (Latin-1 "café"), through the installed ``memstack`` command: a clear error, no
+    traceback, nothing stored."""
+    memstack = Path(sys.executable).with_name("memstack")
+    env = {**os.environ, "MEMSTACK_HOME": str(tmp_path), "MEMSTACK_EMBEDDER": "hash:64", "LC_ALL": "C.UTF-8"}
+    for args, stdin in (
+        ([b"memories", b"add", b"--user", b"ana", b"User drinks caf\xe9"], b""),
+        ([b"memories", b"search", b"--user", b"ana", b"caf\xe9"], b""),
+        ([b"chat", b"--user", b"ana"], b"I like caf\xe9\n"),
+    ):
+        done = subprocess.run([bytes(memstack), *args], input=stdin, capture_output=True, env=env, timeout=120)
+        output = (done.stdout + done.stderr).decode("utf-8", "replace")
+        assert "not UTF-8 text: byte 0xe9" in output and "Traceback" not in output, (args, output)
+        assert args[0] == b"chat" or done.returncode != 0, (args, output)
+    listed = subprocess.run([memstack, "memories", "list", "--user", "ana", "--json"], capture_output=True, env=env)
+    assert listed.returncode == 0 and json.loads(listed.stdout.decode().splitlines()[-1]) == []
 
 
 def test_the_cli_refuses_unstorable_text(tmp_path: Path) -> None:

@@ -159,6 +159,25 @@ def test_every_field_refuses_unstorable_text_with_400(served: Served, kind: str)
     assert _stored(client, served) == before  # nothing stored changed
 
 
+def test_a_body_that_is_not_utf8_is_a_400_that_says_so(served: Served) -> None:
+    """Latin-1 text (a byte that starts no UTF-8 sequence) in every kind of body field, and a UTF-16 body."""
+    before = _stored(served.client, served)
+    wrong = []
+    for label, method, path, body in _requests("@@", "", served):
+        raw = json.dumps(body).encode("utf-8").replace(b"@@", b"caf\xe9")
+        if b"@@" in raw or b"\xe9" not in raw:  # the bad text travels in the URL
+            continue
+        response = served.client.request(method, path, content=raw, headers={"content-type": "application/json"})
+        if response.status_code != 400 or "not UTF-8 text (byte 0xe9" not in response.text:
+            wrong.append(f"{label}: {response.status_code} {response.text[:200]}")
+    utf16 = json.dumps({"content": "User hums"}).encode("utf-16")
+    response = served.client.post("/v1/users/ana/memories", content=utf16, headers={"content-type": "application/json"})
+    if response.status_code != 400 or "encode the body as UTF-8" not in response.text:
+        wrong.append(f"UTF-16 body: {response.status_code} {response.text[:200]}")
+    assert not wrong, "\n".join(wrong)
+    assert _stored(served.client, served) == before
+
+
 def test_agent_yaml_refuses_unstorable_text(served: Served) -> None:
     yaml_headers = {"content-type": "application/yaml"}
     for body in (b'core: "You help \\0 beekeepers."\n', b'core: "You help \\uD800 beekeepers."\n'):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from memstack.cli._common import echo_json
 from memstack.cli.eval import eval_group, run_async
 
 __all__ = ["answers"]
@@ -91,7 +92,7 @@ def answers(
         write_report(report, result)
         click.echo(f"report written to {report}", err=True)
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
         return
     click.echo(
         f"{result['questions']} questions, {result['model_calls']} model calls ({result['cached_calls']} cached)"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from typing import Literal, cast
 
 import click
 
+from memstack.cli._common import echo_json
 from memstack.errors import MemstackError
 
 __all__ = ["bench"]
@@ -90,7 +90,7 @@ def retrieval(
         raise SystemExit(1) from None
     line = result.as_json()
     if as_json:
-        click.echo(json.dumps(line))
+        echo_json(line)
         return
     for key, value in line.items():
         click.echo(f"{key:>14}  {value}")
@@ -126,7 +126,7 @@ def sessions(backend: str, sessions: int, turns: int, model_delay: float, pool: 
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
         return
     for key, value in result.items():
         click.echo(f"{key:>24}  {value}")
@@ -149,7 +149,7 @@ def plans(users: int, per_user: int, top: int, as_json: bool) -> None:
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
         return
     for s in result["statements"]:
         scope = "one user" if s["scoped"] else "ALL USERS"
@@ -221,7 +221,7 @@ def chat(
         err=as_json,
     )
     if as_json:
-        click.echo(json.dumps(result.to_json()))
+        echo_json(result.to_json())
 
 
 def _setting(item: str) -> tuple[str, str]:

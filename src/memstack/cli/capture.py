@@ -6,13 +6,13 @@ Both print one JSON object as their last line with ``--json``; progress goes to 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from memstack.cli._common import echo_json
 from memstack.errors import MemstackError
 
 __all__ = ["bench_capture", "eval_memories", "register"]
@@ -40,7 +40,7 @@ def bench_capture(
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
         return
     for key, value in result.items():
         click.echo(f"{key:>18}  {value}")
@@ -72,7 +72,7 @@ def eval_memories(data: Path, embedder: str, as_json: bool) -> None:
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
         return
     click.echo(f"{result['questions']} questions over {result['memories']} memories")
     rows = {"dense": result["dense"], "lexical": result["lexical"], **result["sweep"]}

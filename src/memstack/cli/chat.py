@@ -8,7 +8,6 @@ With no chat model configured the replies come from the offline responder, which
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memstack.cli._common import echo_json
 from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
 from memstack.types import ChatDone, ChatResult, ChatToken, ChatToolEvent, FragmentStatus, Manifest, Memory, UserRef
@@ -241,7 +241,7 @@ def bench_turn(turns: int, memories: int, embedder: str, guard: str, as_json: bo
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(result))
+        echo_json(result)
     else:
         click.echo(
             f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}, guard {result['guard']}): "

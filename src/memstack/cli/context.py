@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from memstack.cli._common import echo_json, table_console
 from memstack.errors import MemstackError
 from memstack.types import Manifest
 
@@ -67,15 +68,15 @@ def render_cmd(request_path: str, agent_path: str | None, rules_only: bool, as_j
             "manifest": [entry.to_dict() for entry in ctx.manifest.entries],
             "tokens": ctx.tokens,
         }
-        click.echo(json.dumps(out, ensure_ascii=False))
+        echo_json(out)
         return
     from rich.console import Console
     from rich.panel import Panel
 
-    console = Console()
+    console = Console()  # messages wrap at the terminal's width (80 when piped); the manifest's rows never do
     for message in ctx.messages:
         console.print(Panel(message.content, title=message.role, title_align="left", highlight=False))
-    _manifest_table(console, ctx.manifest)
+    _manifest_table(table_console(), ctx.manifest)
 
 
 def _manifest_table(console: Any, manifest: Any) -> None:
@@ -120,16 +121,31 @@ def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
 
 
 @context.command("explain")
-@click.option("--context", "context_id", required=True, help="Context id (returned with each response).")
+@click.option("--context", "context_id", default=None, help="Context id (returned with each response).")
 @click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the context belongs to.")
 @click.option("--user", "-u", "user_id", default=None, help="Only if the context belongs to this user.")
 @click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the stored manifest as one JSON object.")
-def explain_cmd(context_id: str, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
-    """Show what the model saw for one response: every fragment with its layer, tokens, status and flags."""
+def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
+    """Show what the model saw for one response: every fragment with its layer, tokens, status and flags.
+
+    Give the response's --context id, or only --user for that user's latest response."""
     from memstack.errors import NotFound
+    from memstack.types import UserRef
+
+    if context_id is None and user_id is None:
+        raise click.UsageError("give --context ID (returned with each response), or --user ID for their latest one")
 
     async def work(store: Any) -> Manifest:
+        if context_id is None:
+            assert user_id is not None
+            latest: list[Manifest] = await store.contexts.recent(UserRef(user_id, tenant), limit=1)
+            if not latest:
+                raise click.ClickException(
+                    f"no stored context for user {user_id!r} of tenant {tenant!r}: each chat reply stores the "
+                    "context it was given (temporary chats excepted)"
+                )
+            return latest[0]
         try:
             manifest: Manifest = await store.contexts.get(tenant, context_id, user_id=user_id)
         except NotFound:
@@ -142,11 +158,10 @@ def explain_cmd(context_id: str, tenant: str, user_id: str | None, home: Path | 
 
     manifest = _stored(home, work)
     if as_json:
-        click.echo(json.dumps(manifest.to_dict(), ensure_ascii=False))
+        echo_json(manifest.to_dict())
         return
-    from rich.console import Console
 
-    _manifest_table(Console(), manifest)
+    _manifest_table(table_console(), manifest)
 
 
 @context.command("list")
@@ -181,19 +196,22 @@ def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home
         for m in manifests
     ]
     if as_json:
-        click.echo(json.dumps({"contexts": rows}))
+        echo_json({"contexts": rows})
         return
-    from rich.console import Console
+    if not rows:
+        click.echo(f"No stored contexts for {user_id} ({tenant}). Each chat turn stores the context it sent.")
+        return
     from rich.table import Table
 
     table = Table(title=f"contexts of {user_id} ({tenant})")
-    for column in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"):
+    table.add_column("context_id", no_wrap=True, min_width=max(len(r["context_id"]) for r in rows), overflow="fold")
+    for column in ("created_at", "agent", "tokens", "kept", "trimmed", "quarantined"):
         table.add_column(column)
     for row in rows:
         table.add_row(
             *(str(row[c]) for c in ("context_id", "created_at", "agent", "tokens", "kept", "trimmed", "quarantined"))
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 def _guard(rules_only: bool) -> Any:
@@ -259,7 +277,7 @@ def scan_cmd(
     if "benign" in summary:
         summary["false_positive_rate"] = round(summary["benign"]["flagged"] / summary["benign"]["count"], 3)
     summary["guard"] = guard.name + (" (write-time check)" if candidates else "")
-    click.echo(json.dumps(summary))
+    echo_json(summary)
 
 
 @click.command("context")
@@ -297,7 +315,7 @@ def bench_context(
             f"assembly over {result['iterations']} runs: warm p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; "
             f"cold p50 {result['cold_p50_ms']} ms, p99 {result['cold_p99_ms']} ms"
         )
-    click.echo(json.dumps(result))
+    echo_json(result)
 
 
 def add_bench(main: click.Group) -> None:

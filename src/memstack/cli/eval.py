@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from memstack.cli._common import echo_json
 from memstack.errors import MemstackError
 
 if TYPE_CHECKING:
@@ -88,8 +89,8 @@ def locomo(
         result, per_conversation = run_async(lambda: run_locomo(convs, run, progress=bar.advance))
     if as_json:
         for line in per_conversation:
-            click.echo(json.dumps(line))
-        click.echo(json.dumps(result))
+            echo_json(line)
+        echo_json(result)
     else:
         _table(result, per_conversation)
 

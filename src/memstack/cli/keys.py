@@ -6,17 +6,15 @@ only its SHA-256, so a lost key cannot be shown again: revoke it and create anot
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from memstack.cli._common import run_async
+from memstack.cli._common import echo_json, run_async, table_console
 from memstack.engine import AsyncMemstack
 from memstack.types import ApiKey
 
@@ -47,14 +45,22 @@ def keys() -> None:
 @click.option("--tenant", "-t", required=True, help="The tenant every request made with this key acts for.")
 @click.option("--name", "-n", default="", help="A label to recognise the key by (e.g. 'web backend').")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object (with the secret) instead of text.")
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Print only the secret, e.g. export MEMSTACK_KEY=$(memstack keys create -q …)."
+)
 @_home
 @run_async
-async def create_key(tenant: str, name: str, as_json: bool, home: Path | None) -> None:
+async def create_key(tenant: str, name: str, as_json: bool, quiet: bool, home: Path | None) -> None:
     """Create a key and print its secret (shown only this once)."""
+    if as_json and quiet:
+        raise click.UsageError("--json and --quiet are two different outputs: choose one")
     async with AsyncMemstack(home=home, resume=False) as ms:
         key, secret = await ms.store.keys.create(tenant, name=name)
+    if quiet:
+        click.echo(secret)
+        return
     if as_json:
-        click.echo(json.dumps({**_key_json(key), "secret": secret}))
+        echo_json({**_key_json(key), "secret": secret})
         return
     click.echo(f"Created {key.id} for tenant {key.tenant!r}. The secret is shown only once; store it now:\n")
     click.echo(f"    {secret}\n")
@@ -72,19 +78,20 @@ async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, ho
     async with AsyncMemstack(home=home, resume=False) as ms:
         found = await ms.store.keys.list(tenant, include_revoked=include_revoked)
     if as_json:
-        click.echo(json.dumps([_key_json(k) for k in found], indent=2))
+        echo_json([_key_json(k) for k in found])
         return
     if not found:
         click.echo("No keys. Create one with: memstack keys create --tenant NAME")
         return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("id", "tenant", "name", "starts with", "created", "status"):
+    table.add_column("id", no_wrap=True, min_width=max(len(k.id) for k in found), overflow="fold")
+    for column in ("tenant", "name", "starts with", "created", "status"):
         table.add_column(column, no_wrap=column != "name")
     for key in found:
         status = "active" if key.active else f"revoked {key.revoked_at:%Y-%m-%d %H:%M}"
         created = key.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
         table.add_row(key.id, key.tenant, key.name, key.prefix + "…", created, status)
-    Console().print(table)
+    table_console().print(table)
 
 
 @keys.command("revoke")

@@ -6,7 +6,6 @@ Errors memstack raises on purpose print as one line (``Error: …``) with exit c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -14,10 +13,9 @@ from typing import Any
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from memstack.cli._common import run_async
+from memstack.cli._common import echo_json, run_async, table_console
 from memstack.engine import AsyncMemstack
 from memstack.types import Category, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
 
@@ -60,7 +58,7 @@ def _memory_table(rows: Sequence[Memory | ScoredMemory], title: str) -> Table:
     scored = any(isinstance(r, ScoredMemory) for r in rows)
     show_status = any(not m.is_active for m in memories)
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("id", no_wrap=True, min_width=max(len(m.id) for m in memories))
+    table.add_column("id", no_wrap=True, min_width=max(len(m.id) for m in memories), overflow="fold")
     if scored:
         table.add_column("score", justify="right", no_wrap=True)
     table.add_column("category", no_wrap=True)
@@ -150,9 +148,9 @@ async def list_memories(
         )
         usage = await ms.usage(user)
     if as_json:
-        click.echo(json.dumps([_memory_json(m) for m in found], indent=2))
+        echo_json([_memory_json(m) for m in found])
         return
-    console = Console()
+    console = table_console()
     if not found:
         console.print(f"{_usage_line(user, usage)}; none match." if usage.active else f"{user_id} has no memories.")
         return
@@ -165,15 +163,26 @@ async def list_memories(
 @click.option("--category", "-c", default="general", show_default=True, help=_CATEGORY_HELP)
 @click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
 @click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print the saved memory as one JSON object.")
 @run_async
 async def add_memory(
-    user_id: str, tenant: str, home: Path | None, content: str, category: str, tier: str | None, agent_id: str | None
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    content: str,
+    category: str,
+    tier: str | None,
+    agent_id: str | None,
+    as_json: bool,
 ) -> None:
     """Save one memory (source: manual)."""
     user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
         memory = await ms.add(user, content, category=category, tier=tier, agent_id=agent_id)
         usage = await ms.usage(user, tier=tier)
+    if as_json:
+        echo_json(_memory_json(memory))
+        return
     click.echo(f"Saved {memory.id} ({memory.category.value}). {_usage_line(user, usage)}")
 
 
@@ -194,11 +203,11 @@ async def search_memories(
     async with _engine(home) as ms:
         hits = await ms.search(user, query, k=k, category=categories or None)
     if as_json:
-        click.echo(json.dumps([{"score": h.score, **_memory_json(h.memory)} for h in hits], indent=2))
+        echo_json([{"score": h.score, **_memory_json(h.memory)} for h in hits])
     elif not hits:
         click.echo(f"{user_id} has no memories to search.")
     else:
-        Console().print(_memory_table(hits, f"closest to {query!r}"))
+        table_console().print(_memory_table(hits, f"closest to {query!r}"))
 
 
 @memories.command("edit")
@@ -206,13 +215,23 @@ async def search_memories(
 @click.argument("memory_id")
 @click.option("--content", help="New text (re-embedded).")
 @click.option("--category", "-c", help=f"New category. {_CATEGORY_HELP}")
+@click.option("--json", "as_json", is_flag=True, help="Print the changed memory as one JSON object.")
 @run_async
 async def edit_memory(
-    user_id: str, tenant: str, home: Path | None, memory_id: str, content: str | None, category: str | None
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    memory_id: str,
+    content: str | None,
+    category: str | None,
+    as_json: bool,
 ) -> None:
     """Change a memory's text or category (the old version stays in its history)."""
     async with _engine(home) as ms:
         memory = await ms.edit(UserRef(user_id, tenant), memory_id, content=content, category=category)
+    if as_json:
+        echo_json(_memory_json(memory))
+        return
     click.echo(f"Updated {memory.id} ({memory.category.value}): {memory.content}")
 
 
@@ -263,7 +282,7 @@ async def memory_history(user_id: str, tenant: str, home: Path | None, memory_id
     async with _engine(home) as ms:
         events = await ms.history(UserRef(user_id, tenant), memory_id)
     if as_json:
-        click.echo(json.dumps([_event_json(e) for e in events], indent=2))
+        echo_json([_event_json(e) for e in events])
         return
     table = Table(title=f"history of {memory_id}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("when", "action", "by"):
@@ -272,4 +291,4 @@ async def memory_history(user_id: str, tenant: str, home: Path | None, memory_id
     table.add_column("note", overflow="fold")
     for event in events:
         table.add_row(_when(event.at), event.action.value, event.actor, _change(event), event.note)
-    Console().print(table)
+    table_console().print(table)

@@ -8,12 +8,12 @@ ends the output, and with ``--json`` the last line of stdout is one JSON object
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from memstack.cli._common import echo_json
 from memstack.errors import ConfigError, MemstackError
 from memstack.types import ReembedResult
 
@@ -61,7 +61,7 @@ async def _abort(home: Path | None, as_json: bool) -> None:
             f"the store uses {state.embedder!r} ({state.dim}-d) again"
         )
     if as_json:
-        click.echo(json.dumps({"embedder": state.embedder, "dim": state.dim, "aborted": state.target}))
+        echo_json({"embedder": state.embedder, "dim": state.dim, "aborted": state.target})
 
 
 async def _reembed(to: str | None, batch: int, home: Path | None, as_json: bool, show_progress: bool) -> None:
@@ -86,7 +86,7 @@ async def _reembed(to: str | None, batch: int, home: Path | None, as_json: bool,
         click.echo(line)
     if as_json:
         keys = ("embedder", "dim", "from_embedder", "from_dim", "vectors", "batches", "seconds")
-        click.echo(json.dumps({key: getattr(result, key) for key in keys}))
+        echo_json({key: getattr(result, key) for key in keys})
 
 
 async def _learn_dim(embedder: Embedder) -> None:

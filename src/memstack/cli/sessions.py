@@ -7,21 +7,19 @@ snapshots and artifacts. Every command takes ``--user`` (and ``--tenant``) and `
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import click
 from rich import box
-from rich.console import Console, Group
+from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from memstack.cli._common import run_async
+from memstack.cli._common import echo_json, run_async, table_console
 from memstack.cli.memories import _engine, _user_options
 from memstack.errors import NotFound
 from memstack.session.settings import SessionSettings
@@ -52,10 +50,6 @@ def _when(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M") if value is not None else "-"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, default=lambda v: v.isoformat() if isinstance(v, datetime) else str(v))
-
-
 @click.group("sessions")
 def sessions() -> None:
     """Inspect session memory: base truth, turn log, raw window, flagged turns, snapshots."""
@@ -73,9 +67,9 @@ async def list_sessions(user_id: str, tenant: str, home: Path | None, limit: int
     async with _engine(home) as ms:
         found = await ms.store.archive.sessions(user, limit=limit, offset=offset)
     if as_json:
-        click.echo(_json([asdict(s) for s in found]))
+        echo_json([asdict(s) for s in found])
         return
-    console = Console()
+    console = table_console()
     if not found:
         console.print(f"{user_id} has no sessions.")
         return
@@ -84,7 +78,7 @@ async def list_sessions(user_id: str, tenant: str, home: Path | None, limit: int
 
 def _sessions_table(rows: list[SessionSummary], title: str) -> Table:
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("session", no_wrap=True, min_width=max(len(r.session_id) for r in rows))
+    table.add_column("session", no_wrap=True, min_width=max(len(r.session_id) for r in rows), overflow="fold")
     table.add_column("agent", no_wrap=True)
     table.add_column("turns", justify="right")
     table.add_column("flagged", justify="right")
@@ -134,21 +128,19 @@ async def show_session(
     state = replace(state, raw_window=evict(state.raw_window, window))
     turns = turns if count else []
     if as_json:
-        click.echo(
-            _json(
-                {
-                    "session": asdict(summary),
-                    "base_truth": [asdict(f) for f in state.base_truth],
-                    "turns": [asdict(t) for t in turns],
-                    "raw_window": [asdict(m) for m in state.raw_window],
-                    "flagged": [asdict(t) for t in flagged],
-                    "snapshots": [asdict(s) for s in snapshots],
-                    "artifacts": [asdict(a) for a in artifacts],
-                }
-            )
+        echo_json(
+            {
+                "session": asdict(summary),
+                "base_truth": [asdict(f) for f in state.base_truth],
+                "turns": [asdict(t) for t in turns],
+                "raw_window": [asdict(m) for m in state.raw_window],
+                "flagged": [asdict(t) for t in flagged],
+                "snapshots": [asdict(s) for s in snapshots],
+                "artifacts": [asdict(a) for a in artifacts],
+            }
         )
         return
-    console = Console()
+    console = table_console()
     console.print(_header(summary, state))
     console.print(_base_truth(state))
     console.print(_turn_log(turns, state.turn_count))
@@ -326,9 +318,9 @@ async def search_archive(
     async with _engine(home) as ms:
         hits = await ms.store.archive.search(user, query, k, session_id=session_id)
     if as_json:
-        click.echo(_json([{**asdict(h), "text": h.text} for h in hits]))
+        echo_json([{**asdict(h), "text": h.text} for h in hits])
         return
-    console = Console()
+    console = table_console()
     if not hits:
         console.print(f"No past exchange of {user_id} matches {query!r}.")
         return

@@ -8,7 +8,6 @@ last line one JSON object.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -17,7 +16,7 @@ from typing import IO
 
 import click
 
-from memstack.cli._common import run_async
+from memstack.cli._common import echo_json, run_async
 from memstack.cli.memories import _engine, _user_options
 from memstack.types import UserRecord, UserRef
 from memstack.users import SECTIONS, export_document
@@ -57,7 +56,7 @@ async def export_user(user_id: str, tenant: str, home: Path | None, output: Path
         partial.replace(output)  # a file named FILE is always a whole document
     summary = {"user_id": user_id, "tenant": tenant, "output": str(output), **{s: counts[s] for s in SECTIONS.values()}}
     if as_json:
-        click.echo(json.dumps(summary))
+        echo_json(summary)
     else:
         found = ", ".join(f"{counts[s]} {s}" for s in SECTIONS.values())
         click.echo(f"Exported {user_id} ({tenant}) to {output}: {found}.")
@@ -82,7 +81,7 @@ async def delete_user(user_id: str, tenant: str, home: Path | None, yes: bool, a
     async with _engine(home) as ms:
         report = await ms.erase(UserRef(user_id, tenant))
     if as_json:
-        click.echo(json.dumps(report.to_dict()))
+        echo_json(report.to_dict())
         return
     if report.total == 0:
         click.echo(f"Nothing held about {user_id} ({tenant}); nothing removed.")

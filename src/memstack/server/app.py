@@ -133,11 +133,12 @@ class _BodyLimit:
 
 
 class _StorableText:
-    """400 for text no store can keep, anywhere in a request: a NUL or a lone surrogate in the URL's path or query
-    (or percent-escapes that are not UTF-8), or in any string or key of a JSON body. Every route answers alike, for
-    fields it stores and fields it ignores; the engine checks the same (``memstack.types.check_text``) for Python
-    and CLI callers. A JSON body is parsed here only when it has ``\\u`` escapes: raw NUL is not valid JSON and raw
-    surrogates are not valid UTF-8, so without escapes there is nothing to find."""
+    """400 for text no store can keep, anywhere in a request: a body that is not UTF-8, a NUL or a lone surrogate in
+    the URL's path or query (or percent-escapes that are not UTF-8), or in any string or key of a JSON body. Every
+    route answers alike, for fields it stores and fields it ignores; the engine checks the same
+    (``memstack.types.check_text``) for Python and CLI callers. A JSON body is parsed here only when it has ``\\u``
+    escapes: raw NUL is not valid JSON and raw surrogates are not valid UTF-8, so without escapes there is nothing
+    to find."""
 
     _BODIES = frozenset({"POST", "PUT", "PATCH"})
 
@@ -165,14 +166,11 @@ class _StorableText:
             chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if b"\\u" in body:
-            try:
-                check_data(json.loads(body), "body")
-            except InputError as exc:
-                await error_response(400, "InputError", str(exc))(scope, receive, send)
-                return
-            except (ValueError, RecursionError):  # not JSON (or YAML, or nested too deep): the route answers it
-                pass
+        try:
+            _check_body(body)
+        except InputError as exc:
+            await error_response(400, "InputError", str(exc))(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -183,6 +181,25 @@ class _StorableText:
             return await receive()
 
         await self._app(scope, replay, send)
+
+
+def _check_body(body: bytes) -> None:
+    """Every body memstack accepts (JSON, YAML) is UTF-8 text with nothing unstorable in its escapes."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = body[exc.start : exc.start + 1].hex()
+        raise InputError(
+            f"the request body is not UTF-8 text (byte 0x{bad} at offset {exc.start}); "
+            "encode the body as UTF-8, which JSON requires"
+        ) from None
+    if b"\\u" not in body:
+        return
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON (or YAML, or nested too deep): the route answers it
+        return
+    check_data(data, "body")
 
 
 def _check_url(scope: Scope) -> None:

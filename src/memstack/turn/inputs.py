@@ -29,9 +29,9 @@ class TurnLimits:
 
 
 def check_message(message: str, limits: TurnLimits) -> str:
+    check_text(message, "the message")
     if not isinstance(message, str) or not message.strip():
         raise InputError("the message is empty; send the user's message as text")
-    check_text(message, "the message")
     if len(message) > limits.max_message_chars:
         raise InputError(
             f"the message is {len(message)} characters; a chat message may have at most {limits.max_message_chars}. "

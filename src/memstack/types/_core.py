@@ -51,6 +51,11 @@ def unstorable(value: str) -> str | None:
             f"contains a NUL character (\\x00, U+0000) at position {at}; it cannot be stored. Remove it "
             "(binary data belongs in a file or base64 text, not in a message)"
         )
+    if 0xDC80 <= ord(value[at]) <= 0xDCFF:  # how Python keeps a byte that did not decode (argv, files, stdin)
+        return (
+            f"is not UTF-8 text: byte 0x{ord(value[at]) - 0xDC00:02x} at position {at} did not decode (it arrived "
+            f"as U+{ord(value[at]):04X}), so it cannot be stored. Convert the text to UTF-8 first (e.g. iconv -t utf-8)"
+        )
     return (
         f"contains a lone surrogate (U+{ord(value[at]):04X}) at position {at}: half of a UTF-16 pair, not a "
         "character, so it cannot be stored. Send text as UTF-8; a JSON escape of a character outside the basic "
@@ -61,6 +66,8 @@ def unstorable(value: str) -> str | None:
 def check_text(value: str, what: str) -> str:
     """``value`` unchanged if every store can keep it exactly; otherwise ``InputError`` naming ``what`` and the
     character. Both backends give the same answer, since callers check before any work starts."""
+    if isinstance(value, bytes | bytearray):
+        raise InputError(f"{what} is bytes; pass text (str): decode it first, e.g. value.decode('utf-8')")
     why = unstorable(value) if isinstance(value, str) else None
     if why is not None:
         raise InputError(f"{what} {why}")
