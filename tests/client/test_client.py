@@ -121,7 +121,7 @@ async def test_a_server_that_cannot_be_reached() -> None:
     [
         (400, "InputError", InputError),
         (413, "PayloadTooLarge", InputError),
-        (422, "InputError", InputError),
+        (418, "Teapot", InputError),  # any other 4xx
         (401, "Unauthorized", Unauthorized),
         (409, "SessionConflict", SessionConflict),
         (502, "ProviderError", ProviderError),
@@ -145,7 +145,7 @@ def test_not_found_and_limit_bodies_keep_their_fields() -> None:
         "no memory 'm1' here",
     )
     assert isinstance(error_from(404, None, "Not Found"), NotFound)  # not even JSON: still a NotFound
-    budget = error_from(422, {"error": {"type": "BudgetExceeded", "message": "m", "needed": 900, "budget": 500}})
+    budget = error_from(400, {"error": {"type": "BudgetExceeded", "message": "m", "needed": 900, "budget": 500}})
     assert isinstance(budget, BudgetExceeded) and (budget.needed, budget.budget) == (900, 500)
     full = error_from(409, {"error": {"type": "LimitReached", "message": "full", "tier": "free", "limit": 50}})
     assert isinstance(full, LimitReached) and (full.tier, full.limit) == ("free", 50)

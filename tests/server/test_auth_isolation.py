@@ -187,4 +187,4 @@ def test_sessions_are_per_tenant_and_user(running: Running, acme: httpx.Client, 
     for client, user in ((globex, "sam"), (acme, "someone-else")):
         missing = client.get("/v1/sessions/ses_tenant_test", params={"user_id": user})
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
-    assert acme.get("/v1/sessions/ses_tenant_test").status_code == 422  # the user is required
+    assert acme.get("/v1/sessions/ses_tenant_test").status_code == 400  # the user is required

@@ -36,8 +36,8 @@ def test_malformed_json_is_400(acme: httpx.Client) -> None:
         ([1, 2], "body"),  # not an object
     ],
 )
-def test_invalid_memories_are_422_naming_the_field(acme: httpx.Client, body: object, field: str) -> None:
-    error = _error(acme.post("/v1/users/alice/memories", json=body), 422)
+def test_invalid_memories_are_400_naming_the_field(acme: httpx.Client, body: object, field: str) -> None:
+    error = _error(acme.post("/v1/users/alice/memories", json=body), 400)
     assert field in error["message"]
 
 
@@ -45,8 +45,8 @@ def test_invalid_memories_are_422_naming_the_field(acme: httpx.Client, body: obj
     "body",
     [{"query": ""}, {"query": "tea", "k": 0}, {"query": "tea", "k": 10_000}, {"query": "tea", "k": "ten"}, {"k": 3}],
 )
-def test_invalid_searches_are_422(acme: httpx.Client, body: object) -> None:
-    _error(acme.post("/v1/users/alice/memories/search", json=body), 422)
+def test_invalid_searches_are_400(acme: httpx.Client, body: object) -> None:
+    _error(acme.post("/v1/users/alice/memories/search", json=body), 400)
 
 
 def test_blank_query_and_empty_patch_are_400(acme: httpx.Client) -> None:
@@ -58,14 +58,14 @@ def test_blank_query_and_empty_patch_are_400(acme: httpx.Client) -> None:
 
 
 def test_bad_query_parameters(acme: httpx.Client) -> None:
-    _error(acme.get("/v1/users/alice/memories", params={"category": "hobbies"}), 422)
-    _error(acme.get("/v1/users/alice/memories", params={"limit": "-1"}), 422)
-    _error(acme.get("/v1/users/alice/memories", params={"include_deleted": "perhaps"}), 422)
-    _error(acme.get("/v1/users/alice/memories", params={"q": ""}), 422)
+    _error(acme.get("/v1/users/alice/memories", params={"category": "hobbies"}), 400)
+    _error(acme.get("/v1/users/alice/memories", params={"limit": "-1"}), 400)
+    _error(acme.get("/v1/users/alice/memories", params={"include_deleted": "perhaps"}), 400)
+    _error(acme.get("/v1/users/alice/memories", params={"q": ""}), 400)
 
 
 def test_odd_user_ids(acme: httpx.Client) -> None:
-    _error(acme.get("/v1/users/" + "u" * 201 + "/memories"), 422)
+    _error(acme.get("/v1/users/" + "u" * 201 + "/memories"), 400)
     _error(acme.get("/v1/users/bell%07/memories"), 400)  # not printable
     ok = acme.get("/v1/users/%C3%A9lo%C3%AFse%20O'Neil/memories")  # any printable text is a valid id
     assert ok.status_code == 200
@@ -97,7 +97,7 @@ def test_agent_definitions_are_validated(acme: httpx.Client) -> None:
     assert _error(acme.put("/v1/agents/x", json={"core": "You help.", "budget_tokens": -5}), 400)
     assert _error(acme.put("/v1/agents/x", json={"core": "You help.", "surprise": True}), 400)
     assert _error(acme.put("/v1/agents/x", json=["core"]), 400)
-    _error(acme.put("/v1/agents/bad%20name", json={"core": "You help."}), 422)
+    _error(acme.put("/v1/agents/bad%20name", json={"core": "You help."}), 400)
     bomb = "a: &a [x, x]\nb: &b [*a, *a]\ncore: *b\n"
     yaml_bomb = acme.put("/v1/agents/x", content=bomb.encode(), headers={"content-type": "application/yaml"})
     assert "alias" in _error(yaml_bomb, 400)["message"]

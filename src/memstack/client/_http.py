@@ -5,7 +5,7 @@ The server answers every error as ``{"error": {"type", "message", …}}`` (:mod:
 
     401                 → Unauthorized
     404                 → NotFound (kind and key from the body)
-    400, 413, 422       → InputError (BudgetExceeded and OverrideViolation by their type, 422)
+    400, 413            → InputError (BudgetExceeded and OverrideViolation by their type; any other 4xx too)
     409                 → LimitReached (tier, limit) or SessionConflict / LeaseLost, by type
     502, 504            → ProviderError, ProviderTimeout (status and body kept)
     503                 → StoreBusy or StoreUnavailable, by type

@@ -21,7 +21,7 @@ from memstack.types import AgentRecord, utcnow
 
 __all__ = ["load_definition", "resolve_agent", "router"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 413, 422)}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 413)}
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"], responses=_ERRORS)
 

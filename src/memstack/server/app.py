@@ -26,6 +26,7 @@ from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
 from memstack.server import agents, chat, memories, openai_compat, recall, sessions, users
 from memstack.server.auth import KeyCache
+from memstack.server.docs import mount_docs
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
 from memstack.server.hosts import LoopbackHosts
@@ -253,10 +254,12 @@ def create_app(
         version=_version(),
         description=_DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served by mount_docs, without a CDN
+        redoc_url=None,
         openapi_url="/openapi.json",
     )
     install_error_handlers(app)
+    mount_docs(app, title="memstack")
     app.include_router(memories.router)
     app.include_router(recall.router)
     app.include_router(agents.router)
@@ -293,6 +296,7 @@ def create_app(
             }
             schema["security"] = [{"bearer": []}]
             _add_model(schema, SearchIn)  # the search route validates its body itself (memories.py)
+            _document_bad_input(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
@@ -316,6 +320,27 @@ async def _keep_gc(every_s: float) -> None:
         gc.collect()
         gc.freeze()
         await asyncio.sleep(every_s)
+
+
+_BAD_INPUT = (
+    "Bad input: the body is not UTF-8 or not JSON, a field fails this schema (`fields` lists each), or a value is "
+    "refused (`InputError`, `BudgetExceeded`, `OverrideViolation`). Every invalid request is a 400; 422 is not used."
+)
+
+
+def _document_bad_input(schema: dict[str, Any]) -> None:
+    """The status rule of :mod:`memstack.server.errors` in the document: FastAPI lists a 422 for request validation
+    on every operation with input; memstack answers those with 400, so each such operation lists the 400 instead."""
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            responses = operation.get("responses", {})
+            responses.pop("422", None)
+            if operation.get("parameters") or operation.get("requestBody") or "400" in responses:
+                responses["400"] = {**responses.get("400", error), "description": _BAD_INPUT}
+    models = schema.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        models.pop(unused, None)
 
 
 def _add_model(schema: dict[str, Any], model: type[BaseModel]) -> None:

@@ -31,7 +31,7 @@ from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolE
 
 __all__ = ["chat_json", "router", "sse"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422)}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413)}
 
 router = APIRouter(tags=["chat"], responses=_ERRORS)
 

@@ -1,18 +1,22 @@
 """Every error leaves the server as ``{"error": {"type", "message"}}`` with a status from the typed error tree.
 
+One rule for bad input: **everything wrong with a request is a 400**, whatever caught it: a body that is not UTF-8,
+not JSON (or YAML) or nested too deep, a field that fails the endpoint's schema (wrong type, missing, unknown, out of
+range: ``fields`` lists each), text no store can keep, or a value memstack refuses (``InputError``), a request that
+cannot fit the agent's token budget (``BudgetExceeded``) or that would change an agent's core (``OverrideViolation``).
+The ``type`` says which. 422 is never used; the OpenAPI document lists the 400 on every operation that takes input.
+
 =========================  ======  =========================================================
 error                      status  when
 =========================  ======  =========================================================
+``InputError``             400     the request is invalid: unreadable, against the schema (``fields``), or refused
+``BudgetExceeded``         400     the untrimmable layers do not fit the agent's token budget (``needed``, ``budget``)
+``OverrideViolation``      400     a definition tries to change the agent's core
 ``Unauthorized``           401     no key, unknown or revoked key
 ``NotFound``               404     unknown id, or one of another user or tenant (never 403); ``kind``, ``key``
-``InputError``             400     the request asks for something impossible (message says)
-request validation         422     wrong types, missing or unknown fields, values out of range
-malformed JSON             400     the body does not parse
 ``PayloadTooLarge``        413     the body exceeds the server's limit
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
-``BudgetExceeded``         422     the untrimmable layers do not fit the agent's token budget (``needed``, ``budget``)
-``OverrideViolation``      422     a definition tries to change the agent's core
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
 ``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
 other ``MemstackError``    500     server-side configuration or storage failure
@@ -57,8 +61,8 @@ _STATUS: tuple[tuple[type[MemstackError], int], ...] = (
     (InputError, 400),
     (LimitReached, 409),
     (SessionConflict, 409),
-    (BudgetExceeded, 422),
-    (OverrideViolation, 422),
+    (BudgetExceeded, 400),
+    (OverrideViolation, 400),
     (StoreBusy, 503),
     (StoreUnavailable, 503),
     (ProviderTimeout, 504),
@@ -141,7 +145,7 @@ def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     problems = [f"{_where(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors[:10]]
     fields = [{"field": _where(e.get("loc", ())), "problem": str(e.get("msg", "invalid"))} for e in errors[:50]]
     message = "invalid request: " + "; ".join(problems) + ". See /docs for the request schema"
-    return error_response(422, "InputError", message, fields=fields)
+    return error_response(400, "InputError", message, fields=fields)
 
 
 def _http_error(_: Request, exc: Exception) -> JSONResponse:

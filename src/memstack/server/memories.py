@@ -27,9 +27,7 @@ from memstack.types import Category, DeletedBy, MemoryFilter
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422, 503)
-}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 503)}
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["memories"], responses=_ERRORS)
 

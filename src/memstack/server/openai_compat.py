@@ -51,7 +51,7 @@ from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, new_id
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413, 422)}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 409, 413)}
 
 router = APIRouter(tags=["openai"], responses=_ERRORS)
 

@@ -18,7 +18,7 @@ from memstack.types import SessionState
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404, 422)}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 404)}
 _END_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (409, 503)}
 
 UserIdQuery = Annotated[str, Query(min_length=1, max_length=200, description="The session's user")]

@@ -17,7 +17,7 @@ from memstack.server.wire import json_response
 
 __all__ = ["router"]
 
-_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 422, 503)}
+_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 503)}
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["users"], responses=_ERRORS)
 
