@@ -4,6 +4,7 @@ event-loop thread, for scripts and notebooks that do not use asyncio."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future
@@ -76,20 +77,31 @@ class _Wrapped(Protocol[C_co]):
 
 class Blocking(Generic[C, P, R]):
     """Descriptor: the blocking form of one coroutine method of the owner's async core (``AsyncMemstack`` for
-    :class:`Memstack`, ``AsyncMemstackClient`` for the client), same signature and docs."""
+    :class:`Memstack`, ``AsyncMemstackClient`` for the client), same signature and docs (``help()``, IDEs and
+    ``inspect.signature`` show the coroutine's parameters, not ``*args, **kwargs``)."""
 
     def __init__(self, method: Callable[Concatenate[C, P], Coroutine[Any, Any, R]]) -> None:
         self._method = method
         self.__doc__ = method.__doc__
+        full = inspect.signature(method)
+        self._signature = full.replace(parameters=list(full.parameters.values())[1:])  # without self
 
-    def __get__(self, obj: _Wrapped[C], owner: type | None = None) -> Callable[P, R]:
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._qualname = f"{owner.__qualname__}.{name}"
+
+    def __get__(self, obj: _Wrapped[C] | None, owner: type | None = None) -> Callable[P, R]:
         method = self._method
 
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if obj is None:
+                raise TypeError(f"{self._qualname} is a method: call it on an instance")
             return obj._loop.run(method(obj._core, *args, **kwargs))
 
         call.__doc__ = method.__doc__
         call.__name__ = method.__name__
+        call.__qualname__ = getattr(self, "_qualname", method.__qualname__)
+        call.__module__ = method.__module__
+        call.__signature__ = self._signature  # type: ignore[attr-defined]
         return call
 
 
