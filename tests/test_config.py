@@ -41,3 +41,54 @@ def test_bad_values_are_config_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         _ = Config.resolve(database_url="mysql://x").backend
     with pytest.raises(ConfigError, match="unknown setting"):
         Config.resolve(colour="blue")
+
+
+#: (variable, a bad value, what must happen to say so). Every error names the variable to change.
+BAD_SETTINGS = [
+    ("MEMSTACK_TIER_LIMITS", "free=lots", "resolve"),
+    ("MEMSTACK_TIER_LIMITS", "gold=3", "resolve"),  # no "free" tier, and no default tier chosen
+    ("MEMSTACK_DEFAULT_TIER", "gold", "resolve"),
+    ("MEMSTACK_VECTOR_CACHE_MB", "-3", "resolve"),
+    ("MEMSTACK_RECALL_CACHE_MESSAGES", "many", "resolve"),
+    ("MEMSTACK_BADGE_WAIT_S", "soon", "resolve"),
+    ("MEMSTACK_POOL_SIZE", "1.5", "resolve"),
+    ("MEMSTACK_SESSION_LEASE_S", "0", "resolve"),
+    ("MEMSTACK_DATABASE_POOLER", "yes", "resolve"),
+    ("MEMSTACK_DATABASE_URL", "mysql://x", "open"),
+    ("MEMSTACK_EMBEDDER", "nope", "open"),
+    ("MEMSTACK_EMBEDDER", "hash:many", "open"),
+    ("MEMSTACK_CHAT_MODEL", "bogus:x", "chat"),
+    ("MEMSTACK_CHAT_MODEL", "openai:gpt-4o-mini", "chat"),  # no OPENAI_API_KEY: that variable is named instead
+    ("MEMSTACK_CLASSIFIER_MODEL", "zzz", "chat"),
+    ("MEMSTACK_SUMMARIZER_MODEL", "bogus:x", "chat"),
+    ("MEMSTACK_CUSTOM_BASE_URL", "notaurl", "chat"),
+    ("MEMSTACK_EMBED_WORKERS", "x", "open"),
+    ("MEMSTACK_URL", "notaurl", "client"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "where"), BAD_SETTINGS, ids=[f"{v}={x}" for v, x, _ in BAD_SETTINGS])
+def test_every_config_error_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, variable: str, value: str, where: str
+) -> None:
+    from memstack import Memstack
+    from memstack.client import MemstackClient
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MEMSTACK_HOME", str(tmp_path))
+    monkeypatch.setenv(variable, value)
+    if variable == "MEMSTACK_CUSTOM_BASE_URL":
+        monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "custom:some-model")
+    if variable != "MEMSTACK_EMBEDDER" and variable != "MEMSTACK_EMBED_WORKERS":
+        monkeypatch.setenv("MEMSTACK_EMBEDDER", "hash:64")
+    named = "OPENAI_API_KEY" if value.startswith("openai:") else variable
+    with pytest.raises(ConfigError) as caught:
+        if where == "resolve":
+            Config.resolve()
+        elif where == "client":
+            MemstackClient()
+        else:
+            with Memstack() as ms:
+                if where == "chat":
+                    ms.chat("ana", "hello")
+    assert named in str(caught.value) and variable in str(caught.value), str(caught.value)

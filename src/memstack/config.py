@@ -26,6 +26,10 @@ class TierLimits:
     limits: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TIER_LIMITS))
     default_tier: str = "free"
 
+    def __post_init__(self) -> None:
+        if self.default_tier not in self.limits:
+            raise ConfigError(f"the default tier {self.default_tier!r} is not among the tiers {sorted(self.limits)}")
+
     def limit_for(self, tier: str | None) -> int | None:
         name = (tier or self.default_tier).lower()
         if name not in self.limits:
@@ -47,9 +51,16 @@ class TierLimits:
                 limits[name.strip().lower()] = int(value)
             else:
                 raise ConfigError(f"bad tier limit {part!r}; the limit must be a whole number or 'unlimited'")
-        if default_tier not in limits:
-            raise ConfigError(f"the default tier {default_tier!r} is not among the tiers {sorted(limits)}")
         return cls(limits=limits, default_tier=default_tier)
+
+
+def setting(key: str) -> str:
+    """How an error names a setting: the ``Config`` field and the variable that sets it, ``pool_size
+    ($MEMSTACK_POOL_SIZE)``."""
+    return f"{key} (${ENV_PREFIX}{key.upper()})"
+
+
+ENV_PREFIX = "MEMSTACK_"
 
 
 def _env(name: str) -> str | None:
@@ -100,14 +111,14 @@ class Config:
     def __post_init__(self) -> None:
         if self.database_pooler not in ("none", "transaction"):
             raise ConfigError(
-                f"MEMSTACK_DATABASE_POOLER must be 'none' or 'transaction' (PgBouncer's pool_mode = transaction), "
-                f"got {self.database_pooler!r}"
+                f"{setting('database_pooler')} must be 'none' or 'transaction' (PgBouncer's pool_mode = "
+                f"transaction), got {self.database_pooler!r}"
             )
-        if self.pool_size < 1 or not self.session_lease_s > 0:
-            raise ConfigError(
-                f"pool_size must be at least 1 and session_lease_s positive, got {self.pool_size} and "
-                f"{self.session_lease_s}"
-            )
+        for key, low in _LOWEST.items():
+            value = getattr(self, key)
+            if not value >= low or (key in _POSITIVE and not value > 0):
+                least = "more than 0" if key in _POSITIVE else f"at least {low}"
+                raise ConfigError(f"{setting(key)} must be {least}, got {value}")
 
     @classmethod
     def resolve(cls, **overrides: Any) -> Config:
@@ -127,21 +138,14 @@ class Config:
         ):
             if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 env[key] = value
-        if (spec := _env("MEMSTACK_TIER_LIMITS")) is not None:
-            env["tiers"] = TierLimits.parse(spec, _env("MEMSTACK_DEFAULT_TIER") or "free")
-        numbers: tuple[tuple[str, type[int] | type[float]], ...] = (
-            ("vector_cache_mb", int),
-            ("recall_cache_messages", int),
-            ("badge_wait_s", float),
-            ("pool_size", int),
-            ("session_lease_s", float),
-        )
-        for key, conv in numbers:
+        env.update(_tiers_from_env())
+        for key, conv in _NUMBERS:
             if (raw := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 try:
                     env[key] = conv(raw)
                 except ValueError:
-                    raise ConfigError(f"MEMSTACK_{key.upper()}={raw!r} is not a number") from None
+                    kind = "a whole number" if conv is int else "a number"
+                    raise ConfigError(f"{setting(key)} must be {kind}, got {raw!r}") from None
         explicit = {k: v for k, v in overrides.items() if v is not None}
         unknown = set(explicit) - set(cls.__dataclass_fields__)
         if unknown:
@@ -158,7 +162,8 @@ class Config:
         if url.startswith(("postgresql://", "postgres://")):
             return "postgres"
         raise ConfigError(
-            f"unsupported database URL {url!r}; use postgresql://user:pass@host/db or sqlite:///path/memstack.db"
+            f"unsupported database URL {url!r} in {setting('database_url')}; use postgresql://user:pass@host/db "
+            "or sqlite:///path/memstack.db"
         )
 
     @property
@@ -167,3 +172,29 @@ class Config:
         if url and url.startswith("sqlite:///"):
             return Path(url.removeprefix("sqlite:///"))
         return self.home / "memstack.db"
+
+
+_NUMBERS: tuple[tuple[str, type[int] | type[float]], ...] = (
+    ("vector_cache_mb", int),
+    ("recall_cache_messages", int),
+    ("badge_wait_s", float),
+    ("pool_size", int),
+    ("session_lease_s", float),
+)
+_LOWEST = {"vector_cache_mb": 0, "recall_cache_messages": 0, "badge_wait_s": 0, "pool_size": 1, "session_lease_s": 0}
+_POSITIVE = frozenset({"session_lease_s"})
+
+
+def _tiers_from_env() -> dict[str, TierLimits]:
+    """``MEMSTACK_TIER_LIMITS`` and ``MEMSTACK_DEFAULT_TIER`` (either alone, or both), errors naming the variable."""
+    spec, default = _env("MEMSTACK_TIER_LIMITS"), _env("MEMSTACK_DEFAULT_TIER")
+    if spec is None and default is None:
+        return {}
+    tier = (default or "free").lower()
+    try:
+        return {"tiers": TierLimits.parse(spec, tier) if spec else TierLimits(dict(DEFAULT_TIER_LIMITS), tier)}
+    except ConfigError as exc:
+        given = (("MEMSTACK_TIER_LIMITS", spec), ("MEMSTACK_DEFAULT_TIER", default))
+        names = " and ".join(f"${name}" for name, value in given if value)
+        hint = "" if default else " (set $MEMSTACK_DEFAULT_TIER to one of them)"
+        raise ConfigError(f"{names}: {exc}{hint}") from None

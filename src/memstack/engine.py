@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
-from memstack.config import Config
+from memstack.config import Config, setting
 from memstack.embed import Embedder, get_embedder
 from memstack.embed.batching import BatchingEmbedder
 from memstack.errors import ConfigError, InputError, LimitReached
@@ -147,7 +147,13 @@ class AsyncMemstack:
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
-        embedder = BatchingEmbedder(get_embedder(config.embedder))  # concurrent turns share embedding batches
+        try:
+            loaded = get_embedder(config.embedder)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"the embedder {config.embedder!r} ({setting('embedder')}) cannot be used: {exc}"
+            ) from None
+        embedder = BatchingEmbedder(loaded)  # concurrent turns share embedding batches
         store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
         self._store, self._config, self._embedder = store, config, embedder
         self._loop = asyncio.get_running_loop()

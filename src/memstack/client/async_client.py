@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from memstack.client import _decode
 from memstack.client._http import Transport, error_from
-from memstack.errors import InputError, MalformedResponse
+from memstack.errors import ConfigError, InputError, MalformedResponse
 from memstack.types import (
     Category,
     ChatDone,
@@ -103,6 +103,9 @@ class AsyncMemstackClient:
 
     def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
         url = base_url or os.environ.get("MEMSTACK_URL") or DEFAULT_URL
+        if not url.startswith(("http://", "https://")):
+            source = "base_url" if base_url else "$MEMSTACK_URL"
+            raise ConfigError(f"{source} = {url!r} is not an http(s) URL; give the server's, e.g. {DEFAULT_URL}")
         key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
         self._http = Transport(url, key, timeout)
         self._tenant: str | None = None

@@ -18,6 +18,8 @@ def get_embedder(spec: str = "local:minilm", **options: object) -> Embedder:
     if provider == "hash":
         from memstack.embed.hashing import HashingEmbedder
 
+        if not (model or "64").isdigit() or int(model or 64) < 1:
+            raise ConfigError(f"embedder {spec!r}: hash:<dim> needs a whole number of dimensions, e.g. hash:64")
         return HashingEmbedder(int(model or 64))
     from memstack.models.providers import PROVIDERS
 

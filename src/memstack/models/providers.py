@@ -149,6 +149,9 @@ def resolve_endpoint(
             f"provider {row.name!r} has no default URL; pass base_url=... or set {row.base_url_env} "
             "(e.g. http://localhost:8000/v1)"
         )
+    if not url.startswith(("http://", "https://")):
+        source = "base_url" if base_url else f"${row.base_url_env}"
+        raise ConfigError(f"{source} = {url!r} is not an http(s) URL; give one like http://localhost:8000/v1")
     key = api_key or _env(env, row.api_key_env)
     if key is None:
         if row.key_required:

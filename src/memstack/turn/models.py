@@ -104,7 +104,7 @@ class ChatModels:
             return self._offline
         model = self._owned.get(spec)
         if model is None:
-            setting = "chat_model" if spec == self._default_spec else "the agent's model.name"
+            setting = "chat_model, $MEMSTACK_CHAT_MODEL" if spec == self._default_spec else "the agent's model.name"
             model = self._owned[spec] = _built(get_model, spec, f"chat model {spec!r} ({setting})")
         return model
 
