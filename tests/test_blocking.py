@@ -37,5 +37,5 @@ def test_help_shows_the_parameters() -> None:
 
 
 def test_calling_on_the_class_says_what_to_do() -> None:
-    with pytest.raises(TypeError, match="Memstack.add is a method: call it on an instance"):
+    with pytest.raises(TypeError, match=r"Memstack\.add is a method: call it on an instance"):
         Memstack.add("alice", "Prefers tea")

@@ -151,11 +151,15 @@ def test_not_found_and_limit_bodies_keep_their_fields() -> None:
     assert isinstance(full, LimitReached) and (full.tier, full.limit) == ("free", 50)
 
 
-def test_the_readme_example_runs(servers: Servers, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_readme_example_runs(
+    servers: Servers, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("**Python client.**", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match, "README.md has no python block after '**Python client.**'"
-    code = match.group(1).replace("http://127.0.0.1:8700", servers.keyed).replace("msk_...", servers.key)
+    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # as the README's shell example exports it
+    monkeypatch.delenv("MEMSTACK_API_KEY", raising=False)
+    code = match.group(1).replace("http://127.0.0.1:8700", servers.keyed)
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out == "User is training for the Lisbon marathon\n"

@@ -212,3 +212,22 @@ def test_explain_and_list_read_stored_manifests(tmp_path: Path) -> None:
     assert listed.exit_code == 0, listed.output
     rows = json.loads(listed.stdout.splitlines()[-1])["contexts"]
     assert [r["context_id"] for r in rows] == [ctx.context_id] and rows[0]["quarantined"] == 1
+
+
+def test_the_example_request_uses_every_field_and_renders_cleanly() -> None:
+    """``examples/context-request.json`` (linked from the README) renders with no note, fills every layer but the
+    delegated task, and ``docs/context-request.md`` describes every field the reader accepts."""
+    from memstack.context.request import _TOP
+
+    root = Path(__file__).resolve().parents[2]
+    example = root / "examples" / "context-request.json"
+    assert set(json.loads(example.read_text(encoding="utf-8"))) == set(_TOP) - {"context_id"}
+    result = CliRunner().invoke(main, ["context", "render", "--request", str(example), "--rules-only", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "note:" not in result.stderr
+    rendered = json.loads(result.stdout.splitlines()[-1])
+    layers = {entry["layer"] for entry in rendered["manifest"]}
+    expected = {"core", "characteristics", "session", "facts", "memory", "summaries", "turn_log", "thread", "current"}
+    assert layers == expected and all(e["status"] == "kept" for e in rendered["manifest"])
+    described = (root / "docs" / "context-request.md").read_text(encoding="utf-8")
+    assert all(f"| `{field}` |" in described for field in _TOP)

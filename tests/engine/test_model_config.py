@@ -55,7 +55,9 @@ async def test_an_unknown_provider_is_named_at_the_first_chat_call(tmp_path: Pat
 
 async def test_a_chat_model_without_its_key_fails_the_turn_naming_chat_model(tmp_path: Path) -> None:
     async with AsyncMemstack(Config(home=tmp_path, embedder="hash:64", chat_model=NO_KEY)) as ms:
-        with pytest.raises(ConfigError, match=r"chat model 'openai:gpt-4o-mini' \(chat_model, \$MEMSTACK_CHAT_MODEL\).*OPENAI_API_KEY"):
+        with pytest.raises(
+            ConfigError, match=r"chat model 'openai:gpt-4o-mini' \(chat_model, \$MEMSTACK_CHAT_MODEL\).*OPENAI_API_KEY"
+        ):
             await ms.chat("ana", "Hello")
         assert await ms.count("ana") == 0
 

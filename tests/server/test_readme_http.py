@@ -54,8 +54,9 @@ def openai_example() -> str:
 
 
 def test_the_readme_openai_example_works(running: Running) -> None:
-    code = openai_example().replace("http://localhost:8700", running.url).replace('"msk_..."', repr(running.key_a))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    code = openai_example().replace("http://localhost:8700", running.url)
+    env = {**os.environ, "MEMSTACK_KEY": running.key_a}  # as the README's shell example exports it
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     reply, updates = done.stdout.strip().split("\n", 1)[0], done.stdout.strip().splitlines()[-1]
     assert reply  # offline here: the labelled offline responder's answer
