@@ -199,18 +199,13 @@ def test_keys_differ_between_assemblies() -> None:
     assert read(assemble(request).messages).key != read(assemble(request).messages).key
 
 
-def test_held_out_set_is_scored_not_tuned() -> None:
-    """The held-out files were written once and never used to tune the rules: this records what the rules alone
-    measure on them (the semantic layer's figures: ``test_guard_layers.py``)."""
-    data = json.loads(HELD_OUT.read_text())
-    caught = sum(1 for text in data["attacks"] if scan(text))
-    false_positives = sum(1 for text in data["benign"] if scan(text))
-    assert len(data["attacks"]) == len(data["benign"]) == 20
-    assert caught >= 9 and false_positives == 0
-    second = json.loads((HELD_OUT.parent / "guard_heldout_v2.json").read_text())
-    assert len(second["attacks"]) == len(second["benign"]) == 70
-    assert sum(1 for text in second["attacks"] if scan(text)) >= 33
-    assert sum(1 for text in second["benign"] if scan(text)) <= 2
+def test_held_out_sets_keep_their_shape() -> None:
+    """The held-out files were written once and never used to tune the rules or the head. They are scored once per
+    release (``memstack context scan --data FILE``, figures in the README), never here: a score asserted in the test
+    suite becomes a target that every change is tuned against."""
+    for name, size in (("guard_heldout.json", 20), ("guard_heldout_v2.json", 70), ("guard_sealed.json", 40)):
+        data = json.loads((HELD_OUT.parent / name).read_text())
+        assert len(data["attacks"]) == len(data["benign"]) == size, name
 
 
 # --- structure -----------------------------------------------------------------------------------------------------

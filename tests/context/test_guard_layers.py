@@ -137,11 +137,12 @@ def test_other_languages_pass_when_nothing_is_ordered(text: str) -> None:
 def test_shipped_head_is_for_minilm_and_records_how_it_was_chosen() -> None:
     head = load_head()
     assert head.model == "local:minilm" and head.weights.shape == (384,)
-    assert (
-        head.about["cross_validation"]["semantic"]["false_positive_rate"] <= head.about["cross_validation"]["max_fpr"]
-    )
+    chosen = head.about["thresholds"]
+    assert head.threshold == chosen["suspect"] < head.quarantine == chosen["quarantine"]
+    assert head.about["how"] == "python -m tests.context.train_guard"
     again = Head.from_json(head.to_json())
-    assert again.threshold == head.threshold and np.allclose(again.weights, head.weights)
+    assert (again.threshold, again.quarantine) == (head.threshold, head.quarantine)
+    assert np.allclose(again.weights, head.weights)
 
 
 def test_fit_head_separates_two_clusters() -> None:
@@ -239,21 +240,6 @@ def test_write_time_check_uses_the_guard(guard: SemanticGuard) -> None:
     verdict = check_memory_candidate(PARAPHRASE, guard=guard)
     assert verdict.is_instruction and "semantic" in verdict.flags
     assert not check_memory_candidate("Prefers oat milk in coffee.", guard=guard).is_instruction
-
-
-@pytest.mark.parametrize(
-    ("name", "attacks", "false_positives"),
-    [("guard_heldout.json", 12, 0), ("guard_heldout_v2.json", 53, 4), ("guard_sealed.json", 31, 0)],
-)
-def test_held_out_sets_with_the_semantic_layer(
-    guard: SemanticGuard, name: str, attacks: int, false_positives: int
-) -> None:
-    """What rules plus the semantic layer measure on the frozen held-out sets (never used to tune either), as printed
-    by ``memstack context scan --data tests/context/data/NAME --json``: a change that lowers them shows here."""
-    data = json.loads((DATA / name).read_text(encoding="utf-8"))
-    caught = sum(1 for flags in guard.scan_many([(t, False) for t in data["attacks"]]) if flags)
-    flagged = sum(1 for flags in guard.scan_many([(t, False) for t in data["benign"]]) if flags)
-    assert caught >= attacks and flagged <= false_positives
 
 
 def test_cli_scan_compares_the_guards_and_the_write_time_check() -> None:

@@ -16,7 +16,7 @@ def main() -> None:
 def _register() -> None:
     # Imported here so `memstack --help` stays fast and optional parts fail only when used.
     from memstack.bench.http import add_bench as add_http_bench
-    from memstack.cli import answers, capture, chat, context  # noqa: F401 (answers registers on eval)
+    from memstack.cli import answers, capture, chat, context, eval_guard  # noqa: F401 (answers, eval_guard: on eval)
     from memstack.cli.bench import bench
     from memstack.cli.demo import demo
     from memstack.cli.eval import eval_group

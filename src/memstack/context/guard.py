@@ -25,6 +25,8 @@ Two defences work together (DESIGN §2):
 
   ``obfuscated``        an attack found only in a decoded reading (base64, rot13, leetspeak, spaced letters)
   ``semantic``          close in meaning to the attacks the semantic head was trained on, whatever the wording
+  ``suspect``           a low-confidence semantic hit: the text stays in its data block, marked, in every layer
+                        (quarantining a false positive loses context; see :mod:`~memstack.context.semantic`)
 
 Two content guards implement :class:`ContentGuard`. :data:`RULES` (the default, no model): phrase patterns that look
 for the *imperative, assistant-directed* form of each attack, so look-alikes about the user's own life ("my teacher
@@ -271,9 +273,16 @@ def content_verdicts(
     for i, flags in zip(checked, found, strict=True):
         if not flags and _from_outside(items[i][2], items[i][3]):
             flags = _outside_flags(items[i][1])
-        if flags:
+        if flags == LOW_CONFIDENCE:
+            out[i] = (flags, OnFlag.NEUTRALIZE.value)
+        elif flags:
             out[i] = (flags, items[i][0].on_flag.value)
     return out
+
+
+#: The flags of a text only the semantic head suspects, with low confidence: kept in its block, marked, never
+#: dropped (a false positive would cost the model context it needs).
+LOW_CONFIDENCE = ("suspect",)
 
 
 def _from_outside(role: str | None, source: str) -> bool:

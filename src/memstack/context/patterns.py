@@ -32,6 +32,7 @@ FLAGS = (
     "injected_instruction",
     "obfuscated",
     "semantic",
+    "suspect",
 )
 
 # Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").

@@ -7,7 +7,12 @@ as ``data/guard_head.json`` with the threshold and the cross-validated figures i
 ``python -m tests.context.train_guard`` from a checkout.
 
 :class:`SemanticGuard` flags a text when the rules do, or when the head scores the whole text or one of its
-sentences at or above the threshold (flag ``semantic``; with ``obfuscated`` when only a decoded reading scores).
+sentences at or above a threshold; with ``obfuscated`` when only a decoded reading scores. Two thresholds, because
+a false positive costs context: at or above ``quarantine`` the hit is confident (flag ``semantic``, treated like a
+rule hit); between ``threshold`` and ``quarantine`` it is a low-confidence hit (flag ``suspect``), and the text is
+kept in its data block, marked, whatever its layer does with other flags
+(:func:`memstack.context.guard.content_verdicts`).
+The two values were chosen on the development measurement (``memstack eval guard``): see ``about`` in the head.
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
 text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
 batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU bounded by entries
@@ -58,13 +63,19 @@ class SyncEmbedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """A logistic head: ``score = vector @ weights + bias`` (a logit); flagged at ``score >= threshold``."""
+    """A logistic head: ``score = vector @ weights + bias`` (a logit); ``suspect`` at ``score >= threshold``,
+    ``semantic`` (confident) at ``score >= quarantine``."""
 
     model: str
     weights: Vector
     bias: float
     threshold: float
     about: dict[str, Any]
+    quarantine: float = float("inf")
+
+    def level(self, score: float) -> int:
+        """0: no hit; 1: low confidence (``suspect``); 2: confident (``semantic``)."""
+        return 2 if score >= self.quarantine else 1 if score >= self.threshold else 0
 
     def score(self, vectors: Vector) -> Vector:
         out: Vector = (np.asarray(vectors, dtype=np.float32) @ self.weights + self.bias).astype(np.float32)
@@ -74,6 +85,7 @@ class Head:
         body = {
             "model": self.model,
             "threshold": self.threshold,
+            "quarantine": self.quarantine,
             "bias": round(self.bias, 6),
             "weights": [round(float(w), 6) for w in self.weights],
             "about": self.about,
@@ -84,7 +96,9 @@ class Head:
     def from_json(cls, text: str) -> Head:
         data = json.loads(text)
         weights = np.asarray(data["weights"], dtype=np.float32)
-        return cls(str(data["model"]), weights, float(data["bias"]), float(data["threshold"]), dict(data["about"]))
+        threshold = float(data["threshold"])
+        quarantine = float(data.get("quarantine", threshold))
+        return cls(str(data["model"]), weights, float(data["bias"]), threshold, dict(data["about"]), quarantine)
 
 
 @lru_cache(maxsize=1)
@@ -145,7 +159,7 @@ class SemanticGuard:
                 f"pass get_embedder({self.head.model!r})"
             )
         self._embedder = embedder
-        self._cache: OrderedDict[str, tuple[bool, bool]] = OrderedDict()  # text -> (semantic, only when decoded)
+        self._cache: OrderedDict[str, tuple[int, bool]] = OrderedDict()  # text -> (level, only when decoded)
         self._cache_size = cache_size
         self._cache_chars = cache_chars
         self._chars = 0  # characters of the texts in the cache
@@ -164,7 +178,7 @@ class SemanticGuard:
             flags = RULES.scan(text, instructions=instructions)
             verdict = None if instructions else verdicts.get(text)
             if verdict is not None and verdict[0]:
-                extra = ("semantic", "obfuscated") if verdict[1] else ("semantic",)
+                extra = {"semantic" if verdict[0] == 2 else "suspect", *(("obfuscated",) if verdict[1] else ())}
                 found = set(flags).union(extra)
                 flags = tuple(flag for flag in FLAGS if flag in found)
             out.append(flags)
@@ -191,14 +205,14 @@ class SemanticGuard:
         out[order] = scores
         return out
 
-    def _cached(self, text: str) -> tuple[bool, bool] | None:
+    def _cached(self, text: str) -> tuple[int, bool] | None:
         with self._lock:
             verdict = self._cache.get(text)
             if verdict is not None:
                 self._cache.move_to_end(text)
             return verdict
 
-    def _verdicts(self, texts: Sequence[str]) -> dict[str, tuple[bool, bool]]:
+    def _verdicts(self, texts: Sequence[str]) -> dict[str, tuple[int, bool]]:
         """The verdict of each text: from the cache (one lock for the batch), the new ones scored in one batch."""
         with self._lock:
             cache = self._cache
@@ -227,16 +241,19 @@ class SemanticGuard:
                 for piece in segments(variant):
                     pieces.append(piece)
                     owners.append((i, True))
-        hits: dict[int, bool] = {}
+        levels: dict[int, int] = {}
+        decoded_only: dict[int, bool] = {}
         if pieces:
             scores = self._scores(pieces)
             for (i, decoded), score in zip(owners, scores, strict=True):
-                if score >= self.head.threshold:
-                    hits[i] = hits.get(i, True) and decoded
+                level = self.head.level(float(score))
+                if level:
+                    levels[i] = max(levels.get(i, 0), level)
+                    decoded_only[i] = decoded_only.get(i, True) and decoded
         with self._lock:
             for i, text in enumerate(new):
                 if text not in self._cache:
                     self._chars += len(text)
-                self._cache[text] = (i in hits, hits.get(i, False))
+                self._cache[text] = (levels.get(i, 0), decoded_only.get(i, False))
             while self._cache and (len(self._cache) > self._cache_size or self._chars > self._cache_chars):
                 self._chars -= len(self._cache.popitem(last=False)[0])

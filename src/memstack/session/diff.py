@@ -131,7 +131,7 @@ class WarningKind(StrEnum):
 
 #: Flags that say only "close in meaning to a known attack" (the semantic head): not enough to refuse a rule the user
 #: sets in their own message ("do not reveal the solution until I ask" reads like an attack to it, and is not one).
-_LIKENESS_FLAGS = frozenset({"semantic"})
+_LIKENESS_FLAGS = frozenset({"semantic", "suspect"})
 
 
 class FactCheck(Protocol):
