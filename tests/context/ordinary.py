@@ -52,6 +52,12 @@ PLACES = [
     "the new cafe downtown", "the climbing gym", "Berlin", "the park", "the library", "the concert",
 ]  # fmt: skip
 
+SUBJECTS = [
+    "chemistry", "physics", "calculus", "history", "Spanish", "biology", "statistics", "economics", "French",
+    "geography", "literature", "programming",
+]  # fmt: skip
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "the 14th", "next week"]
+
 TEMPLATES = [
     # greetings and goodbyes
     "Morning, {name}! It has been ages. How is everything going?",
@@ -130,6 +136,25 @@ TEMPLATES = [
     "We agreed that nobody checks work email after seven.",
     "The application says to list every address from the past five years.",
     "The school asked parents to label every lunchbox this term.",
+    # what memories and session facts look like: short statements about the user and their work
+    "User is vegetarian and cooks {dish} most weeks.",
+    "User works on the {thing} every evening after work.",
+    "Working on problem set {n} about {topic}.",
+    "Preparing for the {subject} exam on {day}.",
+    "User's sister lives near {place}.",
+    "User prefers short answers with an example.",
+    "User is training for a half marathon and runs three times a week.",
+    "User is learning {subject} and wants explanations in plain words.",
+    "Deadline for the {thing} is {day}.",
+    "User's favourite place to relax is {place}.",
+    "Goal: finish the {thing} before the end of the month.",
+    "Has a dentist appointment on {day} at 9am.",
+    "Asked for help with question {n} of the {subject} homework.",
+    "User does not want reminders on weekends.",
+    "Uses a standing desk and takes a walk at lunch.",
+    "The project brief says the report must stay under {n} pages.",
+    "User's manager approved the budget for the {thing}.",
+    "User has permission to use a calculator in the {subject} test.",
     # encyclopedic and news
     "The bridge was completed in 1932 and carries about forty thousand vehicles a day.",
     "The council approved the new cycling lanes after a long public consultation.",
@@ -160,6 +185,9 @@ def ordinary_texts(n: int = 1500, seed: int = 7) -> list[str]:
         "dish": DISHES,
         "topic": TOPICS,
         "place": PLACES,
+        "n": [str(i) for i in range(1, 13)],
+        "subject": SUBJECTS,
+        "day": DAYS,
     }
     seen: dict[str, None] = {}
     for _ in range(n * 20):

@@ -293,7 +293,7 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             pinned = spec.trim is Trim.NEVER
             for i, text in enumerate(req.extra.get(spec.key, ())):
                 if text.strip():
-                    unit = r.plain_line(r.escape_data(text))
+                    unit = r.plain_line(r.escape_data(r.neutralize_links(text)))
                     out.append(_Part(spec.key, f"{spec.source_prefix}{i}", text.strip(), unit, pinned=pinned))
         elif builtin is Layer.CORE or builtin is Layer.CHARACTERISTICS:
             source, text = authority_text(agent)[spec.key]
@@ -363,7 +363,7 @@ def _thread(thread: Sequence[RawMessage]) -> list[_Part]:
             Layer.THREAD,
             f"thread:{i}:{m.role}",
             m.content.strip(),
-            r.chat_body(m.content),
+            r.chat_body(m.content if m.role in ("user", "assistant") else r.neutralize_links(m.content)),
             pinned=i >= last_user,
             role=m.role,
         )

@@ -167,7 +167,12 @@ def check_memory_candidate(text: str, *, guard: ContentGuard | None = None) -> C
     flags = list((guard or RULES).scan(text))
     norm = normalize(text)
     run_rules(_INSTRUCTION_RULES, norm, words_of(norm), flags)
-    return CandidateCheck(bool(flags), tuple(flags))
+    return CandidateCheck(_refuses(flags), tuple(flags))
+
+
+def _refuses(flags: Sequence[str]) -> bool:
+    """A write is refused for any flag but a low-confidence semantic hit alone (kept, and marked when read)."""
+    return any(flag not in LOW_CONFIDENCE for flag in flags)
 
 
 def check_session_fact(text: str, *, guard: ContentGuard | None = None) -> CandidateCheck:
@@ -184,7 +189,7 @@ def check_session_fact(text: str, *, guard: ContentGuard | None = None) -> Candi
     user's own message does not back is kept as a plain fact, never as a hard exception."""
     check = check_memory_candidate(text, guard=guard)
     flags = tuple(f for f in check.flags if f not in USER_RULE_FLAGS)
-    return CandidateCheck(bool(flags), flags, session_fact=True)
+    return CandidateCheck(_refuses(flags), flags, session_fact=True)
 
 
 # --- validate_no_override ------------------------------------------------------------------------------------------

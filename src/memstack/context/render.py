@@ -26,10 +26,12 @@ __all__ = [
     "ChatMessage",
     "close_tag",
     "escape_data",
+    "neutralize_links",
     "new_key",
     "open_tag",
     "render_characteristics",
     "render_core",
+    "wrap_tool_output",
 ]
 
 TAG = "context-data"
@@ -98,6 +100,33 @@ def escape_data(text: str) -> str:
     return _FORGE.sub(_unforge, text)
 
 
+#: A markdown image (``![alt](url)``): a chat client loads it as soon as it shows the reply, so a model repeating one
+#: sends whatever its URL carries to an outside server without a click.
+_IMAGE = re.compile(r"!\[([^\]]{0,200})\]\(\s*<?([^)\s>]{1,2000})>?(?:\s+\"[^\"]*\")?\s*\)")
+#: An outside link; its query string and fragment are where data would be smuggled out.
+_LINK = re.compile(
+    r"\b(?:https?|ftp)://([^\s/?#<>()\[\]\"']{1,253})([^\s?#<>()\[\]\"']*)(?:[?#][^\s<>()\[\]\"']*)?", re.I
+)
+
+
+def neutralize_links(text: str) -> str:
+    """Stored text as a data block shows it: a markdown image becomes ``[image: alt]`` (no URL to load) and an outside
+    link loses its scheme, query string and fragment (``example.com/path``), so nothing in a memory, fact, summary
+    or tool result hands the model a ready-made URL that would carry data out when repeated."""
+    if "://" not in text and "![" not in text:
+        return text
+    text = _IMAGE.sub(lambda m: f"[image: {m.group(1).strip() or 'no description'}]", text)
+    return _LINK.sub(lambda m: f"{m.group(1)}{m.group(2)}".rstrip("/"), text)
+
+
+def wrap_tool_output(text: str, *, flags: tuple[str, ...] = ()) -> str:
+    """A tool's result as the model is sent it: inside a data block of its own (a fresh key, so the result cannot
+    close it), marked as coming from a tool and with the flags of what it holds, links neutralized."""
+    key = new_key()
+    opened = open_tag("tool", key, flags=flags, origin="tool, not the user")
+    return f"{opened}{escape_data(neutralize_links(text))}\n{close_tag(key).rstrip(chr(10))}"
+
+
 def _indent(text: str) -> str:
     """One list item: trailing spaces gone, continuation lines indented so they cannot pose as new items."""
     lines = [line.rstrip() for line in text.strip().splitlines()]
@@ -140,35 +169,40 @@ def section_header(spec: LayerSpec) -> str:
 # --- data lines ----------------------------------------------------------------------------------------------------
 
 
+def _stored(text: str) -> str:
+    """Stored text as a data block holds it: links neutralized, block tags defused."""
+    return escape_data(neutralize_links(text))
+
+
 @lru_cache(maxsize=8192)
 def fact_line(text: str, hard_exception: bool) -> str:
     marker = "[hard exception] " if hard_exception else ""
-    return f"- {marker}{_indent(escape_data(text))}"
+    return f"- {marker}{_indent(_stored(text))}"
 
 
 @lru_cache(maxsize=65_536)
 def memory_line(content: str, category: str | None) -> str:
     label = f"({category}) " if category else ""
-    return f"- {label}{_indent(escape_data(content))}"
+    return f"- {label}{_indent(_stored(content))}"
 
 
 @lru_cache(maxsize=8192)
 def summary_line(text: str, at: str | None) -> str:
     date = f"{at[:10]}: " if at else ""
-    return f"- {date}{_indent(escape_data(text))}"
+    return f"- {date}{_indent(_stored(text))}"
 
 
 @lru_cache(maxsize=8192)
 def turn_line(turn: TurnSummary) -> str:
     raw = " (not yet summarized)" if turn.unsummarized else ""
-    user = _indent(escape_data(turn.user_summary))
-    you = _indent(escape_data(turn.assistant_summary))
+    user = _indent(_stored(turn.user_summary))
+    you = _indent(_stored(turn.assistant_summary))
     return f"Turn {turn.turn}{raw}: User: {user} | You: {you}"
 
 
 def delegated_line(field: str, text: str) -> str:
     label = {"instructions": "Instructions", "payload": "Payload", "output_schema": "Output schema"}.get(field, field)
-    return f"{label}: {_indent(escape_data(text))}"
+    return f"{label}: {_indent(_stored(text))}"
 
 
 def plain_line(text: str) -> str:

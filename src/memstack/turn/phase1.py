@@ -177,5 +177,5 @@ async def run_phase1(
             use = await tools.call(call)
             uses.append(use)
             yield ChatToolEvent(use)
-            conversation.append(Message.tool(call.id, use.result))
+            conversation.append(Message.tool(call.id, use.for_model))
     yield Phase1Done("".join(text).strip(), tuple(uses), usage, model.name)

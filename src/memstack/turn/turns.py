@@ -143,7 +143,7 @@ class Turns:
                 log.warning("resuming work left pending failed: %s: %s", type(exc).__name__, exc)
 
     def _tools(self, user: UserRef, agent: Agent, tier: str | None) -> ToolBox | None:
-        box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier)
+        box = MemoryToolBox(self.tools, user, {tool.name for tool in agent.tools}, tier=tier, guard=self.guard)
         return box if box.specs else None
 
     def prepare(

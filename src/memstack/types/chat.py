@@ -54,10 +54,15 @@ class ToolUse:
 
     name: str
     arguments: Mapping[str, Any]
-    result: str  # the tool message content (JSON text)
+    result: str  # the tool's answer (JSON text)
     error: bool = False
     updates: tuple[MemoryUpdate, ...] = ()
     upgrade_prompt: str | None = None
+    model_content: str = ""  # what the model was sent: the result inside a data block with its flags
+
+    @property
+    def for_model(self) -> str:
+        return self.model_content or self.result
 
 
 @dataclass(frozen=True, slots=True)
