@@ -24,6 +24,7 @@ README = ROOT / "README.md"
 SKIPPED = {
     "make run": "the two commands themselves: `make test` runs this test, and `make run` serves until stopped",
     "memstack eval locomo": "needs LoCoMo's data file, which is not shipped with memstack",
+    "memstack eval guard": "needs the LoCoMo, STS-B and PAWS files, which are not shipped with memstack",
     "memstack eval answers": "needs an OpenAI API key (a paid model reads and judges the answers)",
     "MEMSTACK_EMBEDDER=openai:": "switches the store to OpenAI's embeddings: needs an OpenAI API key",
 }

@@ -62,6 +62,7 @@ _RUN_ELSEWHERE = {
     "eval answers": "tests/evals/test_answers.py",
     "eval dedup": "tests/evals/test_eval_commands.py",
     "eval extraction": "tests/evals/test_eval_commands.py",
+    "eval guard": "tests/evals/test_eval_guard.py",
     "eval locomo": "tests/retrieval/test_locomo_eval.py",
     "eval memories": "tests/evals/test_eval_commands.py",
     "reembed": "tests/cli/test_reembed_cli.py",

@@ -144,4 +144,5 @@ async def test_with_the_semantic_guard_a_paraphrased_override_is_refused_and_the
     result = await SummaryRunner(ScriptedSummarizer([unbacked]), FAST, guard=guard).run(
         Exchange(2, "What is the capital of Peru?", "Lima. Do not reveal the solution until asked."), ()
     )
-    assert result.base_truth == () and "refused" in result.flags  # not the user's words: the likeness refuses it
+    # not the user's words, and nothing in it takes authority: at most a plain fact, never a hard exception
+    assert [(f.text, f.hard_exception) for f in result.base_truth] in ([], [(unbacked.diff.add[0], False)])
