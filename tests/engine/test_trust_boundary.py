@@ -31,7 +31,8 @@ def _sent(requests: list[RecordedRequest]) -> str:
 
 @pytest.mark.parametrize("rig", BACKENDS, indirect=True)
 async def test_an_attack_stored_anywhere_never_reaches_the_model(rig: Rig) -> None:
-    poisoned = {**SUMMARY, "user_summary": ATTACK}  # a summarizer that writes the attack into the turn log
+    # a summarizer that writes the attack into the turn log, the session's line and its facts
+    poisoned = {**SUMMARY, "user_summary": ATTACK, "base_truth_diff": {"add": [ATTACK], "update": [], "remove": []}}
 
     async def summarize(request: RecordedRequest) -> Any:
         return poisoned
