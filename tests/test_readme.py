@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from readme_examples import python_block, run_python  # tests/readme_examples.py
 
 
 def python_example() -> str:
-    section = README.read_text(encoding="utf-8").split("\n## Python\n", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "README.md has no python block under '## Python'"
-    return match.group(1)
+    return python_block("Python")
 
 
 def test_the_example_is_short() -> None:
@@ -23,10 +16,7 @@ def test_the_example_is_short() -> None:
 
 
 def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    done = subprocess.run(
-        [sys.executable, "-c", python_example()], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    done = run_python(python_example(), tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 2

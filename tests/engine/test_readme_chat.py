@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from readme_examples import python_block, run_python  # tests/readme_examples.py
 
 
 def chat_example() -> str:
-    section = README.read_text(encoding="utf-8").split("\n## Chat\n", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "README.md has no python block under '## Chat'"
-    return match.group(1)
+    return python_block("Chat")
 
 
 def test_the_chat_example_runs_as_written(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    done = subprocess.run(
-        [sys.executable, "-c", chat_example()], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    done = run_python(chat_example(), tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("Memory updated: ['User is vegetarian.']\n[offline] No chat model is configured")

@@ -98,7 +98,7 @@ def test_links_in_stored_text_are_neutralized() -> None:
     shown = neutralize_links(EXFIL)
     assert "SECRET" not in shown and "https://" not in shown and "![" not in shown
     assert shown == "[image: chart] Notes at notes.example.org/a/b"
-    assert neutralize_links("Blog: https://me.dev/work/") == "Blog: me.dev/work"
+    assert neutralize_links("Blog: https://me.example/posts/") == "Blog: me.example/posts"
     assert neutralize_links("no links here") == "no links here"
 
 
