@@ -15,8 +15,8 @@ Texts are compared as lower-cased words (apostrophes kept, other punctuation dro
 - they share a run of ``--ngram`` words (default 6), or, for an example shorter than that, the example's whole
   run of words appears in the text, or
 - at least ``--containment`` (default 0.8) of the words of an example of five words or more appear in the same
-  order in a text at most three times as long: a real sentence cut down ("I ran a race for charity last week" from "I ran a race for
-  the children's charity last week, it was great").
+  order in a text at most three times as long: a real sentence cut down ("I ran a race for charity last week"
+  from "I ran a race for the children's charity last week, it was great").
 
 It prints each near-verbatim example with the closest text and where that text is, then exits 1; it exits 0 when
 none is. The evaluation data stays outside the project (pass its folder with ``--data``); nothing here is a test,
@@ -138,9 +138,7 @@ def _lcs(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return row[-1]
 
 
-def check(
-    sentences: list[str], units: list[Unit], *, jaccard: float, ngram: int, containment: float
-) -> list[Finding]:
+def check(sentences: list[str], units: list[Unit], *, jaccard: float, ngram: int, containment: float) -> list[Finding]:
     """The near-verbatim examples, each with the closest text of the data."""
     corpus = "\n".join(" " + " ".join(u.words) + " " for u in units)
     starts: list[int] = []
@@ -183,9 +181,7 @@ def check(
                 default=(0, -1),
             )
             if held[0] >= need:
-                findings.append(
-                    Finding(sentence, f"{held[0]} of its {len(toks)} words in order", units[held[1]])
-                )
+                findings.append(Finding(sentence, f"{held[0]} of its {len(toks)} words in order", units[held[1]]))
                 continue
         runs = _ngrams(toks, ngram) if len(toks) >= ngram else {" ".join(toks)}
         for run in sorted(runs):
