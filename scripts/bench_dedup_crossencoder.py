@@ -1,9 +1,10 @@
-"""What the dedup cross-encoder costs per saved candidate: the dedup decision with and without it.
+"""What a dedup cross-encoder would cost per saved candidate, beside the feature rule's decision.
 
-A saved candidate is checked against its ``NEAREST_K`` nearest memories; with the cross-encoder those hits are
-scored in one ONNX batch, off the event loop. This prints, as one JSON line, the first-use load time, the latency of
-one pair and of one candidate's batch, and ``adecide`` with and without the model (p50 / p95 in ms). Run with
-memstack's own environment: ``.venv/bin/python scripts/bench_dedup_crossencoder.py --rounds 200 --model M.onnx``.
+A saved candidate is checked against its ``NEAREST_K`` nearest memories; a cross-encoder step would score those hits
+in one ONNX batch (memstack has no such step: ``scripts/README.md``). This prints, as one JSON line, the model's
+first-use load time, the latency of one pair and of one candidate's batch, and the feature rule's whole decision
+(p50 / p95 in ms). Run with memstack's own environment:
+``.venv/bin/python scripts/bench_dedup_crossencoder.py --rounds 200 --model M.onnx``.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ import argparse
 import asyncio
 import json
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from dedup_cross import PairScorer
 
-from memstack.capture.crossencoder import CrossEncoder
-from memstack.capture.dedup import NEAREST_K, CrossParams, DedupRule, params_for
+from memstack.capture.dedup import NEAREST_K, DedupRule, params_for
 from memstack.types import Category, Memory, ScoredMemory, Source
 
 CANDIDATES = (
@@ -52,45 +52,39 @@ def _ms(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(float(p50), 3), "p95_ms": round(float(p95), 3)}
 
 
-async def main(rounds: int, model: Path | None) -> dict[str, object]:
-    encoder = CrossEncoder(model)
+async def main(rounds: int, model: Path) -> dict[str, object]:
+    encoder = PairScorer(model)
     t = time.perf_counter()
-    encoder.score_sync([("warm", "up")])
+    encoder.score([("warm", "up")])
     load_ms = (time.perf_counter() - t) * 1000
     single, batch = [], []
     for i in range(rounds):
         cand = CANDIDATES[i % len(CANDIDATES)]
         t = time.perf_counter()
-        encoder.score_sync([(cand, STORED[i % len(STORED)])])
+        encoder.score([(cand, STORED[i % len(STORED)])])
         single.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        await encoder.score([(cand, h.memory.content) for h in _hits(i)])
+        await asyncio.to_thread(encoder.score, [(cand, h.memory.content) for h in _hits(i)])
         batch.append((time.perf_counter() - t) * 1000)
-    timings: dict[str, list[float]] = {}
-    for name, rule in (
-        ("features", DedupRule(params_for("local:minilm", cross=False))),
-        ("cross", DedupRule(replace(params_for("local:minilm"), cross=CrossParams("bench", 0.85, 0.4)), encoder)),
-    ):
-        timings[name] = []
-        for i in range(rounds):
-            hits = _hits(i)
-            t = time.perf_counter()
-            await rule.adecide(CANDIDATES[i % len(CANDIDATES)], hits)
-            timings[name].append((time.perf_counter() - t) * 1000)
-    await encoder.aclose()
+    rule = DedupRule(params_for("local:minilm"))
+    features: list[float] = []
+    for i in range(rounds):
+        hits = _hits(i)
+        t = time.perf_counter()
+        rule.decide(CANDIDATES[i % len(CANDIDATES)], hits)
+        features.append((time.perf_counter() - t) * 1000)
     return {
         "rounds": rounds,
         "load_ms": round(load_ms, 1),
         "one_pair": _ms(single),
         f"one_candidate_{NEAREST_K}_pairs": _ms(batch),
-        "adecide_features": _ms(timings["features"]),
-        "adecide_cross": _ms(timings["cross"]),
+        "decide_features": _ms(features),
     }
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--model", type=Path, help="an exported model (default: the shipped one)")
+    parser.add_argument("--model", type=Path, required=True, help="an exported model")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(main(args.rounds, args.model))))

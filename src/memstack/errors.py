@@ -4,7 +4,8 @@ Each message says what went wrong and what to do about it. Callers catch the
 branch they can handle; ``MemstackError`` catches all of them::
 
     MemstackError
-    ├── ConfigError              bad settings, missing extra, unknown model string
+    ├── ConfigError              bad settings, unknown model string
+    │   ├── MissingExtra         an optional part needs a package of an extra that is not installed
     │   └── ReembedInProgress    the store is half-way through `memstack reembed` to another model
     ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
@@ -36,6 +37,7 @@ __all__ = [
     "MalformedResponse",
     "MemstackError",
     "MigrationError",
+    "MissingExtra",
     "NotFound",
     "OverrideViolation",
     "ProviderError",
@@ -55,6 +57,22 @@ class MemstackError(Exception):
 
 class ConfigError(MemstackError):
     """A setting is missing or invalid, or an optional dependency is not installed."""
+
+
+class MissingExtra(ConfigError):
+    """An optional part of memstack needs a package that only one of its extras installs.
+
+    ``what`` is the part ("the embedded PostgreSQL server"), ``package`` the missing import, ``extra`` the extra
+    that installs it (``pip install 'memstack[<extra>]'``) and ``hint`` an alternative, if there is one."""
+
+    def __init__(self, what: str, package: str, extra: str, hint: str = "") -> None:
+        super().__init__(
+            f"{what} needs {package}, from the {extra!r} extra: pip install 'memstack[{extra}]'"
+            + (f" ({hint})" if hint else "")
+        )
+        self.what = what
+        self.package = package
+        self.extra = extra
 
 
 class ReembedInProgress(ConfigError):

@@ -1,6 +1,5 @@
 import asyncio
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -18,9 +17,7 @@ from memstack.embed import get_embedder
 from memstack.types import Category, Memory, ScoredMemory, Source
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
-#: the feature rule alone: what decides when the cross-encoder model is missing (tests/capture/test_crossencoder.py
-#: covers the rule with it)
-FEATURE_RULE = replace(CALIBRATED["local:minilm"], cross=None)
+FEATURE_RULE = CALIBRATED["local:minilm"]
 
 
 def memory(id_: str, content: str) -> Memory:
@@ -58,7 +55,7 @@ def minilm_cosine() -> Cosine:
     ],
 )
 def test_minilm_decisions(minilm_cosine: Cosine, new: str, old: str, action: DedupAction) -> None:
-    rule = DedupRule.for_embedder("local:minilm", cross=False)
+    rule = DedupRule.for_embedder("local:minilm")
     got, _, reason = rule.judge(new, old, minilm_cosine(new, old))
     assert got is action, reason
 

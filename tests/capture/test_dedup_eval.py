@@ -39,7 +39,7 @@ def generated(n: int, seed: int) -> tuple[list[Pair], list[float]]:
 def test_the_curve_contains_the_rule_itself_and_recall_falls_as_the_threshold_rises() -> None:
     pairs, cosines = generated(80, seed=3)
     params = CALIBRATED["local:minilm"]
-    on_grid = DedupRule(DedupParams(**{**_fields(params), "threshold": 0.6, "cross": None}))
+    on_grid = DedupRule(DedupParams(**{**_fields(params), "threshold": 0.6}))
     result = evaluate(on_grid, pairs, cosines)
     curve = result["detail"]["curve"]
     assert [point["threshold"] for point in curve] == list(CURVE_THRESHOLDS)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from memstack.context import ContextRequest, DelegatedTask, MemoryHit, SummaryLine, assemble, build_session
+from memstack.context.offline import OFFLINE_BANNER, OfflineResponder, read_sections
 from memstack.errors import ConfigError
 from memstack.models import ChatModel, collect
-from memstack.models.offline import OFFLINE_BANNER, OfflineResponder, read_sections
 from memstack.types import Fact, RawMessage, TurnSummary
 
 

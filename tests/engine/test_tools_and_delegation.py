@@ -11,9 +11,9 @@ import pytest
 
 from memstack import Memstack
 from memstack.context import Agent, AgentTool, CoreSpec
+from memstack.context.offline import OFFLINE_BANNER, OFFLINE_STANDIN
 from memstack.engine import DELEGATED_MESSAGE
 from memstack.errors import ConfigError
-from memstack.models.offline import OFFLINE_BANNER, OFFLINE_STANDIN
 from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedToolCall
 from memstack.turn.models import Tuning
 from memstack.types import ChatDone, ChatToken, ChatToolEvent, DeletedBy, FragmentStatus, UpdateAction, UserRef

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,8 +47,21 @@ def _serve(config: Config) -> Iterator[Served]:
         agent = client.put("/v1/agents/keeper", json={"core": "You help beekeepers."})
         assert memory.status_code == 201 and turn.status_code == 200 and agent.status_code == 200, turn.text
         reply = turn.json()
+        _phase2_done(client, reply["session_id"])
         yield Served(client, memory.json()["id"], reply["session_id"], reply["context_id"])
         client.close()
+
+
+def _phase2_done(client: httpx.Client, session_id: str, timeout_s: float = 60.0) -> None:
+    """Wait until the turn's summary is in the turn log: phase 2 runs after the reply, and a test that compares the
+    stored state before and after must not see it land in between."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        session = client.get(f"/v1/sessions/{session_id}", params={"user_id": "ana"}).json()
+        if len(session["turn_log"]) == session["turn_count"]:
+            return
+        assert time.monotonic() < deadline, f"phase 2 did not finish in {timeout_s} s: {session}"
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

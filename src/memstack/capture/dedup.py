@@ -25,22 +25,19 @@ this rule. With MiniLM the rule keeps precision above 0.80 on STS-B dev at recal
 calibrated on STS-B train alone reached F1 0.70 at that precision (a head on the frozen vectors, token alignment
 features and a small MLP were tried), so the threshold stays on the precision side.
 
-A cross-encoder step can take over the duplicate decision (:class:`CrossParams`: the model's score, optionally
-blended with the feature probability, against its own threshold; the update and word-order gates stay first). It
-is off today: the MiniLM cross-encoder fine-tuned on STS-B train within this machine's budget did not beat the
-feature rule on held-out train pairs (``memstack/capture/data/README.md``), so no model ships and
-:func:`params_for` returns the feature rule.
+A cross-encoder (MiniLM fine-tuned on STS-B train to read both texts at once) was tried as a step before the
+feature rule and did not beat it on held-out train pairs, so there is no model step: ``scripts/README.md`` has the
+figures and what bringing one back would take.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from types import MappingProxyType
 
-from memstack.capture.crossencoder import PairScorer, shared_cross_encoder, shipped_model
 from memstack.capture.text import NEGATIONS, STOPWORDS, content_stems, is_value, stem, tokens, values
 from memstack.store.base import MemoryIndex
 from memstack.types import MemoryFilter, ScoredMemory, UserRef, Vector
@@ -52,7 +49,6 @@ __all__ = [
     "NEAREST_K",
     "SAME_WORDS_MISSING",
     "SAME_WORDS_OVERLAP",
-    "CrossParams",
     "DedupAction",
     "DedupDecision",
     "DedupParams",
@@ -112,22 +108,6 @@ FEATURES: tuple[str, ...] = tuple(f.name for f in fields(PairFeatures) if f.name
 
 
 @dataclass(frozen=True, slots=True)
-class CrossParams:
-    """The cross-encoder step: a pair is a duplicate when ``(1 - blend)·model score + blend·feature probability``
-    reaches ``threshold`` (``blend`` 0: the model alone). Pairs whose cosine is below ``min_cosine`` are not scored
-    (too far apart to be the same fact: nearly no duplicate in training is)."""
-
-    model: str  # file name of the shipped model (memstack/capture/data/)
-    threshold: float
-    min_cosine: float
-    blend: float = 0.0
-    derivation: str = ""
-
-    def combine(self, score: float, feature_probability: float) -> float:
-        return (1.0 - self.blend) * score + self.blend * feature_probability
-
-
-@dataclass(frozen=True, slots=True)
 class DedupParams:
     """``p = sigmoid(bias + Σ weight·feature)``; duplicate when ``p ≥ threshold`` and the pair is not the same words
     in another order (``order < min_order`` for a pair that shares its words)."""
@@ -139,7 +119,6 @@ class DedupParams:
     min_order: float  # word-order gate for pairs that share their words
     update_cosine: float  # a contradiction must be at least this close to count as an update
     derivation: str = ""
-    cross: CrossParams | None = None  # when set (and the model is installed), the cross-encoder decides duplicates
 
     def probability(self, f: PairFeatures) -> float:
         z = self.bias + sum(
@@ -183,7 +162,6 @@ CALIBRATED: Mapping[str, DedupParams] = MappingProxyType(
             min_order=0.83,
             update_cosine=0.57,
             derivation="memstack eval dedup --calibrate on STS-B train (5,749 pairs): CV F1 0.528 at precision 0.807",
-            # no cross-encoder step: no model ships (memstack/capture/data/README.md says why)
         ),
     }
 )
@@ -196,15 +174,9 @@ NEAREST_K = 3
 CONSERVATIVE = DedupParams.cosine_only("*", 0.95)
 
 
-def params_for(embedder: str, *, cross: bool = True) -> DedupParams:
-    """The calibrated parameters of ``embedder`` (e.g. ``local:minilm``), else :data:`CONSERVATIVE`.
-
-    The cross-encoder step is dropped (the feature rule decides alone) when ``cross`` is false or when the model
-    file is missing from this install."""
-    params = CALIBRATED.get(embedder, CONSERVATIVE)
-    if params.cross is not None and (not cross or shipped_model() is None):
-        return replace(params, cross=None)
-    return params
+def params_for(embedder: str) -> DedupParams:
+    """The calibrated parameters of ``embedder`` (e.g. ``local:minilm``), else :data:`CONSERVATIVE`."""
+    return CALIBRATED.get(embedder, CONSERVATIVE)
 
 
 def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
@@ -321,34 +293,14 @@ def _contradiction(a: str, b: str) -> str | None:
 
 
 class DedupRule:
-    """Decides duplicate / update / new for a candidate against its nearest existing memories.
+    """Decides duplicate / update / new for a candidate against its nearest existing memories."""
 
-    With :attr:`DedupParams.cross` set, duplicates are decided by a cross-encoder (``scorer``, default the shipped
-    model shared by the process, :func:`~memstack.capture.crossencoder.shared_cross_encoder`); updates and the
-    word-order gate stay as they are. Without it, or when the model is missing, the logistic feature rule decides.
-    """
-
-    def __init__(self, params: DedupParams, scorer: PairScorer | None = None) -> None:
+    def __init__(self, params: DedupParams) -> None:
         self.params = params
-        self._scorer = scorer
 
     @classmethod
-    def for_embedder(cls, embedder: str, *, cross: bool = True) -> DedupRule:
-        return cls(params_for(embedder, cross=cross))
-
-    @property
-    def scorer(self) -> PairScorer | None:
-        """The cross-encoder this rule uses, or ``None`` when the feature rule decides."""
-        if self.params.cross is None:
-            return None
-        if self._scorer is None:
-            self._scorer = shared_cross_encoder()
-        return self._scorer
-
-    def needs_score(self, cosine: float) -> bool:
-        """Whether a pair this close is scored by the cross-encoder (always ``False`` for the feature rule)."""
-        c = self.params.cross
-        return c is not None and self.scorer is not None and cosine >= c.min_cosine
+    def for_embedder(cls, embedder: str) -> DedupRule:
+        return cls(params_for(embedder))
 
     def contradiction(self, new: str, existing: str, cosine: float) -> str | None:
         """Why ``new`` updates ``existing`` (a close pair with conflicting content), or ``None``."""
@@ -356,45 +308,28 @@ class DedupRule:
             return None
         return _contradiction(new, existing)
 
-    def judge(
-        self, new: str, existing: str, cosine: float, score: float | None = None
-    ) -> tuple[DedupAction, float, str]:
-        """The decision for one pair of texts: action, duplicate probability and the reason.
-
-        ``score``: the cross-encoder's score of the pair, when the caller has it already (batch jobs score many
-        pairs at once); otherwise the rule scores the pair itself, blocking (async callers use :meth:`adecide`)."""
+    def judge(self, new: str, existing: str, cosine: float) -> tuple[DedupAction, float, str]:
+        """The decision for one pair of texts: action, duplicate probability and the reason."""
         p = self.params
         if (why := self.contradiction(new, existing, cosine)) is not None:
             return DedupAction.UPDATE, 0.0, f"{why} (cosine {cosine:.2f})"
         f = pair_features(new, existing, cosine)
-        if p.cross is not None and self.scorer is not None:
-            if cosine < p.cross.min_cosine:
-                return DedupAction.NEW, 0.0, f"cosine {cosine:.2f} < {p.cross.min_cosine:.2f}: too far apart to compare"
-            if score is None:
-                score = float(self.scorer.score_sync([(new, existing)])[0])
-            prob = p.cross.combine(score, p.probability(f))
-            threshold, what = p.cross.threshold, "cross-encoder score"
-        else:
-            prob, threshold, what = p.probability(f), p.threshold, "duplicate score"
-        if prob < threshold:
-            return DedupAction.NEW, prob, f"{what} {prob:.2f} < {threshold:.2f} (cosine {cosine:.2f})"
+        prob = p.probability(f)
+        if prob < p.threshold:
+            return DedupAction.NEW, prob, f"duplicate score {prob:.2f} < {p.threshold:.2f} (cosine {cosine:.2f})"
         if f.swapped(p.min_order):
             return (
                 DedupAction.NEW,
                 prob,
                 f"same words in another order ({f.order:.2f} < {p.min_order:.2f}): not a paraphrase",
             )
-        return DedupAction.DUPLICATE, prob, f"{what} {prob:.2f} ≥ {threshold:.2f} (cosine {cosine:.2f})"
+        return DedupAction.DUPLICATE, prob, f"duplicate score {prob:.2f} ≥ {p.threshold:.2f} (cosine {cosine:.2f})"
 
-    def decide(
-        self, candidate: str, nearest: Sequence[ScoredMemory], scores: Sequence[float | None] | None = None
-    ) -> DedupDecision:
+    def decide(self, candidate: str, nearest: Sequence[ScoredMemory]) -> DedupDecision:
         """``nearest`` is the store's answer for the candidate's embedding, best first (a few hits suffice).
 
-        An update of any of them wins (a contradiction must never leave both facts active). Then, with the
-        cross-encoder, the hit it scores highest among those it calls duplicates is the duplicate; with the feature
-        rule, the best hit decides duplicate / new. ``scores``: the cross-encoder's scores of the hits, in order, as
-        :meth:`adecide` computes them (``None`` for a hit not scored); without them they are computed here."""
+        An update of any of them wins (a contradiction must never leave both facts active); otherwise the best hit
+        decides duplicate / new. Microseconds of arithmetic: callers on the event loop call it directly."""
         if not nearest:
             return DedupDecision(DedupAction.NEW, None, 0.0, 0.0, "no existing memory")
         for hit in nearest:
@@ -402,49 +337,10 @@ class DedupRule:
                 return DedupDecision(
                     DedupAction.UPDATE, hit.memory.id, 0.0, hit.score, f"{why} (cosine {hit.score:.2f})"
                 )
-        if self.params.cross is None or self.scorer is None:
-            best = nearest[0]
-            action, prob, why = self.judge(candidate, best.memory.content, best.score)
-            existing = best.memory.id if action is DedupAction.DUPLICATE else None
-            return DedupDecision(action, existing, prob, best.score, why)
-        if scores is None:
-            scores = self._scores_sync(candidate, nearest)
-        judged = [
-            (self.judge(candidate, hit.memory.content, hit.score, s), hit)
-            for hit, s in zip(nearest, scores, strict=True)
-        ]
-        dups = [(prob, why, hit) for (action, prob, why), hit in judged if action is DedupAction.DUPLICATE]
-        if dups:
-            prob, why, hit = max(dups, key=lambda d: d[0])
-            return DedupDecision(DedupAction.DUPLICATE, hit.memory.id, prob, hit.score, why)
-        (_, prob, why), hit = max(judged, key=lambda j: j[0][1])
-        return DedupDecision(DedupAction.NEW, None, prob, hit.score, why)
-
-    def _pairs(self, candidate: str, nearest: Sequence[ScoredMemory]) -> list[tuple[str, str]]:
-        return [(candidate, hit.memory.content) for hit in nearest if self.needs_score(hit.score)]
-
-    def _spread(self, nearest: Sequence[ScoredMemory], scored: Sequence[float]) -> list[float | None]:
-        it = iter(scored)
-        return [float(next(it)) if self.needs_score(hit.score) else None for hit in nearest]
-
-    def _scores_sync(self, candidate: str, nearest: Sequence[ScoredMemory]) -> list[float | None]:
-        scorer = self.scorer
-        pairs = self._pairs(candidate, nearest)
-        scored = scorer.score_sync(pairs).tolist() if scorer is not None and pairs else []
-        return self._spread(nearest, scored)
-
-    async def adecide(self, candidate: str, nearest: Sequence[ScoredMemory]) -> DedupDecision:
-        """:meth:`decide`, with the cross-encoder's scores computed off the event loop (one batch for all hits)."""
-        scorer = self.scorer
-        if (
-            scorer is None
-            or not nearest
-            or any(self.contradiction(candidate, hit.memory.content, hit.score) for hit in nearest)
-        ):
-            return self.decide(candidate, nearest, [None] * len(nearest))
-        pairs = self._pairs(candidate, nearest)
-        scored: list[float] = (await scorer.score(pairs)).tolist() if pairs else []
-        return self.decide(candidate, nearest, self._spread(nearest, scored))
+        best = nearest[0]
+        action, prob, why = self.judge(candidate, best.memory.content, best.score)
+        existing = best.memory.id if action is DedupAction.DUPLICATE else None
+        return DedupDecision(action, existing, prob, best.score, why)
 
     async def check(
         self,
@@ -457,5 +353,5 @@ class DedupRule:
         flt: MemoryFilter | None = None,
     ) -> DedupDecision:
         """The decision for a candidate against a user's stored memories: one nearest-neighbour call, then
-        :meth:`adecide`. ``vector`` is the candidate's embedding under the embedder these parameters belong to."""
-        return await self.adecide(candidate, await index.nearest(user, vector, k, flt))
+        :meth:`decide`. ``vector`` is the candidate's embedding under the embedder these parameters belong to."""
+        return self.decide(candidate, await index.nearest(user, vector, k, flt))

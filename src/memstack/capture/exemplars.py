@@ -1,6 +1,8 @@
 """Example sentences the offline classifier compares candidates with (embedded once, lazily).
 
-Written for memstack; general on purpose (students, work, family, hobbies), never taken from evaluation data.
+Written for memstack; general on purpose (students, work, family, hobbies), never taken from evaluation data:
+``scripts/check_exemplars.py --data DIR`` compares every sentence here with every text of the evaluation data and
+fails on a near-verbatim one (run it after changing them).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ POSITIVE = MappingProxyType(
             "I really enjoy hiking on weekends.",
             "I can't stand horror movies.",
             "My favourite band is Radiohead.",
-            "I'm a huge fan of jazz.",
+            "I could listen to jazz records all day.",
             "I don't like working late at night.",
             "I'm vegetarian.",
         ),
@@ -60,8 +62,8 @@ POSITIVE = MappingProxyType(
             "I have a dentist appointment on Friday.",
         ),
         Category.GENERAL: (
-            "I went to a support group yesterday and it was really powerful.",
-            "I ran a charity race last Saturday.",
+            "I spoke at a community meeting on Tuesday and felt proud afterwards.",
+            "I cycled forty miles for a fundraiser on Sunday.",
             "I started volunteering at the animal shelter.",
             "We adopted a puppy last month.",
             "I just finished painting my first landscape.",
@@ -74,25 +76,25 @@ NEGATIVE = (
     "Can you explain how photosynthesis works?",
     "Write me a poem about the sea.",
     "Thanks, that was helpful!",
-    "Hi, how are you today?",
-    "What do you think about that?",
+    "Hey there, hope your morning's going well?",
+    "Any thoughts on my last message?",
     "You're so kind, thank you.",
-    "That sounds amazing, I'm so happy for you!",
-    "I agree, that makes sense.",
+    "Wow, congratulations, that's brilliant news!",
+    "Fair point, I'm with you on that.",
     "I'm a bit tired right now.",
     "I'm looking at page 12 of the textbook.",
-    "I think so too.",
-    "I hope you have a great day.",
-    "I know what you mean.",
+    "Yep, that's my view as well.",
+    "Have a lovely evening, chat soon.",
+    "Yeah, I get where you're coming from.",
     "I'm not sure about this question.",
-    "Let me think about it.",
+    "Give me a moment to mull it over.",
     "I see, that's interesting.",
-    "I can't wait to hear more about it!",
+    "Tell me how it turns out, okay?",
     "I'm proud of you for doing that.",
     "I mean, it's just a thought.",
-    "Good luck with everything!",
-    "I'll check it out later.",
+    "Wishing you the very best with it.",
+    "I'll have a look at that tonight.",
     "I was just wondering about that.",
-    "Me too!",
+    "Yep, likewise.",
     "I guess that's true.",
 )

@@ -59,6 +59,7 @@ def retrieval(
     steady-state latency). For postgres an embedded server is started (shared_buffers 2GB) unless
     MEMSTACK_DATABASE_URL names one; the run then writes under a tenant of its own, so use a scratch database."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memstack.bench.retrieval import RetrievalConfig, run_retrieval
@@ -86,7 +87,7 @@ def retrieval(
                 )
             )
     except MemstackError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")  # "pip install 'memstack[testing]'" is not markup
         raise SystemExit(1) from None
     line = result.as_json()
     if as_json:

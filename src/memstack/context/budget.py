@@ -76,10 +76,6 @@ class CachedCounter:
             self._lines.put(unit, n)
         return n
 
-    def count_uncached(self, text: str) -> int:
-        """For text that never recurs (it holds the per-assembly block key)."""
-        return self._counter.count(text)
-
 
 @dataclass(slots=True)
 class Slot:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,9 @@ import numpy.typing as npt
 from memstack.capture.dedup import FEATURES, DedupAction, DedupParams, DedupRule, pair_features
 from memstack.embed import Embedder
 from memstack.errors import InputError
-from memstack.evals.common import BinaryScores, binary_scores, progress, require_file
+from memstack.evals.common import binary_scores, progress, require_file
 
-__all__ = ["Pair", "calibrate", "calibrate_cross_threshold", "cross_scores", "embed_pairs", "evaluate", "load_pairs"]
+__all__ = ["Pair", "calibrate", "embed_pairs", "evaluate", "load_pairs"]
 
 STSB_DUPLICATE = 4.0
 CURVE_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
@@ -90,28 +90,12 @@ async def embed_pairs(
     return cos
 
 
-def cross_scores(rule: DedupRule, pairs: Sequence[Pair], cosines: Sequence[float]) -> list[float | None]:
-    """The cross-encoder's scores of the pairs the rule would score (one batch job), ``None`` for the others; all
-    ``None`` when the rule has no cross-encoder step."""
-    scorer = rule.scorer
-    wanted = [i for i, c in enumerate(cosines) if rule.needs_score(float(c))]
-    if scorer is None or not wanted:
-        return [None] * len(pairs)
-    got = scorer.score_sync([(pairs[i].s1, pairs[i].s2) for i in wanted])
-    out: list[float | None] = [None] * len(pairs)
-    for i, value in zip(wanted, got.tolist(), strict=True):
-        out[i] = float(value)
-    return out
-
-
 def evaluate(rule: DedupRule, pairs: Sequence[Pair], cosines: Sequence[float]) -> dict[str, Any]:
     """Run the rule on every pair; the summary holds the contract keys plus a breakdown.
 
     ``detail.curve`` is the rule's precision / recall trade-off: the same rule (gates included) with its threshold
-    moved, so the cost of a stricter or looser threshold can be read off without re-running anything. With the
-    cross-encoder step, the threshold is the cross-encoder's and ``detail.model`` names the model."""
-    scores = cross_scores(rule, pairs, cosines)
-    judged = [rule.judge(p.s1, p.s2, float(c), s) for p, c, s in zip(pairs, cosines, scores, strict=True)]
+    moved, so the cost of a stricter or looser threshold can be read off without re-running anything."""
+    judged = [rule.judge(p.s1, p.s2, float(c)) for p, c in zip(pairs, cosines, strict=True)]
     actions = [action for action, _, _ in judged]
     gold = [p.duplicate for p in pairs]
     result = binary_scores([a is DedupAction.DUPLICATE for a in actions], gold)
@@ -125,14 +109,12 @@ def evaluate(rule: DedupRule, pairs: Sequence[Pair], cosines: Sequence[float]) -
     for t in CURVE_THRESHOLDS:
         s = binary_scores([o and prob >= t for o, (_, prob, _) in zip(open_, judged, strict=True)], gold)
         curve.append({"threshold": t, **s.as_dict()})
-    cross = rule.params.cross if rule.scorer is not None else None
     return {
         "pairs": len(pairs),
-        "threshold": cross.threshold if cross is not None else rule.params.threshold,
+        "threshold": rule.params.threshold,
         **result.as_dict(),
         "detail": {
             "embedder": rule.params.embedder,
-            "model": cross.model if cross is not None else "features",
             "positives": sum(gold),
             "tp": result.tp,
             "fp": result.fp,
@@ -275,107 +257,3 @@ def calibrate(
     )
     params = DedupParams(embedder_name, weights, bias, threshold, min_order, update_cosine, derivation)
     return params, lines
-
-
-def calibrate_cross_threshold(
-    params: DedupParams,
-    pairs: Sequence[Pair],
-    cosines: Sequence[float],
-    scores: Sequence[float],
-    *,
-    min_precision: float = 0.80,
-    min_cosine: float = 0.40,
-    blends: Sequence[float] = (0.0,),
-    folds: int = 5,
-) -> tuple[float, float, list[str]]:
-    """The cross-encoder step's ``(blend, threshold)`` from out-of-sample scores of labelled pairs.
-
-    ``scores``: the model's scores of ``pairs`` from a model that did not train on them (held-out or out-of-fold).
-    The rule's gates apply as in production (``params``' update and word-order gates, no score below
-    ``min_cosine``); for each blend of the model's score with ``params``' feature probability
-    (:meth:`CrossParams.combine`), the threshold with the best F1 among those whose precision is ≥
-    ``min_precision``; the best blend wins.
-    """
-    if len(pairs) < 50 or sum(p.duplicate for p in pairs) < 10:
-        raise InputError("calibration needs at least 50 pairs with 10 duplicates; pass a larger --data file")
-    features = replace(params, cross=None)
-    probe = DedupRule(features)
-    feats = [pair_features(p.s1, p.s2, float(c)) for p, c in zip(pairs, cosines, strict=True)]
-    y = np.array([p.duplicate for p in pairs], dtype=np.float64)
-    cos = np.asarray(cosines, dtype=np.float64)
-    gated = np.array(
-        [
-            probe.contradiction(p.s1, p.s2, float(c)) is not None or f.swapped(params.min_order)
-            for p, c, f in zip(pairs, cosines, feats, strict=True)
-        ]
-    )
-    eligible = ~gated & (cos >= min_cosine)
-    lost = int(np.sum((y == 1) & (cos < min_cosine)))
-    lines = [
-        f"{len(pairs)} pairs, {int(y.sum())} duplicates; {lost} duplicates have a cosine below {min_cosine:.2f} "
-        f"(never scored), {int(np.sum(gated & (y == 1)))} are kept apart by the update / word-order gates"
-    ]
-    model = np.asarray(scores, dtype=np.float64)
-    prob = np.array([features.probability(f) for f in feats])
-    grid = np.round(np.arange(0.30, 1.0, 0.01), 2)
-    chosen: tuple[float, tuple[float, float, float, float]] | None = None
-    for blend in blends:
-        x = (1.0 - blend) * model + blend * prob
-        best = _best_threshold(x, eligible, y, grid, min_precision)
-        if best is None:
-            lines.append(f"blend {blend:.2f}: no threshold reaches precision {min_precision:.2f}")
-            continue
-        lines.append(
-            f"blend {blend:.2f}: best F1 {best[1]:.3f} at threshold {best[0]:.2f} (precision {best[2]:.3f}, "
-            f"recall {best[3]:.3f})"
-        )
-        if chosen is None or best[1] > chosen[1][1]:
-            chosen = (float(blend), best)
-    if chosen is None:
-        raise InputError(f"no threshold reaches precision {min_precision} on these scores; lower --min-precision")
-    blend, best = chosen
-    x = (1.0 - blend) * model + blend * prob
-    lines.append(f"trade-off at blend {blend:.2f} (threshold: precision / recall / F1):")
-    for t in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9):
-        s = binary_scores(list(eligible & (x >= t)), list(y == 1))
-        lines.append(f"  {t:.2f}: {s.precision:.3f} / {s.recall:.3f} / {s.f1:.3f}")
-    lines.append(
-        f"blend = {blend:.2f}, threshold = {best[0]:.2f}: best F1 {best[1]:.3f} with precision {best[2]:.3f} ≥ "
-        f"{min_precision:.2f} (recall {best[3]:.3f})"
-    )
-    # the choice above is made and scored on the same pairs; nested CV scores it on pairs it did not see, the same
-    # way for the feature rule alone, so the two can be compared
-    for name, options in (("blends " + ",".join(f"{b:g}" for b in blends), blends), ("feature rule alone", (1.0,))):
-        s = _nested(model, prob, eligible, y, options, grid, min_precision, folds)
-        lines.append(
-            f"nested {folds}-fold ({name}: blend and threshold chosen on the other folds): precision "
-            f"{s.precision:.3f}, recall {s.recall:.3f}, F1 {s.f1:.3f}"
-        )
-    return blend, best[0], lines
-
-
-def _nested(
-    model: npt.NDArray[np.float64],
-    prob: npt.NDArray[np.float64],
-    eligible: npt.NDArray[np.bool_],
-    y: npt.NDArray[np.float64],
-    blends: Sequence[float],
-    grid: npt.NDArray[np.float64],
-    min_precision: float,
-    folds: int,
-) -> BinaryScores:
-    fold = np.arange(len(y)) % folds
-    called = np.zeros(len(y), dtype=bool)
-    for k in range(folds):
-        fit, test = fold != k, fold == k
-        chosen: tuple[float, float, float] | None = None  # (f1, blend, threshold)
-        for blend in blends:
-            x = (1.0 - blend) * model + blend * prob
-            best = _best_threshold(x[fit], eligible[fit], y[fit], grid, min_precision)
-            if best is not None and (chosen is None or best[1] > chosen[0]):
-                chosen = (best[1], float(blend), best[0])
-        if chosen is not None:
-            _, blend, threshold = chosen
-            x = (1.0 - blend) * model + blend * prob
-            called[test] = eligible[test] & (x[test] >= threshold)
-    return binary_scores(list(called), list(y == 1))

