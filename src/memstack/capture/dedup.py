@@ -38,11 +38,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
+from functools import lru_cache
 from types import MappingProxyType
 
 from memstack.capture.crossencoder import PairScorer, shared_cross_encoder, shipped_model
-from memstack.capture.text import NEGATIONS, STOPWORDS, content_stems, is_value, stem, tokens, values
+from memstack.capture.rewrite import SUBJECT
+from memstack.capture.values import is_value, values
 from memstack.store.base import MemoryIndex
+from memstack.text import NEGATIONS, STOP_WORDS, comparison_words, content_stems, stem, words
 from memstack.types import MemoryFilter, ScoredMemory, UserRef, Vector
 
 __all__ = [
@@ -218,13 +221,23 @@ def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
     return row[-1]
 
 
+#: The subject every memory is written about ("User …"): in both texts of nearly every pair, so never content.
+_SUBJECT = frozenset(words(SUBJECT))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, ...]:
+    """The words of a text as :func:`memstack.text.comparison_words` reads them ("isn't" → ``is``, ``not``)."""
+    return tuple(comparison_words(text))
+
+
 def pair_features(a: str, b: str, cosine: float) -> PairFeatures:
     """The features of a pair of texts given their embedding cosine."""
-    ta, tb = tokens(a), tokens(b)
-    ca, cb = content_stems(ta), content_stems(tb)
+    ta, tb = _words(a), _words(b)
+    ca, cb = content_stems(ta, ignore=_SUBJECT), content_stems(tb, ignore=_SUBJECT)
     sa, sb = set(ca), set(cb)
     shared = sa & sb
-    va, vb = values(ta), values(tb)
+    va, vb = values(a), values(b)
     seq_a = [w for w in ca if w in shared]
     seq_b = [w for w in cb if w in shared]
     order = _lcs(seq_a, seq_b) / min(len(seq_a), len(seq_b)) if seq_a and seq_b else 1.0
@@ -241,7 +254,7 @@ def pair_features(a: str, b: str, cosine: float) -> PairFeatures:
 
 
 def _inflections(*bases: str) -> frozenset[str]:
-    """``like`` → like, likes, liked, liking: exact words, because light stems collide (hate / hat)."""
+    """``like`` → like, likes, liked, liking: exact words, so the polarity reads the verb itself."""
     out: set[str] = set()
     for base in bases:
         root = base[:-1] if base.endswith("e") else base
@@ -284,7 +297,7 @@ def _topic(toks: tuple[str, ...]) -> set[str]:
     """What a sentence is about: content stems without values, polarity words and change cues."""
     out = set()
     for i, word in enumerate(toks):
-        if word in STOPWORDS or is_value(word, toks[max(0, i - 2) : i + 3]):
+        if word in STOP_WORDS or word in _SUBJECT or is_value(word, toks[max(0, i - 2) : i + 3]):
             continue
         if (s := stem(word)) not in _IGNORED:
             out.add(s)
@@ -304,11 +317,11 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 def _contradiction(a: str, b: str) -> str | None:
     """Why ``a`` updates ``b`` (same subject, conflicting content), or ``None``."""
-    ta, tb = tokens(a), tokens(b)
+    ta, tb = _words(a), _words(b)
     sa, sb = _topic(ta), _topic(tb)
     if _polarity(ta) != _polarity(tb) and _jaccard(sa, sb) >= 0.6:
         return "opposite polarity about the same thing"
-    va, vb = values(ta), values(tb)
+    va, vb = values(a), values(b)
     if va - vb and vb - va and _jaccard(sa, sb) >= 0.5:
         return "same subject, different date or number"
     shared, only_a, only_b = sa & sb, sa - sb, sb - sa

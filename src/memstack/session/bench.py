@@ -40,7 +40,8 @@ from memstack.session.consolidate import consolidate_base_truth, consolidation_d
 from memstack.session.extractive import OfflineSummarizer
 from memstack.session.policy import SummaryRunner
 from memstack.session.settings import SessionSettings
-from memstack.session.text import content_words, count_words, stem
+from memstack.session.text import content_words, count_words
+from memstack.text import stem
 from memstack.tokens import TokenCounter
 from memstack.types import Exchange, Fact, TurnSummary, UserRef
 
