@@ -1,9 +1,10 @@
-"""Pure ranking components: BM25, fusion, time expressions, the hybrid retriever and the archive ranking.
+"""Pure ranking components: BM25, fusion, the hybrid retriever and the archive ranking.
 
 Nothing here touches a database: passages (archived messages, memories) come with their vectors and leave ranked,
 either all of them (:class:`HybridRetriever`) or the part of an archive a database found with its indexes
 (:func:`memstack.retrieval.archive.rank_candidates`), by the same formula. Words and stems come from
-:mod:`memstack.text`, the tokenizer every full-text index uses too.
+:mod:`memstack.text`, the tokenizer every full-text index uses too; a question's time range from
+:mod:`memstack.dates` (re-exported here).
 """
 
 from __future__ import annotations
