@@ -38,6 +38,7 @@ from enum import StrEnum
 from memstack.text import NUMBER_WORDS
 
 __all__ = [
+    "AMBIGUOUS_NAMES",
     "MONTHS",
     "WEEKDAYS",
     "DateMention",
@@ -89,6 +90,10 @@ WEEKDAYS: dict[str, int] = {
     )
     for name in names
 }
+
+#: Month and weekday names that are also everyday words ("I may go", "in the sun", "dec."): a date only beside a
+#: number ("may 3", "sat 12").
+AMBIGUOUS_NAMES = frozenset({"may", "mar", "jan", "sat", "sun", "wed", "dec", "oct", "aug", "mon", "fri", "tue"})
 
 #: How many a count word stands for ("two weeks ago", "in a few days"); "several" only in a question's fuzzy range.
 _COUNTS: dict[str, int] = {

@@ -10,13 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memstack.dates import MONTHS, WEEKDAYS
+from memstack.dates import AMBIGUOUS_NAMES, MONTHS, WEEKDAYS
 from memstack.text import NUMBER_WORDS, comparison_words
 
 __all__ = ["is_value", "values"]
 
-# Short month/weekday abbreviations that are also common words only count as values in a date-like context.
-_AMBIGUOUS_VALUES = frozenset({"may", "mar", "jan", "sat", "sun", "wed", "dec", "oct", "aug", "mon", "fri", "tue"})
 _ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)$")
 
 
@@ -26,7 +24,7 @@ def is_value(word: str, neighbours: Sequence[str] = ()) -> bool:
     if word[0].isdigit() or word in NUMBER_WORDS:
         return True
     if word in MONTHS or word in WEEKDAYS:
-        if word in _AMBIGUOUS_VALUES:
+        if word in AMBIGUOUS_NAMES:
             return any(n[0].isdigit() for n in neighbours)
         return True
     return False
