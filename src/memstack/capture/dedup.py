@@ -21,10 +21,10 @@ computed, so a decision costs microseconds; :meth:`DedupRule.check` adds the one
 
 How good it is: ``memstack eval dedup --data stsb-en-dev.csv --format stsb --json`` (and ``--format paws`` on
 PAWS-Wiki dev) prints precision / recall / F1 and, in its ``detail`` line, the whole precision / recall curve of
-this rule. With MiniLM the rule keeps precision above 0.80 on STS-B dev at recall 0.390 (F1 0.534; 0.375 and
-0.518 before its words were read by :mod:`memstack.text`, parameters unchanged); no variant calibrated on STS-B
-train alone reached F1 0.70 at that precision (a head on the frozen vectors, token alignment features and a small
-MLP were tried), so the threshold stays on the precision side.
+this rule. With MiniLM the rule keeps precision above 0.80 on STS-B dev at recall 0.386 (F1 0.530; 0.375 and
+0.518 before its words were read by :mod:`memstack.text` and its parameters re-derived); no variant calibrated on
+STS-B train alone reached F1 0.70 at that precision (a head on the frozen vectors, token alignment features and a
+small MLP were tried), so the threshold stays on the precision side.
 
 A cross-encoder step can take over the duplicate decision (:class:`CrossParams`: the model's score, optionally
 blended with the feature probability, against its own threshold; the update and word-order gates stay first). It
