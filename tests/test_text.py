@@ -6,7 +6,19 @@ import sqlite3
 
 import pytest
 
-from memstack.text import MAX_WORD_CHARS, query_terms, search_terms, tokenize, words
+from memstack.text import (
+    MAX_WORD_CHARS,
+    code_words,
+    comparison_words,
+    content_stems,
+    numbers,
+    query_terms,
+    search_terms,
+    spell_out_negations,
+    stem,
+    tokenize,
+    words,
+)
 
 TRICKY = [
     "It's a U.S. bus, as is: s",
@@ -46,3 +58,33 @@ def test_fts5_ascii_tokenizer_reads_stored_terms_back_unchanged(text: str) -> No
     assert [row[0] for row in db.execute("SELECT term FROM v ORDER BY offset")] == terms
     for term in set(terms):
         assert db.execute("SELECT COUNT(*) FROM t WHERE t MATCH ?", (f'"{term}"',)).fetchone()[0] == 1
+
+
+# Every caller that compares words reads them here: search, the dedup rule and consolidation of memories, and the
+# session's diff matching and support check once stemmed "running" as run / runn / run and "preferred" as
+# prefer / preferr / prefer.
+@pytest.mark.parametrize(
+    ("written", "other", "stemmed"),
+    [("running", "runs", "run"), ("preferred", "prefers", "prefer"), ("Stopped", "stopping", "stop")],
+)
+def test_a_word_has_one_stem_in_every_caller(written: str, other: str, stemmed: str) -> None:
+    from memstack.capture.dedup import pair_features
+    from memstack.session.text import content_words, similarity
+
+    assert stem(written) == stem(other) == stemmed
+    assert tokenize(written) == search_terms(other) == [stemmed]  # what the stores index and look up
+    assert content_words(written) == content_words(other) == {stemmed}  # the session's comparisons
+    assert similarity(f"Ana {written} daily", f"Ana {other} daily") == 1.0
+    features = pair_features(f"User {written} tea", f"User {other} tea", 0.9)  # the dedup rule
+    assert (features.overlap, features.missing) == (1.0, 0.0)
+
+
+def test_comparison_words_spell_out_negations_and_keep_numbers_whole() -> None:
+    assert comparison_words("She isn't 3.12, can't, won’t: 10:30 on 3rd May") == [
+        *("she", "is", "not", "3.12", "can", "not", "will", "not", "10:30", "on", "3rd", "may"),
+    ]
+    assert words("isn't 3.12") == ["isn", "t", "3", "12"]  # what search indexes does not change
+    assert spell_out_negations("Cannot. Don't") == "Can not. Do not"
+    assert numbers("v3.12 costs 1,000 on 2024-05-16") == ["3.12", "1,000", "2024-05-16"]
+    assert code_words("numpy.array, C++ and snake_case.") == ["numpy.array", "C++", "and", "snake_case"]
+    assert content_stems(words("User likes the running club"), ignore={"user"}) == ["like", "run", "club"]

@@ -56,6 +56,7 @@ _RUN_ELSEWHERE = {
     "bench http": "tests/server/test_bench_http.py",
     "bench plans": "needs PostgreSQL with pg_stat_statements; its workload runs in tests/store/test_shard_keys.py",
     "bench retrieval": "tests/test_bench.py",
+    "bench session-memory": "tests/test_bench_session_memory.py",
     "bench sessions": "tests/engine/test_admission.py",
     "bench turn": "tests/engine/test_cli.py",
     "context scan": "tests/context/test_cli.py",

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from memstack.cli import main
-from memstack.evals.extraction import load_turns, normalize_dia_ids, parse_session_time
+from memstack.evals.extraction import load_turns
 
 SUBJECTS = ["The cat", "My neighbour", "A young girl", "The old man", "Our teacher", "The chef", "A tall woman"]
 ACTIONS = [
@@ -124,8 +124,6 @@ def test_locomo_loading_normalises_ids_and_dates(tmp_path: Path) -> None:
     assert [t.dia_id for t in turns if t.gold] == ["D1:2", "D1:4", "D2:1"]
     assert turns[1].recent == (("assistant", "Hey Ben! How are you?"),)
     assert turns[4].at.isoformat() == "2023-05-20T10:00:00+00:00"
-    assert normalize_dia_ids("D8:6; D9:17") == ["D8:6", "D9:17"] and normalize_dia_ids("D30:05") == ["D30:5"]
-    assert parse_session_time("7:05 pm on 1 January, 2024").hour == 19
 
 
 def test_eval_extraction_prints_the_contract(tmp_path: Path) -> None:

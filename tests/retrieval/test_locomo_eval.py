@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from memstack.cli import main
 from memstack.errors import InputError
-from memstack.evals.locomo import load_locomo, normalize_evidence
+from memstack.evals.locomo import load_locomo
 
 CONTRACT = ["questions", "hit@5", "hit@10", "recall@5", "recall@10", "per_category", "tokens_per_query",
             "full_context_tokens", "p50_ms", "p95_ms"]  # fmt: skip
@@ -49,13 +49,6 @@ def locomo_file(tmp_path: Path) -> Path:
     path = tmp_path / "tiny-locomo.json"
     path.write_text(json.dumps([_sample("c-1", "marathon"), _sample("c-2", "chess tournament")]))
     return path
-
-
-def test_evidence_ids_are_normalized() -> None:
-    assert normalize_evidence("D8:6; D9:17") == ["D8:6", "D9:17"]
-    assert normalize_evidence("D:11:26") == ["D11:26"]
-    assert normalize_evidence("D30:05") == ["D30:5"]
-    assert normalize_evidence("D") == []
 
 
 def test_loader_reads_sessions_photos_and_questions_with_evidence(locomo_file: Path) -> None:

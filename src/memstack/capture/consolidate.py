@@ -27,13 +27,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memstack.capture.text import STOPWORDS, is_value, stem, tokens, values
+from memstack.capture.rewrite import SUBJECT
+from memstack.capture.values import is_value, values
 from memstack.capture.writer import Guard, default_guard
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, ProviderError
 from memstack.models import ChatModel, Message, with_retry
 from memstack.prompts import get_prompt
 from memstack.store.base import Store
+from memstack.text import GENERIC_TOPIC_WORDS, STOP_WORDS, comparison_words, stem, words
 from memstack.types import (
     MAX_CONTENT_CHARS,
     Category,
@@ -65,9 +67,9 @@ log = logging.getLogger(__name__)
 CONSOLIDATE = "consolidate"
 
 # Shared by unrelated facts ("likes tea", "likes hiking"): never a topic on their own.
-_GENERIC_WORDS = """like love enjoy prefer hate dislike want wants need feel think know get go make have use try lot
-    really favorite favourite good great new thing things time day week year people name named"""
-_GENERIC = frozenset(stem(w) for w in _GENERIC_WORDS.split())
+_GENERIC = frozenset(stem(w) for w in GENERIC_TOPIC_WORDS)
+# The subject every memory is written about ("User …").
+_SUBJECT = frozenset(words(SUBJECT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +132,7 @@ class OfflineMerger:
 
 
 def _content_words(text: str) -> set[str]:
-    toks = tokens(text)
-    return {stem(w) for w in toks if w not in STOPWORDS and not is_value(w)}
+    return {stem(w) for w in comparison_words(text) if w not in STOP_WORDS and w not in _SUBJECT and not is_value(w)}
 
 
 class LLMMerger:
@@ -178,7 +179,7 @@ class LLMMerger:
         if self._guard(content).is_instruction:
             return "reads as an instruction to the assistant"
         source = " ".join(m.content for m in memories)
-        extra_values = values(tokens(content)) - values(tokens(source))
+        extra_values = values(content) - values(source)
         if extra_values:
             return f"invented values {sorted(extra_values)}"
         words = _content_words(content)

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifierFailure, ClassifyContext
-from memstack.capture.dates import expiry_for, find_dates, resolve
+from memstack.dates import expiry_for, find_dates, resolve
 from memstack.errors import InputError, MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
 from memstack.prompts import get_prompt

@@ -20,10 +20,10 @@ from datetime import datetime
 import numpy as np
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
-from memstack.capture.dates import expiry_for, find_dates, resolve
 from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import Clause, screen
+from memstack.dates import expiry_for, find_dates, resolve
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
 

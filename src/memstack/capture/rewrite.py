@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["strip_preamble", "third_person"]
+__all__ = ["SUBJECT", "strip_preamble", "third_person"]
+
+#: The subject every captured memory is written about.
+SUBJECT = "User"
 
 _IRREGULAR = {
     "am": "is",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Literal, cast
 
 import click
@@ -131,6 +132,41 @@ def sessions(backend: str, sessions: int, turns: int, model_delay: float, pool: 
         return
     for key, value in result.items():
         click.echo(f"{key:>24}  {value}")
+
+
+@bench.command("session-memory")
+@click.option("--data", type=click.Path(path_type=Path), required=True, help="LoCoMo-format JSON.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N conversations.")
+@click.option(
+    "--store",
+    type=click.Choice(["sqlite", "postgres"]),
+    default=None,
+    help="Through the session service on a fresh store (postgres: an embedded server unless MEMSTACK_DATABASE_URL "
+    "names a scratch database).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def session_memory(data: Path, limit: int | None, store: str | None, as_json: bool) -> None:
+    """The offline session pipeline on LoCoMo conversations (see memstack.bench.session_memory).
+
+    Each LoCoMo session is replayed as a memstack session, one exchange per (speaker A, speaker B) pair: routes,
+    phase-2 time per turn, base-truth size and how much of LoCoMo's gold observations the memory covers. With
+    --store, the same exchanges through the session service on a fresh store: begin/finish time per turn and
+    full-text search time."""
+    from memstack.bench.session_memory import run_bench, run_service_bench
+
+    try:
+        if store is None:
+            result = asyncio.run(run_bench(data, limit=limit))
+        else:
+            url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if store == "postgres" else None
+            result = asyncio.run(run_service_bench(data, backend=store, database_url=url, limit=limit))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        echo_json(result)
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>32}  {value}")
 
 
 @bench.command("plans")

@@ -1,14 +1,15 @@
-"""Helpers shared by the eval commands: binary metrics, percentiles, a stderr progress bar, data-file checks."""
+"""Helpers shared by the eval commands: binary metrics, percentiles, a stderr progress bar, data-file checks (LoCoMo
+files are read by :mod:`memstack.evals.locomo_data`)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from memstack.errors import InputError
 
@@ -19,11 +20,8 @@ __all__ = [
     "emit",
     "percentile",
     "progress",
-    "read_locomo",
     "require_file",
 ]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,23 +101,3 @@ def progress(description: str, total: int, *, enabled: bool = True) -> Iterator[
     columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with RichProgress("[progress.description]{task.description}", *columns, console=console, transient=True) as bar:
         yield _RichProgress(bar, bar.add_task(description, total=total))
-
-
-def read_locomo(path: Path, parse: Callable[[dict[str, Any], int], T]) -> list[T]:
-    """Each conversation of a LoCoMo JSON file (a list of samples) through ``parse(sample, number)``; a missing,
-    malformed or foreign file raises :class:`~memstack.errors.InputError` saying what to pass."""
-    try:
-        samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no LoCoMo file at {path}; pass the path of locomo10.json or a subset with --data") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc}); pass a LoCoMo file with --data") from None
-    if not isinstance(samples, list):
-        raise InputError(f"{path} holds {type(samples).__name__}; a LoCoMo file is a list of conversations")
-    out = []
-    for number, sample in enumerate(samples, start=1):
-        try:
-            out.append(parse(sample, number))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"conversation {number} of {path} lacks {exc}; is this a LoCoMo file?") from None
-    return out

@@ -2,14 +2,13 @@
 
 Every turn is classified as if its speaker were the user and the session date the message time; the turn counts
 as "saved" when the classifier returns at least one candidate. Gold save-worthy turns are those cited by the
-conversation's ``observation`` entries (malformed ids such as ``D8:6; D9:17`` or ``D30:05`` are normalised to
-``D<session>:<turn>``).
+conversation's ``observation`` entries (ids normalised to ``D<session>:<turn>`` by
+:func:`memstack.evals.locomo_data.dia_ids`). A turn that shares a photo is classified with its caption, as the
+import of ``memstack eval locomo`` passes it.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -22,15 +21,9 @@ from memstack.capture.base import Classifier, ClassifyContext
 from memstack.capture.rules import might_disclose
 from memstack.errors import InputError
 from memstack.evals.common import binary_scores, percentile, progress, require_file
+from memstack.evals.locomo_data import read_locomo
 
-__all__ = ["Turn", "evaluate", "load_turns", "normalize_dia_ids", "parse_session_time"]
-
-_DIA = re.compile(r"D:?(\d+):0*(\d+)")
-_SESSION = re.compile(r"^session_(\d+)$")
-_WHEN = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.IGNORECASE)
-_MONTHS = {
-    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
-}
+__all__ = ["Turn", "evaluate", "load_turns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,62 +37,20 @@ class Turn:
     gold: bool
 
 
-def normalize_dia_ids(raw: str | Sequence[str]) -> list[str]:
-    """``"D8:6; D9:17"`` → ``["D8:6", "D9:17"]``, ``"D:11:26"`` → ``["D11:26"]``, ``"D30:05"`` → ``["D30:5"]``."""
-    items = [raw] if isinstance(raw, str) else list(raw)
-    return [f"D{s}:{t}" for item in items for s, t in _DIA.findall(str(item))]
-
-
-def parse_session_time(raw: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` → an aware datetime (UTC: LoCoMo gives no zone)."""
-    m = _WHEN.search(raw)
-    if m is None:
-        raise InputError(f"unrecognised session date {raw!r}; expected like '1:56 pm on 8 May, 2023'")
-    hour, minute, half, day, month, year = m.groups()
-    month_no = _MONTHS.get(month[:3].lower())
-    if month_no is None:
-        raise InputError(f"unrecognised month in session date {raw!r}")
-    h = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
-    return datetime(int(year), month_no, int(day), h, int(minute), tzinfo=UTC)
-
-
-def _gold_ids(conv: dict[str, Any]) -> set[str]:
-    gold: set[str] = set()
-    for per_session in (conv.get("observation") or {}).values():
-        for facts in (per_session or {}).values():
-            for fact in facts:
-                if isinstance(fact, list | tuple) and len(fact) >= 2:
-                    gold.update(normalize_dia_ids(fact[1]))
-    return gold
-
-
 def load_turns(path: Path, *, context_turns: int = 2) -> list[Turn]:
-    """Every turn of every conversation in a LoCoMo JSON file, in order."""
+    """Every turn of every conversation in a LoCoMo JSON file, in order (a shared photo as its caption, as
+    :mod:`memstack.evals.locomo_data` reads it); gold when an observation cites it."""
     require_file(path, "LoCoMo file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not JSON ({exc}); pass a LoCoMo file such as locomo10.json") from None
-    if not isinstance(data, list):
-        raise InputError(f"{path} should hold a list of conversations")
     turns: list[Turn] = []
-    for index, conv in enumerate(data):
-        if not isinstance(conv, dict) or "conversation" not in conv:
-            raise InputError(f"conversation {index} of {path} has no 'conversation' field")
-        name = str(conv.get("sample_id", index))
-        gold = _gold_ids(conv)
-        sessions = conv["conversation"]
-        numbers = sorted(int(m.group(1)) for key in sessions if (m := _SESSION.match(key)))
-        for n in numbers:
-            at = parse_session_time(str(sessions.get(f"session_{n}_date_time", "")))
+    for conv in read_locomo(path):
+        gold = {e for o in conv.observations for e in o.evidence}
+        for session in conv.sessions:
+            at = session[0].at.replace(tzinfo=UTC)  # LoCoMo gives no zone
             history: list[tuple[str, str]] = []
-            for turn in sessions[f"session_{n}"]:
-                speaker, text = str(turn.get("speaker", "")), str(turn.get("text", ""))
-                ids = normalize_dia_ids(str(turn.get("dia_id", "")))
-                dia_id = ids[0] if ids else str(turn.get("dia_id", ""))
-                recent = tuple(("user" if s == speaker else "assistant", t) for s, t in history[-context_turns:])
-                turns.append(Turn(name, dia_id, speaker, text, at, recent, dia_id in gold))
-                history.append((speaker, text))
+            for turn in session:
+                recent = tuple(("user" if s == turn.speaker else "assistant", t) for s, t in history[-context_turns:])
+                turns.append(Turn(conv.id, turn.id, turn.speaker, turn.content, at, recent, turn.id in gold))
+                history.append((turn.speaker, turn.content))
     if not turns:
         raise InputError(f"{path} holds no turns")
     return turns

@@ -1,9 +1,10 @@
 """``memstack eval locomo``: does retrieval find the turns a LoCoMo question is about?
 
 For each conversation every session is ingested in order (one passage per speaker turn, timed at the session's
-date, the session as its thread; a shared photo is kept as its caption), then every question with evidence is
-asked at a time just after the last session. The ids (``D<session>:<turn>``) of the top-k passages are compared
-with the gold evidence: hit@k = any evidence turn in the top k, recall@k = fraction of evidence turns found.
+date, the session as its thread; a shared photo is its caption, as :mod:`memstack.evals.locomo_data` reads it),
+then every question with evidence is asked at a time just after the last session. The ids (``D<session>:<turn>``)
+of the top-k passages are compared with the gold evidence: hit@k = any evidence turn in the top k, recall@k =
+fraction of evidence turns found.
 
 Also reported: ``tokens_per_query``, the tokens of the retrieved context as it would be sent (the top-10 turns
 with the turn before each, merged into windows under their session date), ``full_context_tokens`` (the whole
@@ -14,13 +15,12 @@ The data is LoCoMo (CC BY-NC 4.0): pass its path with ``--data``, never ship it.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,115 +30,25 @@ from memstack.config import Config
 from memstack.context import SummaryLine
 from memstack.engine import AsyncMemstack, Tuning
 from memstack.errors import InputError
-from memstack.evals.common import read_locomo
+from memstack.evals.locomo_data import Conversation, LocomoTurn, read_locomo
 from memstack.recall import RecallSettings, layer_hits
 from memstack.tokens import TokenCounter
 from memstack.types import RecallItem, RecallKind, UserRef
 
-__all__ = [
-    "Conversation",
-    "LocomoQuestion",
-    "LocomoRun",
-    "LocomoTurn",
-    "load_locomo",
-    "normalize_evidence",
-    "run_locomo",
-]
+__all__ = ["LocomoRun", "load_locomo", "run_locomo"]
 
 KS = (5, 10)
-_EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
-
-
-@dataclass(frozen=True, slots=True)
-class LocomoTurn:
-    id: str  # D<session>:<turn>
-    speaker: str
-    text: str
-    session: int
-    at: datetime
-    caption: str | None = None
-
-    def render(self) -> str:
-        photo = f" [shares a photo: {self.caption}]" if self.caption else ""
-        return f"{self.speaker}: {self.text}{photo}"
-
-
-@dataclass(frozen=True, slots=True)
-class LocomoQuestion:
-    """``answer``: the gold answer (empty for the adversarial category 5, whose questions the conversation does not
-    answer; ``trap`` is the wrong answer LoCoMo wrote for them)."""
-
-    text: str
-    evidence: tuple[str, ...]
-    category: int
-    answer: str = ""
-    trap: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """``user_speaker``: the speaker imported as the user (LoCoMo's ``speaker_a``); the other one is the assistant
-    side of the exchanges."""
-
-    id: str
-    turns: tuple[LocomoTurn, ...]
-    questions: tuple[LocomoQuestion, ...]
-    user_speaker: str = ""
-
-    @property
-    def sessions(self) -> list[list[LocomoTurn]]:
-        out: dict[int, list[LocomoTurn]] = {}
-        for turn in self.turns:
-            out.setdefault(turn.session, []).append(turn)
-        return [out[n] for n in sorted(out)]
-
-    @property
-    def asked_at(self) -> datetime:
-        """Questions are asked the day after the last session."""
-        return max(t.at for t in self.turns) + timedelta(days=1)
-
-
-def normalize_evidence(raw: object) -> list[str]:
-    """``"D8:6; D9:17"`` → ``["D8:6", "D9:17"]``, ``"D:11:26"`` → ``["D11:26"]``, ``"D30:05"`` → ``["D30:5"]``;
-    anything without a session and a turn number is dropped."""
-    return [f"D{int(s)}:{int(t)}" for s, t in _EVIDENCE.findall(str(raw))]
-
-
-def _session_time(text: str) -> datetime:
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y"):
-        try:
-            return datetime.strptime(text.strip(), fmt)
-        except ValueError:
-            continue
-    raise InputError(f"unreadable LoCoMo session date {text!r}; expected e.g. '1:56 pm on 8 May, 2023'")
 
 
 def load_locomo(path: Path) -> list[Conversation]:
-    """Read a LoCoMo JSON file (a list of samples with ``conversation`` and ``qa``)."""
-    return read_locomo(path, _conversation)
-
-
-def _conversation(sample: dict[str, Any], number: int) -> Conversation:
-    conv = sample["conversation"]
-    turns: list[LocomoTurn] = []
-    session = 1
-    while f"session_{session}" in conv:
-        at = _session_time(conv[f"session_{session}_date_time"])
-        for position, turn in enumerate(conv[f"session_{session}"], start=1):
-            ids = normalize_evidence(turn.get("dia_id", ""))
-            turn_id = ids[0] if ids else f"D{session}:{position}"
-            caption = turn.get("blip_caption") or None
-            turns.append(LocomoTurn(turn_id, turn["speaker"], turn["text"], session, at, caption))
-        session += 1
-    known = {t.id for t in turns}
-    questions = []
-    for qa in sample["qa"]:
-        evidence = tuple(dict.fromkeys(e for raw in qa.get("evidence", []) for e in normalize_evidence(raw)))
-        if evidence and any(e in known for e in evidence):
-            answer, trap = str(qa.get("answer", "")), str(qa.get("adversarial_answer", ""))
-            questions.append(LocomoQuestion(str(qa["question"]), evidence, int(qa["category"]), answer, trap))
-    user_speaker = str(conv.get("speaker_a") or (turns[0].speaker if turns else ""))
-    return Conversation(str(sample.get("sample_id", f"conv-{number}")), tuple(turns), tuple(questions), user_speaker)
+    """The conversations of a LoCoMo file (:func:`~memstack.evals.locomo_data.read_locomo`), each with the questions
+    whose evidence names at least one of its turns."""
+    out = []
+    for conv in read_locomo(path):
+        known = {t.id for t in conv.turns}
+        questions = tuple(q for q in conv.questions if any(e in known for e in q.evidence))
+        out.append(replace(conv, questions=questions))
+    return out
 
 
 @dataclass
@@ -182,8 +92,7 @@ class LocomoRun:
 
 
 def _message(turn: LocomoTurn) -> dict[str, Any]:
-    photo = f" [shares a photo: {turn.caption}]" if turn.caption else ""
-    return {"speaker": turn.speaker, "content": f"{turn.text}{photo}", "at": turn.at}
+    return {"speaker": turn.speaker, "content": turn.content, "at": turn.at}
 
 
 def _full_context(conv: Conversation) -> str:

@@ -23,9 +23,7 @@ from typing import Any
 from memstack.capture.scoring import LEXICAL_WEIGHT, MemoryScorer, ScoringSettings
 from memstack.embed import Embedder
 from memstack.errors import InputError
-from memstack.evals.common import read_locomo
-from memstack.evals.extraction import normalize_dia_ids
-from memstack.evals.locomo import normalize_evidence
+from memstack.evals.locomo_data import read_locomo
 from memstack.types import Category, NewMemory, ScoredMemory, Source, UserRef
 
 __all__ = ["MemoryQuestion", "ObservationSet", "load_observations", "run_memories"]
@@ -50,28 +48,20 @@ class ObservationSet:
 
 def load_observations(path: Path) -> list[ObservationSet]:
     """Facts and questions of every conversation of a LoCoMo file; questions without a cited fact are skipped."""
-    return read_locomo(path, _observations)
-
-
-def _observations(sample: dict[str, Any], number: int) -> ObservationSet:
-    facts: list[str] = []
-    cites: dict[str, set[int]] = {}
-    for session in sample["observation"].values():
-        for entries in session.values():
-            for entry in entries:
-                text, raw = entry[0], entry[1] if len(entry) > 1 else ""
-                if not isinstance(text, str) or not text.strip():
-                    continue
-                facts.append(text.strip())
-                for dia in normalize_dia_ids(raw if isinstance(raw, list) else str(raw)):
-                    cites.setdefault(dia, set()).add(len(facts) - 1)
-    questions = []
-    for qa in sample["qa"]:
-        evidence = {e for raw in qa.get("evidence", []) for e in normalize_evidence(raw)}
-        relevant = frozenset(i for e in evidence for i in cites.get(e, ()))
-        if relevant:
-            questions.append(MemoryQuestion(str(qa["question"]), relevant))
-    return ObservationSet(str(sample.get("sample_id", f"conv-{number}")), tuple(facts), tuple(questions))
+    out = []
+    for conv in read_locomo(path):
+        facts = tuple(o.text for o in conv.observations)
+        cites: dict[str, set[int]] = {}
+        for i, observation in enumerate(conv.observations):
+            for dia in observation.evidence:
+                cites.setdefault(dia, set()).add(i)
+        questions = []
+        for q in conv.questions:
+            relevant = frozenset(i for e in q.evidence for i in cites.get(e, ()))
+            if relevant:
+                questions.append(MemoryQuestion(q.text, relevant))
+        out.append(ObservationSet(conv.id, facts, tuple(questions)))
+    return out
 
 
 class _Tally:

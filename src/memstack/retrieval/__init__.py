@@ -1,13 +1,15 @@
-"""Pure ranking components: BM25, fusion, time expressions, the hybrid retriever and the archive ranking.
+"""Pure ranking components: BM25, fusion, the hybrid retriever and the archive ranking.
 
 Nothing here touches a database: passages (archived messages, memories) come with their vectors and leave ranked,
 either all of them (:class:`HybridRetriever`) or the part of an archive a database found with its indexes
 (:func:`memstack.retrieval.archive.rank_candidates`), by the same formula. Words and stems come from
-:mod:`memstack.text`, the tokenizer every full-text index uses too.
+:mod:`memstack.text`, the tokenizer every full-text index uses too; a question's time range from
+:mod:`memstack.dates` (re-exported here).
 """
 
 from __future__ import annotations
 
+from memstack.dates import TimeRange, find_time_range
 from memstack.retrieval.base import Retriever
 from memstack.retrieval.bm25 import BM25Index
 from memstack.retrieval.fusion import (
@@ -19,7 +21,6 @@ from memstack.retrieval.fusion import (
     top_k,
 )
 from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, Query, RetrievalSettings, fuse
-from memstack.retrieval.timeexpr import TimeRange, find_time_range
 from memstack.text import STOP_WORDS, query_terms, tokenize, words
 
 __all__ = [

@@ -25,7 +25,8 @@ from memstack.session.base import Summarizer
 from memstack.session.diff import is_hard_rule
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Verdict, check_support
-from memstack.session.text import count_words, fact_key, normalize, numbers, similarity
+from memstack.session.text import count_words, fact_key, normalize, similarity
+from memstack.text import numbers
 from memstack.types import Exchange, Fact, Vector
 
 __all__ = ["Consolidation", "MergeResult", "consolidate_base_truth", "consolidation_due", "merge_facts"]
@@ -87,7 +88,7 @@ def _relation(old: Fact, new: Fact, s: SessionSettings, cosine: float | None) ->
     key = fact_key(new.text)
     if key is not None and key == fact_key(old.text):
         return "superseded"
-    if numbers(old.text) != numbers(new.text):
+    if set(numbers(old.text)) != set(numbers(new.text)):
         return None
     if similarity(old.text, new.text) >= s.merge_similarity or (cosine is not None and cosine >= s.merge_cosine):
         return "near"

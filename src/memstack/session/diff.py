@@ -42,7 +42,8 @@ from typing import NamedTuple, Protocol
 
 from memstack.session.settings import SessionSettings
 from memstack.session.support import Verdict, check_support
-from memstack.session.text import content_words, fact_key, normalize, similarity, stem
+from memstack.session.text import content_words, fact_key, normalize, similarity
+from memstack.text import stem
 from memstack.types import BaseTruthDiff, Exchange, Fact
 
 __all__ = [

@@ -26,10 +26,10 @@ from memstack.session.text import (
     content_words,
     count_words,
     names,
-    numbers,
     split_code,
     split_sentences,
 )
+from memstack.text import numbers
 from memstack.types import BaseTruthDiff, Exchange, Fact, Route, TurnSummary
 
 __all__ = ["OfflineSummarizer", "summarize_message"]
@@ -79,7 +79,7 @@ def _score(sentence: str, pos: int, count: int, *, user: bool) -> float:
         score += 1.5
     if is_hard_rule(sentence):
         score += 1.2
-    score += 0.4 * min(3, len(names(sentence)) + len(numbers(sentence)))
+    score += 0.4 * min(3, len(names(sentence)) + len(set(numbers(sentence))))
     if not user and _ANSWER.search(sentence):
         score += 0.8
     if _FILLER.match(sentence) and words <= 4:

@@ -23,7 +23,8 @@ from enum import StrEnum
 from functools import lru_cache
 
 from memstack.session.settings import SessionSettings
-from memstack.session.text import content_words, names, numbers, stem, tokens
+from memstack.session.text import content_words, names
+from memstack.text import code_words, comparison_words, numbers, stem, words
 from memstack.types import Exchange
 
 __all__ = ["Support", "Verdict", "check_support"]
@@ -82,7 +83,6 @@ _ALIASES: tuple[frozenset[str], ...] = tuple(
 _ALIAS_OF = {name: group for group in _ALIASES for name in group}
 #: Endings that make the long form of a name ("mongo" → "mongodb", "postgres" → "postgresql").
 _NAME_SUFFIXES = frozenset({"ql", "sql", "db", "js", ".js", "lang"})
-_WORD = re.compile(r"[A-Za-z][\w'-]*")
 _CAPITALISED_RUN = re.compile(r"(?:\b[A-Z][a-z]+\b\s+){1,4}\b[A-Z][a-z]+\b")
 
 
@@ -93,11 +93,11 @@ class _Source:
         text = f"{exchange.user}\n{exchange.assistant}"
         self.words = content_words(text)
         self.user_words = content_words(exchange.user)
-        self.numbers = numbers(text)
+        self.numbers = set(numbers(text))
         bare = {w.strip("`'\"()[]{},;:!?.").lower() for w in text.split()}
-        self.lower_tokens = {t.lower() for t in tokens(text)} | bare
+        self.lower_tokens = {t.lower() for t in code_words(text)} | bare
         self.lower_text = text.lower()
-        lw = [w.lower() for w in _WORD.findall(text)]
+        lw = words(text)
         self.initials = {"".join(w[0] for w in lw[i : i + n]) for n in range(2, 6) for i in range(len(lw) - n + 1)}
 
     def knows(self, name: str) -> bool:
@@ -146,7 +146,7 @@ def check_support(
     missing_numbers = tuple(
         sorted(
             n
-            for n in numbers(entry)
+            for n in set(numbers(entry))
             if n not in src.numbers
             and n not in known_lower
             and n not in src.lower_text
@@ -156,7 +156,10 @@ def check_support(
     words = content_words(entry, framing=True)
     if not words:
         return Support(Verdict.UNSUPPORTED, 0.0, missing_numbers, missing_names)
-    respelled = {w for w in words - src.words - known_words if w in spelled or src.knows(w)}
+    written = {stem(w): w for w in comparison_words(entry)}  # a stem's word as written: "k8s" for ``k8``
+    respelled = {
+        w for w in words - src.words - known_words if w in spelled or src.knows(w) or src.knows(written.get(w, w))
+    }
     covered = words & (src.words | known_words | respelled)
     coverage = len(covered) / len(words)
     user_coverage = len(words & (src.user_words | known_words | respelled)) / len(words)

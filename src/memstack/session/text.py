@@ -1,13 +1,16 @@
 """Small text tools shared by routing, the offline summarizer, diff matching and the plausibility check.
 
-Everything here is deterministic, dependency-free and fast (a few microseconds per sentence): it runs on every
-turn. Words are compared after a light suffix-stripping stem so "uses"/"used"/"using" meet.
+Everything here is deterministic and fast (a few microseconds per sentence): it runs on every turn. Words, stems and
+stop words are :mod:`memstack.text`'s, the ones full-text search uses, so "uses"/"used"/"using" meet as ``us``
+here as they do in a search.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from memstack.text import FRAMING_WORDS, STOP_WORDS, comparison_words, content_stems, spell_out_negations, words
 
 __all__ = [
     "CodeBlock",
@@ -17,40 +20,17 @@ __all__ = [
     "fact_key",
     "names",
     "normalize",
-    "numbers",
     "similarity",
     "split_code",
     "split_sentences",
-    "stem",
-    "tokens",
 ]
 
-_TOKEN = re.compile(r"[A-Za-z0-9_$€£]+(?:[.'’+#/:-][A-Za-z0-9_]+)*\+*")
-_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _CODE_LINE = re.compile(
     r"^\s*(def |class |import |from \S+ import |function |const |let |var |return\b|#include|public |private |"
     r"fn |func |SELECT |INSERT |UPDATE \w+ SET|CREATE |@\w+|if \(|for \(|while \(|\}|\{$)"
     r"|[;{}]\s*$|^\s{4,}\S|^\t+\S|=>|->\s*\w|\w+\([^)]*\)\s*[:{]\s*$"
-)
-
-STOPWORDS = frozenset(
-    """a an the and or but if then else of to in on at by for with from into onto about as is are was were be been
-    being am do does did doing have has had having i me my mine myself we us our ours you your yours he him his she
-    her hers it its they them their theirs this that these those there here what which who whom whose when where why
-    how all any both each few more most other some such no nor not only own same so than too very can will just
-    should would could may might shall also again further once up down out over under off s t d ll m re ve y
-    i'm i've i'd i'll you're you've we're we've it's that's let's let what's there's""".split()  # noqa: SIM905
-)
-
-#: Words a summarizer uses to frame a fact ("User prefers …", "Constraint: …"); they need no support in the text.
-FRAMING = frozenset(
-    """user users assistant constraint constraints preference preferences decision decisions fact facts note notes
-    requirement requirements currently now new newly old still stated states said says mentioned noted asked wants
-    want wanted prefers prefer preferred likes like liked dislikes dislike needs need needed uses use using used
-    working work works project version key value hard exception rule rules instead anymore longer
-    goal goals""".split()  # noqa: SIM905
 )
 
 
@@ -77,58 +57,29 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().replace("’", "'").split()).strip(" .;,!")
 
 
-def tokens(text: str) -> list[str]:
-    return [t.rstrip(".:'’-").replace("’", "'") for t in _TOKEN.findall(text)]
-
-
-def stem(word: str) -> str:
-    w = word.lower().replace("’", "'")
-    if any(c.isdigit() for c in w) or len(w) <= 3:
-        return w
-    if w.endswith("'s"):
-        w = w[:-2]
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)] + repl
-            break
-    else:
-        if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
-            w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]  # "preferr" → "prefer", "stopp" → "stop"
-    return w
-
-
+# A negated rule keeps its negation as one content word (a stop word on its own): "don't" → "do not" → ``dont``.
 _NEGATIONS = (
-    (re.compile(r"\b(?:can ?not|can'?t)\b", re.I), "cannot"),
-    (re.compile(r"\b(?:do not|don'?t)\b", re.I), "dont"),
-    (re.compile(r"\b(?:does not|doesn'?t)\b", re.I), "doesnt"),
-    (re.compile(r"\b(?:must not|mustn'?t)\b", re.I), "mustnt"),
-    (re.compile(r"\b(?:should not|shouldn'?t)\b", re.I), "shouldnt"),
-    (re.compile(r"\b(?:will not|won'?t)\b", re.I), "wont"),
+    (re.compile(r"\bcan not\b", re.I), "cannot"),
+    (re.compile(r"\bdo not\b", re.I), "dont"),
+    (re.compile(r"\bdoes not\b", re.I), "doesnt"),
+    (re.compile(r"\bmust not\b", re.I), "mustnt"),
+    (re.compile(r"\bshould not\b", re.I), "shouldnt"),
+    (re.compile(r"\bwill not\b", re.I), "wont"),
 )
+_NONE: frozenset[str] = frozenset()
 
 
 def content_words(text: str, *, framing: bool = False) -> set[str]:
-    """Stemmed words that carry meaning: stop words removed, and also framing words when ``framing``.
+    """Stems of the words that carry meaning (:func:`memstack.text.content_stems` of
+    :func:`~memstack.text.comparison_words`): stop words removed, and also
+    :data:`~memstack.text.FRAMING_WORDS` when ``framing``.
 
-    Negations are kept as one canonical word each ("can't", "can not" → ``cannot``; "do not" → ``dont``)."""
-    text = text.replace("’", "'")
+    Negations are kept as one canonical word each ("can't", "cannot", "can not" → ``cannot``; "do not" →
+    ``dont``)."""
+    text = spell_out_negations(text)
     for pattern, canon in _NEGATIONS:
         text = pattern.sub(canon, text)
-    out = set()
-    for tok in tokens(text):
-        low = tok.lower()
-        if low in STOPWORDS or (framing and low in FRAMING):
-            continue
-        out.add(stem(low))
-    return out
-
-
-def numbers(text: str) -> set[str]:
-    return {m.group(0).rstrip(".,:/-") for m in _NUMBER.finditer(text)}
+    return set(content_stems(comparison_words(text), ignore=FRAMING_WORDS if framing else _NONE))
 
 
 def names(text: str) -> set[str]:
@@ -146,10 +97,15 @@ def names(text: str) -> set[str]:
             code_like = "_" in word or any(c.isdigit() for c in word) or ("." in word and not word.endswith("."))
             acronym = word.isupper() and len(word) >= 2 and word.isalpha()
             proper = word[:1].isupper() and not start
-            if (inner_upper or code_like or acronym or proper) and word.lower() not in FRAMING | STOPWORDS:
+            if (inner_upper or code_like or acronym or proper) and not _plain(word):
                 out.add(word.lower())
         start = ends_clause
     return out
+
+
+def _plain(word: str) -> bool:
+    """A word no fact needs support for: stop or framing words only ("I'm", "User")."""
+    return all(w in STOP_WORDS or w in FRAMING_WORDS for w in words(word))
 
 
 def similarity(a: str, b: str) -> float:

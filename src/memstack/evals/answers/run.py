@@ -31,7 +31,8 @@ from memstack.errors import InputError, MalformedResponse
 from memstack.evals.answers.cache import AnswerCache, call_key
 from memstack.evals.answers.metrics import Graded, bleu1, score, token_f1
 from memstack.evals.common import percentile
-from memstack.evals.locomo import Conversation, LocomoQuestion, LocomoRun, _engine, _full_context, _message
+from memstack.evals.locomo import LocomoRun, _engine, _full_context, _message
+from memstack.evals.locomo_data import Conversation, LocomoQuestion
 from memstack.models import ChatModel, Message, get_model, with_retry
 from memstack.prompts import ANSWER_FULL_CONTEXT, ANSWER_JUDGE, ANSWER_QUESTION, UNANSWERABLE_GOLD
 from memstack.tokens import TokenCounter

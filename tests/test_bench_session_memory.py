@@ -1,4 +1,4 @@
-"""``python -m memstack.session.bench`` on a tiny LoCoMo-format file written here (the real data stays outside)."""
+"""``memstack bench session-memory`` on a tiny LoCoMo-format file written here (the real data stays outside)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from memstack.bench.session_memory import run_bench, run_service_bench
+from memstack.cli import main
 from memstack.errors import InputError
-from memstack.session.bench import main, run_bench, run_service_bench
 
 
 def _conversation() -> list[dict[str, object]]:
@@ -25,7 +27,14 @@ def _conversation() -> list[dict[str, object]]:
     ]
     return [
         {
-            "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": turns, "session_2": second},
+            "conversation": {
+                "speaker_a": "Ana",
+                "speaker_b": "Ben",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": turns,
+                "session_2_date_time": "10:00 am on 2 June, 2023",
+                "session_2": second,
+            },
             "observation": {"session_1_observation": {"Ana": [["Ana has a dog named Pixel.", "D1:1"]]}},
         }
     ]
@@ -52,9 +61,14 @@ async def test_service_report_on_sqlite(data: Path) -> None:
         assert isinstance(report[key], float) and report[key] >= 0
 
 
-def test_command_prints_one_json_line(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["--data", str(data), "--store", "sqlite", "--json"])
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["turns"] == 4
+def test_command_prints_one_json_line(data: Path) -> None:
+    args = ["bench", "session-memory", "--data", str(data), "--store", "sqlite", "--json"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.strip().splitlines()[-1])["turns"] == 4
+    result = CliRunner().invoke(main, ["bench", "session-memory", "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.strip().splitlines()[-1])["exchanges"] == 4
 
 
 async def test_missing_data_says_what_to_pass(tmp_path: Path) -> None:

@@ -1,9 +1,17 @@
-"""Resolve relative and partial dates against the time a message was sent.
+"""Dates in text, read against the time it was written or asked: one table of month and weekday names, one grammar.
 
-``find_dates("my quiz is next Thursday", at)`` finds the mention and its absolute day; :func:`resolve` rewrites the
-text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a memory stays true after the week has passed.
+Two readings share them, because they answer different questions:
 
-Conventions (documented, not guessed per call):
+* **A statement's dates** (capture): ``find_dates("my quiz is next Thursday", at)`` finds each mention and the days it
+  covers; :func:`resolve` rewrites the text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a memory
+  stays true after the week has passed, and :func:`expiry_for` says when a schedule stops mattering. A mention is
+  exact or left alone: "several days ago" names no day.
+* **A question's time range** (retrieval): ``find_time_range("what did I do last June", now)`` is the
+  :class:`TimeRange` the question is about, ``[start, end)``, widened by ``slack`` where the words are fuzzy ("two
+  weeks ago" is not one exact day; "several" counts), and the words it was read from, which the lexical query leaves
+  out (a month name is not a topic). A question looks back: a bare month is the last one.
+
+Conventions of a statement's dates (documented, not guessed per call):
 - ``next <weekday>`` / ``this <weekday>`` / bare ``<weekday>`` in a present or future sentence: the first such day
   after today (``this`` includes today); ``last <weekday>`` or a bare weekday in a past-tense sentence: the most
   recent one before today.
@@ -13,19 +21,120 @@ Conventions (documented, not guessed per call):
 - A month with or without a day and no year ("June 5th", "in June", "last June"): the next one in a future sentence,
   the last one in a past-tense sentence; ``last``/``next`` force the direction.
 Times of day are ignored: memories are dated to the day.
+
+This module sits beside :mod:`memstack.text` at the bottom of the package (it imports nothing of memstack's but the
+number words there), so capture and retrieval, which do not import each other, both read dates with it.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 
-from memstack.capture.text import MONTHS, NUMBER_WORDS, WEEKDAYS
+from memstack.text import NUMBER_WORDS
 
-__all__ = ["DateMention", "Granularity", "expiry_for", "find_dates", "is_past_tense", "resolve"]
+__all__ = [
+    "AMBIGUOUS_NAMES",
+    "MONTHS",
+    "WEEKDAYS",
+    "DateMention",
+    "Granularity",
+    "TimeRange",
+    "expiry_for",
+    "find_dates",
+    "find_time_range",
+    "is_past_tense",
+    "resolve",
+]
+
+#: Month names and abbreviations → month number (1-12).
+MONTHS: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+
+#: Weekday names and abbreviations → weekday number (Monday 0, as :meth:`datetime.date.weekday`).
+WEEKDAYS: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("monday", "mon"),
+            ("tuesday", "tue", "tues"),
+            ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"),
+            ("friday", "fri"),
+            ("saturday", "sat"),
+            ("sunday", "sun"),
+        )
+    )
+    for name in names
+}
+
+#: Month and weekday names that are also everyday words ("I may go", "in the sun", "dec."): a date only beside a
+#: number ("may 3", "sat 12").
+AMBIGUOUS_NAMES = frozenset({"may", "mar", "jan", "sat", "sun", "wed", "dec", "oct", "aug", "mon", "fri", "tue"})
+
+#: How many a count word stands for ("two weeks ago", "in a few days"); "several" only in a question's fuzzy range.
+_COUNTS: dict[str, int] = {
+    **{w: n for w, n in NUMBER_WORDS.items() if 1 <= n <= 12},
+    "a": 1,
+    "an": 1,
+    "a couple of": 2,
+    "a few": 3,
+    "several": 4,
+}
+_FUZZY_COUNTS = frozenset({"several"})
+
+
+def _alternation(names: Iterable[str]) -> str:
+    """A regex alternation of names, longest first (so "june" wins over "jun")."""
+    return "|".join(sorted(names, key=len, reverse=True))
+
+
+_MONTH_NAMES = _alternation(MONTHS)
+_DAY_NAMES = _alternation(d for d in WEEKDAYS if len(d) > 3)  # no "sun", "sat", "wed" alone
+_COUNT_WORDS = _alternation(c for c in _COUNTS if c not in _FUZZY_COUNTS)
+_ANY_COUNT_WORDS = _alternation(_COUNTS)
+
+
+def _count(raw: str) -> int:
+    raw = raw.lower()
+    return int(raw) if raw.isdigit() else _COUNTS.get(raw, 1)
+
+
+def _add_months(d: date, months: int) -> date:
+    index = d.year * 12 + d.month - 1 + months
+    year, month = divmod(index, 12)
+    return date(year, month + 1, min(d.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _month_span(year: int, month: int) -> tuple[date, date]:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A statement's dates
 
 
 class Granularity(StrEnum):
@@ -63,11 +172,9 @@ class DateMention:
         return f"in {f.year}"
 
 
-_MONTH_NAMES = sorted(MONTHS, key=len, reverse=True)
-_DAY_NAMES = sorted((d for d in WEEKDAYS if len(d) > 3), key=len, reverse=True)  # no "sun", "sat", "wed" alone
-_MONTH = r"(?P<month>" + "|".join(_MONTH_NAMES) + r")\.?"
-_WEEKDAY = r"(?P<weekday>" + "|".join(_DAY_NAMES) + r")"
-_COUNT = r"(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a couple of|a few)"
+_MONTH = r"(?P<month>" + _MONTH_NAMES + r")\.?"
+_WEEKDAY = r"(?P<weekday>" + _DAY_NAMES + r")"
+_COUNT = r"(?P<count>\d+|" + _COUNT_WORDS + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _DAYNUM = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -106,29 +213,6 @@ _BARE_BEFORE = re.compile(r"\b(to|by|until|till|before|after|from|since|of|for|t
 def is_past_tense(text: str) -> bool:
     """A rough tense guess for resolving bare weekdays and months: past markers without future ones."""
     return bool(_PAST.search(text)) and not _FUTURE.search(text)
-
-
-def _count(raw: str) -> int:
-    raw = raw.lower()
-    if raw.isdigit():
-        return int(raw)
-    if raw in ("a", "an"):
-        return 1
-    if raw == "a couple of":
-        return 2
-    if raw == "a few":
-        return 3
-    return NUMBER_WORDS.get(raw, 1)
-
-
-def _add_months(d: date, months: int) -> date:
-    index = d.year * 12 + d.month - 1 + months
-    year, month = divmod(index, 12)
-    return date(year, month + 1, min(d.day, calendar.monthrange(year, month + 1)[1]))
-
-
-def _month_span(year: int, month: int) -> tuple[date, date]:
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
@@ -279,3 +363,125 @@ def expiry_for(mentions: list[DateMention], at: datetime, *, grace_days: int = 1
         return None
     end = datetime.combine(max(future) + timedelta(days=grace_days), time(23, 59, 59), tzinfo=at.tzinfo)
     return end
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A question's time range
+
+_MON = r"(" + _MONTH_NAMES + r")\.?"
+_QDAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_QYEAR = r"((?:19|20)\d\d)"
+_NUMBER = r"(\d{1,3}|" + _ANY_COUNT_WORDS + r")"
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+_F = re.IGNORECASE
+_DAY_MONTH_YEAR = re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_QDAY}\s+(?:of\s+)?{_MON},?\s+{_QYEAR}\b", _F)
+_MONTH_DAY_YEAR = re.compile(rf"\b(?:on\s+)?{_MON}\s+{_QDAY},?\s*{_QYEAR}\b", _F)
+_MONTH_YEAR = re.compile(rf"\b(?:in\s+|during\s+)?{_MON},?\s+(?:of\s+)?{_QYEAR}\b", _F)
+_AGO = re.compile(rf"\b{_NUMBER}\s+(day|week|month|year)s?\s+ago\b", _F)
+_LAST_MONTH_NAME = re.compile(rf"\b(last|this|next|in|during)\s+{_MON}(?!\s*\d)\b", _F)
+_YEAR_ONLY = re.compile(rf"\b(?:in|during|of|since)\s+{_QYEAR}\b", _F)
+_RELATIVE = re.compile(r"\b(yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year))\b", _F)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """``[start, end)`` plus the words it was read from, their position, and how fuzzy it is."""
+
+    start: datetime
+    end: datetime
+    text: str
+    span: tuple[int, int]
+    slack: timedelta = timedelta(0)
+
+    def distance_days(self, when: datetime) -> float:
+        """0 inside the widened range, else days to its nearest edge."""
+        start, end = self.start - self.slack, self.end + self.slack
+        if when < start:
+            return (start - when).total_seconds() / 86400.0
+        if when >= end:
+            return (when - end).total_seconds() / 86400.0
+        return 0.0
+
+    def strip(self, query: str) -> str:
+        """The query without the time expression."""
+        return f"{query[: self.span[0]]} {query[self.span[1] :]}".strip()
+
+
+def _month_range(year: int, month: int) -> tuple[datetime, datetime]:
+    start = datetime(year, month, 1)
+    return start, datetime(year + (month == 12), month % 12 + 1, 1)
+
+
+def _day(now: datetime, days_back: int = 0) -> datetime:
+    return datetime(now.year, now.month, now.day) - timedelta(days=days_back)
+
+
+def _absolute(query: str) -> TimeRange | None:
+    for rx, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy")):
+        if m := rx.search(query):
+            day, mon = (m.group(1), m.group(2)) if order == "dmy" else (m.group(2), m.group(1))
+            try:
+                start = datetime(int(m.group(3)), MONTHS[mon.lower()], int(day))
+            except ValueError:
+                continue  # "31 February": not a date
+            return TimeRange(start, start + timedelta(days=1), m.group(0), m.span())
+    if m := _MONTH_YEAR.search(query):
+        start, end = _month_range(int(m.group(2)), MONTHS[m.group(1).lower()])
+        return TimeRange(start, end, m.group(0), m.span())
+    return None
+
+
+def _relative(query: str, now: datetime) -> TimeRange | None:
+    if m := _AGO.search(query):
+        count = _count(m.group(1))
+        days = count * _UNIT_DAYS[m.group(2).lower()]
+        centre = _day(now, days)
+        slack = timedelta(days=max(1, days // 4))
+        return TimeRange(centre, centre + timedelta(days=1), m.group(0), m.span(), slack)
+    if m := _LAST_MONTH_NAME.search(query):
+        which, month = m.group(1).lower(), MONTHS[m.group(2).lower()]
+        if m.group(2).lower() == "may" and which in ("in", "during"):
+            pass  # "in may" is far more often the verb than the month; fall through
+        else:
+            year = now.year
+            if which == "next":
+                year += month <= now.month
+            elif which == "last" or which in ("in", "during"):
+                year -= month > now.month or (which == "last" and month == now.month)
+            start, end = _month_range(year, month)
+            return TimeRange(start, end, m.group(0), m.span())
+    if m := _RELATIVE.search(query):
+        word = " ".join(m.group(1).lower().split())
+        today = _day(now)
+        if word in ("today", "tonight"):
+            start, end = today, today + timedelta(days=1)
+        elif word == "yesterday":
+            start, end = today - timedelta(days=1), today
+        else:
+            which, unit = word.split()
+            step = {"last": -1, "this": 0, "next": 1}[which]
+            if unit in ("week", "weekend"):
+                monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
+                start, end = monday, monday + timedelta(days=7)
+                if unit == "weekend":
+                    start = monday + timedelta(days=5)
+            elif unit == "month":
+                index = now.year * 12 + now.month - 1 + step
+                start, end = _month_range(index // 12, index % 12 + 1)
+            else:
+                start, end = datetime(now.year + step, 1, 1), datetime(now.year + step + 1, 1, 1)
+        return TimeRange(start, end, m.group(0), m.span(), timedelta(days=1))
+    return None
+
+
+def find_time_range(query: str, now: datetime) -> TimeRange | None:
+    """The first time expression of ``query`` resolved against ``now`` (naive local time), or ``None``.
+
+    Absolute dates win over relative ones; a bare year ("in 2023") is the weakest reading."""
+    now = now.replace(tzinfo=None)
+    found = _absolute(query) or _relative(query, now)
+    if found is None and (m := _YEAR_ONLY.search(query)):
+        year = int(m.group(1))
+        found = TimeRange(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(0), m.span())
+    return found

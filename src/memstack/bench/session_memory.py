@@ -1,10 +1,11 @@
-"""Measure the offline session pipeline on LoCoMo-format conversations.
+"""``memstack bench session-memory``: the offline session pipeline on LoCoMo-format conversations.
 
-    python -m memstack.session.bench --data ../shared/eval/locomo/locomo-dev.json [--json]
+    memstack bench session-memory --data ../shared/eval/locomo/locomo-dev.json [--json]
 
-Each session of each conversation is replayed as a session of memstack: consecutive (speaker A, speaker B) messages
-form one exchange (A plays the user), run through routing, the offline summarizer, the failure policy and diff
-apply, with consolidation on the configured cadence. Printed (the last line is one JSON object with ``--json``):
+Each session of each conversation (read by :mod:`memstack.evals.locomo_data`, a shared photo as its caption) is
+replayed as a session of memstack: consecutive (speaker A, speaker B) messages form one exchange (A plays the user),
+run through routing, the offline summarizer, the failure policy and diff apply, with consolidation on the
+configured cadence. Printed (the last line is one JSON object with ``--json``):
 
 * ``ms_per_turn_p50`` / ``ms_per_turn_p99`` — phase-2 time of one exchange on this machine;
 * ``routes`` — how many exchanges took each route; ``max_user_summary_words`` / ``max_assistant_summary_words``;
@@ -14,19 +15,17 @@ apply, with consolidation on the configured cadence. Printed (the last line is o
   transcript (the ceiling of this word-overlap measure);
 * ``memory_to_transcript_tokens`` — tokens of base truth + turn log over tokens of the transcript.
 
-With ``--store sqlite`` or ``--store postgres`` (an embedded server, or ``--database-url``) the same exchanges go
-through the :class:`~memstack.session.service.SessionService` on a fresh store instead, one memstack session per
-LoCoMo session, and it prints what durability costs: ``begin_ms`` (lock + reading the state) and ``finish_ms``
-(durable record, phase 2, commit) per turn, p50 / p99, and ``search_ms`` for a full-text search of the archive.
+With ``--store sqlite`` or ``--store postgres`` (an embedded server, or the scratch database
+``MEMSTACK_DATABASE_URL`` names) the same exchanges go through the :class:`~memstack.session.service.SessionService`
+on a fresh store instead, one memstack session per LoCoMo session, and it prints what durability costs:
+``begin_ms`` (lock + reading the state) and ``finish_ms`` (durable record, phase 2, commit) per turn, p50 / p99, and
+``search_ms`` for a full-text search of the archive.
 
 The data is read from ``--data``; nothing of it is kept after the run (the store is a temporary one).
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -35,33 +34,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstack.errors import InputError
+from memstack.evals.locomo_data import Conversation, LocomoTurn, read_locomo
 from memstack.session.consolidate import consolidate_base_truth, consolidation_due
 from memstack.session.extractive import OfflineSummarizer
 from memstack.session.policy import SummaryRunner
 from memstack.session.settings import SessionSettings
-from memstack.session.text import content_words, count_words, stem
+from memstack.session.text import content_words, count_words
+from memstack.text import stem, words
 from memstack.tokens import TokenCounter
 from memstack.types import Exchange, Fact, TurnSummary, UserRef
 
-__all__ = ["main", "run_bench", "run_service_bench"]
+__all__ = ["run_bench", "run_service_bench"]
 
 
-def _sessions(conversation: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
-    keys = [k for k in conversation if k.startswith("session_") and not k.endswith("date_time")]
-    keys.sort(key=lambda k: int(k.split("_")[1]))
-    return [(k, conversation[k]) for k in keys if isinstance(conversation[k], list)]
-
-
-def _exchanges(turns: Sequence[dict[str, Any]], speaker_a: str) -> list[Exchange]:
+def _exchanges(turns: Sequence[LocomoTurn], speaker_a: str) -> list[Exchange]:
     out: list[Exchange] = []
     pending: list[str] = []
     replies: list[str] = []
     for turn in turns:
-        text = str(turn.get("text", "")).strip()
-        if turn.get("blip_caption"):
-            text += f" [shares a photo of {turn['blip_caption']}]"
-        if turn.get("speaker") == speaker_a:
+        text = turn.content.strip()
+        if turn.speaker == speaker_a:
             if replies:
                 out.append(Exchange(len(out) + 1, " ".join(pending), " ".join(replies)))
                 pending, replies = [], []
@@ -76,14 +68,6 @@ def _exchanges(turns: Sequence[dict[str, Any]], speaker_a: str) -> list[Exchange
 def _covered(observation: str, memory: set[str], names: set[str]) -> bool:
     words = content_words(observation, framing=True) - names
     return bool(words) and len(words & memory) / len(words) >= 0.5
-
-
-def _load(data: Path) -> list[dict[str, Any]]:
-    try:
-        loaded: list[dict[str, Any]] = json.loads(data.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read LoCoMo data from {data}: {exc}; pass --data PATH/locomo-dev.json") from None
-    return loaded
 
 
 def _percentiles(name: str, values: Sequence[float]) -> dict[str, float | None]:
@@ -115,7 +99,7 @@ async def run_service_bench(
 async def _service_bench(data: Path, database_url: str | None, s: SessionSettings, limit: int | None) -> dict[str, Any]:
     from memstack.session.service import SessionService
 
-    conversations = _load(data)[:limit]
+    conversations = read_locomo(data)[:limit]
     with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
         if database_url is None:
             from memstack.store.sqlite import SQLiteStore
@@ -132,10 +116,10 @@ async def _service_bench(data: Path, database_url: str | None, s: SessionSetting
             finish: list[float] = []
             queries: list[str] = []
             for n, conv in enumerate(conversations):
-                for key, turns in _sessions(conv["conversation"]):
-                    for ex in _exchanges(turns, conv["conversation"]["speaker_a"]):
+                for turns in conv.sessions:
+                    for ex in _exchanges(turns, conv.user_speaker):
                         t0 = time.perf_counter()
-                        handle = await service.begin_turn(user, f"locomo-{n}-{key}")
+                        handle = await service.begin_turn(user, f"locomo-{n}-session_{turns[0].session}")
                         t1 = time.perf_counter()
                         await service.finish_turn(handle, ex.user, ex.assistant)
                         t2 = time.perf_counter()
@@ -165,7 +149,7 @@ async def _service_bench(data: Path, database_url: str | None, s: SessionSetting
 
 async def run_bench(data: Path, settings: SessionSettings | None = None, limit: int | None = None) -> dict[str, Any]:
     s = settings or SessionSettings()
-    conversations = _load(data)
+    conversations: list[Conversation] = read_locomo(data)
     summarizer = OfflineSummarizer(s)
     runner = SummaryRunner(summarizer, s)
     counter = TokenCounter()
@@ -178,10 +162,9 @@ async def run_bench(data: Path, settings: SessionSettings | None = None, limit: 
     observations = 0
     memory_tokens = transcript_tokens = 0
     for conv in conversations[:limit]:
-        talk = conv["conversation"]
-        speaker_a = talk["speaker_a"]
-        names = {stem(w) for w in (speaker_a + " " + talk["speaker_b"]).lower().split()}
-        for key, turns in _sessions(talk):
+        speaker_a = conv.user_speaker
+        names = {stem(w) for w in words(f"{speaker_a} {conv.other_speaker}")}
+        for turns in conv.sessions:
             base_truth: tuple[Fact, ...] = ()
             log: list[TurnSummary] = []
             last_consolidated = 0
@@ -201,7 +184,7 @@ async def run_bench(data: Path, settings: SessionSettings | None = None, limit: 
             facts_per_session.append(len(base_truth))
             truth_text = "\n".join(f.text for f in base_truth)
             log_text = "\n".join(f"{t.user_summary}\n{t.assistant_summary}" for t in log)
-            raw_text = "\n".join(str(t.get("text", "")) for t in turns)
+            raw_text = "\n".join(t.content for t in turns)
             memory_tokens += counter.count(truth_text) + counter.count(log_text)
             transcript_tokens += counter.count(raw_text)
             pools = {
@@ -210,11 +193,13 @@ async def run_bench(data: Path, settings: SessionSettings | None = None, limit: 
                 "both": content_words(truth_text + "\n" + log_text),
                 "transcript": content_words(raw_text),
             }
-            gold = conv.get("observation", {}).get(f"{key}_observation", {}).get(speaker_a, [])
-            for item in gold:
+            session = turns[0].session
+            for item in conv.observations:
+                if item.session != session or item.speaker != speaker_a:
+                    continue
                 observations += 1
-                for pool, words in pools.items():
-                    hits[pool] += _covered(str(item[0]), words, names)
+                for pool, said in pools.items():
+                    hits[pool] += _covered(item.text, said, names)
     ordered = sorted(times)
     return {
         "conversations": len(conversations[:limit]),
@@ -232,34 +217,3 @@ async def run_bench(data: Path, settings: SessionSettings | None = None, limit: 
         "memory_to_transcript_tokens": round(memory_tokens / transcript_tokens, 3) if transcript_tokens else None,
         "summarizer": summarizer.name,
     }
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m memstack.session.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON (e.g. locomo-dev.json)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--store",
-        choices=["sqlite", "postgres"],
-        help="through the session service on a fresh store (postgres: an embedded server, or --database-url)",
-    )
-    parser.add_argument("--database-url", help="with --store postgres: this (scratch) database instead")
-    args = parser.parse_args(argv)
-    if args.store or args.database_url:
-        report = asyncio.run(
-            run_service_bench(
-                args.data, backend=args.store or "postgres", database_url=args.database_url, limit=args.limit
-            )
-        )
-    else:
-        report = asyncio.run(run_bench(args.data, limit=args.limit))
-    if args.json:
-        print(json.dumps(report))
-        return
-    for key, value in report.items():
-        print(f"{key:32} {value}")
-
-
-if __name__ == "__main__":
-    main()

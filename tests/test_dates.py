@@ -1,0 +1,130 @@
+"""Dates in text (``memstack.dates``): a statement's dates resolved to days (capture), a question's time range
+(retrieval), both read with the one table of month and weekday names."""
+
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+
+from memstack.dates import MONTHS, WEEKDAYS, Granularity, expiry_for, find_dates, find_time_range, resolve
+
+THURSDAY = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # Thursday 9 May 2024
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "granularity"),
+    [
+        ("my quiz is next Thursday", date(2024, 5, 16), Granularity.DAY),
+        ("the exam is tomorrow", date(2024, 5, 10), Granularity.DAY),
+        ("I went to a support group yesterday", date(2024, 5, 8), Granularity.DAY),
+        ("my interview is in two weeks", date(2024, 5, 23), Granularity.DAY),
+        ("the deadline is on June 5th", date(2024, 6, 5), Granularity.DAY),
+        ("I visited Paris last June", date(2023, 6, 1), Granularity.MONTH),
+        ("we go camping next month", date(2024, 6, 1), Granularity.MONTH),
+        ("I ran a race last Saturday", date(2024, 5, 4), Granularity.DAY),
+        ("it happened 3 days ago", date(2024, 5, 6), Granularity.DAY),
+        ("my birthday is the 5th of August", date(2024, 8, 5), Granularity.DAY),
+        ("the trip starts 2024-07-01", date(2024, 7, 1), Granularity.DAY),
+        ("I graduate in June", date(2024, 6, 1), Granularity.MONTH),
+        ("the party is next weekend", date(2024, 5, 18), Granularity.WEEKEND),
+        ("I was busy last week", date(2024, 4, 29), Granularity.WEEK),
+        ("we moved here in 2019", date(2019, 1, 1), Granularity.YEAR),
+        ("the exam was on March 3", date(2024, 3, 3), Granularity.DAY),  # past tense: the last March 3
+        ("my exam is on March 3", date(2025, 3, 3), Granularity.DAY),  # present: the next one
+    ],
+)
+def test_mentions_resolve_against_the_message_time(text: str, first: date, granularity: Granularity) -> None:
+    (mention,) = find_dates(text, THURSDAY)
+    assert (mention.first, mention.granularity) == (first, granularity)
+
+
+def test_resolve_rewrites_with_absolute_dates() -> None:
+    assert resolve("my quiz is next Thursday", THURSDAY)[0] == "my quiz is on Thursday, 16 May 2024"
+    assert resolve("my exam was moved to May 10", THURSDAY)[0] == "my exam was moved to Friday, 10 May 2024"
+    assert resolve("I have a test by Friday", THURSDAY)[0] == "I have a test by Friday, 10 May 2024"
+
+
+def test_words_that_only_look_like_dates_are_left_alone() -> None:
+    assert find_dates("I may go hiking", THURSDAY) == []
+    assert find_dates("I love my cat", THURSDAY) == []
+    assert find_dates("February 30 is not a day", THURSDAY) == []
+
+
+def test_today_follows_the_message_time_zone() -> None:
+    late_utc = datetime(2024, 5, 9, 23, 30, tzinfo=UTC)
+    tokyo = late_utc.astimezone(timezone(timedelta(hours=9)))  # already Friday 10 May there
+    assert find_dates("tomorrow", late_utc)[0].first == date(2024, 5, 10)
+    assert find_dates("tomorrow", tokyo)[0].first == date(2024, 5, 11)
+
+
+def test_expiry_is_the_day_after_the_last_future_day() -> None:
+    mentions = find_dates("my quiz is next Thursday", THURSDAY)
+    expires = expiry_for(mentions, THURSDAY)
+    assert expires is not None and expires.date() == date(2024, 5, 17) and expires.tzinfo is UTC
+    assert expiry_for(find_dates("I ran a race last Saturday", THURSDAY), THURSDAY) is None
+
+
+# A question's time range
+
+NOW = datetime(2023, 11, 20, 15, 0)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("What did Tim say on 16 November, 2023?", datetime(2023, 11, 16), datetime(2023, 11, 17)),
+        ("as mentioned on November 11, 2023?", datetime(2023, 11, 11), datetime(2023, 11, 12)),
+        ("What book did he read on 8th December, 2023?", datetime(2023, 12, 8), datetime(2023, 12, 9)),
+        ("What did Audrey do in November 2023?", datetime(2023, 11, 1), datetime(2023, 12, 1)),
+        ("the trip in December 2023", datetime(2023, 12, 1), datetime(2024, 1, 1)),
+        ("an injury in 2022?", datetime(2022, 1, 1), datetime(2023, 1, 1)),
+        ("what did I do last June", datetime(2023, 6, 1), datetime(2023, 7, 1)),
+        ("the deal in December", datetime(2022, 12, 1), datetime(2023, 1, 1)),
+        ("plans for next March", datetime(2024, 3, 1), datetime(2024, 4, 1)),
+        ("what happened yesterday", datetime(2023, 11, 19), datetime(2023, 11, 20)),
+        ("anything last week?", datetime(2023, 11, 13), datetime(2023, 11, 20)),
+        ("last weekend", datetime(2023, 11, 18), datetime(2023, 11, 20)),
+        ("this month", datetime(2023, 11, 1), datetime(2023, 12, 1)),
+        ("last month", datetime(2023, 10, 1), datetime(2023, 11, 1)),
+        ("last year", datetime(2022, 1, 1), datetime(2023, 1, 1)),
+    ],
+)
+def test_time_expressions_resolve_against_now(query: str, start: datetime, end: datetime) -> None:
+    found = find_time_range(query, NOW)
+    assert found is not None
+    assert (found.start, found.end) == (start, end)
+    assert found.text in query
+    assert found.text not in found.strip(query)
+
+
+def test_ago_is_fuzzy_and_may_the_verb_is_not_a_month() -> None:
+    found = find_time_range("I mentioned it two weeks ago", NOW)
+    assert found is not None and found.start == datetime(2023, 11, 6)
+    assert found.slack >= timedelta(days=3)
+    assert found.distance_days(datetime(2023, 11, 4)) == 0.0
+    assert found.distance_days(datetime(2023, 10, 1)) > 30
+    assert find_time_range("a few days ago", NOW) is not None
+    assert find_time_range("what we may do in may", NOW) is None
+    assert find_time_range("what did she paint?", NOW) is None
+    impossible_day = find_time_range("on 31 February, 2023 or later", NOW)
+    assert impossible_day is not None and impossible_day.start == datetime(2023, 2, 1)  # the month still stands
+
+
+def test_timezone_aware_now_is_accepted() -> None:
+    found = find_time_range("yesterday", NOW.replace(tzinfo=UTC))
+    assert found is not None and found.start == datetime(2023, 11, 19)
+
+
+@pytest.mark.parametrize("name", ["Sept", "sep.", "September", "sept"])
+def test_both_readings_know_the_same_month_names(name: str) -> None:
+    assert MONTHS[name.lower().rstrip(".")] == 9
+    (mention,) = find_dates(f"the exam is on 3 {name} 2024", THURSDAY)
+    found = find_time_range(f"what happened on 3 {name} 2023?", NOW)
+    assert mention.first == date(2024, 9, 3)
+    assert found is not None and found.start == datetime(2023, 9, 3)
+
+
+def test_several_is_a_fuzzy_count_for_a_question_only() -> None:
+    found = find_time_range("several days ago", NOW)
+    assert found is not None and found.start == datetime(2023, 11, 16) and found.slack >= timedelta(days=1)
+    assert find_dates("I went there several days ago", THURSDAY) == []  # a statement's date is exact or left alone
+    assert WEEKDAYS["thurs"] == THURSDAY.weekday()
