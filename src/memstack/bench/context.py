@@ -10,9 +10,10 @@ from a fixed seed.
 * **cold**: every request's texts are new (a unique marker in each), so every fragment is counted and scanned.
 
 Both are in the same JSON line: ``p50_ms`` / ``p99_ms`` (warm) beside ``cold_p50_ms`` / ``cold_p99_ms``, with the
-machine's load average (``load_avg``). Wall-clock percentiles are the figures; CPU-time percentiles (this thread only) are printed beside them because
-other processes on a shared machine stretch wall-clock time. ``manifest_p50_ms`` is the cost of building the
-manifest and fragments on first access, which the engine does after the model call.
+machine's load average (``load_avg``). Wall-clock percentiles are the figures; CPU-time percentiles (this thread
+only) are printed beside them because other processes on a shared machine stretch wall-clock time.
+``manifest_p50_ms`` is the cost of building the manifest and fragments on first access, which the engine does after
+the model call.
 """
 
 from __future__ import annotations
