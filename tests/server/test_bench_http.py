@@ -26,10 +26,11 @@ def test_bench_http_prints_its_figures_as_the_last_line() -> None:
 
 
 def check_cold(figures: dict[str, object], *, users: int) -> None:
-    """The first search of each user after the server started: one per user, all answered."""
+    """The first search of each user after the server started, then the same again: one per user, all answered."""
     assert figures["cold_requests"] == users and figures["cold_errors"] == 0
     assert 0 < figures["cold_p50_ms"] <= figures["cold_p99_ms"]  # type: ignore[operator]
     assert figures["cold_first_ms"] > 0  # type: ignore[operator]
+    assert 0 < figures["repeat_p50_ms"] <= figures["repeat_p99_ms"]  # type: ignore[operator]
     assert figures["load_avg"] is None or figures["load_avg"] >= 0  # type: ignore[operator]
 
 
