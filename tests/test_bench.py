@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from memstack.bench.retrieval import RetrievalConfig, synthetic_user
+from memstack.bench.retrieval import _WARMUP, RetrievalConfig, _query_plan, synthetic_user
 from memstack.cli import main
 from memstack.errors import InputError
 
@@ -25,7 +25,24 @@ KEYS = [
     "numpy_p50_ms",
     "numpy_p99_ms",
     "insert_per_s",
+    "cold_queries",
+    "cold_p50_ms",
+    "cold_p99_ms",
+    "cold_recall",
+    "load_avg",
 ]
+
+
+def distinct_users(cfg: RetrievalConfig) -> int:
+    """The users the timed queries search: each is searched cold once."""
+    return len({u for u, _, _ in list(_query_plan(cfg))[_WARMUP:]})
+
+
+def check_cold(data: dict[str, object], cfg: RetrievalConfig) -> None:
+    assert data["cold_queries"] == distinct_users(cfg)
+    assert 0 <= data["cold_p50_ms"] <= data["cold_p99_ms"]  # type: ignore[operator]
+    assert data["cold_recall"] == 1.0  # a cold search is as exact as a warm one
+    assert data["load_avg"] is None or data["load_avg"] >= 0  # type: ignore[operator]
 
 
 def run_bench(*args: str) -> dict[str, object]:
@@ -67,6 +84,7 @@ def test_postgres_bench_prints_one_json_line(postgres_url: str, monkeypatch: pyt
     for key in ("p50_ms", "p99_ms", "numpy_p50_ms", "numpy_p99_ms", "insert_per_s"):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["p50_ms"] <= data["p99_ms"]  # type: ignore[operator]
+    check_cold(data, RetrievalConfig(backend="postgres", users=6, per_user=60, queries=30, k=5))
 
 
 def test_sqlite_bench_prints_one_json_line() -> None:
@@ -74,6 +92,7 @@ def test_sqlite_bench_prints_one_json_line() -> None:
     assert data["backend"] == "sqlite" and (data["users"], data["per_user"], data["queries"]) == (5, 80, 25)
     assert data["recall"] == 1.0  # exact search
     assert 0 < data["p50_ms"] <= data["p99_ms"]  # type: ignore[operator]
+    check_cold(data, RetrievalConfig(users=5, per_user=80, queries=25, k=10))
 
 
 def test_sqlite_cache_defaults_to_the_whole_data_set() -> None:

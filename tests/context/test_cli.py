@@ -161,6 +161,8 @@ def test_bench_prints_one_json_line() -> None:
     out = json.loads(lines[0])
     assert out["memories"] == 20 and out["thread_messages"] == 6 and out["budget_tokens"] == 4000
     assert 0 < out["p50_ms"] <= out["p99_ms"] and out["tokens"] <= 4000
+    assert 0 < out["cold_p50_ms"] <= out["cold_p99_ms"] and 0 < out["cold_cpu_p50_ms"] <= out["cold_cpu_p99_ms"]
+    assert out["iterations"] == 5 and (out["load_avg"] is None or out["load_avg"] >= 0)
 
 
 def test_installed_command_runs_in_a_real_process(tmp_path: Path) -> None:

@@ -81,8 +81,13 @@ def test_demo_walks_through_every_mechanism(tmp_path: Path) -> None:
 
 
 def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
-    result = _run(tmp_path, ["bench", "turn", "--turns", "3", "--memories", "5", "--embedder", "hash:64", "--json"], "")
+    args = ["bench", "turn", "--turns", "3", "--memories", "5", "--embedder", "hash:64", "--cold-users", "2", "--json"]
+    result = _run(tmp_path, args, "")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output.strip().splitlines()[-1])
     assert figures["turns"] == 3 and figures["memories"] == 5 and figures["embedder"] == "hash:64"
     assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
+    # the first turn of each new user, the engine's first turn among them
+    assert figures["cold_users"] == 2 and 0 < figures["cold_p50_ms"] <= figures["cold_p99_ms"]
+    assert figures["first_ms"] > 0
+    assert figures["load_avg"] is None or figures["load_avg"] >= 0

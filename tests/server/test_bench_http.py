@@ -22,6 +22,16 @@ def test_bench_http_prints_its_figures_as_the_last_line() -> None:
     assert figures["requests"] > 0 and figures["errors"] == 0
     assert 0 < figures["p50_ms"] <= figures["p99_ms"] and figures["rps"] > 0
     assert figures["distinct_queries"] == "all"
+    check_cold(figures, users=3)
+
+
+def check_cold(figures: dict[str, object], *, users: int) -> None:
+    """The first search of each user after the server started, then the same again: one per user, all answered."""
+    assert figures["cold_requests"] == users and figures["cold_errors"] == 0
+    assert 0 < figures["cold_p50_ms"] <= figures["cold_p99_ms"]  # type: ignore[operator]
+    assert figures["cold_first_ms"] > 0  # type: ignore[operator]
+    assert 0 < figures["repeat_p50_ms"] <= figures["repeat_p99_ms"]  # type: ignore[operator]
+    assert figures["load_avg"] is None or figures["load_avg"] >= 0  # type: ignore[operator]
 
 
 @pytest.mark.postgres
@@ -34,6 +44,7 @@ def test_bench_http_runs_two_workers_on_postgresql() -> None:
     assert figures["requests"] > 0 and figures["errors"] == 0
     # the server's CPU is its supervisor's and both workers' together: the supervisor alone spends almost none
     assert figures["server_cpu_ms"] is not None and figures["server_cpu_ms"] > 0.5
+    check_cold(figures, users=3)
 
 
 def test_bench_http_refuses_several_workers_on_sqlite() -> None:

@@ -9,13 +9,16 @@ from a fixed seed.
   recur: token counts and guard verdicts come from their caches.
 * **cold**: every request's texts are new (a unique marker in each), so every fragment is counted and scanned.
 
-Wall-clock percentiles are the figures; CPU-time percentiles (this thread only) are printed beside them because
-other processes on a shared machine stretch wall-clock time. ``manifest_p50_ms`` is the cost of building the
-manifest and fragments on first access, which the engine does after the model call.
+Both are in the same JSON line: ``p50_ms`` / ``p99_ms`` (warm) beside ``cold_p50_ms`` / ``cold_p99_ms``, with the
+machine's load average (``load_avg``). Wall-clock percentiles are the figures; CPU-time percentiles (this thread
+only) are printed beside them because other processes on a shared machine stretch wall-clock time.
+``manifest_p50_ms`` is the cost of building the manifest and fragments on first access, which the engine does after
+the model call.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
@@ -196,4 +199,5 @@ def run(
         "candidate_tokens": sum(entry.tokens for entry in ctx.manifest.entries),
         "encoding": ctx.manifest.encoding,
         "guard": guard.name,
+        "load_avg": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }

@@ -7,11 +7,18 @@ What it does, in order:
    model) and one API key;
 2. starts ``memstack serve`` on it as a **separate process** (``workers`` worker processes behind one port,
    PostgreSQL only past one) on a free loopback port, waits for ``/healthz``;
-3. warms up for ``warmup_s`` (not counted): every user's vectors get loaded, the query cache fills;
-4. runs ``clients`` closed-loop clients for ``duration_s``: each sends a search, waits for the whole answer, sends the
+3. **cold**: searches once for each user, one request at a time, each with a query text of its own: the first
+   search of every user after the server started, with nothing in its caches (the user's vectors are read from the
+   store, the query is embedded), as ``cold_p50_ms`` / ``cold_p99_ms`` (``cold_first_ms``: the server's very first
+   search); then the same searches again, one at a time, now answered from the caches: ``repeat_p50_ms`` /
+   ``repeat_p99_ms``, the warm figure to set beside the cold one (the closed-loop figures below queue 50 clients
+   on the cores). ``cold_errors`` counts the failed ones of both passes. On PostgreSQL the database was just
+   written, so its buffers and the OS page cache are warm all the same;
+4. warms up for ``warmup_s`` (not counted): every user's vectors get loaded, the query cache fills;
+5. runs ``clients`` closed-loop clients for ``duration_s``: each sends a search, waits for the whole answer, sends the
    next (HTTP/1.1 keep-alive, one connection per client). A request counts as an error unless it is a 200 with a
-   complete body;
-5. stops the server and prints one JSON line.
+   complete body; ``p50_ms`` / ``p99_ms`` are the warm figures;
+6. stops the server and prints one JSON line, with the machine's load average (``load_avg``).
 
 Queries: ``queries`` distinct texts, drawn uniformly at random (so with the server's query cache of 4,096 entries a
 pool of a few hundred is answered from the cache after the warm-up, as a UI's repeated searches are). ``queries=0``
@@ -101,6 +108,13 @@ class HttpBenchResult:
     server_cpu_ms: float | None  # CPU time the server process spent per answered request (user + system)
     client_cpu_ms: float  # CPU time this load generator spent per request
     load_avg: float | None  # the machine's 1-minute load average at the end (other work competing for the cores)
+    cold_requests: int  # one first search per user, one at a time, right after the server started
+    cold_errors: int
+    cold_first_ms: float | None
+    cold_p50_ms: float
+    cold_p99_ms: float
+    repeat_p50_ms: float  # the same searches again, one at a time: from the caches
+    repeat_p99_ms: float
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +135,13 @@ class HttpBenchResult:
             "server_cpu_ms": self.server_cpu_ms,
             "client_cpu_ms": self.client_cpu_ms,
             "load_avg": self.load_avg,
+            "cold_requests": self.cold_requests,
+            "cold_errors": self.cold_errors,
+            "cold_first_ms": self.cold_first_ms,
+            "cold_p50_ms": self.cold_p50_ms,
+            "cold_p99_ms": self.cold_p99_ms,
+            "repeat_p50_ms": self.repeat_p50_ms,
+            "repeat_p99_ms": self.repeat_p99_ms,
         }
 
 
@@ -161,8 +182,10 @@ class _Load(ClosedLoop):
         else:
             self._unique += 1
             query = f"{self._rng.choice(_FOODS)} or {self._rng.choice(_PLACES)} #{self._unique}"
+        return self._search(self._rng.randrange(self._users), query)
+
+    def _search(self, user: int, query: str) -> bytes:
         body = json.dumps({"query": query, "k": self._k}).encode()
-        user = self._rng.randrange(self._users)
         head = (
             f"POST /v1/users/user{user}/memories/search HTTP/1.1\r\nHost: bench\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
@@ -175,22 +198,52 @@ class _Load(ClosedLoop):
             while time.perf_counter() < stop_at:
                 request = self._request()
                 started = time.perf_counter()
-                ok = False
-                try:
-                    writer.write(request)
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    length = 0
-                    for line in head.split(b"\r\n"):
-                        if line[:15].lower() == b"content-length:":
-                            length = int(line[15:])
-                    body = await reader.readexactly(length)
-                    ok = head.startswith(b"HTTP/1.1 200") and body.startswith(b'{"results":')
-                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-                    writer.close()
+                ok = await _exchange(reader, writer, request)
+                if not ok and writer.is_closing():
                     reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
                 self.count(ok, started)
         finally:
             writer.close()
+
+    async def one_at_a_time(self) -> tuple[list[float], int]:
+        """One search per user, one at a time on one connection, each user's query text its own (the same on every
+        call): (seconds per good answer in user order, errors)."""
+        took: list[float] = []
+        errors = 0
+        reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
+        try:
+            for user in range(self._users):
+                food, place = _FOODS[user % len(_FOODS)], _PLACES[user % len(_PLACES)]
+                query = f"first search of user {user}: {food} in {place}?"
+                request = self._search(user, query)
+                started = time.perf_counter()
+                ok = await _exchange(reader, writer, request)
+                if ok:
+                    took.append(time.perf_counter() - started)
+                else:
+                    errors += 1
+                    if writer.is_closing():
+                        reader, writer = await asyncio.open_connection("127.0.0.1", self._port)
+        finally:
+            writer.close()
+        return took, errors
+
+
+async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bool:
+    """Send one search and read its whole answer: true for a 200 with results. On a broken connection the writer
+    is closed (the caller opens another)."""
+    try:
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                length = int(line[15:])
+        body = await reader.readexactly(length)
+    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+        writer.close()
+        return False
+    return head.startswith(b"HTTP/1.1 200") and body.startswith(b'{"results":')
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +253,9 @@ class _Measured:
     elapsed: float
     server_cpu_s: float | None
     client_cpu_s: float
+    cold: list[float]
+    repeat: list[float]
+    cold_errors: int
 
 
 async def _measure(
@@ -214,6 +270,8 @@ async def _measure(
     warmup_s: float,
 ) -> _Measured:
     load = _Load(port, secret, users, k, queries, seed=7)
+    cold, cold_errors = await load.one_at_a_time()
+    repeat, repeat_errors = await load.one_at_a_time()
     if warmup_s > 0:
         await load.run(clients, warmup_s)
     load.record = True
@@ -221,7 +279,9 @@ async def _measure(
     elapsed = await load.run(clients, duration_s)
     cpu1, own1 = cpu_s(server), time.process_time()
     server_cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
-    return _Measured(load.latencies, load.errors, elapsed, server_cpu, own1 - own0)
+    return _Measured(
+        load.latencies, load.errors, elapsed, server_cpu, own1 - own0, cold, repeat, cold_errors + repeat_errors
+    )
 
 
 def run(
@@ -259,6 +319,8 @@ def run(
     latencies, errors, elapsed = measured.latencies, measured.errors, measured.elapsed
     answered = max(len(latencies), 1)
     ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
+    cold_ms = np.asarray(measured.cold) * 1000.0 if measured.cold else np.asarray([float("nan")])
+    repeat_ms = np.asarray(measured.repeat) * 1000.0 if measured.repeat else np.asarray([float("nan")])
     return HttpBenchResult(
         endpoint="POST /v1/users/{user_id}/memories/search",
         backend=backend,
@@ -277,6 +339,13 @@ def run(
         server_cpu_ms=None if measured.server_cpu_s is None else round(measured.server_cpu_s * 1000 / answered, 3),
         client_cpu_ms=round(measured.client_cpu_s * 1000 / answered, 3),
         load_avg=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        cold_requests=users,
+        cold_errors=measured.cold_errors,
+        cold_first_ms=round(float(cold_ms[0]), 2) if measured.cold else None,
+        cold_p50_ms=round(float(np.percentile(cold_ms, 50)), 2),
+        cold_p99_ms=round(float(np.percentile(cold_ms, 99)), 2),
+        repeat_p50_ms=round(float(np.percentile(repeat_ms, 50)), 2),
+        repeat_p99_ms=round(float(np.percentile(repeat_ms, 99)), 2),
     )
 
 
@@ -367,7 +436,9 @@ def add_bench(main: Any) -> None:
         click.echo(
             f"{backend}, {workers} worker(s): {result.requests} requests in {result.duration_s} s at {clients} "
             f"clients: {result.rps} req/s, "
-            f"p50 {result.p50_ms} ms, p99 {result.p99_ms} ms, {result.errors} errors; CPU per request: "
+            f"p50 {result.p50_ms} ms, p99 {result.p99_ms} ms, {result.errors} errors; first search of each of "
+            f"{result.cold_requests} users, one at a time: p50 {result.cold_p50_ms} ms, p99 {result.cold_p99_ms} ms "
+            f"(again: p50 {result.repeat_p50_ms} ms, p99 {result.repeat_p99_ms} ms); CPU per request: "
             f"server {result.server_cpu_ms} ms, load generator {result.client_cpu_ms} ms; "
             f"load average {result.load_avg} on {os.cpu_count()} cores",
             err=as_json,

@@ -55,8 +55,9 @@ def retrieval(
 ) -> None:
     """Top-k latency and recall of the store's vector search, against exact numpy on the same vectors.
 
-    Loads USERS x PER_USER synthetic clustered unit vectors through the store's add_many (one call per user), then
-    times QUERIES top-K searches, each for a random user, after every queried user has been searched once (warm,
+    Loads USERS x PER_USER synthetic clustered unit vectors through the store's add_many (one call per user), opens
+    the store again (caches empty), times each queried user's first search (cold_p50_ms, cold_p99_ms), then times
+    QUERIES top-K searches, each for a random user, every one of them already searched once (p50_ms, p99_ms: warm,
     steady-state latency). For postgres an embedded server is started (shared_buffers 2GB) unless
     MEMSTACK_DATABASE_URL names one; the run then writes under a tenant of its own, so use a scratch database."""
     from rich.console import Console

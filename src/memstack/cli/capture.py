@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from memstack.bench.capture import NO_SAVE_MESSAGES
 from memstack.cli._common import echo_json
 from memstack.errors import MemstackError
 
@@ -22,20 +23,31 @@ __all__ = ["bench_capture", "eval_memories", "register"]
 @click.option("--messages", type=click.IntRange(min=1), default=500, show_default=True, help="Timed turns.")
 @click.option("--chat-ms", type=click.FloatRange(min=0), default=20.0, show_default=True, help="Simulated chat work.")
 @click.option("--warmup", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option(
+    "--cold",
+    type=click.IntRange(1, len(NO_SAVE_MESSAGES)),
+    default=20,
+    show_default=True,
+    help="First messages after start, timed as the cold detection (each text new).",
+)
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
 @click.option("--classifier", default=None, help="offline (default) or a model string.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
 def bench_capture(
-    messages: int, chat_ms: float, warmup: int, embedder: str, classifier: str | None, as_json: bool
+    messages: int, chat_ms: float, warmup: int, cold: int, embedder: str, classifier: str | None, as_json: bool
 ) -> None:
-    """Latency memory capture adds to a chat turn when nothing is saved (start + awaiting the result).
+    """What memory capture costs a chat turn when nothing is saved: the detection itself, cold (first messages after
+    start) and warm, and the latency it adds to the turn (start + awaiting the result).
 
-    Last line: {"messages","p50_ms","p99_ms",...}; see memstack.bench.capture."""
+    Last line: {"messages","p50_ms","p99_ms",...,"detect_cold_p50_ms","detect_p50_ms",...}; see
+    memstack.bench.capture."""
     from memstack.bench.capture import CaptureBenchConfig, run_capture_bench
 
     spec = None if classifier in (None, "offline") else classifier
-    cfg = CaptureBenchConfig(messages=messages, chat_ms=chat_ms, warmup=warmup, embedder=embedder, classifier=spec)
     try:
+        cfg = CaptureBenchConfig(
+            messages=messages, chat_ms=chat_ms, warmup=warmup, cold=cold, embedder=embedder, classifier=spec
+        )
         result = asyncio.run(run_capture_bench(cfg))
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -229,14 +229,21 @@ def chat(
 @click.option("--memories", default=200, show_default=True, help="Memories the user holds.")
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
 @click.option("--guard", type=click.Choice(["auto", "rules", "semantic"]), default="auto", show_default=True)
+@click.option(
+    "--cold-users",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Users whose first turn is timed (cold), before the steady turns.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
-def bench_turn(turns: int, memories: int, embedder: str, guard: str, as_json: bool) -> None:
+def bench_turn(turns: int, memories: int, embedder: str, guard: str, cold_users: int, as_json: bool) -> None:
     """What a chat turn costs memstack itself (offline responder: no model time). See memstack.bench.turn."""
     from memstack.bench.turn import TurnBenchConfig, run_turn_bench
 
     logging.getLogger("memstack").setLevel(logging.ERROR)
     try:
-        cfg = TurnBenchConfig(turns=turns, memories=memories, embedder=embedder, guard=guard)
+        cfg = TurnBenchConfig(turns=turns, memories=memories, embedder=embedder, guard=guard, cold_users=cold_users)
         result = asyncio.run(run_turn_bench(cfg))
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
@@ -245,7 +252,9 @@ def bench_turn(turns: int, memories: int, embedder: str, guard: str, as_json: bo
     else:
         click.echo(
             f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}, guard {result['guard']}): "
-            f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms"
+            f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms; first turn of each of "
+            f"{result['cold_users']} users: p50 {result['cold_p50_ms']} ms, p99 {result['cold_p99_ms']} ms (the "
+            f"engine's first {result['first_ms']} ms); load average {result['load_avg']}"
         )
 
 
