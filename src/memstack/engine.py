@@ -43,6 +43,7 @@ from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
+    AddResult,
     Category,
     ChatEvent,
     ChatResult,
@@ -63,6 +64,7 @@ from memstack.types import (
 
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
+    from memstack.capture.explicit import ExplicitAdds
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.recall import IngestMessage
@@ -132,6 +134,7 @@ class AsyncMemstack:
         self._embedder: Embedder | None = None
         self._store: Store | None = None
         self._turns: Turns | None = None
+        self._explicit: ExplicitAdds | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
 
     async def __aenter__(self) -> Self:
@@ -378,18 +381,27 @@ class AsyncMemstack:
     # -- memory management ------------------------------------------------------------------------------------------
 
     async def add(
-        self,
-        user: str | UserRef,
-        content: str,
-        *,
-        category: str | Category = Category.GENERAL,
-        tier: str | None = None,
-        source: str | Source = Source.MANUAL,
-        agent_id: str | None = None,
-        confidence: float = 1.0,
-        tenant: str | None = None,
-    ) -> Memory:
-        """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full."""
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> Memory:  # fmt: skip
+        """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full. A
+        memory the user already has (the same text, or a duplicate by the capture pipeline's calibrated rule) is
+        returned as it is, not stored again (:meth:`add_result` says which happened); ``force`` stores it anyway."""
+        added = await self.add_result(
+            user, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
+            force=force, tenant=tenant,
+        )  # fmt: skip
+        return added.memory
+
+    async def add_result(
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> AddResult:  # fmt: skip
+        """:meth:`add`, saying what it did: ``created``, or ``duplicate`` with the memory already held (nothing
+        stored, nothing counted against the tier limit: a full tier answers ``duplicate`` for it, not
+        ``LimitReached``). See :mod:`memstack.capture.explicit`."""
         ref = _user(user, tenant)
         try:
             src = Source(source)
@@ -398,9 +410,17 @@ class AsyncMemstack:
         new = NewMemory(content, Category.parse(category), src, confidence, agent_id)
         tier_name, limit = self._limit(tier)
         try:
-            return await self.store.memories.add(ref, new, await self._embed(content), limit=limit, actor="user")
+            return await self._adds().add(ref, new, await self._embed(content), limit=limit, force=force)
         except LimitReached as full:
             raise LimitReached(tier_name, full.limit) from None
+
+    def _adds(self) -> ExplicitAdds:
+        from memstack.capture.dedup import DedupRule, params_for
+        from memstack.capture.explicit import ExplicitAdds
+
+        if self._explicit is None or self._explicit.store is not self.store:
+            self._explicit = ExplicitAdds(self.store, DedupRule(params_for(self.embedder.name)))
+        return self._explicit
 
     async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
         return await self.store.memories.get(_user(user, tenant), memory_id)

@@ -57,6 +57,7 @@ class MemstackClient:
     chat = Blocking(AsyncMemstackClient.chat)
     end_session = Blocking(AsyncMemstackClient.end_session)
     add = Blocking(AsyncMemstackClient.add)
+    add_result = Blocking(AsyncMemstackClient.add_result)
     get = Blocking(AsyncMemstackClient.get)
     list = Blocking(AsyncMemstackClient.list)
     search = Blocking(AsyncMemstackClient.search)

@@ -13,6 +13,7 @@ from memstack.server.schemas import (
     DeleteOut,
     ErrorOut,
     EventList,
+    MemoryAddedOut,
     MemoryCreate,
     MemoryList,
     MemoryOut,
@@ -91,12 +92,34 @@ async def list_memories(
     return json_response({"memories": [memory_json(m) for m in found]})
 
 
-@router.post("/memories", response_model=MemoryOut, status_code=201, summary="Add a memory (source: manual)")
+_DUPLICATE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": MemoryAddedOut,
+        "description": 'The user already has this memory: it is returned with "action": "duplicate" and nothing is '
+        "stored (nor counted against the tier limit, so a full tier answers this too); force=true stores it anyway",
+    },
+    201: {"description": 'Stored: the new memory, "action": "created"'},
+}
+
+
+@router.post(
+    "/memories",
+    response_model=MemoryAddedOut,
+    status_code=201,
+    responses=_DUPLICATE,
+    summary="Add a memory (source: manual); one the user already has is returned, not stored twice",
+)
 async def add_memory(st: StateDep, caller: CallerDep, user_id: UserId, body: MemoryCreate) -> Response:
-    memory = await st.engine.add(
-        caller.user(user_id), body.content, category=body.category, tier=body.tier, agent_id=body.agent_id
+    added = await st.engine.add_result(
+        caller.user(user_id),
+        body.content,
+        category=body.category,
+        tier=body.tier,
+        agent_id=body.agent_id,
+        force=body.force,
     )
-    return json_response(memory_json(memory), 201)
+    data = {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
+    return json_response(data, 200 if added.duplicate else 201)
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut, summary="One memory (active or forgotten)")

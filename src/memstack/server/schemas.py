@@ -30,6 +30,7 @@ __all__ = [
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
+    "MemoryAddedOut",
     "MemoryCreate",
     "MemoryList",
     "MemoryOut",
@@ -88,11 +89,19 @@ class MemoryList(BaseModel):
     memories: list[MemoryOut]
 
 
+class MemoryAddedOut(MemoryOut):
+    """The memory an add stored (201, ``created``) or the one the user already had (200, ``duplicate``)."""
+
+    action: str = Field(description="created: stored now (201); duplicate: already held, nothing stored (200)")
+    reason: str = Field(description="Why it is a duplicate: the same text, or the dedup rule's explanation")
+
+
 class MemoryCreate(_In):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="One short fact about the user")
     category: Category = Category.GENERAL
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, description="Private to this agent")
     tier: str | None = Field(default=None, max_length=50, description="The user's tier (default: the default tier)")
+    force: bool = Field(default=False, description="Store it even when the user already has this memory")
 
 
 class MemoryPatchIn(_In):

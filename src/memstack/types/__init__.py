@@ -30,6 +30,7 @@ from memstack.types.chat import (
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
+    AddResult,
     Candidate,
     Category,
     DeletedBy,
@@ -79,6 +80,7 @@ __all__ = [
     "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
     "MESSAGE_ROLES",
+    "AddResult",
     "AgentRecord",
     "ApiKey",
     "ArchiveHit",
