@@ -234,9 +234,10 @@ class SessionArchive(Protocol):
     artifacts and base-truth snapshots. Every call is scoped to one user."""
 
     async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
     ) -> builtins.list[SessionSummary]:
-        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line."""
+        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line;
+        ``session_id``: only that one (an empty list when the user has no such session)."""
         ...
 
     async def turns(
