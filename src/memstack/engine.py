@@ -563,11 +563,12 @@ class AsyncMemstack:
 
     async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
-        history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases),
-        then this process's caches of them; returns the rows removed per table. Pending background work of the
-        user is gone with its job row (never resumed, here or in another process); a turn of the user in flight
-        loses its session lease and its remaining writes are refused (``LeaseLost``); a memory detection in flight
-        is refused at its next checkpoint (its job is gone). Afterwards the user looks like one never seen."""
+        history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
+        kept HTTP responses), then this process's caches of them; returns the rows removed per table. Pending
+        background work of the user is gone with its job row (never resumed, here or in another process); a turn
+        of the user in flight loses its session lease and its remaining writes are refused (``LeaseLost``); a
+        memory detection in flight is refused at its next checkpoint (its job is gone). Afterwards the user looks
+        like one never seen."""
         ref = _user(user, tenant)
         report = await self.store.users.erase(ref)
         if self._turns is not None:

@@ -358,6 +358,7 @@ class ExportOut(BaseModel):
     user_id: str
     exported_at: datetime
     vectors: str = Field(description="Why vectors are not in the export")
+    responses: str = Field(description="Why responses kept under an Idempotency-Key are not in the export")
     memories: list[dict[str, Any]] = Field(
         description="Active, forgotten and superseded memories, each with its history (oldest first); a memory "
         "deleted for good appears with stored=false and only its history"

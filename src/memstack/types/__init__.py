@@ -73,7 +73,7 @@ from memstack.types.sessions import (
     TurnStatus,
     TurnSummary,
 )
-from memstack.types.tenants import AgentRecord, ApiKey
+from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
 from memstack.types.users import ErasureReport, RecordKind, UserRecord
 
 __all__ = [
@@ -127,6 +127,7 @@ __all__ = [
     "SessionState",
     "SessionSummary",
     "Source",
+    "StoredResponse",
     "TokenUsage",
     "ToolUse",
     "TurnCommit",
