@@ -100,15 +100,19 @@ class AsyncMemstackClient:
 
     ``base_url`` falls back to ``$MEMSTACK_URL`` then ``http://127.0.0.1:8700``; ``api_key`` to
     ``$MEMSTACK_API_KEY``, then ``$MEMSTACK_KEY`` (none: a server in local mode). ``timeout``: seconds per request
-    (imports and chat turns run in the request: leave room for them)."""
+    (imports and chat turns run in the request: leave room for them). ``retries``: how many times a call is tried
+    again when no answer came or the server was busy; every write carries an ``Idempotency-Key`` of its own, reused
+    by its retries, so a retried write is done once (:mod:`memstack.client._http`)."""
 
-    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0, retries: int = 2
+    ) -> None:
         url = base_url or os.environ.get("MEMSTACK_URL") or DEFAULT_URL
         if not url.startswith(("http://", "https://")):
             source = "base_url" if base_url else "$MEMSTACK_URL"
             raise ConfigError(f"{source} = {url!r} is not an http(s) URL; give the server's, e.g. {DEFAULT_URL}")
         key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
-        self._http = Transport(url, key, timeout)
+        self._http = Transport(url, key, timeout, retries)
         self._tenant: str | None = None
 
     @property
