@@ -200,3 +200,24 @@ def test_kept_answers_go_with_the_user(rig: Rig) -> None:
         assert erased["removed"]["idempotency_keys"] == 1
         again = _post(http, "/v1/users/gus/memories", "gus-1", json={"content": "Gus rows at dawn"})
         assert again.status_code == 201 and REPLAYED not in again.headers  # the user is new again: runs anew
+
+
+def test_the_openapi_document_names_the_header_on_every_write(rig: Rig) -> None:
+    with rig.client() as http:
+        paths = http.get("/openapi.json").json()["paths"]
+    writes = [
+        ("/v1/users/{user_id}/memories", "post"),
+        ("/v1/users/{user_id}/memories/{memory_id}", "patch"),
+        ("/v1/users/{user_id}/memories/{memory_id}", "delete"),
+        ("/v1/users/{user_id}/memories/{memory_id}/restore", "post"),
+        ("/v1/users/{user_id}/ingest", "post"),
+        ("/v1/sessions/{session_id}/end", "post"),
+        ("/v1/chat", "post"),
+        ("/v1/delegate", "post"),
+        ("/v1/chat/completions", "post"),
+    ]
+    for path, method in writes:
+        operation = paths[path][method]
+        header = [p for p in operation["parameters"] if p["in"] == "header" and p["name"] == "Idempotency-Key"]
+        assert header and "retry" in header[0]["description"], (path, method)
+        assert "409" in operation["responses"], (path, method)
