@@ -16,7 +16,7 @@ from memstack.errors import ConfigError
 from memstack.models.offline import OFFLINE_BANNER
 from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedToolCall
 from memstack.turn.models import Tuning
-from memstack.types import ChatDone, ChatToken, ChatToolEvent, DeletedBy, FragmentStatus, UpdateAction, UserRef
+from memstack.types import ChatDone, ChatToken, ChatToolEvent, DeletedBy, FragmentStatus, UpdateAction
 
 from .conftest import BACKENDS, Rig, memories
 
