@@ -372,7 +372,8 @@ class AsyncMemstack:
         (``user_speaker`` names the user when speakers are named). Each exchange is archived at its own time and
         summarized as in phase 2 of a turn, memory capture runs on the user's messages (``capture``, with the
         user's ``tier``), every message is embedded for :meth:`recall`, and with ``end`` the session is closed
-        with its cross-session line. Importing into an existing session appends to it."""
+        with its cross-session line. Importing into an existing session appends to it, except what it has archived
+        already (the same side, text and time): importing twice changes nothing (:mod:`memstack.recall.ingest`)."""
         return await self._chat().ingestor.ingest(
             _user(user_id, tenant), session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture,
             tier=tier, end=end,

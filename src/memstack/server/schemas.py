@@ -286,7 +286,9 @@ class IngestMessageIn(_In):
 
 
 class IngestIn(_In):
-    session_id: str = Field(min_length=1, max_length=200, description="The session to import into (appends)")
+    session_id: str = Field(
+        min_length=1, max_length=200, description="The session to import into (appends what it has not archived yet)"
+    )
     messages: list[IngestMessageIn] = Field(min_length=1, description="The conversation, in order")
     user_speaker: str | None = Field(default=None, min_length=1, max_length=200, description="The user's name")
     agent: str | None = Field(default=None, min_length=1, max_length=200, description="The session's agent")
