@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,10 @@ def _serve(config: Config) -> Iterator[Served]:
         agent = client.put("/v1/agents/keeper", json={"core": "You help beekeepers."})
         assert memory.status_code == 201 and turn.status_code == 200 and agent.status_code == 200, turn.text
         reply = turn.json()
+        deadline = time.monotonic() + 30  # phase 2 of the turn runs after the reply: the tests compare what is stored
+        while not client.get(f"/v1/sessions/{reply['session_id']}", params={"user_id": "ana"}).json()["turn_log"]:
+            assert time.monotonic() < deadline, "the turn's phase 2 did not finish"
+            time.sleep(0.05)
         yield Served(client, memory.json()["id"], reply["session_id"], reply["context_id"])
         client.close()
 
