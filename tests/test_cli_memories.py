@@ -43,6 +43,22 @@ def test_memories_is_a_registered_command(cli) -> None:  # type: ignore[no-untyp
         assert command in result.output
 
 
+def test_adding_a_memory_already_held(cli) -> None:  # type: ignore[no-untyped-def]
+    first = cli("memories", "add", "--user", "alice", "Prefers green tea over coffee", "--json")
+    memory = json.loads(first.output)
+    assert memory["action"] == "created"
+    again = cli("memories", "add", "--user", "alice", "prefers green tea over coffee.")
+    assert again.exit_code == 0
+    assert again.output.strip() == (
+        f"Already saved {memory['id']} (duplicate): Prefers green tea over coffee; --force to store another"
+    )
+    as_json = json.loads(cli("memories", "add", "-u", "alice", "Prefers green tea over coffee", "--json").output)
+    assert (as_json["action"], as_json["id"], as_json["reason"]) == ("duplicate", memory["id"], "the same text")
+    assert len(_ids(cli)) == 1
+    forced = cli("memories", "add", "--user", "alice", "Prefers green tea over coffee", "--force")
+    assert forced.exit_code == 0 and "Saved mem_" in forced.output and len(_ids(cli)) == 2
+
+
 def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     added = cli("memories", "add", "--user", "alice", "Prefers green tea over coffee", "-c", "preference")
     assert added.exit_code == 0 and "Saved mem_" in added.output and "1 of 50 memories, free tier" in added.output

@@ -98,6 +98,9 @@ async def test_stdio_session_adds_searches_lists_forgets_restores_and_recalls(tm
         await _ok(session, "add_memory", content="Alice is allergic to peanuts", category="fact", user_id="alice")
         await _ok(session, "add_memory", content="Bob drinks green tea too", user_id="bob")
         assert tea["content"] == "Alice drinks green tea every morning" and tea["category"] == "general"
+        assert tea["action"] == "created"
+        again = await _ok(session, "add_memory", content="alice drinks green tea every morning.", user_id="alice")
+        assert again["action"] == "duplicate" and again["id"] == tea["id"]  # held already: not stored twice
 
         found = await _ok(session, "search_memories", query="green tea in the morning", k=5, user_id="alice")
         assert found["results"][0]["memory"]["id"] == tea["id"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from readme_examples import python_block, run_python  # tests/readme_examples.py
@@ -23,3 +24,20 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert lines[0].startswith("Any food I should avoid? -> I'm vegetarian and allergic to peanuts (")
     assert lines[1].startswith("How should I prepare for my race? -> I'm training for the Lisbon marathon in May (")
     assert (tmp_path / ".memstack" / "memstack.db").exists()
+
+
+def test_running_the_example_twice_leaves_the_memories_of_one_run(tmp_path: Path) -> None:
+    """Explicit adds are idempotent (issue 13): the second run finds each memory already held and stores nothing."""
+    outputs = []
+    for _ in range(2):
+        done = run_python(python_example(), tmp_path)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    with sqlite3.connect(tmp_path / ".memstack" / "memstack.db") as db:
+        rows = db.execute("SELECT content FROM memories WHERE user_id = 'alice' AND is_active").fetchall()
+    assert sorted(r[0] for r in rows) == [
+        "I'm training for the Lisbon marathon in May",
+        "I'm vegetarian and allergic to peanuts",
+        "My biology exam is on Friday at 9am",
+    ]

@@ -159,6 +159,7 @@ class Memstack:
     end_session = Blocking(AsyncMemstack.end_session)
     wait_idle = Blocking(AsyncMemstack.wait_idle)
     add = Blocking(AsyncMemstack.add)
+    add_result = Blocking(AsyncMemstack.add_result)
     get = Blocking(AsyncMemstack.get)
     list = Blocking(AsyncMemstack.list)
     search = Blocking(AsyncMemstack.search)

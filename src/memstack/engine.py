@@ -43,6 +43,7 @@ from memstack.errors import ConfigError, InputError, LimitReached
 from memstack.store import Store, open_store
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
+    AddResult,
     Category,
     ChatEvent,
     ChatResult,
@@ -63,6 +64,7 @@ from memstack.types import (
 
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
+    from memstack.capture.explicit import ExplicitAdds
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.recall import IngestMessage
@@ -132,6 +134,7 @@ class AsyncMemstack:
         self._embedder: Embedder | None = None
         self._store: Store | None = None
         self._turns: Turns | None = None
+        self._explicit: ExplicitAdds | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
 
     async def __aenter__(self) -> Self:
@@ -369,7 +372,8 @@ class AsyncMemstack:
         (``user_speaker`` names the user when speakers are named). Each exchange is archived at its own time and
         summarized as in phase 2 of a turn, memory capture runs on the user's messages (``capture``, with the
         user's ``tier``), every message is embedded for :meth:`recall`, and with ``end`` the session is closed
-        with its cross-session line. Importing into an existing session appends to it."""
+        with its cross-session line. Importing into an existing session appends to it, except what it has archived
+        already (the same side, text and time): importing twice changes nothing (:mod:`memstack.recall.ingest`)."""
         return await self._chat().ingestor.ingest(
             _user(user_id, tenant), session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture,
             tier=tier, end=end,
@@ -378,18 +382,27 @@ class AsyncMemstack:
     # -- memory management ------------------------------------------------------------------------------------------
 
     async def add(
-        self,
-        user: str | UserRef,
-        content: str,
-        *,
-        category: str | Category = Category.GENERAL,
-        tier: str | None = None,
-        source: str | Source = Source.MANUAL,
-        agent_id: str | None = None,
-        confidence: float = 1.0,
-        tenant: str | None = None,
-    ) -> Memory:
-        """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full."""
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> Memory:  # fmt: skip
+        """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full. A
+        memory the user already has (the same text, or a duplicate by the capture pipeline's calibrated rule) is
+        returned as it is, not stored again (:meth:`add_result` says which happened); ``force`` stores it anyway."""
+        added = await self.add_result(
+            user, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
+            force=force, tenant=tenant,
+        )  # fmt: skip
+        return added.memory
+
+    async def add_result(
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> AddResult:  # fmt: skip
+        """:meth:`add`, saying what it did: ``created``, or ``duplicate`` with the memory already held (nothing
+        stored, nothing counted against the tier limit: a full tier answers ``duplicate`` for it, not
+        ``LimitReached``). See :mod:`memstack.capture.explicit`."""
         ref = _user(user, tenant)
         try:
             src = Source(source)
@@ -398,9 +411,17 @@ class AsyncMemstack:
         new = NewMemory(content, Category.parse(category), src, confidence, agent_id)
         tier_name, limit = self._limit(tier)
         try:
-            return await self.store.memories.add(ref, new, await self._embed(content), limit=limit, actor="user")
+            return await self._adds().add(ref, new, await self._embed(content), limit=limit, force=force)
         except LimitReached as full:
             raise LimitReached(tier_name, full.limit) from None
+
+    def _adds(self) -> ExplicitAdds:
+        from memstack.capture.dedup import DedupRule, params_for
+        from memstack.capture.explicit import ExplicitAdds
+
+        if self._explicit is None or self._explicit.store is not self.store:
+            self._explicit = ExplicitAdds(self.store, DedupRule(params_for(self.embedder.name)))
+        return self._explicit
 
     async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
         return await self.store.memories.get(_user(user, tenant), memory_id)
@@ -543,11 +564,12 @@ class AsyncMemstack:
 
     async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
-        history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases),
-        then this process's caches of them; returns the rows removed per table. Pending background work of the
-        user is gone with its job row (never resumed, here or in another process); a turn of the user in flight
-        loses its session lease and its remaining writes are refused (``LeaseLost``); a memory detection in flight
-        is refused at its next checkpoint (its job is gone). Afterwards the user looks like one never seen."""
+        history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
+        kept HTTP responses), then this process's caches of them; returns the rows removed per table. Pending
+        background work of the user is gone with its job row (never resumed, here or in another process); a turn
+        of the user in flight loses its session lease and its remaining writes are refused (``LeaseLost``); a
+        memory detection in flight is refused at its next checkpoint (its job is gone). Afterwards the user looks
+        like one never seen."""
         ref = _user(user, tenant)
         report = await self.store.users.erase(ref)
         if self._turns is not None:

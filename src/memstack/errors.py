@@ -14,6 +14,7 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── LimitReached             the user's tier allows no more memories
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
     ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
+    ├── RequestInFlight          a request with the same idempotency key is still being answered (HTTP 409)
     ├── StoreError               the database failed; nothing was half-written
     │   ├── StoreUnavailable     cannot connect (server down, bad URL, missing pgvector)
     │   ├── StoreBusy            another writer holds the database
@@ -43,6 +44,7 @@ __all__ = [
     "ProviderError",
     "ProviderTimeout",
     "ReembedInProgress",
+    "RequestInFlight",
     "SessionConflict",
     "StoreBusy",
     "StoreError",
@@ -147,6 +149,11 @@ class BudgetExceeded(MemstackError):
 
 class OverrideViolation(MemstackError):
     """A lower layer tried to take the place of a higher one, or layers 1-2 were tampered with."""
+
+
+class RequestInFlight(MemstackError):
+    """Another request sent with the same ``Idempotency-Key`` is still being answered: retry in a moment, and the
+    retry gets its answer (HTTP 409 with ``Retry-After``)."""
 
 
 class StoreError(MemstackError):

@@ -6,6 +6,7 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
       "format": "memstack.user-export", "version": 1,
       "tenant": "...", "user_id": "...", "exported_at": "2026-11-25T18:00:00+00:00",
       "vectors": "not exported: ...",
+      "responses": "not exported: ...",
       "memories": [
         {"id", "agent_id", "content", "category", "source", "confidence", "is_active", "deleted_by",
          "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids",
@@ -28,7 +29,10 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
 
 Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
 Times are ISO 8601. Embedding vectors are not exported: they are derived from the text, which is, and are
-meaningless outside the model that made them. A user the store has never seen exports with every list empty.
+meaningless outside the model that made them. Responses kept under an HTTP write's ``Idempotency-Key``
+(``idempotency_keys``) are not exported either: each is a copy, kept at most a day so that a retried request gets the
+same answer, of an answer built from what the document holds where it lives (memories, sessions, contexts); they
+are erased with the user like everything else. A user the store has never seen exports with every list empty.
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ EXPORT_VERSION = 1
 SECTIONS = {"memory": "memories", "session": "sessions", "context": "contexts", "job": "jobs"}
 
 _VECTORS = "not exported: embedding vectors are derived from the exported text by the configured embedding model"
+_RESPONSES = (
+    "not exported: answers to HTTP writes sent with an Idempotency-Key are kept at most a day, so that a retry gets "
+    "the same answer; each copies what this document holds where it lives (memories, sessions, contexts)"
+)
 
 
 def _dumps(value: Any) -> str:
@@ -65,6 +73,7 @@ async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> 
         "user_id": user.user_id,
         "exported_at": utcnow().isoformat(),
         "vectors": _VECTORS,
+        "responses": _RESPONSES,
     }
     yield _dumps(header)[:-1]
     order = list(SECTIONS)

@@ -98,6 +98,10 @@ async def test_save_at_the_limit_returns_the_upgrade_prompt(tools: MemoryTools, 
     assert outcome.result["upgrade_prompt"] == outcome.upgrade_prompt
     pro = await tools.execute(ALICE, call("save_memory", content="User is allergic to peanuts"), tier="pro")
     assert pro.ok and await store.index.count_active(ALICE) == 4
+    # A memory already held is a duplicate even when the tier is full: no upgrade prompt, nothing stored.
+    held = await tools.execute(ALICE, call("save_memory", content="user lives in lyon."))
+    assert held.ok and held.result["action"] == "duplicate" and held.upgrade_prompt is None
+    assert held.updates[0].action is UpdateAction.DUPLICATE and await store.index.count_active(ALICE) == 4
 
 
 async def test_save_refuses_an_instruction_to_the_assistant(tools: MemoryTools, store: Store) -> None:

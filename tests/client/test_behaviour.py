@@ -26,6 +26,7 @@ from memstack.types import (
     RecallKind,
     ScoredMemory,
     SessionSummary,
+    UpdateAction,
 )
 
 from .conftest import Backend
@@ -46,6 +47,17 @@ async def test_add_get_list_count_usage(ms: Backend, user: str) -> None:
     assert await ms.usage(user) == MemoryUsage("free", 2, 50)
     assert await ms.usage(user, tier="premium") == MemoryUsage("premium", 2, None)
     assert await ms.count("someone-else") == 0
+
+
+async def test_an_add_of_a_memory_already_held_is_a_duplicate(ms: Backend, user: str) -> None:
+    tea = await ms.add(user, "User prefers green tea", tier="tiny")
+    await ms.add(user, "User cycles to work", tier="tiny")
+    again = await ms.add_result(user, "user prefers green tea.", tier="tiny")  # the tier is full: still a duplicate
+    assert again.duplicate and again.action is UpdateAction.DUPLICATE and again.memory == tea
+    assert await ms.add(user, "User prefers green tea", tier="tiny") == tea
+    forced = await ms.add_result(user, "User prefers green tea", force=True)
+    assert forced.action is UpdateAction.CREATED and forced.memory.id != tea.id
+    assert await ms.count(user) == 3
 
 
 async def test_search_ranks_the_closest_first(ms: Backend, user: str) -> None:

@@ -57,6 +57,7 @@ async def test_stream_gives_the_same_text_and_finishes() -> None:
     messages = _context()
     streamed = await collect(responder.stream(messages))
     assert streamed.text == (await responder.complete(messages)).text
+    assert streamed.placeholder and (await responder.complete(messages)).placeholder  # never kept as a reply
     assert streamed.finish_reason == "stop" and streamed.tool_calls == ()
 
 

@@ -12,6 +12,7 @@ def _add(client: httpx.Client, user: str, content: str, **extra: object) -> dict
     response = client.post(f"/v1/users/{user}/memories", json={"content": content, **extra})
     assert response.status_code == 201, response.text
     body: dict[str, object] = response.json()
+    assert (body.pop("action"), body.pop("reason")) == ("created", "")
     return body
 
 
@@ -107,3 +108,23 @@ def test_usage_and_the_tier_limit(acme: httpx.Client, request: pytest.FixtureReq
     assert premium["limit"] is None and premium["display"] == "2 / unlimited"
     unknown = acme.get(f"/v1/users/{user}/usage", params={"tier": "platinum"})
     assert unknown.status_code == 400 and "platinum" in unknown.json()["error"]["message"]
+
+
+def test_a_memory_already_held_is_answered_duplicate(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    """200 with "action": "duplicate" and the memory already held, even with the tier full; force=true stores a
+    second copy (201). The OpenAPI document lists both answers and the force field."""
+    user = fresh_user(request)
+    jazz = _add(acme, user, "User likes jazz", tier="tiny")
+    _add(acme, user, "User likes blues", tier="tiny")
+    again = acme.post(f"/v1/users/{user}/memories", json={"content": "user likes JAZZ.", "tier": "tiny"})
+    assert again.status_code == 200, again.text
+    body = again.json()
+    assert (body.pop("action"), body.pop("reason")) == ("duplicate", "the same text") and body == jazz
+    assert acme.get(f"/v1/users/{user}/usage", params={"tier": "tiny"}).json()["display"] == "2 / 2"
+    forced = acme.post(f"/v1/users/{user}/memories", json={"content": "User likes jazz", "force": True})
+    assert forced.status_code == 201 and forced.json()["action"] == "created" and forced.json()["id"] != jazz["id"]
+    operation = acme.get("/openapi.json").json()["paths"]["/v1/users/{user_id}/memories"]["post"]
+    assert {"200", "201"} <= set(operation["responses"])
+    assert "duplicate" in operation["responses"]["200"]["description"]
+    schemas = acme.get("/openapi.json").json()["components"]["schemas"]
+    assert "force" in schemas["MemoryCreate"]["properties"] and "action" in schemas["MemoryAddedOut"]["properties"]

@@ -44,6 +44,16 @@ def test_the_readme_curl_commands_work(running: Running) -> None:
     assert "trip" in [s["session_id"] for s in sessions["sessions"]]
     assert ended["session_id"] == "trip" and ended["summary"]["line"]
     assert delegated["reply"] and delegated["memory_updates"] == []
+    # the add sent with an Idempotency-Key: run again, it is answered from the first, and one memory is stored
+    (keyed,) = outputs[10:]
+    assert keyed["action"] == "created" and keyed["content"] == "User prefers trail runs to road races"
+    host = running.url.removeprefix("http://")
+    retry = commands[10].replace("localhost:8700", host) + " -i"
+    done = subprocess.run(["bash", "-c", retry], env=env, capture_output=True, text=True, timeout=60)
+    assert "idempotent-replayed: true" in done.stdout.lower() and keyed["id"] in done.stdout
+    listing = commands[2].replace("localhost:8700", host).replace("goal", "preference")
+    listed = subprocess.run(["bash", "-c", listing], env=env, capture_output=True, text=True, timeout=60)
+    assert [m["id"] for m in json.loads(listed.stdout)["memories"]].count(keyed["id"]) == 1
 
 
 def openai_example() -> str:

@@ -1,6 +1,7 @@
 """Two ``memstack serve`` processes on the same data (one SQLite directory, or one PostgreSQL database): a session's
 turns split across them stay in order and complete, background work is claimed once, and a memory forgotten through
-one is gone from the other's next search. Also ``memstack serve --workers 2`` on PostgreSQL (refused on SQLite)."""
+one is gone from the other's next search; an add retried with one Idempotency-Key through both, and again after a
+restart, stores one memory. Also ``memstack serve --workers 2`` on PostgreSQL (refused on SQLite)."""
 
 from __future__ import annotations
 
@@ -200,3 +201,39 @@ def _workers(parent: int) -> list[int]:
         if ppid == parent and b"spawn_main" in command:
             found.append(int(entry.name))
     return found
+
+
+@pytest.mark.slow
+async def test_a_retried_add_stores_one_memory_across_processes_and_restarts(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same add sent with one Idempotency-Key to both processes at once, then again after both restarted: one
+    memory (force: the dedup of explicit adds would hide a second copy; the key alone prevents it)."""
+    url = _database_url(backend, request)
+    body = {"content": "Carla restores old bicycles", "category": "fact", "force": True}
+    headers = {"Idempotency-Key": "one-add-two-processes"}
+    async with _two_servers(tmp_path, url) as servers, httpx.AsyncClient(timeout=60) as http:
+
+        async def add(server: Server) -> httpx.Response:
+            while True:  # a retry while the first is in flight is told to wait
+                answer = await http.post(f"{server.url}/v1/users/carla/memories", json=body, headers=headers)
+                if answer.status_code != 409:
+                    return answer
+                assert answer.json()["error"]["type"] == "RequestInFlight" and answer.headers["Retry-After"]
+                await asyncio.sleep(0.05)
+
+        answers = await asyncio.gather(*(add(s) for s in (*servers, *servers)))
+        assert {a.status_code for a in answers} == {201}, [a.text for a in answers]
+        assert len({a.json()["id"] for a in answers}) == 1
+        assert sum(a.headers.get("Idempotent-Replayed") != "true" for a in answers) == 1  # done once
+        listed = await http.get(f"{servers[1].url}/v1/users/carla/memories")
+        assert [m["content"] for m in listed.json()["memories"]] == [body["content"]]
+    again = Server(tmp_path, url)
+    await asyncio.to_thread(again.start)
+    try:
+        async with httpx.AsyncClient(timeout=60) as http:
+            replay = await http.post(f"{again.url}/v1/users/carla/memories", json=body, headers=headers)
+            assert replay.headers["Idempotent-Replayed"] == "true" and replay.json() == answers[0].json()
+            assert len((await http.get(f"{again.url}/v1/users/carla/memories")).json()["memories"]) == 1
+    finally:
+        again.stop()

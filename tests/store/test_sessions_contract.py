@@ -283,6 +283,12 @@ async def test_sessions_listing_newest_activity_first(store: Store) -> None:
     assert [s.session_id for s in await store.archive.sessions(ALICE, limit=1, offset=1)] == ["new"]
     await store.sessions.end(ALICE, "mid", "a line", through_turn=0, ended=True)
     assert [s.session_id for s in await store.archive.sessions(ALICE, with_line=True)] == ["mid"]
+    (mid,) = await store.archive.sessions(ALICE, session_id="mid")  # one session by id
+    assert mid.line == "a line" and mid.ended_at is not None
+    assert await store.archive.sessions(ALICE, session_id="mid", with_line=True) == [mid]
+    assert await store.archive.sessions(ALICE, session_id="new", with_line=True) == []
+    assert await store.archive.sessions(BOB, session_id="mid") == []
+    assert await store.archive.sessions(ALICE, session_id="unknown") == []
     with pytest.raises(InputError):
         await store.archive.sessions(ALICE, limit=0)
 

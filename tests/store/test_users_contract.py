@@ -173,7 +173,8 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     await workload(ms, user, now=NOW)  # memories managed, chat turns, contexts, an import, a session ended
     await ms.chat(user, "Here is my script:\n```python\nprint('hello')\n```\nWhat does it do?", session_id="code")
     old = await ms.add(user, "I drink green tea", category="preference")
-    new = await ms.add(user, "I drink green tea every morning", category="preference")
+    # force: the dedup rule calls the richer text a duplicate of the first, and this test needs both stored
+    new = await ms.add(user, "I drink green tea every morning", category="preference", force=True)
     await ms.store.memories.forget(user, old.id, by=DeletedBy.AI, merged_into=new.id, note="superseded")
     # What the offline models do not write: an artifact and a snapshot of a turn, a detection still pending.
     held = await ms.store.sessions.acquire(user, "drafts")
@@ -198,6 +199,10 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     finally:
         await held.release()
     await ms.store.threads.mark(user, "0" * 64, "drafts", 1)  # a conversation an OpenAI client keeps
+    # a response kept under an HTTP write's Idempotency-Key (keys are per tenant: one per user here)
+    key = f"retry-{user.user_id}"
+    assert await ms.store.idempotency.claim(user, key, "fp", now=datetime.now(UTC), ttl_s=3600, stale_s=600) is None
+    await ms.store.idempotency.complete(user, key, "fp", 201, b'{"content": "I drink green tea"}', "application/json")
     payload = {"tenant": user.tenant, "user_id": user.user_id, "message": "remember my dog Rex"}
     await ms.store.jobs.enqueue("test-pending", f"{user.tenant}/{user.user_id}", payload)
     if isinstance(ms.store, PostgresStore):
@@ -211,7 +216,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
         await _populate(ms, user)
     before = db.counts(ALICE)
     known = {"memories", "memory_history", "sessions", "session_turns", "session_artifacts", "session_snapshots"}
-    known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads"}
+    known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads", "idempotency_keys"}
     if isinstance(ms.store, PostgresStore):
         known |= {"archive_stats", "memory_ann_indexes"}
     assert known <= set(before)  # the catalogue was read (a sanity check, not the list the test relies on)

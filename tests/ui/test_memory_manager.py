@@ -149,6 +149,24 @@ def test_category_filter_and_tier_limit(
     expect(memory(page, "Drinks oat milk")).to_have_count(0)
 
 
+def test_a_memory_already_held_is_not_added_twice(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    """The same text again (case and a full stop aside) is announced as already saved and nothing is added; adding
+    it once more right after stores another copy (force)."""
+    user = user_id(request)
+    open_view(page, local_server.url, "memories", user)
+    add(page, "Prefers green tea over coffee", "preference")
+    page.get_by_label("What to remember about the user").fill("prefers green tea over coffee.")
+    page.get_by_role("button", name="Add memory").click()
+    expect(page.locator("#status")).to_contain_text('Already saved: "Prefers green tea over coffee"')
+    expect(page.locator("li.memory")).to_have_count(1)
+    expect(page.locator("#usage")).to_contain_text("1 /")
+    page.get_by_role("button", name="Add memory").click()
+    expect(page.locator("li.memory")).to_have_count(2)
+    expect(page.locator("#usage")).to_contain_text("2 /")
+
+
 def test_keyboard_only(page: Page, local_server: Served, request: pytest.FixtureRequest) -> None:
     """Add and edit a memory without the mouse; Escape cancels an edit and gives focus back to its button."""
     user = user_id(request)

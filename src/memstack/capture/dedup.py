@@ -58,6 +58,8 @@ __all__ = [
     "DedupParams",
     "DedupRule",
     "PairFeatures",
+    "exact_duplicate",
+    "normalise",
     "pair_features",
     "params_for",
 ]
@@ -184,6 +186,22 @@ CONSERVATIVE = DedupParams.cosine_only("*", 0.95)
 def params_for(embedder: str) -> DedupParams:
     """The calibrated parameters of ``embedder`` (e.g. ``local:minilm``), else :data:`CONSERVATIVE`."""
     return CALIBRATED.get(embedder, CONSERVATIVE)
+
+
+_TRAILING = ".!?;:,…。！？"
+
+
+def normalise(text: str) -> str:
+    """A memory's text as an exact duplicate check compares it: case, runs of whitespace and trailing punctuation
+    aside (``"User likes tea."`` and ``"user  likes tea"`` are the same memory)."""
+    return " ".join(text.casefold().split()).rstrip(_TRAILING).rstrip()
+
+
+def exact_duplicate(candidate: str, nearest: Sequence[ScoredMemory]) -> ScoredMemory | None:
+    """The first of ``nearest`` whose text is the candidate's (:func:`normalise`), before any rule is asked: the
+    same words are a duplicate whatever the rule's gates say of the pair."""
+    wanted = normalise(candidate)
+    return next((hit for hit in nearest if normalise(hit.memory.content) == wanted), None)
 
 
 def _lcs(a: Sequence[str], b: Sequence[str]) -> int:

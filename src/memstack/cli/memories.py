@@ -163,7 +163,8 @@ async def list_memories(
 @click.option("--category", "-c", default="general", show_default=True, help=_CATEGORY_HELP)
 @click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
 @click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
-@click.option("--json", "as_json", is_flag=True, help="Print the saved memory as one JSON object.")
+@click.option("--force", is_flag=True, help="Store it even when the user already has this memory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory as one JSON object, with its action.")
 @run_async
 async def add_memory(
     user_id: str,
@@ -173,15 +174,21 @@ async def add_memory(
     category: str,
     tier: str | None,
     agent_id: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
-    """Save one memory (source: manual)."""
+    """Save one memory (source: manual). One the user already has is not saved twice (the same text, or a
+    duplicate by the capture pipeline's rule): the existing one is shown; --force saves another."""
     user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
-        memory = await ms.add(user, content, category=category, tier=tier, agent_id=agent_id)
+        added = await ms.add_result(user, content, category=category, tier=tier, agent_id=agent_id, force=force)
         usage = await ms.usage(user, tier=tier)
+    memory = added.memory
     if as_json:
-        echo_json(_memory_json(memory))
+        echo_json({**_memory_json(memory), "action": added.action.value, "reason": added.reason})
+        return
+    if added.duplicate:
+        click.echo(f"Already saved {memory.id} (duplicate): {memory.content}; --force to store another")
         return
     click.echo(f"Saved {memory.id} ({memory.category.value}). {_usage_line(user, usage)}")
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.types import (
+    AddResult,
     Category,
     ChatResult,
     DeletedBy,
@@ -22,9 +23,11 @@ from memstack.types import (
     SessionSummary,
     Source,
     TokenUsage,
+    UpdateAction,
 )
 
 __all__ = [
+    "add_result",
     "chat_result",
     "erasure",
     "event",
@@ -61,6 +64,12 @@ def memory(data: Json, tenant: str) -> Memory:
         merged_into=data.get("merged_into"),
         source_turn_ids=tuple(data.get("source_turn_ids") or ()),
     )
+
+
+def add_result(data: Json, tenant: str) -> AddResult:
+    """``POST …/memories``'s answer: the memory and what the add did (``created`` when the server says nothing)."""
+    action = UpdateAction(data.get("action") or UpdateAction.CREATED.value)
+    return AddResult(memory(data, tenant), action, str(data.get("reason") or ""))
 
 
 def scored(data: Json, tenant: str) -> ScoredMemory:

@@ -6,16 +6,26 @@ The server answers every error as ``{"error": {"type", "message", …}}`` (:mod:
     401                 → Unauthorized
     404                 → NotFound (kind and key from the body)
     400, 413            → InputError (BudgetExceeded and OverrideViolation by their type; any other 4xx too)
-    409                 → LimitReached (tier, limit) or SessionConflict / LeaseLost, by type
+    409                 → LimitReached (tier, limit), RequestInFlight or SessionConflict / LeaseLost, by type
     502, 504            → ProviderError, ProviderTimeout (status and body kept)
     503                 → StoreBusy or StoreUnavailable, by type
     other 5xx           → StoreError
     no answer at all    → StoreUnavailable (the server is this client's store: it cannot be reached)
+
+Retries are safe: every request other than a ``GET`` carries an ``Idempotency-Key`` generated for that call, and a
+retry of the call sends the same key, so the server does the work once and answers the retry with the first answer
+(:mod:`memstack.server.idempotency`). A call is retried, up to ``retries`` times, when no answer came (the
+connection failed or dropped, or the answer did not arrive in time) and when the server asks for it (503 with
+``Retry-After``); while the first attempt is still being answered (409 ``RequestInFlight``) the retry waits for it,
+as long as one request may take (``timeout``). A stream is retried only before its first byte was handed on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,6 +43,7 @@ from memstack.errors import (
     OverrideViolation,
     ProviderError,
     ProviderTimeout,
+    RequestInFlight,
     SessionConflict,
     StoreBusy,
     StoreError,
@@ -40,7 +51,11 @@ from memstack.errors import (
     Unauthorized,
 )
 
-__all__ = ["Transport", "error_from"]
+__all__ = ["IDEMPOTENCY_HEADER", "Transport", "error_from"]
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+#: Seconds before the first retry after a failed connection (doubled each time); a server's Retry-After wins.
+_BACKOFF_S = 0.25
 
 #: Error types whose class takes the server's message as it is.
 _BY_TYPE: dict[str, type[MemstackError]] = {
@@ -49,6 +64,7 @@ _BY_TYPE: dict[str, type[MemstackError]] = {
     "OverrideViolation": OverrideViolation,
     "SessionConflict": SessionConflict,
     "LeaseLost": LeaseLost,
+    "RequestInFlight": RequestInFlight,
     "StoreBusy": StoreBusy,
     "StoreUnavailable": StoreUnavailable,
 }
@@ -101,12 +117,22 @@ def _raise_for(response: httpx.Response) -> None:
     raise error_from(response.status_code, body, text)
 
 
-class Transport:
-    """Requests to one memstack server: JSON in, JSON out, library errors on failure."""
+def _retry_after(response: httpx.Response) -> float:
+    try:
+        return min(30.0, max(0.0, float(response.headers.get("retry-after", "1"))))
+    except ValueError:
+        return 1.0
 
-    def __init__(self, base_url: str, api_key: str | None, timeout: float) -> None:
+
+class Transport:
+    """Requests to one memstack server: JSON in, JSON out, library errors on failure, safe retries (see the module
+    docstring). ``retries``: how many times a call is tried again after no answer or a 503."""
+
+    def __init__(self, base_url: str, api_key: str | None, timeout: float, retries: int = 2) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retries = max(0, retries)
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=timeout)
 
     async def aclose(self) -> None:
@@ -115,16 +141,54 @@ class Transport:
     def _unreachable(self, exc: httpx.TransportError) -> StoreUnavailable:
         return StoreUnavailable(f"cannot reach the memstack server at {self.base_url} ({type(exc).__name__}: {exc})")
 
+    def _failed(self, exc: httpx.TransportError) -> MemstackError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderTimeout(f"the memstack server at {self.base_url} did not answer in time: {exc}")
+        return self._unreachable(exc)
+
+    @staticmethod
+    def _headers(method: str) -> dict[str, str]:
+        """A key of this call's own for anything but a read: every attempt of the call sends it."""
+        return {} if method == "GET" else {IDEMPOTENCY_HEADER: uuid.uuid4().hex}
+
+    async def _wait(self, response: httpx.Response | None, attempt: int, waiting_since: float | None) -> bool:
+        """Whether to try again after ``response`` (``None``: no answer at all), having slept as asked."""
+        if response is not None and response.status_code == 409:
+            if waiting_since is None or time.monotonic() - waiting_since > self.timeout:
+                return False
+            await asyncio.sleep(_retry_after(response))
+            return True
+        if attempt >= self.retries:
+            return False
+        delay = _BACKOFF_S * 2**attempt if response is None else _retry_after(response)
+        await asyncio.sleep(delay)
+        return True
+
     async def request(
         self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None
     ) -> Any:
         """The parsed JSON of a successful answer; the library error of a failed one."""
-        try:
-            response = await self._http.request(method, path, json=json_body, params=_params(params))
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"the memstack server at {self.base_url} did not answer in time: {exc}") from None
-        except httpx.TransportError as exc:
-            raise self._unreachable(exc) from None
+        headers = self._headers(method)
+        attempt = 0
+        waiting_since: float | None = None  # when the server first said the call was still being answered
+        while True:
+            try:
+                response = await self._http.request(
+                    method, path, json=json_body, params=_params(params), headers=headers
+                )
+            except httpx.TransportError as exc:
+                if not await self._wait(None, attempt, None):
+                    raise self._failed(exc) from None
+                attempt += 1
+                continue
+            if _in_flight(response):
+                waiting_since = waiting_since or time.monotonic()
+                if await self._wait(response, attempt, waiting_since):
+                    continue
+            elif response.status_code == 503 and await self._wait(response, attempt, None):
+                attempt += 1
+                continue
+            break
         _raise_for(response)
         try:
             return response.json()
@@ -137,17 +201,44 @@ class Transport:
 
     @asynccontextmanager
     async def stream(self, method: str, path: str, *, json_body: Any = None) -> AsyncIterator[httpx.Response]:
-        """A streamed answer (server-sent events), its error raised before the first byte is handed on."""
-        try:
-            async with self._http.stream(method, path, json=json_body) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    _raise_for(response)
-                yield response
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"the memstack server at {self.base_url} did not answer in time: {exc}") from None
-        except httpx.TransportError as exc:
-            raise self._unreachable(exc) from None
+        """A streamed answer (server-sent events), its error raised before the first byte is handed on; retried
+        (with the call's key) only until then."""
+        headers = self._headers(method)
+        attempt = 0
+        waiting_since: float | None = None
+        while True:
+            try:
+                async with self._http.stream(method, path, json=json_body, headers=headers) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        retry = False
+                        if _in_flight(response):
+                            waiting_since = waiting_since or time.monotonic()
+                            retry = await self._wait(response, attempt, waiting_since)
+                        elif response.status_code == 503:
+                            retry = await self._wait(response, attempt, None)
+                            attempt += retry
+                        if retry:
+                            continue
+                        _raise_for(response)
+                    try:
+                        yield response
+                    except httpx.TransportError as exc:  # after bytes were handed on: never retried
+                        raise self._failed(exc) from None
+                    return
+            except httpx.TransportError as exc:
+                if not await self._wait(None, attempt, None):
+                    raise self._failed(exc) from None
+                attempt += 1
+
+
+def _in_flight(response: httpx.Response) -> bool:
+    if response.status_code != 409:
+        return False
+    try:
+        return bool(response.json()["error"]["type"] == "RequestInFlight")
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 def _params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from memstack.client import _decode
 from memstack.client._http import Transport, error_from
 from memstack.errors import ConfigError, InputError, MalformedResponse
 from memstack.types import (
+    AddResult,
     Category,
     ChatDone,
     ChatEvent,
@@ -99,15 +100,19 @@ class AsyncMemstackClient:
 
     ``base_url`` falls back to ``$MEMSTACK_URL`` then ``http://127.0.0.1:8700``; ``api_key`` to
     ``$MEMSTACK_API_KEY``, then ``$MEMSTACK_KEY`` (none: a server in local mode). ``timeout``: seconds per request
-    (imports and chat turns run in the request: leave room for them)."""
+    (imports and chat turns run in the request: leave room for them). ``retries``: how many times a call is tried
+    again when no answer came or the server was busy; every write carries an ``Idempotency-Key`` of its own, reused
+    by its retries, so a retried write is done once (:mod:`memstack.client._http`)."""
 
-    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0, retries: int = 2
+    ) -> None:
         url = base_url or os.environ.get("MEMSTACK_URL") or DEFAULT_URL
         if not url.startswith(("http://", "https://")):
             source = "base_url" if base_url else "$MEMSTACK_URL"
             raise ConfigError(f"{source} = {url!r} is not an http(s) URL; give the server's, e.g. {DEFAULT_URL}")
         key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
-        self._http = Transport(url, key, timeout)
+        self._http = Transport(url, key, timeout, retries)
         self._tenant: str | None = None
 
     @property
@@ -271,18 +276,24 @@ class AsyncMemstackClient:
         return path if memory_id is None else f"{path}/{_seg(memory_id)}"
 
     async def add(
-        self,
-        user: str | UserRef,
-        content: str,
-        *,
-        category: str | Category = Category.GENERAL,
-        tier: str | None = None,
-        source: str | Source = Source.MANUAL,
-        agent_id: str | None = None,
-        confidence: float = 1.0,
-        tenant: str | None = None,
-    ) -> Memory:
-        """Store one memory (``POST …/memories``); ``LimitReached`` when the user's tier is full."""
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> Memory:  # fmt: skip
+        """Store one memory (``POST …/memories``); ``LimitReached`` when the user's tier is full. A memory the user
+        already has is returned, not stored again (:meth:`add_result` says which); ``force`` stores it anyway."""
+        added = await self.add_result(
+            user, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
+            force=force, tenant=tenant,
+        )  # fmt: skip
+        return added.memory
+
+    async def add_result(
+        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
+        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+    ) -> AddResult:  # fmt: skip
+        """:meth:`add`, saying what it did (the response's ``action``: ``created`` or ``duplicate``)."""
         if source != Source.MANUAL:
             raise _unsupported(f"add(source={source!r}) (the API stores manual memories)")
         if confidence != 1.0:
@@ -290,7 +301,9 @@ class AsyncMemstackClient:
         uid, ten = await self._user(user, tenant)
         body: dict[str, Any] = {"content": content, "category": Category.parse(category).value}
         body.update({k: v for k, v in (("tier", tier), ("agent_id", agent_id)) if v is not None})
-        return _decode.memory(await self._http.request("POST", self._memories(uid), json_body=body), ten)
+        if force:
+            body["force"] = True
+        return _decode.add_result(await self._http.request("POST", self._memories(uid), json_body=body), ten)
 
     async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
         uid, ten = await self._user(user, tenant)

@@ -19,10 +19,14 @@ class MemstackClient:
 
     ``with MemstackClient("http://127.0.0.1:8700", api_key="msk_...") as ms: ms.add("alice", "Prefers tea")``."""
 
-    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self, base_url: str | None = None, *, api_key: str | None = None, timeout: float = 120.0, retries: int = 2
+    ) -> None:
         self._loop = _LoopThread()
         try:
-            self._core = self._loop.run(_make(base_url, api_key, timeout))  # httpx binds to the loop it runs on
+            self._core = self._loop.run(
+                _make(base_url, api_key, timeout, retries)
+            )  # httpx binds to the loop it runs on
         except BaseException:
             self._loop.stop()
             raise
@@ -57,6 +61,7 @@ class MemstackClient:
     chat = Blocking(AsyncMemstackClient.chat)
     end_session = Blocking(AsyncMemstackClient.end_session)
     add = Blocking(AsyncMemstackClient.add)
+    add_result = Blocking(AsyncMemstackClient.add_result)
     get = Blocking(AsyncMemstackClient.get)
     list = Blocking(AsyncMemstackClient.list)
     search = Blocking(AsyncMemstackClient.search)
@@ -73,5 +78,5 @@ class MemstackClient:
     erase = Blocking(AsyncMemstackClient.erase)
 
 
-async def _make(base_url: str | None, api_key: str | None, timeout: float) -> AsyncMemstackClient:
-    return AsyncMemstackClient(base_url, api_key=api_key, timeout=timeout)
+async def _make(base_url: str | None, api_key: str | None, timeout: float, retries: int) -> AsyncMemstackClient:
+    return AsyncMemstackClient(base_url, api_key=api_key, timeout=timeout, retries=retries)

@@ -9,6 +9,10 @@ and nobody mistakes the output for an answer.
 It never calls tools and cannot produce JSON (``complete_json`` raises ``ConfigError`` saying to configure a model).
 It lives with the context, not with the chat models: it parses what :mod:`memstack.context.render` writes, so the
 two change together, and the models below the context never need to know how it is laid out.
+Its replies are marked ``placeholder`` (:attr:`~memstack.models.ChatResponse.placeholder`, on every streamed chunk
+too): the report describes the context, it is not conversation, so a chat turn keeps the user's message and no
+reply (summarizing the report would feed the context's own contents back into the session as if the assistant had
+said them, and recall would find it).
 """
 
 from __future__ import annotations
@@ -25,16 +29,12 @@ from memstack.models.base import ChatModel, ToolChoice
 from memstack.models.messages import ChatChunk, ChatResponse, Message, MessageLike, ToolSpec, Usage, as_messages
 from memstack.types import Layer
 
-__all__ = ["OFFLINE_BANNER", "OFFLINE_STANDIN", "OfflineResponder", "Section", "describe_context", "read_sections"]
+__all__ = ["OFFLINE_BANNER", "OfflineResponder", "Section", "describe_context", "read_sections"]
 
 OFFLINE_BANNER = (
     "[offline] No chat model is configured, so this is not an AI answer: memstack's offline responder shows what "
     "a model would be given. Set MEMSTACK_CHAT_MODEL (e.g. openai:gpt-4o-mini or ollama:llama3.2) to chat with one."
 )
-
-#: What session memory keeps of an offline reply: the report describes the context, it is not conversation, and
-#: summarizing it would feed the context's own contents back into the session as if the assistant had said them.
-OFFLINE_STANDIN = "(offline responder: no model answered this message)"
 
 _HEADER = re.compile(r"^## (.+)$")
 _OPEN = re.compile(rf'^<{TAG} layer="[^"]*"(?: from="[^"]*")?(?: flagged="([^"]*)")? key="\d+">$')
@@ -174,7 +174,7 @@ class OfflineResponder:
     ) -> ChatResponse:
         self._refuse_json(response_format)
         text = describe_context(as_messages(messages), self._stack)
-        return ChatResponse(text=text, finish_reason="stop", usage=Usage(0, 0), model=self.name)
+        return ChatResponse(text=text, finish_reason="stop", usage=Usage(0, 0), model=self.name, placeholder=True)
 
     async def stream(
         self,
@@ -190,8 +190,8 @@ class OfflineResponder:
         self._refuse_json(response_format)
         text = describe_context(as_messages(messages), self._stack)
         for piece in _WORDS.findall(text):
-            yield ChatChunk(text=piece, model=self.name)
-        yield ChatChunk(finish_reason="stop", usage=Usage(0, 0), model=self.name)
+            yield ChatChunk(text=piece, model=self.name, placeholder=True)
+        yield ChatChunk(finish_reason="stop", usage=Usage(0, 0), model=self.name, placeholder=True)
 
     async def complete_json(
         self,

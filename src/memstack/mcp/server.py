@@ -97,13 +97,16 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         content: Annotated[str, Field(description="The fact or preference to remember, one sentence.")],
         ctx: Context,
         category: Annotated[str, Field(description=f"One of: {_CATEGORIES}.")] = "general",
+        force: Annotated[bool, Field(description="Store it even if the user already has this memory.")] = False,
         user_id: UserId = None,
     ) -> dict[str, Any]:
-        """Remember one thing about the user (a long-term memory). Returns the stored memory with its id."""
+        """Remember one thing about the user (a long-term memory). Returns the memory with its id and an action:
+        created, or duplicate when the user already had it (the existing memory is returned, nothing is stored)."""
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
-            return memory_json(await engine.add(user, content, category=category))
+            added = await engine.add_result(user, content, category=category, force=force)
+            return {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
 
         return await _tool(run)
 

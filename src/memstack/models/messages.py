@@ -190,13 +190,17 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
-    """A finished reply: text (may be empty when the model only calls tools), tool calls, why it stopped."""
+    """A finished reply: text (may be empty when the model only calls tools), tool calls, why it stopped.
+
+    ``placeholder``: the text stands in for an answer no model gave (the offline responder's report): it is shown
+    to the caller but never archived as something the assistant said."""
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
+    placeholder: bool = False
 
     @property
     def message(self) -> Message:
@@ -217,16 +221,19 @@ class ChatChunk:
     finish_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
+    placeholder: bool = False  # as ChatResponse.placeholder: set on every chunk of a stand-in reply
 
 
 async def collect(chunks: AsyncIterator[ChatChunk]) -> ChatResponse:
     """Drain a stream into the ``ChatResponse`` that ``complete`` would have returned."""
     text: list[str] = []
     model = ""
+    placeholder = False
     final = ChatChunk()
     async for chunk in chunks:
         text.append(chunk.text)
         model = chunk.model or model
+        placeholder = placeholder or chunk.placeholder
         if chunk.finish_reason is not None:
             final = chunk
     return ChatResponse(
@@ -235,4 +242,5 @@ async def collect(chunks: AsyncIterator[ChatChunk]) -> ChatResponse:
         finish_reason=final.finish_reason,
         usage=final.usage,
         model=model,
+        placeholder=placeholder,
     )

@@ -12,12 +12,23 @@ Each exchange goes through what a chat turn does after the model has answered, w
 3. every imported message is embedded, in batches, and its vector stored (what recall searches);
 4. optionally the session is ended, which writes its cross-session line (layer 7), dated at its last message.
 
+An import is idempotent: what the session has archived already is not imported again. Before anything is written,
+the import's exchanges are matched against the session's archived turns, by time (of the exchange's first message)
+and text of each side, so importing the same conversation twice leaves the archive, the turn log, the memories and
+the line as the first import left them, and importing a longer version of it (or its parts again, in any order)
+appends only the messages not yet there. An archived turn that holds the beginning of an exchange (the previous
+import stopped after the user's message, or within the replies) counts for those messages, and the rest of the
+exchange is imported as a new turn. Imported exchanges that are not archived yet are appended after the session's
+last turn, in the import's order. Two imports of one session at the same moment are not checked against each other
+(over HTTP, an ``Idempotency-Key`` makes a retried request safe).
+
 The session service used here runs on the imported times (a clock that reads the exchange being imported), so the
 session's dates, its turn log and its line are those of the conversation, not of the import.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,13 +43,14 @@ from memstack.session.diff import FactGuard
 from memstack.session.service import SessionService
 from memstack.session.settings import SessionSettings
 from memstack.store.base import Store
-from memstack.types import IngestResult, MemoryUpdate, UserRef, check_text, utcnow
+from memstack.types import ArchivedTurn, IngestResult, MemoryUpdate, SessionSummary, UserRef, check_text, utcnow
 
 __all__ = ["IngestMessage", "Ingestor", "parse_messages"]
 
 #: Messages of the conversation the memory classifier sees before the one it classifies (as in a chat turn).
 _RECENT = 4
 _MAX_MESSAGES = 100_000
+_TURN_PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +72,10 @@ class _Exchange:
     assistant_speaker: str | None = None
     user_messages: tuple[int, ...] = ()
     assistant_messages: tuple[int, ...] = ()
+    archived: int | None = None  # the session's turn that holds it already (nothing to import)
+
+    def key(self) -> tuple[datetime, str, str]:
+        return (self.at, "\n".join(self.user), "\n".join(self.assistant))
 
 
 def _time(value: Any, index: int, previous: datetime | None) -> datetime:
@@ -133,6 +149,75 @@ def _exchanges(messages: Sequence[IngestMessage]) -> list[_Exchange]:
     return out
 
 
+def _part(messages: Sequence[IngestMessage], indexes: Sequence[int], at: datetime | None = None) -> _Exchange:
+    """The exchange made of some of the import's messages (``indexes``, in order)."""
+    ex = _Exchange([], [], at or messages[indexes[0]].at)
+    for i in indexes:
+        m = messages[i]
+        if m.role == "user":
+            ex.user.append(m.content)
+            ex.user_speaker = ex.user_speaker or m.speaker
+            ex.user_messages += (i,)
+        else:
+            ex.assistant.append(m.content)
+            ex.assistant_speaker = ex.assistant_speaker or m.speaker
+            ex.assistant_messages += (i,)
+    return ex
+
+
+def _split(ex: _Exchange, turn: ArchivedTurn, messages: Sequence[IngestMessage]) -> tuple[_Exchange, _Exchange] | None:
+    """``ex`` as the part ``turn`` archived already and the rest, when ``turn`` holds a beginning of it (an import
+    that stopped after the user's message or within the replies); else ``None``."""
+    if turn.at != ex.at:
+        return None
+    head: int | None = None
+    if turn.user == "\n".join(ex.user):  # the user's side is there; some of the replies may be
+        head = next((j for j in range(len(ex.assistant)) if turn.assistant == "\n".join(ex.assistant[:j])), None)
+        head = None if head is None else len(ex.user_messages) + head
+    elif not turn.assistant.strip():  # only the first of the user's messages are there
+        head = next((j for j in range(1, len(ex.user)) if turn.user == "\n".join(ex.user[:j])), None)
+    if head is None:
+        return None
+    order = (*ex.user_messages, *ex.assistant_messages)
+    done = _part(messages, order[:head], ex.at)
+    done.archived = turn.turn
+    return done, _part(messages, order[head:])
+
+
+def _align(exchanges: Sequence[_Exchange], turns: Sequence[ArchivedTurn], messages: Sequence[IngestMessage]) -> list[
+    _Exchange
+]:  # fmt: skip
+    """The import's exchanges in order, each marked with the archived turn that holds it (``archived``) or not (to
+    import): see the module docstring."""
+    by_key: dict[tuple[datetime, str, str], deque[ArchivedTurn]] = {}
+    by_at: dict[datetime, list[ArchivedTurn]] = {}
+    for turn in turns:
+        by_key.setdefault((turn.at, turn.user, turn.assistant), deque()).append(turn)
+        by_at.setdefault(turn.at, []).append(turn)
+    used: set[int] = set()
+    todo = deque(exchanges)
+    out: list[_Exchange] = []
+    while todo:
+        ex = todo.popleft()
+        same = by_key.get(ex.key(), deque())
+        while same and same[0].turn in used:
+            same.popleft()
+        if same:
+            ex.archived = same.popleft().turn
+            used.add(ex.archived)
+            out.append(ex)
+            continue
+        for turn in by_at.get(ex.at, ()):
+            if turn.turn not in used and (parts := _split(ex, turn, messages)) is not None:
+                used.add(turn.turn)
+                out.append(parts[0])
+                todo.appendleft(parts[1])
+                break
+        else:
+            out.append(ex)
+    return out
+
+
 class _Clock:
     """The imported exchange's time, for the session service's time stamps."""
 
@@ -178,6 +263,8 @@ class Ingestor:
         parsed = parse_messages(messages, user_speaker)
         if capture:
             self.pipeline.tiers.limit_for(tier)  # an unknown tier fails before anything is written
+        archived = await self._archived(user, session_id)
+        plan = _align(_exchanges(parsed), archived, parsed)
         clock = _Clock()
         sessions = SessionService(self.store, self.summarizer, self.settings, clock=clock, guard=self.guard)
         turn_ids: list[str] = []
@@ -187,38 +274,87 @@ class Ingestor:
         recent: list[tuple[str, str]] = []
         with self.vectorizer.importing(user, session_id):  # the startup backfill leaves these turns to us
             try:
-                for ex in _exchanges(parsed):
+                for ex in plan:
                     user_text, reply = "\n".join(ex.user), "\n".join(ex.assistant)
-                    clock.now = ex.at
-                    handle = await sessions.begin_turn(user, session_id, agent=agent)
-                    detection = None
-                    if capture and user_text.strip():
-                        context = ClassifyContext(recent=tuple(recent[-_RECENT:]), user_name=ex.user_speaker)
-                        detection = self.pipeline.start(
-                            user,
-                            user_text,
-                            at=ex.at,
-                            tier=tier,
-                            session_id=session_id,
-                            turn=handle.turn,
-                            context=context,
+                    if ex.archived is not None:
+                        turn = ex.archived
+                    else:
+                        turn, found = await self._import(
+                            sessions, clock, user, session_id, ex, recent, agent=agent, capture=capture, tier=tier
                         )
-                    try:
-                        await sessions.finish_turn(handle, user_text, reply, at=ex.at)
-                    finally:
-                        if detection is not None:
-                            found = await detection
-                            updates.extend(found.updates)
-                    turn_ids.append(f"{session_id}:{handle.turn}")
+                        updates.extend(found)
+                        speakers = (ex.user_speaker, ex.assistant_speaker)
+                        texts.append(ExchangeText(session_id, turn, user_text, reply, *speakers))
+                    if not turn_ids or turn_ids[-1] != f"{session_id}:{turn}":
+                        turn_ids.append(f"{session_id}:{turn}")
                     for i in ex.user_messages:
-                        message_ids[i] = f"{session_id}:{handle.turn}:user"
+                        message_ids[i] = f"{session_id}:{turn}:user"
                     for i in ex.assistant_messages:
-                        message_ids[i] = f"{session_id}:{handle.turn}:assistant"
-                    speakers = (ex.user_speaker, ex.assistant_speaker)
-                    texts.append(ExchangeText(session_id, handle.turn, user_text, reply, *speakers))
+                        message_ids[i] = f"{session_id}:{turn}:assistant"
                     recent += [(r, t) for r, t in (("user", user_text), ("assistant", reply)) if t.strip()]
                 await self.vectorizer.embed(user, texts)
-                summary = await sessions.end_session(user, session_id) if end else None
+                summary = await self._end(sessions, clock, user, session_id, archived, new=bool(texts)) if end else None
             finally:
                 await sessions.drain()
         return IngestResult(session_id, tuple(turn_ids), tuple(message_ids), tuple(updates), summary)
+
+    async def _archived(self, user: UserRef, session_id: str) -> list[ArchivedTurn]:
+        """Every turn the session has archived, in turn order (none for a session not seen yet)."""
+        turns: list[ArchivedTurn] = []
+        while page := await self.store.archive.turns(user, session_id=session_id, limit=_TURN_PAGE, offset=len(turns)):
+            turns += page
+            if len(page) < _TURN_PAGE:
+                break
+        return turns
+
+    async def _import(
+        self,
+        sessions: SessionService,
+        clock: _Clock,
+        user: UserRef,
+        session_id: str,
+        ex: _Exchange,
+        recent: Sequence[tuple[str, str]],
+        *,
+        agent: str | None,
+        capture: bool,
+        tier: str | None,
+    ) -> tuple[int, tuple[MemoryUpdate, ...]]:
+        """Archive and summarize one exchange as the session's next turn, memory capture running on its user side
+        meanwhile; its turn number and what capture did."""
+        user_text, reply = "\n".join(ex.user), "\n".join(ex.assistant)
+        clock.now = ex.at
+        handle = await sessions.begin_turn(user, session_id, agent=agent)
+        detection = None
+        if capture and user_text.strip():
+            context = ClassifyContext(recent=tuple(recent[-_RECENT:]), user_name=ex.user_speaker)
+            detection = self.pipeline.start(
+                user, user_text, at=ex.at, tier=tier, session_id=session_id, turn=handle.turn, context=context
+            )
+        found: tuple[MemoryUpdate, ...] = ()
+        try:
+            await sessions.finish_turn(handle, user_text, reply, at=ex.at)
+        finally:
+            if detection is not None:
+                found = tuple((await detection).updates)
+        return handle.turn, found
+
+    async def _end(
+        self,
+        sessions: SessionService,
+        clock: _Clock,
+        user: UserRef,
+        session_id: str,
+        archived: Sequence[ArchivedTurn],
+        *,
+        new: bool,
+    ) -> SessionSummary | None:
+        """End the session (its line dated at its last message), unless the import added nothing to a session that
+        is ended with an up-to-date line already: then its summary as it is."""
+        if not new:
+            known = await self.store.archive.sessions(user, session_id=session_id)
+            if known and known[0].ended_at is not None and known[0].line_turn >= known[0].turn_count:
+                return known[0]
+            if archived:
+                clock.now = max(t.at for t in archived)
+        return await sessions.end_session(user, session_id)

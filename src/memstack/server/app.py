@@ -30,6 +30,7 @@ from memstack.server.docs import mount_docs
 from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
 from memstack.server.hosts import LoopbackHosts
+from memstack.server.idempotency import sweep_forever
 from memstack.server.schemas import ErrorOut, SearchIn, WhoAmIOut
 from memstack.server.settings import AuthMode, ServerSettings
 from memstack.server.state import CallerDep, ServerState
@@ -46,6 +47,8 @@ _DESCRIPTION = """Long-term memory, session memory and layered context for LLM a
 
 Every request carries `Authorization: Bearer KEY` (create one with `memstack keys create --tenant NAME`); the key's
 tenant scopes every call, and user ids are namespaced per tenant. Errors are `{"error": {"type", "message"}}`.
+Writes take an optional `Idempotency-Key` header: a retry with the same key gets the first answer
+(`Idempotent-Replayed: true`) and the work is done once.
 """
 
 
@@ -239,12 +242,14 @@ def create_app(
         keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
+        sweeper = asyncio.create_task(sweep_forever(engine.store.idempotency, settings.idempotency_sweep_s))
         try:
             yield
         finally:
-            if keeper is not None:
-                keeper.cancel()
-                await asyncio.gather(keeper, return_exceptions=True)
+            for task in (keeper, sweeper):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
             await queries.aclose()
             if owned:
                 await engine.aclose()

@@ -8,7 +8,9 @@ Streaming (``"stream": true``) answers ``text/event-stream``::
     event: done     data: {"session_id", "reply", "memory_updates", "context_id", "upgrade_prompt", …}
     event: error    data: {"error": {"type", "message"}}           (instead of done, if the turn failed midway)
 
-Anything wrong with the request is found before the first event and answered as an ordinary JSON error.
+Anything wrong with the request is found before the first event and answered as an ordinary JSON error. Both
+routes honour an ``Idempotency-Key`` (:mod:`memstack.server.idempotency`; a stream is kept whole and replayed), except
+for a temporary turn, which is never kept.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.responses import Response, StreamingResponse
 
 from memstack.errors import InputError, MemstackError
 from memstack.server.agents import resolve_agent
 from memstack.server.errors import status_for
+from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ChatIn, ChatOut, DelegateIn, ErrorOut
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import json_response
@@ -69,7 +72,7 @@ def _error_data(exc: MemstackError) -> dict[str, Any]:
 
 
 @router.post("/v1/chat", response_model=ChatOut, responses=_STREAM_DOC, summary="One chat turn with memory")
-async def chat(st: StateDep, caller: CallerDep, body: ChatIn) -> Response:
+async def chat(request: Request, st: StateDep, caller: CallerDep, body: ChatIn, key: IdempotencyKey = None) -> Response:
     user = caller.user(body.user_id)  # InputError for an unusable id, before any work
     if len(body.message) > st.settings.max_message_chars:
         raise InputError(
@@ -83,13 +86,17 @@ async def chat(st: StateDep, caller: CallerDep, body: ChatIn) -> Response:
         "memory": body.memory,
         "temporary": body.temporary,
     }
-    if not body.stream:
-        return json_response(chat_json(await st.engine.chat(user, body.message, **options)))
-    events = st.engine.chat_stream(user, body.message, **options)
-    first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
-    return StreamingResponse(
-        _stream(first, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-    )
+
+    async def work() -> Response:
+        if not body.stream:
+            return json_response(chat_json(await st.engine.chat(user, body.message, **options)))
+        events = st.engine.chat_stream(user, body.message, **options)
+        first = await anext(aiter(events))  # errors before the first event are ordinary JSON errors
+        return StreamingResponse(
+            _stream(first, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
+
+    return await idempotent(request, st, user, key, work, keep=not body.temporary)  # a temporary turn: not kept
 
 
 @router.post(
@@ -97,21 +104,27 @@ async def chat(st: StateDep, caller: CallerDep, body: ChatIn) -> Response:
     response_model=ChatOut,
     summary="Hand an agent a task from a parent agent, for a user (the task is data, never the agent's rules)",
 )
-async def delegate(st: StateDep, caller: CallerDep, body: DelegateIn) -> Response:
+async def delegate(
+    request: Request, st: StateDep, caller: CallerDep, body: DelegateIn, key: IdempotencyKey = None
+) -> Response:
     user = caller.user(body.user_id)
     child = await resolve_agent(st, caller.tenant, body.child)
     task: dict[str, Any] | str = body.task if isinstance(body.task, str) else body.task.model_dump(exclude_none=True)
-    result = await st.engine.delegate(
-        body.parent,
-        child,
-        task,
-        user_id=user,
-        session_id=body.session_id,
-        metadata=body.metadata,
-        memory=body.memory,
-        temporary=body.temporary,
-    )
-    return json_response(chat_json(result))
+
+    async def work() -> Response:
+        result = await st.engine.delegate(
+            body.parent,
+            child,
+            task,
+            user_id=user,
+            session_id=body.session_id,
+            metadata=body.metadata,
+            memory=body.memory,
+            temporary=body.temporary,
+        )
+        return json_response(chat_json(result))
+
+    return await idempotent(request, st, user, key, work, keep=not body.temporary)
 
 
 async def _stream(first: ChatEvent, events: AsyncIterator[ChatEvent]) -> AsyncIterator[bytes]:

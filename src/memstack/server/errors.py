@@ -17,6 +17,7 @@ error                      status  when
 ``PayloadTooLarge``        413     the body exceeds the server's limit
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
+``RequestInFlight``        409     a request with the same ``Idempotency-Key`` is still being answered (``Retry-After``)
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
 ``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
 other ``MemstackError``    500     server-side configuration or storage failure
@@ -45,6 +46,7 @@ from memstack.errors import (
     OverrideViolation,
     ProviderError,
     ProviderTimeout,
+    RequestInFlight,
     SessionConflict,
     StoreBusy,
     StoreUnavailable,
@@ -61,6 +63,7 @@ _STATUS: tuple[tuple[type[MemstackError], int], ...] = (
     (InputError, 400),
     (LimitReached, 409),
     (SessionConflict, 409),
+    (RequestInFlight, 409),
     (BudgetExceeded, 400),
     (OverrideViolation, 400),
     (StoreBusy, 503),
@@ -92,7 +95,7 @@ def _memstack_error(_: Request, exc: Exception) -> JSONResponse:
     extra: dict[str, Any] = {}
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    elif isinstance(exc, StoreBusy | StoreUnavailable | SessionConflict):
+    elif isinstance(exc, StoreBusy | StoreUnavailable | SessionConflict | RequestInFlight):
         headers["Retry-After"] = "1"
     elif isinstance(exc, LimitReached):
         extra.update(upgrade_prompt=exc.upgrade_prompt, tier=exc.tier, limit=exc.limit)

@@ -1,5 +1,6 @@
 """``/v1/users/{user_id}/memories…``: a user's long-term memories (list, add, get, edit, forget or delete, restore,
-search, history) and tier usage. Every call is scoped to the caller's tenant: another tenant's ids are 404."""
+search, history) and tier usage. Every call is scoped to the caller's tenant: another tenant's ids are 404. The
+writes honour an ``Idempotency-Key`` (:mod:`memstack.server.idempotency`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
 from memstack.errors import InputError
+from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import (
     DeleteOut,
     ErrorOut,
     EventList,
+    MemoryAddedOut,
     MemoryCreate,
     MemoryList,
     MemoryOut,
@@ -91,12 +94,36 @@ async def list_memories(
     return json_response({"memories": [memory_json(m) for m in found]})
 
 
-@router.post("/memories", response_model=MemoryOut, status_code=201, summary="Add a memory (source: manual)")
-async def add_memory(st: StateDep, caller: CallerDep, user_id: UserId, body: MemoryCreate) -> Response:
-    memory = await st.engine.add(
-        caller.user(user_id), body.content, category=body.category, tier=body.tier, agent_id=body.agent_id
-    )
-    return json_response(memory_json(memory), 201)
+_DUPLICATE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": MemoryAddedOut,
+        "description": 'The user already has this memory: it is returned with "action": "duplicate" and nothing is '
+        "stored (nor counted against the tier limit, so a full tier answers this too); force=true stores it anyway",
+    },
+    201: {"description": 'Stored: the new memory, "action": "created"'},
+}
+
+
+@router.post(
+    "/memories",
+    response_model=MemoryAddedOut,
+    status_code=201,
+    responses=_DUPLICATE,
+    summary="Add a memory (source: manual); one the user already has is returned, not stored twice",
+)
+async def add_memory(
+    request: Request, st: StateDep, caller: CallerDep, user_id: UserId, body: MemoryCreate, key: IdempotencyKey = None
+) -> Response:
+    user = caller.user(user_id)
+
+    async def work() -> Response:
+        added = await st.engine.add_result(
+            user, body.content, category=body.category, tier=body.tier, agent_id=body.agent_id, force=body.force
+        )
+        data = {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
+        return json_response(data, 200 if added.duplicate else 201)
+
+    return await idempotent(request, st, user, key, work)
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut, summary="One memory (active or forgotten)")
@@ -106,12 +133,23 @@ async def get_memory(st: StateDep, caller: CallerDep, user_id: UserId, memory_id
 
 @router.patch("/memories/{memory_id}", response_model=MemoryOut, summary="Edit content, category or confidence")
 async def edit_memory(
-    st: StateDep, caller: CallerDep, user_id: UserId, memory_id: MemoryId, body: MemoryPatchIn
+    request: Request,
+    st: StateDep,
+    caller: CallerDep,
+    user_id: UserId,
+    memory_id: MemoryId,
+    body: MemoryPatchIn,
+    key: IdempotencyKey = None,
 ) -> Response:
-    memory = await st.engine.edit(
-        caller.user(user_id), memory_id, content=body.content, category=body.category, confidence=body.confidence
-    )
-    return json_response(memory_json(memory))
+    user = caller.user(user_id)
+
+    async def work() -> Response:
+        memory = await st.engine.edit(
+            user, memory_id, content=body.content, category=body.category, confidence=body.confidence
+        )
+        return json_response(memory_json(memory))
+
+    return await idempotent(request, st, user, key, work)
 
 
 @router.delete(
@@ -120,25 +158,42 @@ async def edit_memory(
     summary="Forget a memory (restorable), or delete it for good with ?permanent=true",
 )
 async def delete_memory(
+    request: Request,
     st: StateDep,
     caller: CallerDep,
     user_id: UserId,
     memory_id: MemoryId,
     permanent: Annotated[bool, Query(description="Delete for good: content and vector gone, history kept")] = False,
+    key: IdempotencyKey = None,
 ) -> Response:
     user = caller.user(user_id)
-    if permanent:
-        await st.engine.delete(user, memory_id)
-        return json_response({"id": memory_id, "permanent": True, "memory": None})
-    memory = await st.engine.forget(user, memory_id, by=DeletedBy.USER)
-    return json_response({"id": memory_id, "permanent": False, "memory": memory_json(memory)})
+
+    async def work() -> Response:
+        if permanent:
+            await st.engine.delete(user, memory_id)
+            return json_response({"id": memory_id, "permanent": True, "memory": None})
+        memory = await st.engine.forget(user, memory_id, by=DeletedBy.USER)
+        return json_response({"id": memory_id, "permanent": False, "memory": memory_json(memory)})
+
+    return await idempotent(request, st, user, key, work)
 
 
 @router.post("/memories/{memory_id}/restore", response_model=MemoryOut, summary="Restore a forgotten memory")
 async def restore_memory(
-    st: StateDep, caller: CallerDep, user_id: UserId, memory_id: MemoryId, tier: Tier = None
+    request: Request,
+    st: StateDep,
+    caller: CallerDep,
+    user_id: UserId,
+    memory_id: MemoryId,
+    tier: Tier = None,
+    key: IdempotencyKey = None,
 ) -> Response:
-    return json_response(memory_json(await st.engine.restore(caller.user(user_id), memory_id, tier=tier)))
+    user = caller.user(user_id)
+
+    async def work() -> Response:
+        return json_response(memory_json(await st.engine.restore(user, memory_id, tier=tier)))
+
+    return await idempotent(request, st, user, key, work)
 
 
 @router.get("/memories/{memory_id}/history", response_model=EventList, summary="Every change to a memory")

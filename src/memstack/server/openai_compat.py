@@ -23,7 +23,8 @@ How the request maps onto a turn:
 
 The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``[DONE]`` when streaming) with
 ``usage`` (in the last chunk when streaming: as the model reported it, else memstack's count) and an extra
-``memstack`` object carrying ``session_id``, ``context_id`` and ``memory_updates``. ``GET /v1/models`` lists what
+``memstack`` object carrying ``session_id``, ``context_id`` and ``memory_updates``. An ``Idempotency-Key`` header makes
+a retry safe (:mod:`memstack.server.idempotency`), except for a temporary turn. ``GET /v1/models`` lists what
 ``model`` may name (the value only picks the reply's label: the agent chooses the model).
 """
 
@@ -35,7 +36,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response, StreamingResponse
 
@@ -43,11 +44,12 @@ from memstack.errors import InputError, MemstackError
 from memstack.server.agents import resolve_agent
 from memstack.server.chat import chat_json
 from memstack.server.errors import status_for
+from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ErrorOut
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.threads import Said, continue_thread, mark_turn
 from memstack.server.wire import json_response
-from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, new_id
+from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, UserRef, new_id
 
 __all__ = ["router"]
 
@@ -261,7 +263,9 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
     responses=_STREAM_DOC,
     summary="OpenAI-compatible chat completions with memory (point an OpenAI client at /v1)",
 )
-async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) -> Response:
+async def chat_completions(
+    request: Request, st: StateDep, caller: CallerDep, body: CompletionIn, key: IdempotencyKey = None
+) -> Response:
     message, system, earlier = _turn_inputs(body)
     user = caller.user(body.user or "")  # _turn_inputs refused a missing user
     if len(message) > st.settings.max_message_chars:
@@ -269,6 +273,24 @@ async def chat_completions(st: StateDep, caller: CallerDep, body: CompletionIn) 
             f"the message is {len(message)} characters; this server accepts at most {st.settings.max_message_chars}"
         )
     agent = await _agent(st, caller.tenant, body, system)
+
+    async def work() -> Response:
+        return await _complete(st, user, body, message, system, earlier, agent)
+
+    return await idempotent(request, st, user, key, work, keep=not body.temporary)  # a temporary turn: not kept
+
+
+async def _complete(
+    st: ServerState,
+    user: UserRef,
+    body: CompletionIn,
+    message: str,
+    system: str | None,
+    earlier: list[Said],
+    agent: Any,
+) -> Response:
+    """The turn itself: the session the conversation continues (its history imported first when memstack never
+    saw it), then the answer, as one completion or as chunks."""
     follow = body.session_id is None and not body.temporary
     if follow:
         thread = await continue_thread(st.engine, user, system, earlier)

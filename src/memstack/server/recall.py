@@ -6,17 +6,19 @@ An import runs in the request (archive, summaries, memory capture, embeddings, t
 hundred messages take seconds. Its size is bounded by the server's body limit (413), by the number of messages one
 request may carry (``ServerSettings.max_ingest_messages``, 400: import a longer conversation in parts, into the same
 session) and, per message, by the chat message limit (400), as a chat turn is. Everything is checked before anything
-is written.
+is written. An import is idempotent by itself (messages the session has archived are not imported again:
+:mod:`memstack.recall.ingest`) and also honours an ``Idempotency-Key`` (:mod:`memstack.server.idempotency`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
 from memstack.errors import InputError
+from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ErrorOut, IngestIn, IngestOut, RecallIn, RecallOut
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import ingest_json, json_response
@@ -53,7 +55,9 @@ async def recall(st: StateDep, caller: CallerDep, user_id: UserId, body: RecallI
     response_model=IngestOut,
     summary="Import a past conversation into a session (archived, summarized, memories captured, searchable)",
 )
-async def ingest(st: StateDep, caller: CallerDep, user_id: UserId, body: IngestIn) -> Response:
+async def ingest(
+    request: Request, st: StateDep, caller: CallerDep, user_id: UserId, body: IngestIn, key: IdempotencyKey = None
+) -> Response:
     user = caller.user(user_id)  # InputError for an unusable id, before any work
     most = st.settings.max_ingest_messages
     if len(body.messages) > most:
@@ -68,14 +72,18 @@ async def ingest(st: StateDep, caller: CallerDep, user_id: UserId, body: IngestI
                 f"message {i} is {len(message.content)} characters; this server accepts at most {limit} per message"
             )
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
-    result = await st.engine.ingest(
-        user,
-        body.session_id,
-        messages,
-        user_speaker=body.user_speaker,
-        agent=body.agent,
-        capture=body.capture,
-        tier=body.tier,
-        end=body.end,
-    )
-    return json_response(ingest_json(result))
+
+    async def work() -> Response:
+        result = await st.engine.ingest(
+            user,
+            body.session_id,
+            messages,
+            user_speaker=body.user_speaker,
+            agent=body.agent,
+            capture=body.capture,
+            tier=body.tier,
+            end=body.end,
+        )
+        return json_response(ingest_json(result))
+
+    return await idempotent(request, st, user, key, work)

@@ -30,6 +30,7 @@ __all__ = [
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
+    "MemoryAddedOut",
     "MemoryCreate",
     "MemoryList",
     "MemoryOut",
@@ -88,11 +89,19 @@ class MemoryList(BaseModel):
     memories: list[MemoryOut]
 
 
+class MemoryAddedOut(MemoryOut):
+    """The memory an add stored (201, ``created``) or the one the user already had (200, ``duplicate``)."""
+
+    action: str = Field(description="created: stored now (201); duplicate: already held, nothing stored (200)")
+    reason: str = Field(description="Why it is a duplicate: the same text, or the dedup rule's explanation")
+
+
 class MemoryCreate(_In):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="One short fact about the user")
     category: Category = Category.GENERAL
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, description="Private to this agent")
     tier: str | None = Field(default=None, max_length=50, description="The user's tier (default: the default tier)")
+    force: bool = Field(default=False, description="Store it even when the user already has this memory")
 
 
 class MemoryPatchIn(_In):
@@ -277,7 +286,9 @@ class IngestMessageIn(_In):
 
 
 class IngestIn(_In):
-    session_id: str = Field(min_length=1, max_length=200, description="The session to import into (appends)")
+    session_id: str = Field(
+        min_length=1, max_length=200, description="The session to import into (appends what it has not archived yet)"
+    )
     messages: list[IngestMessageIn] = Field(min_length=1, description="The conversation, in order")
     user_speaker: str | None = Field(default=None, min_length=1, max_length=200, description="The user's name")
     agent: str | None = Field(default=None, min_length=1, max_length=200, description="The session's agent")
@@ -349,6 +360,7 @@ class ExportOut(BaseModel):
     user_id: str
     exported_at: datetime
     vectors: str = Field(description="Why vectors are not in the export")
+    responses: str = Field(description="Why responses kept under an Idempotency-Key are not in the export")
     memories: list[dict[str, Any]] = Field(
         description="Active, forgotten and superseded memories, each with its history (oldest first); a memory "
         "deleted for good appears with stored=false and only its history"

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel
 from starlette.responses import Response
 
+from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ErrorOut, SessionEndOut, SessionList, SessionOut
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import json_response, session_summary_json
@@ -133,12 +134,19 @@ async def list_sessions(
     summary="End a session and write its one-line summary, which the user's later sessions see",
 )
 async def end_session(
+    request: Request,
     st: StateDep,
     caller: CallerDep,
     session_id: Annotated[str, Path(min_length=1, max_length=200)],
     user_id: UserIdQuery,
+    key: IdempotencyKey = None,
 ) -> Response:
-    # Ending an ended session writes its line again and answers the same (as the library does).
-    summary = await st.engine.end_session(caller.user(user_id), session_id)
-    data = None if summary is None else session_summary_json(summary)
-    return json_response({"session_id": session_id, "ended": True, "summary": data})
+    user = caller.user(user_id)
+
+    async def work() -> Response:
+        # Ending an ended session writes its line again and answers the same (as the library does).
+        summary = await st.engine.end_session(user, session_id)
+        data = None if summary is None else session_summary_json(summary)
+        return json_response({"session_id": session_id, "ended": True, "summary": data})
+
+    return await idempotent(request, st, user, key, work)

@@ -43,6 +43,10 @@ class ServerSettings:
     collector's sight (``gc.freeze``), so that a collection never walks the long-lived caches: without it a full
     collection over a warm server's heap stalls every request in flight at once. ``None`` (the default for an app
     built by ``create_app``) leaves the process's collector alone; ``memstack serve`` uses 10.
+    ``idempotency_ttl_s``: how long the answer to a write sent with an ``Idempotency-Key`` is kept for its retries
+    (a day); ``idempotency_stale_s``: how long a first request may stay unanswered before the same request, retried,
+    is run again (its process is taken for dead); expired answers are deleted every ``idempotency_sweep_s``
+    (:mod:`memstack.server.idempotency`).
     """
 
     auth: AuthMode = "keys"
@@ -53,6 +57,9 @@ class ServerSettings:
     query_cache: int = 4096
     query_batch: int = 32  # short queries embed fastest per CPU-second in batches of 16-32
     gc_freeze_s: float | None = None
+    idempotency_ttl_s: float = 86_400.0
+    idempotency_stale_s: float = 600.0
+    idempotency_sweep_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.auth not in ("keys", "local", "auto"):
@@ -61,5 +68,7 @@ class ServerSettings:
             raise ConfigError(f"gc_freeze_s must be positive or None, got {self.gc_freeze_s}")
         if self.max_body_bytes < 1024 or self.max_message_chars < 1 or self.query_cache < 0 or self.query_batch < 1:
             raise ConfigError("max_body_bytes must be ≥ 1024, max_message_chars and query_batch ≥ 1, query_cache ≥ 0")
+        if min(self.idempotency_ttl_s, self.idempotency_stale_s, self.idempotency_sweep_s) <= 0:
+            raise ConfigError("idempotency_ttl_s, idempotency_stale_s and idempotency_sweep_s must be positive")
         if self.max_ingest_messages < 1:
             raise ConfigError(f"max_ingest_messages must be ≥ 1, got {self.max_ingest_messages}")

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
@@ -35,9 +35,21 @@ from memstack.session.settings import SessionSettings
 from memstack.session.text import cap_words, count_words
 from memstack.types import BaseTruthDiff, Exchange, Fact, TurnSummary
 
-__all__ = ["Outcome", "SummaryRunner", "TurnResult", "default_fact_guard", "fallback_summary", "summarize_session"]
+__all__ = [
+    "NO_REPLY",
+    "Outcome",
+    "SummaryRunner",
+    "TurnResult",
+    "default_fact_guard",
+    "fallback_summary",
+    "summarize_session",
+]
 
 log = logging.getLogger("memstack.session")
+
+#: The turn log's entry for the reply of an exchange that had none (a blank assistant message: the offline
+#: responder answered, and its report is not conversation). Marked as such, never worded as something said.
+NO_REPLY = "(no reply)"
 
 
 class Outcome(StrEnum):
@@ -108,6 +120,15 @@ class SummaryRunner:
         self.guard = guard or default_fact_guard()
 
     async def run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
+        """Summarize one exchange. One with no reply (blank: the offline responder's stand-in is not kept) gets
+        :data:`NO_REPLY` as its reply's summary and the flag ``no_reply``, whatever the summarizer wrote for it."""
+        result = await self._run(exchange, base_truth)
+        if exchange.assistant.strip():
+            return result
+        summary = replace(result.summary, assistant_summary=NO_REPLY)
+        return replace(result, summary=summary, flags=tuple(dict.fromkeys((*result.flags, "no_reply"))))
+
+    async def _run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
         s = self.settings
         decision = route_exchange(exchange, s)
         started = self._clock()
@@ -119,7 +140,7 @@ class SummaryRunner:
             try:
                 async with asyncio.timeout(s.timeout_s):
                     draft = await self.summarizer.summarize_turn(exchange, tuple(base_truth), decision.route)
-                draft = self._check(draft)
+                draft = self._check(draft, replied=bool(exchange.assistant.strip()))
             except MalformedResponse as exc:
                 error = f"malformed summarizer answer: {exc}"
                 log.warning("turn %d: %s (attempt %d)", exchange.turn, error, attempts)
@@ -154,11 +175,12 @@ class SummaryRunner:
             error=error,
         )
 
-    def _check(self, draft: TurnDraft) -> TurnDraft:
-        """Shape rules every summarizer's answer must meet; word caps are enforced, not trusted."""
+    def _check(self, draft: TurnDraft, *, replied: bool = True) -> TurnDraft:
+        """Shape rules every summarizer's answer must meet; word caps are enforced, not trusted. The summary of a
+        reply that was never given may be empty (:meth:`run` replaces it)."""
         if not isinstance(draft, TurnDraft):
             raise MalformedResponse(f"summarizer returned {type(draft).__name__}, not a TurnDraft")
-        if not draft.user_summary.strip() or not draft.assistant_summary.strip():
+        if not draft.user_summary.strip() or (replied and not draft.assistant_summary.strip()):
             raise MalformedResponse("summarizer returned an empty user_summary or assistant_summary")
         return draft
 

@@ -16,14 +16,15 @@ def push_exchange(
     window: Sequence[RawMessage], exchange: Exchange, decision: RouteDecision, settings: SessionSettings | None = None
 ) -> tuple[RawMessage, ...]:
     """Append both messages of ``exchange`` and evict. A message of ``long_words`` or more (on a long or code route)
-    is marked to stay ``long_extra_turns`` turns after it would have left."""
+    is marked to stay ``long_extra_turns`` turns after it would have left. A blank message (no reply was given) is
+    not appended, as the stores leave it out of the window they read."""
     s = settings or SessionSettings()
     user_keep, assistant_keep = keep_extra(exchange, decision, s)
     new = [
         RawMessage("user", exchange.user, exchange.turn, exchange.at, user_keep),
         RawMessage("assistant", exchange.assistant, exchange.turn, exchange.at, assistant_keep),
     ]
-    return evict([*window, *new], s.window)
+    return evict([*window, *(m for m in new if m.content.strip())], s.window)
 
 
 def keep_extra(exchange: Exchange, decision: RouteDecision, settings: SessionSettings) -> tuple[int, int]:

@@ -87,11 +87,15 @@ def turn_summary(turn: ArchivedTurn) -> TurnSummary | None:
 
 
 def raw_messages(turns: Sequence[ArchivedTurn]) -> tuple[RawMessage, ...]:
-    """Both messages of each turn, in turn order: the raw window before eviction."""
+    """Both messages of each turn, in turn order: the raw window before eviction. A blank message is left out: it
+    was not said (an imported reply with no message before it; a turn the offline responder answered, whose report
+    is not kept as a reply)."""
     out: list[RawMessage] = []
     for t in sorted(turns, key=lambda t: t.turn):
-        out.append(RawMessage("user", t.user, t.turn, t.at, t.keep_extra[0]))
-        out.append(RawMessage("assistant", t.assistant, t.turn, t.at, t.keep_extra[1]))
+        if t.user.strip():
+            out.append(RawMessage("user", t.user, t.turn, t.at, t.keep_extra[0]))
+        if t.assistant.strip():
+            out.append(RawMessage("assistant", t.assistant, t.turn, t.at, t.keep_extra[1]))
     return tuple(out)
 
 

@@ -40,6 +40,7 @@ from memstack.types import (
     ScoredMemory,
     SessionState,
     SessionSummary,
+    StoredResponse,
     TurnCommit,
     TurnVectors,
     UserRecord,
@@ -56,6 +57,7 @@ __all__ = [
     "ChatThreads",
     "ContextStore",
     "HeldLock",
+    "IdempotencyStore",
     "JobStore",
     "KeyStore",
     "MemoryIndex",
@@ -234,9 +236,10 @@ class SessionArchive(Protocol):
     artifacts and base-truth snapshots. Every call is scoped to one user."""
 
     async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
     ) -> builtins.list[SessionSummary]:
-        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line."""
+        """The user's sessions, most recently active first; ``with_line``: only those with a cross-session line;
+        ``session_id``: only that one (an empty list when the user has no such session)."""
         ...
 
     async def turns(
@@ -466,6 +469,35 @@ class ChatThreads(Protocol):
 
 
 @runtime_checkable
+class IdempotencyStore(Protocol):
+    """Responses to HTTP writes sent with an ``Idempotency-Key`` (:mod:`memstack.server.idempotency`), one record
+    per ``(tenant, key)``: the first request claims the key, its response is kept until the record expires, and a
+    retry is answered from it, in any process sharing the store. Records belong to a user (erased with them)."""
+
+    async def claim(
+        self, user: UserRef, key: str, fingerprint: str, *, now: datetime, ttl_s: float, stale_s: float
+    ) -> StoredResponse | None:
+        """``None`` when the key is now this request's (kept ``ttl_s`` seconds): there was no record, an expired
+        one, or a claim by the same request still unanswered after ``stale_s`` seconds (its process died). Else the
+        record as it stands: another request's, or this one's in flight or answered."""
+        ...
+
+    async def complete(
+        self, user: UserRef, key: str, fingerprint: str, status: int, body: bytes, content_type: str
+    ) -> None:
+        """Keep the response of the request that claimed the key."""
+        ...
+
+    async def release(self, user: UserRef, key: str, fingerprint: str) -> None:
+        """Give up an unanswered claim (the request failed in a way worth retrying): the next request runs anew."""
+        ...
+
+    async def sweep(self, *, now: datetime) -> int:
+        """Delete expired records; how many went."""
+        ...
+
+
+@runtime_checkable
 class UserData(Protocol):
     """Everything a store holds about one ``(tenant, user)``, as a whole: handed over (data access) or erased
     (data deletion). The two cover the same tables; a table added to hold user data must be added to both (the
@@ -476,16 +508,17 @@ class UserData(Protocol):
         """The user's data a record at a time, read in pages (a large user is never held in memory at once):
         memories (active, forgotten, superseded; and those permanently deleted whose history remains), each with
         its history; sessions, each with its facts, turn log, archived messages, artifacts and snapshots; stored
-        context manifests; background jobs recorded for the user. Vectors are not exported. A user the store has
-        never seen yields nothing."""
+        context manifests; background jobs recorded for the user. Vectors and kept HTTP responses
+        (``idempotency``) are not exported. A user the store has never seen yields nothing."""
         ...
 
     async def erase(self, user: UserRef) -> ErasureReport:
         """Remove every row of the user in one transaction (memories, history, full-text terms, vectors and
         per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive statistics,
-        context manifests, session leases, background jobs) and say how many rows of each table went. A pending
-        job removed here is never claimed again; a turn in flight loses its lease (``LeaseLost`` on its next
-        write). Erasing a user the store has never seen removes nothing and is not an error."""
+        context manifests, session leases, background jobs, responses kept under idempotency keys) and say how
+        many rows of each table went. A pending job removed here is never claimed again; a turn in flight loses its
+        lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing and is not
+        an error."""
         ...
 
 
@@ -531,6 +564,9 @@ class Store(Protocol):
 
     @property
     def threads(self) -> ChatThreads: ...
+
+    @property
+    def idempotency(self) -> IdempotencyStore: ...
 
     @property
     def dim(self) -> int: ...

@@ -66,12 +66,14 @@ class ModelParams:
 
 @dataclass(frozen=True, slots=True)
 class Phase1Done:
-    """The reply (all text the model produced, in order), the tools it used, the token usage it reported."""
+    """The reply (all text the model produced, in order), the tools it used, the token usage it reported;
+    ``placeholder``: the text is a stand-in no model wrote (:attr:`~memstack.models.ChatResponse.placeholder`)."""
 
     text: str
     tool_uses: tuple[ToolUse, ...]
     usage: Usage | None
     model: str
+    placeholder: bool = False
 
 
 async def _one_call(
@@ -101,6 +103,7 @@ async def _one_call(
     finish: str | None = None
     usage: Usage | None = None
     name = ""
+    placeholder = False
     chunks = model.stream(
         messages,
         tools=tools,
@@ -111,13 +114,14 @@ async def _one_call(
     )
     async for chunk in chunks:
         name = chunk.model or name
+        placeholder = placeholder or chunk.placeholder
         if chunk.text:
             parts.append(chunk.text)
             tokens.append(chunk.text)
             yield ChatToken(chunk.text)
         if chunk.finish_reason is not None:
             calls, finish, usage = chunk.tool_calls, chunk.finish_reason, chunk.usage
-    yield ChatResponse("".join(parts), calls, finish, usage, name)
+    yield ChatResponse("".join(parts), calls, finish, usage, name, placeholder)
 
 
 def _add_usage(total: Usage | None, more: Usage | None) -> Usage | None:
@@ -146,6 +150,7 @@ async def run_phase1(
     uses: list[ToolUse] = []
     text: list[str] = []
     usage: Usage | None = None
+    placeholder = False
     for round_ in range(params.max_tool_rounds + 1):
         last = round_ == params.max_tool_rounds
         offered = specs or None
@@ -170,6 +175,7 @@ async def run_phase1(
         if response is None:  # pragma: no cover - _one_call always ends with the response
             break
         usage = _add_usage(usage, response.usage)
+        placeholder = placeholder or response.placeholder
         if not response.tool_calls or tools is None or last:
             break
         conversation.append(response.message)
@@ -178,4 +184,4 @@ async def run_phase1(
             uses.append(use)
             yield ChatToolEvent(use)
             conversation.append(Message.tool(call.id, use.for_model))
-    yield Phase1Done("".join(text).strip(), tuple(uses), usage, model.name)
+    yield Phase1Done("".join(text).strip(), tuple(uses), usage, model.name, placeholder)

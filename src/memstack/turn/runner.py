@@ -46,7 +46,6 @@ from memstack.context import (
     assemble,
 )
 from memstack.context.guard import ContentGuard
-from memstack.context.offline import OFFLINE_STANDIN, OfflineResponder
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
 from memstack.models import ChatModel, Message
@@ -139,12 +138,14 @@ class RecentExchanges:
             self._chars -= _chars(self._recent.pop(key))
 
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
+        """One exchange; a blank reply (none was given: the offline responder) is left out."""
         key = (user.tenant, user.user_id, session_id)
-        self._put(key, (*self._recent.get(key, ()), ("user", message), ("assistant", reply)))
+        said = (("user", message), ("assistant", reply)) if reply.strip() else (("user", message),)
+        self._put(key, (*self._recent.get(key, ()), *said))
 
     def load(self, user: UserRef, session_id: str, window: Sequence[RawMessage]) -> tuple[tuple[str, str], ...]:
         """Fill the copy of a session from its stored raw window; what the classifier will read."""
-        pairs = tuple((m.role, m.content) for m in window if m.role in ("user", "assistant"))
+        pairs = tuple((m.role, m.content) for m in window if m.role in ("user", "assistant") and m.content.strip())
         return self._put((user.tenant, user.user_id, session_id), pairs)
 
     def _put(self, key: tuple[str, str, str], pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
@@ -280,7 +281,7 @@ class TurnRunner:
                 else:
                     yield event
             assert done is not None  # run_phase1 always ends with it
-            kept = OFFLINE_STANDIN if isinstance(model, OfflineResponder) else done.text  # what the session keeps
+            kept = "" if done.placeholder else done.text  # a stand-in reply is not conversation: no reply is kept
             record = p.sessions.record_turn(handle, req.message, kept, at=now)
             if detection is not None:  # the badge race, the record and the detection's own record, together
                 found, _, _ = await asyncio.gather(
@@ -414,7 +415,7 @@ class TurnRunner:
             memories_used=used,
             tool_uses=done.tool_uses,
             model=done.model,
-            offline=done.model.startswith("offline:"),
+            offline=done.placeholder,
             memory_enabled=remember,
             temporary=req.temporary,
             usage=_usage(done, manifest),

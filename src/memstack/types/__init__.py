@@ -30,6 +30,7 @@ from memstack.types.chat import (
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
+    AddResult,
     Candidate,
     Category,
     DeletedBy,
@@ -72,13 +73,14 @@ from memstack.types.sessions import (
     TurnStatus,
     TurnSummary,
 )
-from memstack.types.tenants import AgentRecord, ApiKey
+from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
 from memstack.types.users import ErasureReport, RecordKind, UserRecord
 
 __all__ = [
     "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
     "MESSAGE_ROLES",
+    "AddResult",
     "AgentRecord",
     "ApiKey",
     "ArchiveHit",
@@ -125,6 +127,7 @@ __all__ = [
     "SessionState",
     "SessionSummary",
     "Source",
+    "StoredResponse",
     "TokenUsage",
     "ToolUse",
     "TurnCommit",

@@ -12,6 +12,7 @@ from memstack.errors import InputError
 from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_text
 
 __all__ = [
+    "AddResult",
     "Candidate",
     "Category",
     "DeletedBy",
@@ -286,3 +287,18 @@ class MemoryUpdate:
             )
         except (KeyError, ValueError) as exc:
             raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What an explicit add did (``AsyncMemstack.add_result``; the HTTP API's ``action``): ``created`` a new memory,
+    or found it already there (``duplicate``: ``memory`` is the existing one, nothing was stored and nothing counted
+    against the tier limit). ``reason``: why it is a duplicate (the same text, or the dedup rule's explanation)."""
+
+    memory: Memory
+    action: UpdateAction
+    reason: str = ""
+
+    @property
+    def duplicate(self) -> bool:
+        return self.action is UpdateAction.DUPLICATE

@@ -1,4 +1,4 @@
-"""Tenants: API keys and stored agent definitions."""
+"""Tenants: API keys, stored agent definitions, and the responses kept under an HTTP write's idempotency key."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["AgentRecord", "ApiKey"]
+__all__ = ["AgentRecord", "ApiKey", "StoredResponse"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +36,24 @@ class AgentRecord:
     definition: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    """What the store keeps for one HTTP write sent with an ``Idempotency-Key`` (``store.idempotency``): who sent it,
+    a fingerprint of the request, and once it was answered the response to replay (``status`` is ``None`` while the
+    first request is still being answered). Kept until ``expires_at``, erased with the user."""
+
+    tenant: str
+    key: str
+    user_id: str
+    fingerprint: str
+    created_at: datetime
+    expires_at: datetime
+    status: int | None = None
+    body: bytes = b""
+    content_type: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return self.status is None

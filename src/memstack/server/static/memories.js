@@ -243,13 +243,26 @@ function focusItem(id, label) {
   if (button) button.focus();
 }
 
+// A memory the user already has is not stored twice: the server answers "duplicate" with the existing memory,
+// which is announced and shown; adding the same text again right after stores it anyway (force).
 async function addMemory(event) {
   event.preventDefault();
   const form = event.currentTarget;
   const body = { content: form.content.value.trim(), category: form.category.value, tier: $("#tier").value };
   if (!body.content) return;
+  if (form.dataset.duplicate === body.content) body.force = true;
   const saved = await guarded(() => request("POST", `${base()}/memories`, { body }));
   if (!saved) return;
+  if (saved.action === "duplicate") {
+    form.dataset.duplicate = body.content;
+    announce(`Already saved: "${saved.content}". Add it again to store another copy.`);
+    await refresh();
+    const li = document.querySelector(`li.memory[data-id="${CSS.escape(saved.id)}"]`);
+    if (li) li.scrollIntoView({ block: "nearest" });
+    form.content.focus();
+    return;
+  }
+  delete form.dataset.duplicate;
   form.content.value = "";
   announce(`Memory added to ${saved.category}.`);
   await Promise.all([refreshUsage(), refresh()]);

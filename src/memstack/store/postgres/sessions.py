@@ -453,13 +453,15 @@ class PgSessionArchive:
             return await cur.fetchall()
 
     async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
     ) -> builtins.list[SessionSummary]:
         check_page(limit, offset)
+        named = [check_session_id(session_id)] if session_id is not None else []
         rows = await self._rows(
             f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = %s AND s.user_id = %s "
-            f"{'AND s.line <> %s' if with_line else ''} ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s OFFSET %s",
-            (user.tenant, user.user_id, *([""] if with_line else []), limit, offset),
+            f"{'AND s.id = %s' if named else ''} {'AND s.line <> %s' if with_line else ''} "
+            "ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s OFFSET %s",
+            (user.tenant, user.user_id, *named, *([""] if with_line else []), limit, offset),
         )
         return [_summary(r) for r in rows]
 

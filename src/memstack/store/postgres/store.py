@@ -6,7 +6,8 @@ The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memori
 ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock is a
 lease row: :mod:`memstack.store.postgres.leases`) and ``store.archive_vectors`` (:class:`PgArchiveVectors`,
 vectors of archived messages) and ``store.users`` (:class:`PgUserData`, one user's data as a whole: export and
-erasure); they share the pool, and the first two the per-user HNSW index bookkeeping
+erasure), ``store.threads`` and ``store.idempotency`` (responses kept under an HTTP write's idempotency key); they
+share the pool, and the first two the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -27,6 +28,7 @@ from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.idempotency import PgIdempotency
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
@@ -70,6 +72,7 @@ class PostgresStore:
         self._archive_vectors = PgArchiveVectors(db, dim, search)
         self._users = PgUserData(db, self._ann)
         self._threads = PgThreads(db)
+        self._idempotency = PgIdempotency(db)
 
     @classmethod
     async def open(
@@ -191,6 +194,10 @@ class PostgresStore:
     @property
     def threads(self) -> PgThreads:
         return self._threads
+
+    @property
+    def idempotency(self) -> PgIdempotency:
+        return self._idempotency
 
     @property
     def dim(self) -> int:

@@ -419,14 +419,16 @@ class SQLiteSessionArchive:
         self._core = core
 
     async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False
+        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
     ) -> builtins.list[SessionSummary]:
         check_page(limit, offset)
+        one = "AND s.id = ?" if session_id is not None else ""
         sql = (
-            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = ? AND s.user_id = ? "
+            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = ? AND s.user_id = ? {one} "
             f"{_WITH_LINE if with_line else ''} ORDER BY s.updated_at DESC, s.pk DESC LIMIT ? OFFSET ?"
         )
-        args = (user.tenant, user.user_id, limit, offset)
+        named = (check_session_id(session_id),) if session_id is not None else ()
+        args = (user.tenant, user.user_id, *named, limit, offset)
         return await self._core.run(lambda conn: [_summary(r) for r in conn.execute(sql, args)])
 
     async def turns(

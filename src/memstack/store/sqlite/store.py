@@ -6,7 +6,8 @@ Every statement runs on one database thread; the roles of the :class:`~memstack.
 (:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), the session roles ``store.sessions``
 and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`) and ``store.archive_vectors`` (vectors of archived
 messages, :mod:`memstack.store.sqlite.archive_vectors`) and ``store.users`` (one user's data as a whole: export
-and erasure, :mod:`memstack.store.sqlite.users`), sharing one :class:`~memstack.store.sqlite._core.Core`
+and erasure, :mod:`memstack.store.sqlite.users`), ``store.threads`` and ``store.idempotency`` (responses kept under
+an HTTP write's idempotency key), sharing one :class:`~memstack.store.sqlite._core.Core`
 (connection, caches, staleness checks).
 """
 
@@ -27,6 +28,7 @@ from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.archive_vectors import SQLiteArchiveVectors
 from memstack.store.sqlite.contexts import SQLiteContexts
+from memstack.store.sqlite.idempotency import SQLiteIdempotency
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
@@ -61,6 +63,7 @@ class SQLiteStore:
         self._archive_vectors = SQLiteArchiveVectors(core)
         self._users = SQLiteUserData(core)
         self._threads = SQLiteThreads(core)
+        self._idempotency = SQLiteIdempotency(core)
 
     @classmethod
     async def open(
@@ -154,6 +157,10 @@ class SQLiteStore:
     @property
     def threads(self) -> SQLiteThreads:
         return self._threads
+
+    @property
+    def idempotency(self) -> SQLiteIdempotency:
+        return self._idempotency
 
     @property
     def dim(self) -> int:

@@ -88,6 +88,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("memories", f"DELETE FROM memories WHERE {_MINE}"),
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
+    ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
 )
 
 
