@@ -326,11 +326,19 @@ class DedupRule:
     With :attr:`DedupParams.cross` set, duplicates are decided by a cross-encoder (``scorer``, default the shipped
     model shared by the process, :func:`~memstack.capture.crossencoder.shared_cross_encoder`); updates and the
     word-order gate stay as they are. Without it, or when the model is missing, the logistic feature rule decides.
+
+    ``updates=False`` leaves updates to someone else (the capture writer's update judge,
+    :mod:`~memstack.capture.updates`): the rule then only says duplicate or new.
     """
 
-    def __init__(self, params: DedupParams, scorer: PairScorer | None = None) -> None:
+    def __init__(self, params: DedupParams, scorer: PairScorer | None = None, *, updates: bool = True) -> None:
         self.params = params
         self._scorer = scorer
+        self.updates = updates
+
+    def without_updates(self) -> DedupRule:
+        """This rule deciding duplicate / new only (same parameters, same cross-encoder)."""
+        return DedupRule(self.params, self._scorer, updates=False)
 
     @classmethod
     def for_embedder(cls, embedder: str, *, cross: bool = True) -> DedupRule:
@@ -352,7 +360,7 @@ class DedupRule:
 
     def contradiction(self, new: str, existing: str, cosine: float) -> str | None:
         """Why ``new`` updates ``existing`` (a close pair with conflicting content), or ``None``."""
-        if cosine < self.params.update_cosine:
+        if not self.updates or cosine < self.params.update_cosine:
             return None
         return _contradiction(new, existing)
 

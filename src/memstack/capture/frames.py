@@ -1,0 +1,547 @@
+"""What a memory-like sentence says, and about whom: the frames the offline update matcher compares.
+
+A sentence ("User moved to Berlin in October, still unpacking boxes.") is normalised (first person rewritten about
+"User", lower case, contractions expanded), split into clauses, and each clause gives at most one
+:class:`Frame`: **who** it is about (``user``, or someone else such as ``user's sister``), **which attribute**
+(a slot such as ``residence``), **what value** (content stems, here ``{berlin}``), and whether it holds, began or
+ended (:class:`Mode`). Clauses with none of the patterns below give an ``activity`` frame (what the user does,
+has or plans) when the user is their subject.
+
+Slots hold one value at a time (a new value replaces the old): ``residence``, ``job``, ``partner``, ``diet``,
+``school``, ``commute``, ``age``, ``favourite:<thing>``, ``count:<thing>`` and ``schedule:<event>``. ``activity``
+and ``likes`` hold many (learning Spanish does not end learning French); they change only when one of them ends
+("no longer", "stopped", "quit", "gave up", "cancelled", "sold", "passed away"), resumes ("again"), flips ("loves"
+/ "can't stand"), or is switched ("switched to", "traded … for").
+
+Everything is regular expressions over a few hundred characters: microseconds, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+
+from memstack.capture.rewrite import third_person
+from memstack.text import STOP_WORDS, tokenize, words
+
+__all__ = ["SINGLE_VALUED", "Frame", "Mode", "frames", "keys", "normalise"]
+
+
+class Mode(StrEnum):
+    STATE = "state"  # holds: "lives in Paris"
+    START = "start"  # began, or changed to: "moved to Berlin", "got promoted to senior developer"
+    END = "end"  # stopped holding, or does not hold: "no longer plays tennis", "is single", "quit smoking"
+
+
+#: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
+SINGLE_VALUED = frozenset({"residence", "job", "partner", "diet", "school", "commute", "age"})
+_KEYED = ("favourite:", "count:", "schedule:")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    subject: str  # "user", "user's sister", or "other"
+    slot: str  # "residence", "job", …, "favourite:band", "schedule:dentist appoint", "activity", "likes", "switch"
+    mode: Mode
+    value: frozenset[str]  # content stems of the filler
+    clause: str  # the normalised clause it came from
+    additive: bool = False  # "also", "too", "as well": beside the old fact, never instead of it
+    again: bool = False  # "again", "back to": something that had ended resumes
+    origin: frozenset[str] = field(default_factory=frozenset)  # "switched from X to Y": X's stems
+
+    @property
+    def single(self) -> bool:
+        return self.slot in SINGLE_VALUED or self.slot.startswith(_KEYED)
+
+    @property
+    def negative(self) -> bool:
+        return self.mode is Mode.END
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# -- normalising ------------------------------------------------------------------------------------------------------
+
+_FIRST_PERSON = _rx(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b")
+_CONTRACTIONS = (
+    (_rx(r"\bcan't\b|\bcannot\b"), "can not"),
+    (_rx(r"\bwon't\b"), "will not"),
+    (_rx(r"\b(\w+)n't\b"), r"\1 not"),
+    (_rx(r"\bisnt\b"), "is not"),
+    (_rx(r"\bdoesnt\b"), "does not"),
+    (_rx(r"\bdont\b"), "do not"),
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, "User" as the subject of first-person text, curly quotes straightened, "n't" expanded."""
+    text = text.replace("’", "'").replace("‘", "'").strip()
+    low = text.lower()
+    if _FIRST_PERSON.search(low) and not re.search(r"\buser\b", low):
+        low = third_person(text).lower()
+    for pattern, repl in _CONTRACTIONS:
+        low = pattern.sub(repl, low)
+    low = re.sub(r"\buser and others\b", "user", low)
+    return re.sub(r"\s+", " ", low).strip()
+
+
+# -- clauses and their subjects -----------------------------------------------------------------------------------------
+
+_PEOPLE = """sister sisters brother brothers mom mum mother dad father parents parent wife husband partner boyfriend
+    girlfriend fiance fiancee spouse son sons daughter daughters kid kids child children baby friend friends roommate
+    roommates flatmate cousin cousins aunt uncle grandma grandmother grandpa grandfather grandparents neighbour
+    neighbor neighbours neighbors boss colleague colleagues coworker coworkers manager family niece nephew stepmom
+    stepdad twin teammate classmate classmates ex"""
+PEOPLE = frozenset(_PEOPLE.split())
+_PARTNERS = frozenset(
+    f"user's {w}" for w in "husband wife partner boyfriend girlfriend fiance fiancee spouse".split()
+)
+_PERSON_ADJ = frozenset("older younger elder little big best old new two three four five twin baby step".split())
+# Words that may open a clause before its subject: "Sadly, …", "These days …", "On Monday …", "Last week, …".
+_LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recently nowadays anyway well so now then
+    also actually btw basically officially apparently these those this that last next past coming days day week weeks
+    month months year years ago today yesterday tonight on in at since by from after before during as of the a
+    weekend summer winter spring fall autumn morning evening night monday tuesday wednesday thursday friday saturday
+    sunday january february march april may june july august september october november december and but"""
+_LEADS = frozenset(_LEAD_WORDS.split())
+_VERBISH = _rx(
+    r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?(?:\w+ed|\w+ing|started|start|starts|"
+    r"began|begin|begins|bought|got|gets|joined|joins|moved|left|leaves|quit|quits|sold|sells|took|takes|went|goes|"
+    r"is|are|was|were|has|have|had|will|does|do|did|lives|works|eats|earns|earn|plays|drives|cycles|walks|makes|"
+    r"switched|cancelled|canceled|found|found|became|becomes|broke|split|married|divorced|gave|gives|turned|"
+    r"signed|landed|retired|resigned|graduated|transferred|relocated|traded|no longer|never|can|can not)\b"
+)
+_SPLIT = _rx(
+    r"\s*[.!?;]+\s+|\s*[.!?;]+$|,\s+(?=(?:and |but |so |since |because |though |although |while )?(?:user|she|he|they|it)\b)|"
+    r"\s+(?:but|so|since|because|though|although|while|whereas|when)\s+"
+)
+_AND_VERB = _rx(r"(,?\s+and\s+|,\s+)")
+_JOINT = _rx(r"^([a-z][\w'-]*) and user\b|^user and ([a-z][\w'-]*)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    subject: str
+    text: str  # the clause from its subject on ("user moved to berlin"), or its predicate when inherited
+    companion: str = ""  # "sam and user broke up": sam
+
+
+def _strip_lead(text: str) -> str:
+    """Drop adverbials before the subject ("sadly user's dog …", "on monday user starts …"), only when every word
+    before "user" is one of them (so "a friend of user works at …" keeps its subject)."""
+    words = text.split(" ")
+    for i, word in enumerate(words[:7]):
+        bare = word.strip(",:")
+        if bare in ("user", "user's"):
+            return " ".join(words[i:])
+        if bare not in _LEADS and not bare.isdigit():
+            return text
+    return text
+
+
+def _subject(text: str) -> tuple[str, str, str]:
+    """(subject, clause text from the subject, companion) of a clause that names its subject."""
+    text = _strip_lead(text.strip(" ,:-"))
+    if m := _JOINT.match(text):
+        companion = m.group(1) or m.group(2) or ""
+        return "user", "user" + text[m.end() :], companion
+    if text.startswith("user's "):
+        rest = text[7:].split(" ")
+        i = 0
+        while i < len(rest) - 1 and rest[i] in _PERSON_ADJ:
+            i += 1
+        if rest and rest[i].strip(",") in PEOPLE:
+            return f"user's {rest[i].strip(',')}", text, ""
+        return "user", text, ""
+    if text == "user" or text.startswith("user "):
+        return "user", text, ""
+    return "other", text, ""
+
+
+def clauses(text: str) -> list[_Clause]:
+    """The clauses of a normalised sentence with their subjects; a clause that starts with a verb ("… and joined a
+    startup") inherits the subject of the one before."""
+    out: list[_Clause] = []
+    for piece in _SPLIT.split(text):
+        if not piece or not piece.strip(" ,"):
+            continue
+        subject, body, companion = _subject(piece)
+        parts = _AND_VERB.split(body)
+        out.append(_Clause(subject, parts[0], companion))
+        for sep, part in zip(parts[1::2], parts[2::2], strict=True):
+            part = part.strip(" ,")
+            if re.match(r"(?:user|user's|she|he|they|it)\b", part):
+                sub, text_, comp = _subject(part)
+                out.append(_Clause(sub, text_, comp))
+            elif part and _VERBISH.match(part):
+                out.append(_Clause(subject, "user " + part if subject == "user" else part, companion))
+            elif part:
+                last = out[-1]
+                out[-1] = _Clause(last.subject, f"{last.text}{sep}{part}", last.companion)
+    return out
+
+
+# -- values -------------------------------------------------------------------------------------------------------------
+
+_DATE_WORDS = """january february march april may june july august september october november december jan feb mar apr
+    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
+    wednesdays thursdays fridays saturdays sundays morning mornings evening evenings afternoon afternoons night
+    noon midnight week weekend weekends month year today tomorrow yesterday"""
+_DATES = frozenset(_DATE_WORDS.split())
+_NOISE_WORDS = """user user's now again anymore longer just also too really still currently finally recently only even
+    already actually new basically officially sadly honestly nowadays days day time times lot bit much very well
+    back last next this that these those ago since every each most some instead called named""".split()
+_NOISE = frozenset(tokenize(" ".join(_NOISE_WORDS))) | frozenset(_NOISE_WORDS)
+_DATE_STEMS = frozenset(tokenize(" ".join(_DATES)))
+# Verbs and nouns that say little about which fact a sentence is about ("plays tennis": tennis is the key).
+_GENERIC = frozenset(
+    tokenize(
+        """play plays playing do does doing go goes going have has having get gets getting got make makes making
+        take takes taking took use uses using work works working eat eats eating drink drinks drinking watch read
+        listen visit like likes love loves enjoy enjoys want wants need thing things stuff people way part kind lot
+        start started stop stopped keep kept try tried give gave gone become became feel feels bought buy join
+        joined"""
+    )
+)
+_DATES_IN = (
+    r"(?:(?:early|late|mid)[- ])?(?:\d|the (?:spring|summer|fall|autumn|winter)|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december|spring|summer|fall|autumn|winter)"
+)
+_WHEN = rf"in {_DATES_IN}|(?:last|this|next) (?:week|month|year|summer|winter|spring|fall|autumn|weekend|term)|on the weekend"
+# Where the filler of a slot ends: "berlin in october, still unpacking" → berlin; "a paramedic with the county" →
+# a paramedic. An activity keeps its complements ("training for the boston marathon").
+_VALUE_END = _rx(
+    rf",|\s+(?:with|for|since|because|after|before|when|while|as|due to|which|who|where|that|so|but|until|{_WHEN})\b"
+)
+_ACTIVITY_END = _rx(rf",|\s+(?:since|because|after|before|when|while|due to|which|who|so|but|until|{_WHEN})\b")
+
+
+@lru_cache(maxsize=4096)
+def _content(text: str) -> frozenset[str]:
+    """Content stems: no stop words, fillers, date words or numbers."""
+    return frozenset(
+        s
+        for w, s in zip(words(text), tokenize(text), strict=True)
+        if w not in STOP_WORDS and w not in _NOISE and s not in _NOISE and s not in _DATE_STEMS and not w.isdigit()
+    )
+
+
+def _value(text: str | None, *, head: bool = True) -> frozenset[str]:
+    """Content stems of a filler, cut at the first clause boundary ("berlin in october, still …" → berlin)."""
+    if not text:
+        return frozenset()
+    return _content((_VALUE_END if head else _ACTIVITY_END).split(text, maxsplit=1)[0])
+
+
+def keys(value: frozenset[str]) -> frozenset[str]:
+    """What identifies a value: its stems without generic verbs and nouns (all of them when nothing else is left)."""
+    specific = value - _GENERIC
+    return specific or value
+
+
+def _date_value(text: str) -> frozenset[str]:
+    """The date words and numbers of a text ("saturday, 19 june 2027" → {saturday, 19, june, 2027}), plurals folded."""
+    out = set()
+    for w in re.findall(r"[a-z]+|\d+", text):
+        if w.isdigit() or w in _DATES:
+            out.add(w[:-1] if w.endswith("s") and w[:-1] in _DATES else w)
+    return frozenset(out)
+
+
+# -- patterns -------------------------------------------------------------------------------------------------------------
+
+_ADVERBS = r"(?:(?:just|finally|recently|now|also|still|actually|officially|already|currently|really|only|even|then|"
+_ADVERBS += r"eventually|happily|sadly|soon|somehow|newly|apparently|basically)\s+)*"
+_DIET_WORDS = (
+    r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
+    r"carnivore|flexitarian|plant[- ]based|halal|kosher"
+)
+_FOODS = r"meat|fish|pork|beef|chicken|dairy|eggs|cheese|animal products|gluten|sugar|carbs|seafood|red meat"
+_OCCUPATIONS = """accountant actor actress analyst architect artist assistant attorney baker banker barista bartender
+    carpenter cashier chef cleaner clerk coach consultant cook counselor counsellor dentist designer developer
+    director doctor driver economist editor electrician engineer farmer firefighter freelancer hairdresser intern
+    janitor journalist judge lawyer lecturer librarian manager mechanic musician nanny nurse officer paralegal
+    paramedic pharmacist photographer physician physiotherapist pilot plumber police policeman policewoman
+    professor programmer psychologist receptionist reporter researcher salesman saleswoman scientist secretary
+    server soldier surgeon tailor teacher technician therapist translator tutor vet veterinarian waiter waitress
+    writer ceo cto founder cofounder co-founder administrator supervisor executive recruiter marketer trainer
+    mover caregiver"""
+_OCCUPATION = "|".join(_OCCUPATIONS.split())
+_EVENT_VERB = (
+    r"(?:got |was |has been |have been |is |were |had been |had to be )?(?:moved|rescheduled|postponed|pushed(?: back)?|"
+    r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
+)
+_DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|january|february|"
+_DATE_START += r"march|april|may|june|july|august|september|october|november|december|tomorrow|next|mornings?|"
+_DATE_START += r"evenings?|afternoons?|nights?|weekends?))"
+
+
+def _p(slot: str, mode: Mode, pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
+    return slot, mode, re.compile(pattern)
+
+
+#: Predicate patterns (matched after "user " and adverbs): (slot, mode, pattern with an optional ``v`` group).
+_PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
+    # residence
+    _p("residence", Mode.STATE, r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on|near|with|outside) (?P<v>.+)"),
+    _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
+    _p("residence", Mode.START, r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into| in with| in) (?P<v>.+)"),
+    _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
+    _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
+    # job
+    _p("job", Mode.STATE, r"^(?:works|is working) (?:as|at|for|in) (?P<v>.+)"),
+    _p("job", Mode.STATE, r"^is (?:employed|hired) (?:as|at|by|with|in) (?P<v>.+)"),
+    _p("job", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
+    _p("job", Mode.STATE, rf"^is (?:a|an) (?P<v>(?:[\w-]+ ){{0,3}}(?:{_OCCUPATION})s?)\b"),
+    _p("job", Mode.END, r"^is (?P<v>unemployed|jobless|out of work|between jobs|retired|looking for (?:a )?(?:job|work))\b"),
+    _p("job", Mode.START, r"^(?:started|starts|began|begins|is starting|got|landed|accepted|took|has|took on) (?:a |an |the )?(?:new |first |full-time |part-time )?(?:job|position|role|gig|career)(?: (?:as|at|with|in) (?P<v>.+))?"),
+    _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
+    _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
+    _p("job", Mode.START, r"^(?:starts|started|begins|began) (?:work(?:ing)? )?(?:at|with) (?P<v>.+)"),
+    _p("job", Mode.START, r"^(?:now works|works now) (?:as|at|for) (?P<v>.+)"),
+    _p("job", Mode.START, r"^(?:changed|switched) (?:jobs|careers|employers)(?: to (?P<v>.+))?"),
+    _p("job", Mode.START, r"^joined (?P<v>(?:a|an|the)? ?(?:[\w-]+ ){0,3}(?:startup|start-up|company|firm|agency|corporation|bank|consultancy|practice|studio|lab)\b.*)"),
+    _p("job", Mode.END, r"^(?:quit|left|lost|resigned from|was fired from|got fired from|was laid off from|got laid off from) (?:user's |the )?(?:job|position|role)(?: (?:at|with|as) (?P<v>.+))?"),
+    _p("job", Mode.END, r"^(?:retired|resigned|got laid off|was laid off|got fired|was fired|got let go|was let go)(?: from (?P<v>.+))?\b"),
+    # partner
+    _p("partner", Mode.STATE, r"^is (?:dating|seeing|going out with|in a relationship with|married to|engaged to|together with) (?P<v>.+)"),
+    _p("partner", Mode.STATE, r"^is (?:happily )?(?P<v>married|engaged|in a relationship)\b"),
+    _p("partner", Mode.STATE, r"^has a (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee)(?: (?:named|called) (?P<v>.+))?"),
+    _p("partner", Mode.END, r"^is (?P<v>single|divorced|separated|widowed|a widow|a widower)\b"),
+    _p("partner", Mode.START, r"^(?:got|is getting) (?:married|engaged)(?: to (?P<v>.+))?"),
+    _p("partner", Mode.START, r"^(?:started|starts|began) (?:dating|seeing|going out with) (?P<v>.+)"),
+    _p("partner", Mode.START, r"^(?:married|proposed to) (?P<v>.+)"),
+    _p("partner", Mode.END, r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|from) (?P<v>.+))?"),
+    # diet
+    _p("diet", Mode.STATE, rf"^is (?:a |an )?(?:strict |committed |mostly )?(?P<v>{_DIET_WORDS})\b"),
+    _p("diet", Mode.STATE, r"^(?:follows|is on|keeps|eats|has) (?:a |an )?(?:strict )?(?P<v>[\w-]+(?: [\w-]+)?) diet\b"),
+    _p("diet", Mode.STATE, rf"^eats (?P<v>{_FOODS})\b"),
+    _p("diet", Mode.START, rf"^(?:went|has gone|became|turned|is going|is now|switched to being|switched to) (?:a |an )?(?:fully )?(?P<v>{_DIET_WORDS})\b"),
+    _p("diet", Mode.START, rf"^(?:started|starts|is|began) (?:eating|having) (?P<v>{_FOODS})\b"),
+    _p("diet", Mode.START, rf"^(?:eats|is eating) (?P<v>{_FOODS}) again\b"),
+    _p("diet", Mode.STATE, rf"^(?P<v>{_DIET_WORDS})$"),
+    # school
+    _p("school", Mode.STATE, r"^(?:studies|is studying|majors in|is majoring in|is doing (?:a|an|user's) (?:degree|masters|phd|ba|bsc)(?: in)?) (?P<v>.+? (?:at|in) .+)"),
+    _p("school", Mode.STATE, r"^(?:attends|goes to|is (?:enrolled|a student) (?:at|in)) (?P<v>.*(?:university|college|school|academy|institute|uni)\b.*)"),
+    _p("school", Mode.STATE, r"^is (?:a|an) (?P<v>(?:[\w-]+ ){0,3}(?:student|freshman|sophomore|undergrad|undergraduate|pupil|phd candidate|grad student|schooler))\b"),
+    _p("school", Mode.START, r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|academy|institute|uni|program)\b.*)"),
+    _p("school", Mode.START, r"^(?:transferred) to (?P<v>.+)"),
+    _p("school", Mode.START, r"^(?:starts|started|begins|began|is starting|will start) (?P<v>college|university|uni|grad school|high school|medical school|law school|a (?:master's|masters|phd|degree).*)\b"),
+    _p("school", Mode.START, r"^(?:got into|was accepted (?:to|into|at)|enrolled (?:at|in)) (?P<v>.+)"),
+    _p("school", Mode.END, r"^(?:graduated|dropped out|finished school|finished college|finished university)(?: (?:from|of) (?P<v>.+))?"),
+    # commute
+    _p("commute", Mode.STATE, r"^(?:usually |always |now )?(?P<v>bikes|cycles|walks|drives|runs|commutes|skates|takes (?:the|a) (?:bus|train|tube|subway|metro|ferry|tram)|rides (?:a|user's) \w+) to (?:work|school|the office|campus|class|college)\b"),
+    _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
+    # age
+    _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?\s*$"),
+    _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
+    _p("age", Mode.START, r"^(?:turned|just turned|is turning) (?P<v>\d{1,3})\b"),
+)
+# "user has 3 kids", "user has two cats now"
+_COUNT = _rx(
+    r"^has (?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|one) (?:\w+ )?(?P<k>kids|children|sons|daughters|"
+    r"cats|dogs|pets|siblings|brothers|sisters|grandchildren|grandkids|cars|jobs|roommates|horses|birds|fish)\b"
+)
+# "user's favourite band is arctic monkeys", "user's favourite food is tacos now"
+_FAVOURITE = _rx(
+    r"^user's (?:all[- ]time |current |new |absolute )?favou?rite (?P<k>[\w ]+?) (?:(?:these days|nowadays|right now|"
+    r"now|at the moment|of all time) )?(?:is|are|has become|became|would be|has to be) (?:now )?(?P<v>.+)"
+)
+_FAVOURITE_OBJ = _rx(r"^(?P<v>.+?) (?:is|are) (?:now )?user's (?:new )?favou?rite (?P<k>\w+)")
+# "user's dentist appointment is on 12 june", "user's book club meets on tuesdays"
+_EVENT_WHEN = _rx(
+    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) (?:is|are|was|will be|falls|happens|takes place|meets|starts|"
+    rf"is scheduled|is planned|is booked|is set|are scheduled|are on)(?: (?:for|on|at|in))? {_DATE_START}(?P<d>.+)"
+)
+_EVENT_MOVED = _rx(
+    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {_EVENT_VERB}(?: back| forward)? (?:to|until|till|for) (?P<d>.+)"
+)
+_EVENT_MOVED_BY = _rx(
+    rf"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
+    rf"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+)(?: back| forward)? (?:to|until|till) (?P<d>.+)"
+)
+_EVENT_HAS = _rx(
+    rf"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){{0,2}}?[\w-]+) "
+    rf"(?:on|every|at|next|this) (?P<d>.+)"
+)
+_EVENT_CANCELLED = _rx(
+    r"^user's (?P<k>(?:[\w-]+ ){0,3}?[\w-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
+)
+_GONE = _rx(
+    r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
+    r"was stolen|broke down for good|got sold)\b"
+)
+_LAST_DAY = _rx(r"\buser's (?:last|final) day (?:at|with) (?P<v>.+)")
+_PREF_POS = _rx(
+    r"^(?:loves|likes|enjoys|adores|prefers|really likes|is (?:a (?:huge |big )?fan of|into|obsessed with|"
+    r"passionate about|crazy about))\s+(?P<v>.+)"
+)
+_PREF_NEG = _rx(
+    r"^(?:hates|dislikes|detests|loathes|can not stand|does not like|does not enjoy|does not care for|"
+    r"is not (?:a fan of|into)|is sick of|is tired of|has gone off|went off|has lost interest in|lost interest in|"
+    r"got bored of|is over)\s+(?P<v>.+)"
+)
+# End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
+_END_WRAP = _rx(
+    r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
+    r"does not want to|has stopped|stopped|has quit|quit|gave up(?: on)?|has given up(?: on)?|given up(?: on)?|"
+    r"dropped out of|dropped|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
+    r"left|ended|finished with|is done with|is finished with|moved on from|used to|no more|is off)\s+(?P<rest>.+)"
+)
+_ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
+_AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")
+_ADDITIVE = _rx(r"\b(?:also|too|as well|another|second|additionally|in addition|besides|on top of)\b")
+_SWITCH = _rx(
+    r"^(?:has |have )?(?:switched|changed|swapped|converted|upgraded|downgraded|moved over)(?: over)?(?: from "
+    r"(?P<from>.+?))? to (?P<v>.+)"
+)
+_TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")
+
+
+def _predicate(text: str) -> str:
+    """A clause with its subject and leading adverbs removed ("user just moved to …" → "moved to …")."""
+    body = text[5:] if text.startswith("user ") else text
+    return re.sub(rf"^{_ADVERBS}", "", body).strip()
+
+
+def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
+    """The slot pattern a predicate matches, if any."""
+    if m := _COUNT.match(pred):
+        return Frame(subject, f"count:{tokenize(m.group('k'))[0]}", Mode.STATE, frozenset({m.group("n")}), clause)
+    for slot, mode, pattern in _PREDICATES:
+        if m := pattern.match(pred):
+            raw = m.groupdict().get("v")
+            value = frozenset({raw}) if slot == "age" and raw else _value(raw, head=slot not in ("commute",))
+            if slot == "diet" and raw:
+                value = frozenset({re.sub(r"[- ]", "", raw)}) if mode is not Mode.END else value
+            return Frame(subject, slot, mode, value, clause)
+    if m := _EVENT_HAS.match(pred):
+        dates = _date_value(m.group("d"))
+        if dates:
+            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.STATE, dates, clause)
+    if m := _EVENT_MOVED_BY.match(pred):
+        dates = _date_value(m.group("d"))
+        if dates:
+            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.START, dates, clause)
+    return None
+
+
+def _event_key(text: str) -> str:
+    return " ".join(sorted(_value(text, head=False))) or text
+
+
+def _possessive_frame(subject: str, text: str) -> Frame | None:
+    """Patterns on "user's …" clauses: favourites, dated events, a pet or thing that is gone."""
+    if m := _FAVOURITE.match(text):
+        key = " ".join(sorted(_value(m.group("k"), head=False)))
+        return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text)
+    if m := _EVENT_MOVED.match(text):
+        dates = _date_value(m.group("d"))
+        if dates:
+            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.START, dates, text)
+    if m := _EVENT_WHEN.match(text):
+        dates = _date_value(m.group("d"))
+        if dates:
+            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.STATE, dates, text)
+    if m := _EVENT_CANCELLED.match(text):
+        return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.END, frozenset(), text)
+    if (m := _GONE.match(text)) and subject in _PARTNERS:
+        return Frame("user", "partner", Mode.END, frozenset(), text)
+    if m := _GONE.match(text):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), text)
+    if m := _LAST_DAY.search(text):
+        return Frame(subject, "job", Mode.END, _value(m.group("v")), text)
+    if text.startswith("user's "):
+        m2 = re.match(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)", text)
+        if m2:
+            return Frame(subject, "job", Mode.STATE, _value(m2.group("v")), text)
+        m3 = re.match(
+            r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?"
+            r"(?P<v>[\w'-]+)$",
+            text,
+        )
+        if m3:
+            return Frame("user", "partner", Mode.STATE, _value(m3.group("v")), text)
+    return None
+
+
+def _frame(clause: _Clause) -> Frame | None:
+    text = clause.text.strip(" ,")
+    additive = _ADDITIVE.search(text) is not None
+    again = _AGAIN.search(text) is not None
+    subject = clause.subject
+    if subject == "other":
+        return None
+    if m := _FAVOURITE_OBJ.match(text):
+        key = " ".join(sorted(_value(m.group("k"), head=False)))
+        return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text, additive)
+    if text.startswith("user's "):
+        found = _possessive_frame(subject, text)
+        if found is not None:
+            return _with(found, additive, again)
+        if subject != "user":
+            owner_pred = text.split(" ", 2)[2] if text.count(" ") >= 2 else ""
+            inner = _predicate_frame(subject, _predicate(owner_pred), text, clause.companion)
+            return _with(inner, additive, again) if inner is not None else None
+        return None
+    return _with(_predicate_frame(subject, _predicate(text), text, clause.companion), additive, again)
+
+
+def _with(frame: Frame | None, additive: bool, again: bool) -> Frame | None:
+    if frame is None:
+        return None
+    return Frame(frame.subject, frame.slot, frame.mode, frame.value, frame.clause, additive, again, frame.origin)
+
+
+def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") -> Frame | None:
+    if not pred:
+        return None
+    if m := _SWITCH.match(pred):
+        inner = _slot_frame(subject, _predicate(m.group("v")), clause)
+        origin = _value(m.group("from"), head=False) if m.group("from") else frozenset()
+        if inner is not None and inner.slot != "activity":
+            return Frame(subject, inner.slot, Mode.START, inner.value, clause, origin=origin)
+        return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=origin)
+    if m := _TRADE.match(pred):
+        return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
+    found = _slot_frame(subject, pred, clause)
+    if found is not None:
+        if found.slot == "partner" and companion and not found.value:
+            return Frame(subject, found.slot, found.mode, _value(companion), clause)
+        return found
+    if m := _PREF_NEG.match(pred):
+        return Frame(subject, "likes", Mode.END, _value(m.group("v"), head=False), clause)
+    if m := _PREF_POS.match(pred):
+        return Frame(subject, "likes", Mode.STATE, _value(m.group("v"), head=False), clause)
+    if m := _END_WRAP.match(pred):
+        rest = _ANYMORE.sub("", m.group("rest")).strip(" ,")
+        inner = _slot_frame(subject, _predicate(rest), clause)
+        if inner is None and (pos := _PREF_POS.match(rest)):
+            inner = Frame(subject, "likes", Mode.STATE, _value(pos.group("v"), head=False), clause)
+        if inner is not None:
+            mode = Mode.START if inner.mode is Mode.END else Mode.END  # "is not single anymore"
+            return Frame(subject, inner.slot, mode, inner.value, clause)
+        return Frame(subject, "activity", Mode.END, _value(rest, head=False), clause)
+    if subject != "user":
+        return None
+    if re.match(r"^(?:grew up|was born|visited|went|travell?ed|flew|is flying|is going|was|had|met|saw)\b", pred):
+        return None
+    start = re.match(r"^(?:started|starts|began|begins|took up|picked up|got into|is back to|went back to)\s+(?P<v>.+)", pred)
+    if start:
+        return Frame(subject, "activity", Mode.START, _value(start.group("v"), head=False), clause)
+    return Frame(subject, "activity", Mode.STATE, _value(pred, head=False), clause)
+
+
+@lru_cache(maxsize=2048)
+def frames(text: str) -> tuple[Frame, ...]:
+    """The frames of a memory or candidate text (any wording: first person is rewritten about "User" first)."""
+    out = []
+    for clause in clauses(normalise(text)):
+        frame = _frame(clause)
+        if frame is not None and (frame.value or frame.slot not in ("activity", "likes", "switch")):
+            out.append(frame)
+    return tuple(out)
