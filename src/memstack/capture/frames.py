@@ -89,7 +89,7 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", low).strip()
 
 
-# -- clauses and their subjects -----------------------------------------------------------------------------------------
+# -- clauses and their subjects ----------------------------------------------------------------------------------------
 
 _PEOPLE = """sister sisters brother brothers mom mum mother dad father parents parent wife husband partner boyfriend
     girlfriend fiance fiancee spouse son sons daughter daughters kid kids child children baby friend friends roommate
@@ -97,10 +97,10 @@ _PEOPLE = """sister sisters brother brothers mom mum mother dad father parents p
     neighbor neighbours neighbors boss colleague colleagues coworker coworkers manager family niece nephew stepmom
     stepdad twin teammate classmate classmates ex"""
 PEOPLE = frozenset(_PEOPLE.split())
-_PARTNERS = frozenset(
-    f"user's {w}" for w in "husband wife partner boyfriend girlfriend fiance fiancee spouse".split()
-)
-_PERSON_ADJ = frozenset("older younger elder little big best old new two three four five twin baby step".split())
+_PARTNER_WORDS = "husband wife partner boyfriend girlfriend fiance fiancee spouse"
+_PARTNERS = frozenset(f"user's {w}" for w in _PARTNER_WORDS.split())
+_PERSON_ADJ_WORDS = "older younger elder little big best old new two three four five twin baby step"
+_PERSON_ADJ = frozenset(_PERSON_ADJ_WORDS.split())
 # Words that may open a clause before its subject: "Sadly, …", "These days …", "On Monday …", "Last week, …".
 _LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recently nowadays anyway well so now then
     also actually btw basically officially apparently these those this that last next past coming days day week weeks
@@ -116,7 +116,8 @@ _VERBISH = _rx(
     r"signed|landed|retired|resigned|graduated|transferred|relocated|traded|no longer|never|can|can not)\b"
 )
 _SPLIT = _rx(
-    r"\s*[.!?;]+\s+|\s*[.!?;]+$|,\s+(?=(?:and |but |so |since |because |though |although |while )?(?:user|she|he|they|it)\b)|"
+    r"\s*[.!?;]+\s+|\s*[.!?;]+$|"
+    r",\s+(?=(?:and |but |so |since |because |though |although |while )?(?:user|she|he|they|it)\b)|"
     r"\s+(?:but|so|since|because|though|although|while|whereas|when)\s+"
 )
 _AND_VERB = _rx(r"(,?\s+and\s+|,\s+)")
@@ -185,16 +186,17 @@ def clauses(text: str) -> list[_Clause]:
     return out
 
 
-# -- values -------------------------------------------------------------------------------------------------------------
+# -- values ------------------------------------------------------------------------------------------------------------
 
 _DATE_WORDS = """january february march april may june july august september october november december jan feb mar apr
     jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
     wednesdays thursdays fridays saturdays sundays morning mornings evening evenings afternoon afternoons night
     noon midnight week weekend weekends month year today tomorrow yesterday"""
 _DATES = frozenset(_DATE_WORDS.split())
-_NOISE_WORDS = """user user's now again anymore longer just also too really still currently finally recently only even
-    already actually new basically officially sadly honestly nowadays days day time times lot bit much very well
-    back last next this that these those ago since every each most some instead called named""".split()
+_NOISE_TEXT = """user user's now again anymore longer just also too really still currently finally recently only even
+    already actually new basically officially sadly honestly nowadays days day time times lot bit much very
+    well back last next this that these those ago since every each most some instead called named"""
+_NOISE_WORDS = _NOISE_TEXT.split()
 _NOISE = frozenset(tokenize(" ".join(_NOISE_WORDS))) | frozenset(_NOISE_WORDS)
 _DATE_STEMS = frozenset(tokenize(" ".join(_DATES)))
 # Verbs and nouns that say little about which fact a sentence is about ("plays tennis": tennis is the key).
@@ -211,7 +213,10 @@ _DATES_IN = (
     r"(?:(?:early|late|mid)[- ])?(?:\d|the (?:spring|summer|fall|autumn|winter)|january|february|march|april|may|"
     r"june|july|august|september|october|november|december|spring|summer|fall|autumn|winter)"
 )
-_WHEN = rf"in {_DATES_IN}|(?:last|this|next) (?:week|month|year|summer|winter|spring|fall|autumn|weekend|term)|on the weekend"
+_WHEN = (
+    rf"in {_DATES_IN}|(?:last|this|next) (?:week|month|year|summer|winter|spring|fall|autumn|weekend|term)|"
+    r"on the weekend"
+)
 # Where the filler of a slot ends: "berlin in october, still unpacking" → berlin; "a paramedic with the county" →
 # a paramedic. An activity keeps its complements ("training for the boston marathon").
 _VALUE_END = _rx(
@@ -252,7 +257,7 @@ def _date_value(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-# -- patterns -------------------------------------------------------------------------------------------------------------
+# -- patterns ----------------------------------------------------------------------------------------------------------
 
 _ADVERBS = r"(?:(?:just|finally|recently|now|also|still|actually|officially|already|currently|really|only|even|then|"
 _ADVERBS += r"eventually|happily|sadly|soon|somehow|newly|apparently|basically)\s+)*"
@@ -272,7 +277,8 @@ _OCCUPATIONS = """accountant actor actress analyst architect artist assistant at
     mover caregiver"""
 _OCCUPATION = "|".join(_OCCUPATIONS.split())
 _EVENT_VERB = (
-    r"(?:got |was |has been |have been |is |were |had been |had to be )?(?:moved|rescheduled|postponed|pushed(?: back)?|"
+    r"(?:got |was |has been |have been |is |were |had been |had to be )?"
+    r"(?:moved|rescheduled|postponed|pushed(?: back)?|"
     r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
 )
 _DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|january|february|"
@@ -280,16 +286,27 @@ _DATE_START += r"march|april|may|june|july|august|september|october|november|dec
 _DATE_START += r"evenings?|afternoons?|nights?|weekends?))"
 
 
-def _p(slot: str, mode: Mode, pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
-    return slot, mode, re.compile(pattern)
+def _p(slot: str, mode: Mode, *pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
+    return slot, mode, re.compile("".join(pattern))
 
 
 #: Predicate patterns (matched after "user " and adverbs): (slot, mode, pattern with an optional ``v`` group).
 _PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     # residence
-    _p("residence", Mode.STATE, r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on|near|with|outside) (?P<v>.+)"),
+    _p(
+        "residence",
+        Mode.STATE,
+        r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on|near|",
+        r"with|outside) (?P<v>.+)",
+    ),
     _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
-    _p("residence", Mode.START, r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into| in with| in) (?P<v>.+)"),
+    _p(
+        "residence",
+        Mode.START,
+        r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|",
+        r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
+        r" in with| in) (?P<v>.+)",
+    ),
     _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
     _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
     # job
@@ -297,44 +314,134 @@ _PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p("job", Mode.STATE, r"^is (?:employed|hired) (?:as|at|by|with|in) (?P<v>.+)"),
     _p("job", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
     _p("job", Mode.STATE, rf"^is (?:a|an) (?P<v>(?:[\w-]+ ){{0,3}}(?:{_OCCUPATION})s?)\b"),
-    _p("job", Mode.END, r"^is (?P<v>unemployed|jobless|out of work|between jobs|retired|looking for (?:a )?(?:job|work))\b"),
-    _p("job", Mode.START, r"^(?:started|starts|began|begins|is starting|got|landed|accepted|took|has|took on) (?:a |an |the )?(?:new |first |full-time |part-time )?(?:job|position|role|gig|career)(?: (?:as|at|with|in) (?P<v>.+))?"),
+    _p(
+        "job",
+        Mode.END,
+        r"^is (?P<v>unemployed|jobless|out of work|between jobs|retired|",
+        r"looking for (?:a )?(?:job|work))\b",
+    ),
+    _p(
+        "job",
+        Mode.START,
+        r"^(?:started|starts|began|begins|is starting|got|landed|accepted|took|has|",
+        r"took on) (?:a |an |the )?(?:new |first |full-time |part-time )?(?:job|position|role|",
+        r"gig|career)(?: (?:as|at|with|in) (?P<v>.+))?",
+    ),
     _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
     _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
     _p("job", Mode.START, r"^(?:starts|started|begins|began) (?:work(?:ing)? )?(?:at|with) (?P<v>.+)"),
     _p("job", Mode.START, r"^(?:now works|works now) (?:as|at|for) (?P<v>.+)"),
     _p("job", Mode.START, r"^(?:changed|switched) (?:jobs|careers|employers)(?: to (?P<v>.+))?"),
-    _p("job", Mode.START, r"^joined (?P<v>(?:a|an|the)? ?(?:[\w-]+ ){0,3}(?:startup|start-up|company|firm|agency|corporation|bank|consultancy|practice|studio|lab)\b.*)"),
-    _p("job", Mode.END, r"^(?:quit|left|lost|resigned from|was fired from|got fired from|was laid off from|got laid off from) (?:user's |the )?(?:job|position|role)(?: (?:at|with|as) (?P<v>.+))?"),
-    _p("job", Mode.END, r"^(?:retired|resigned|got laid off|was laid off|got fired|was fired|got let go|was let go)(?: from (?P<v>.+))?\b"),
+    _p(
+        "job",
+        Mode.START,
+        r"^joined (?P<v>(?:a|an|the)? ?(?:[\w-]+ ){0,3}(?:startup|start-up|company|firm|agency|",
+        r"corporation|bank|consultancy|practice|studio|lab)\b.*)",
+    ),
+    _p(
+        "job",
+        Mode.END,
+        r"^(?:quit|left|lost|resigned from|was fired from|got fired from|was laid off from|",
+        r"got laid off from) (?:user's |the )?(?:job|position|role)(?: (?:at|with|",
+        r"as) (?P<v>.+))?",
+    ),
+    _p(
+        "job",
+        Mode.END,
+        r"^(?:retired|resigned|got laid off|was laid off|got fired|was fired|got let go|",
+        r"was let go)(?: from (?P<v>.+))?\b",
+    ),
     # partner
-    _p("partner", Mode.STATE, r"^is (?:dating|seeing|going out with|in a relationship with|married to|engaged to|together with) (?P<v>.+)"),
+    _p(
+        "partner",
+        Mode.STATE,
+        r"^is (?:dating|seeing|going out with|in a relationship with|married to|engaged to|",
+        r"together with) (?P<v>.+)",
+    ),
     _p("partner", Mode.STATE, r"^is (?:happily )?(?P<v>married|engaged|in a relationship)\b"),
-    _p("partner", Mode.STATE, r"^has a (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee)(?: (?:named|called) (?P<v>.+))?"),
+    _p(
+        "partner",
+        Mode.STATE,
+        r"^has a (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee)(?: (?:named|",
+        r"called) (?P<v>.+))?",
+    ),
     _p("partner", Mode.END, r"^is (?P<v>single|divorced|separated|widowed|a widow|a widower)\b"),
     _p("partner", Mode.START, r"^(?:got|is getting) (?:married|engaged)(?: to (?P<v>.+))?"),
     _p("partner", Mode.START, r"^(?:started|starts|began) (?:dating|seeing|going out with) (?P<v>.+)"),
     _p("partner", Mode.START, r"^(?:married|proposed to) (?P<v>.+)"),
-    _p("partner", Mode.END, r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|from) (?P<v>.+))?"),
+    _p(
+        "partner",
+        Mode.END,
+        r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|",
+        r"ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|",
+        r"from) (?P<v>.+))?",
+    ),
     # diet
     _p("diet", Mode.STATE, rf"^is (?:a |an )?(?:strict |committed |mostly )?(?P<v>{_DIET_WORDS})\b"),
-    _p("diet", Mode.STATE, r"^(?:follows|is on|keeps|eats|has) (?:a |an )?(?:strict )?(?P<v>[\w-]+(?: [\w-]+)?) diet\b"),
+    _p(
+        "diet",
+        Mode.STATE,
+        r"^(?:follows|is on|keeps|eats|has) (?:a |",
+        r"an )?(?:strict )?(?P<v>[\w-]+(?: [\w-]+)?) diet\b",
+    ),
     _p("diet", Mode.STATE, rf"^eats (?P<v>{_FOODS})\b"),
-    _p("diet", Mode.START, rf"^(?:went|has gone|became|turned|is going|is now|switched to being|switched to) (?:a |an )?(?:fully )?(?P<v>{_DIET_WORDS})\b"),
+    _p(
+        "diet",
+        Mode.START,
+        r"^(?:went|has gone|became|turned|is going|is now|switched to being|switched to) (?:a |",
+        rf"an )?(?:fully )?(?P<v>{_DIET_WORDS})\b",
+    ),
     _p("diet", Mode.START, rf"^(?:started|starts|is|began) (?:eating|having) (?P<v>{_FOODS})\b"),
     _p("diet", Mode.START, rf"^(?:eats|is eating) (?P<v>{_FOODS}) again\b"),
     _p("diet", Mode.STATE, rf"^(?P<v>{_DIET_WORDS})$"),
     # school
-    _p("school", Mode.STATE, r"^(?:studies|is studying|majors in|is majoring in|is doing (?:a|an|user's) (?:degree|masters|phd|ba|bsc)(?: in)?) (?P<v>.+? (?:at|in) .+)"),
-    _p("school", Mode.STATE, r"^(?:attends|goes to|is (?:enrolled|a student) (?:at|in)) (?P<v>.*(?:university|college|school|academy|institute|uni)\b.*)"),
-    _p("school", Mode.STATE, r"^is (?:a|an) (?P<v>(?:[\w-]+ ){0,3}(?:student|freshman|sophomore|undergrad|undergraduate|pupil|phd candidate|grad student|schooler))\b"),
-    _p("school", Mode.START, r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|academy|institute|uni|program)\b.*)"),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:studies|is studying|majors in|is majoring in|is doing (?:a|an|user's) (?:degree|",
+        r"masters|phd|ba|bsc)(?: in)?) (?P<v>.+? (?:at|in) .+)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:attends|goes to|is (?:enrolled|a student) (?:at|in)) (?P<v>.*(?:university|",
+        r"college|school|academy|institute|uni)\b.*)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^is (?:a|an) (?P<v>(?:[\w-]+ ){0,3}(?:student|freshman|sophomore|undergrad|",
+        r"undergraduate|pupil|phd candidate|grad student|schooler))\b",
+    ),
+    _p(
+        "school",
+        Mode.START,
+        r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|",
+        r"academy|institute|uni|program)\b.*)",
+    ),
     _p("school", Mode.START, r"^(?:transferred) to (?P<v>.+)"),
-    _p("school", Mode.START, r"^(?:starts|started|begins|began|is starting|will start) (?P<v>college|university|uni|grad school|high school|medical school|law school|a (?:master's|masters|phd|degree).*)\b"),
+    _p(
+        "school",
+        Mode.START,
+        r"^(?:starts|started|begins|began|is starting|will start) (?P<v>college|university|uni|",
+        r"grad school|high school|medical school|law school|a (?:master's|masters|phd|",
+        r"degree).*)\b",
+    ),
     _p("school", Mode.START, r"^(?:got into|was accepted (?:to|into|at)|enrolled (?:at|in)) (?P<v>.+)"),
-    _p("school", Mode.END, r"^(?:graduated|dropped out|finished school|finished college|finished university)(?: (?:from|of) (?P<v>.+))?"),
+    _p(
+        "school",
+        Mode.END,
+        r"^(?:graduated|dropped out|finished school|finished college|",
+        r"finished university)(?: (?:from|of) (?P<v>.+))?",
+    ),
     # commute
-    _p("commute", Mode.STATE, r"^(?:usually |always |now )?(?P<v>bikes|cycles|walks|drives|runs|commutes|skates|takes (?:the|a) (?:bus|train|tube|subway|metro|ferry|tram)|rides (?:a|user's) \w+) to (?:work|school|the office|campus|class|college)\b"),
+    _p(
+        "commute",
+        Mode.STATE,
+        r"^(?:usually |always |now )?(?P<v>bikes|cycles|walks|drives|runs|commutes|skates|",
+        r"takes (?:the|a) (?:bus|train|tube|subway|metro|ferry|tram)|rides (?:a|",
+        r"user's) \w+) to (?:work|school|the office|campus|class|college)\b",
+    ),
     _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
     # age
     _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?\s*$"),
@@ -361,12 +468,12 @@ _EVENT_MOVED = _rx(
     rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {_EVENT_VERB}(?: back| forward)? (?:to|until|till|for) (?P<d>.+)"
 )
 _EVENT_MOVED_BY = _rx(
-    rf"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
-    rf"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+)(?: back| forward)? (?:to|until|till) (?P<d>.+)"
+    r"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
+    r"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){0,3}?[\w-]+)(?: back| forward)? (?:to|until|till) (?P<d>.+)"
 )
 _EVENT_HAS = _rx(
-    rf"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){{0,2}}?[\w-]+) "
-    rf"(?:on|every|at|next|this) (?P<d>.+)"
+    r"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){0,2}?[\w-]+) "
+    r"(?:on|every|at|next|this) (?P<d>.+)"
 )
 _EVENT_CANCELLED = _rx(
     r"^user's (?P<k>(?:[\w-]+ ){0,3}?[\w-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
@@ -530,7 +637,9 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return None
     if re.match(r"^(?:grew up|was born|visited|went|travell?ed|flew|is flying|is going|was|had|met|saw)\b", pred):
         return None
-    start = re.match(r"^(?:started|starts|began|begins|took up|picked up|got into|is back to|went back to)\s+(?P<v>.+)", pred)
+    start = re.match(
+        r"^(?:started|starts|began|begins|took up|picked up|got into|is back to|went back to)\s+(?P<v>.+)", pred
+    )
     if start:
         return Frame(subject, "activity", Mode.START, _value(start.group("v"), head=False), clause)
     return Frame(subject, "activity", Mode.STATE, _value(pred, head=False), clause)

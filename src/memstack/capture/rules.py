@@ -139,8 +139,10 @@ _CHANGE = _rx(
     r"separated|divorced|got (?:married|engaged|divorced|hired|promoted|fired|laid off|a new job)|quit|stopped|"
     r"gave up|switched|transferred|retired|resigned|sold|cancell?ed|turned \d+|left (?:my|the|\w+)|"
     r"started (?:a new|eating|drinking|smoking|working|dating)|changed)\b|"
-    r"\b(?:no longer|anymore|any more|any longer)\b|\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"
-    r"\b(?:again|these days|nowadays|now)\b[.!]?$|\bmy (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
+    r"\b(?:no longer|anymore|any more|any longer)\b|"
+    r"\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"
+    r"\b(?:again|these days|nowadays|now)\b[.!]?$|"
+    r"\bmy (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
     r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).

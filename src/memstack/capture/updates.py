@@ -128,7 +128,7 @@ def _single(c: Frame, m: Frame) -> str | None:
             return f"{slot}: no longer {_words(m.value)}, now {_words(c.value)}"
         return None
     if c.negative and not m.negative:
-        if not c.value or _overlap(c.value, m.value) or m.slot == "partner" and not m.value:
+        if not c.value or _overlap(c.value, m.value) or (m.slot == "partner" and not m.value):
             return f"{slot} ended ({_words(c.value or m.value)})"
         return None
     if c.negative or m.negative:
@@ -161,10 +161,10 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
     if c.negative and not m.negative and _overlap(c.value, m.value):
         what = "opposite polarity" if c.slot == "likes" else "ended"
         return f"{what}: {_words(c.value)}"
-    if m.negative and not c.negative and (c.again or c.mode is Mode.START or c.slot == m.slot):
-        if _overlap(m.value, c.value):
-            what = "opposite polarity" if c.slot == "likes" else "resumed"
-            return f"{what}: {_words(c.value)}"
+    resumes = c.again or c.mode is Mode.START or c.slot == m.slot
+    if m.negative and not c.negative and resumes and _overlap(m.value, c.value):
+        what = "opposite polarity" if c.slot == "likes" else "resumed"
+        return f"{what}: {_words(c.value)}"
     return None
 
 
