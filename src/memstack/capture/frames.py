@@ -26,7 +26,7 @@ from functools import lru_cache
 from memstack.capture.rewrite import third_person
 from memstack.text import STOP_WORDS, tokenize, words
 
-__all__ = ["SINGLE_VALUED", "Frame", "Mode", "frames", "keys", "normalise"]
+__all__ = ["SINGLE_VALUED", "STATUS", "Frame", "Mode", "frames", "keys", "normalise"]
 
 
 class Mode(StrEnum):
@@ -38,6 +38,8 @@ class Mode(StrEnum):
 #: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
 SINGLE_VALUED = frozenset({"residence", "job", "partner", "diet", "school", "commute", "age"})
 _KEYED = ("favourite:", "count:", "schedule:")
+#: Values of an ended state that name no one and nothing in particular ("is single", "is unemployed").
+STATUS = frozenset(tokenize("single divorced separated widowed widow widower unemployed jobless retired out of work"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,15 +467,17 @@ _EVENT_WHEN = _rx(
     rf"is scheduled|is planned|is booked|is set|are scheduled|are on)(?: (?:for|on|at|in))? {_DATE_START}(?P<d>.+)"
 )
 _EVENT_MOVED = _rx(
-    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {_EVENT_VERB}(?: back| forward)? (?:to|until|till|for) (?P<d>.+)"
+    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {_EVENT_VERB}(?: back| forward)? (?:to|until|till|for) "
+    rf"{_DATE_START}(?P<d>.+)"
 )
 _EVENT_MOVED_BY = _rx(
     r"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
-    r"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){0,3}?[\w-]+)(?: back| forward)? (?:to|until|till) (?P<d>.+)"
+    r"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){0,3}?[\w-]+)(?: back| forward)? (?:to|until|till) "
+    rf"{_DATE_START}(?P<d>.+)"
 )
 _EVENT_HAS = _rx(
     r"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){0,2}?[\w-]+) "
-    r"(?:on|every|at|next|this) (?P<d>.+)"
+    rf"(?:on|every|at|next|this) {_DATE_START}(?P<d>.+)"
 )
 _EVENT_CANCELLED = _rx(
     r"^user's (?P<k>(?:[\w-]+ ){0,3}?[\w-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
@@ -481,6 +485,10 @@ _EVENT_CANCELLED = _rx(
 _GONE = _rx(
     r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
     r"was stolen|broke down for good|got sold)\b"
+)
+_JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
+_PARTNER_IS = _rx(
+    r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?(?P<v>[\w'-]+)$"
 )
 _LAST_DAY = _rx(r"\buser's (?:last|final) day (?:at|with) (?P<v>.+)")
 _PREF_POS = _rx(
@@ -541,39 +549,37 @@ def _event_key(text: str) -> str:
     return " ".join(sorted(_value(text, head=False))) or text
 
 
-def _possessive_frame(subject: str, text: str) -> Frame | None:
-    """Patterns on "user's …" clauses: favourites, dated events, a pet or thing that is gone."""
+def _possessive_frame(text: str) -> Frame | None:
+    """Patterns on "user's …" clauses about the user's things: favourites, dated events, a pet or thing that is
+    gone, the job."""
     if m := _FAVOURITE.match(text):
         key = " ".join(sorted(_value(m.group("k"), head=False)))
-        return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text)
+        return Frame("user", f"favourite:{key}", Mode.STATE, _value(m.group("v")), text)
     if m := _EVENT_MOVED.match(text):
-        dates = _date_value(m.group("d"))
-        if dates:
-            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.START, dates, text)
+        return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.START, _date_value(m.group("d")), text)
     if m := _EVENT_WHEN.match(text):
-        dates = _date_value(m.group("d"))
-        if dates:
-            return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.STATE, dates, text)
+        return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.STATE, _date_value(m.group("d")), text)
     if m := _EVENT_CANCELLED.match(text):
-        return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.END, frozenset(), text)
-    if (m := _GONE.match(text)) and subject in _PARTNERS:
-        return Frame("user", "partner", Mode.END, frozenset(), text)
+        return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.END, frozenset(), text)
     if m := _GONE.match(text):
-        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), text)
-    if m := _LAST_DAY.search(text):
-        return Frame(subject, "job", Mode.END, _value(m.group("v")), text)
-    if text.startswith("user's "):
-        m2 = re.match(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)", text)
-        if m2:
-            return Frame(subject, "job", Mode.STATE, _value(m2.group("v")), text)
-        m3 = re.match(
-            r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?"
-            r"(?P<v>[\w'-]+)$",
-            text,
-        )
-        if m3:
-            return Frame("user", "partner", Mode.STATE, _value(m3.group("v")), text)
+        return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+    if m := _JOB_IS.match(text):
+        return Frame("user", "job", Mode.STATE, _value(m.group("v")), text)
     return None
+
+
+def _person_frame(subject: str, text: str) -> Frame | None:
+    """A clause about someone in the user's life ("user's sister moved to …"): the user's partner named, or gone,
+    else what the clause says about that person."""
+    if subject in _PARTNERS:
+        if _GONE.match(text):
+            return Frame("user", "partner", Mode.END, frozenset(), text)
+        if m := _PARTNER_IS.match(text):
+            return Frame("user", "partner", Mode.STATE, _value(m.group("v")), text)
+    person = subject.split(" ", 1)[1]
+    words_ = text.split(" ")
+    at = next((i for i, w in enumerate(words_) if i and w.strip(",") == person), len(words_))
+    return _predicate_frame(subject, _predicate(" ".join(words_[at + 1 :])), text)
 
 
 def _frame(clause: _Clause) -> Frame | None:
@@ -581,20 +587,16 @@ def _frame(clause: _Clause) -> Frame | None:
     additive = _ADDITIVE.search(text) is not None
     again = _AGAIN.search(text) is not None
     subject = clause.subject
+    if m := _LAST_DAY.search(text):
+        return Frame("user", "job", Mode.END, _value(m.group("v")), text)
     if subject == "other":
         return None
     if m := _FAVOURITE_OBJ.match(text):
         key = " ".join(sorted(_value(m.group("k"), head=False)))
         return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text, additive)
     if text.startswith("user's "):
-        found = _possessive_frame(subject, text)
-        if found is not None:
-            return _with(found, additive, again)
-        if subject != "user":
-            owner_pred = text.split(" ", 2)[2] if text.count(" ") >= 2 else ""
-            inner = _predicate_frame(subject, _predicate(owner_pred), text, clause.companion)
-            return _with(inner, additive, again) if inner is not None else None
-        return None
+        found = _possessive_frame(text) if subject == "user" else _person_frame(subject, text)
+        return _with(found, additive, again)
     return _with(_predicate_frame(subject, _predicate(text), text, clause.companion), additive, again)
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from memstack.capture.frames import Frame, Mode, frames, keys
+from memstack.capture.frames import STATUS, Frame, Mode, frames, keys
 from memstack.types import Candidate, ScoredMemory
 
 __all__ = [
@@ -128,7 +128,8 @@ def _single(c: Frame, m: Frame) -> str | None:
             return f"{slot}: no longer {_words(m.value)}, now {_words(c.value)}"
         return None
     if c.negative and not m.negative:
-        if not c.value or _overlap(c.value, m.value) or (m.slot == "partner" and not m.value):
+        named = c.value - STATUS  # "broke up with Sam": Sam; "is single": no one in particular
+        if not named or _overlap(named, m.value) or (m.slot == "partner" and not m.value):
             return f"{slot} ended ({_words(c.value or m.value)})"
         return None
     if c.negative or m.negative:
