@@ -20,19 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import lru_cache
 
+from memstack.capture import slots as sl
 from memstack.capture.rewrite import third_person
+from memstack.capture.slots import Mode
 from memstack.text import STOP_WORDS, tokenize, words
 
 __all__ = ["SINGLE_VALUED", "STATUS", "Frame", "Mode", "frames", "keys", "normalise"]
-
-
-class Mode(StrEnum):
-    STATE = "state"  # holds: "lives in Paris"
-    START = "start"  # began, or changed to: "moved to Berlin", "got promoted to senior developer"
-    END = "end"  # stopped holding, or does not hold: "no longer plays tennis", "is single", "quit smoking"
 
 
 #: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
@@ -259,286 +254,28 @@ def _date_value(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-# -- patterns ----------------------------------------------------------------------------------------------------------
-
-_ADVERBS = r"(?:(?:just|finally|recently|now|also|still|actually|officially|already|currently|really|only|even|then|"
-_ADVERBS += r"eventually|happily|sadly|soon|somehow|newly|apparently|basically)\s+)*"
-_DIET_WORDS = (
-    r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
-    r"carnivore|flexitarian|plant[- ]based|halal|kosher"
-)
-_FOODS = r"meat|fish|pork|beef|chicken|dairy|eggs|cheese|animal products|gluten|sugar|carbs|seafood|red meat"
-_OCCUPATIONS = """accountant actor actress analyst architect artist assistant attorney baker banker barista bartender
-    carpenter cashier chef cleaner clerk coach consultant cook counselor counsellor dentist designer developer
-    director doctor driver economist editor electrician engineer farmer firefighter freelancer hairdresser intern
-    janitor journalist judge lawyer lecturer librarian manager mechanic musician nanny nurse officer paralegal
-    paramedic pharmacist photographer physician physiotherapist pilot plumber police policeman policewoman
-    professor programmer psychologist receptionist reporter researcher salesman saleswoman scientist secretary
-    server soldier surgeon tailor teacher technician therapist translator tutor vet veterinarian waiter waitress
-    writer ceo cto founder cofounder co-founder administrator supervisor executive recruiter marketer trainer
-    mover caregiver"""
-_OCCUPATION = "|".join(_OCCUPATIONS.split())
-_EVENT_VERB = (
-    r"(?:got |was |has been |have been |is |were |had been |had to be )?"
-    r"(?:moved|rescheduled|postponed|pushed(?: back)?|"
-    r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
-)
-_DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|january|february|"
-_DATE_START += r"march|april|may|june|july|august|september|october|november|december|tomorrow|next|mornings?|"
-_DATE_START += r"evenings?|afternoons?|nights?|weekends?))"
-
-
-def _p(slot: str, mode: Mode, *pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
-    return slot, mode, re.compile("".join(pattern))
-
-
-#: Predicate patterns (matched after "user " and adverbs): (slot, mode, pattern with an optional ``v`` group).
-_PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
-    # residence
-    _p(
-        "residence",
-        Mode.STATE,
-        r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on|near|",
-        r"with|outside) (?P<v>.+)",
-    ),
-    _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
-    _p(
-        "residence",
-        Mode.START,
-        r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|",
-        r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
-        r" in with| in) (?P<v>.+)",
-    ),
-    _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
-    _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
-    # job
-    _p("job", Mode.STATE, r"^(?:works|is working) (?:as|at|for|in) (?P<v>.+)"),
-    _p("job", Mode.STATE, r"^is (?:employed|hired) (?:as|at|by|with|in) (?P<v>.+)"),
-    _p("job", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
-    _p("job", Mode.STATE, rf"^is (?:a|an) (?P<v>(?:[\w-]+ ){{0,3}}(?:{_OCCUPATION})s?)\b"),
-    _p(
-        "job",
-        Mode.END,
-        r"^is (?P<v>unemployed|jobless|out of work|between jobs|retired|",
-        r"looking for (?:a )?(?:job|work))\b",
-    ),
-    _p(
-        "job",
-        Mode.START,
-        r"^(?:started|starts|began|begins|is starting|got|landed|accepted|took|has|",
-        r"took on) (?:a |an |the )?(?:new |first |full-time |part-time )?(?:job|position|role|",
-        r"gig|career)(?: (?:as|at|with|in) (?P<v>.+))?",
-    ),
-    _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
-    _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
-    _p("job", Mode.START, r"^(?:starts|started|begins|began) (?:work(?:ing)? )?(?:at|with) (?P<v>.+)"),
-    _p("job", Mode.START, r"^(?:now works|works now) (?:as|at|for) (?P<v>.+)"),
-    _p("job", Mode.START, r"^(?:changed|switched) (?:jobs|careers|employers)(?: to (?P<v>.+))?"),
-    _p(
-        "job",
-        Mode.START,
-        r"^joined (?P<v>(?:a|an|the)? ?(?:[\w-]+ ){0,3}(?:startup|start-up|company|firm|agency|",
-        r"corporation|bank|consultancy|practice|studio|lab)\b.*)",
-    ),
-    _p(
-        "job",
-        Mode.END,
-        r"^(?:quit|left|lost|resigned from|was fired from|got fired from|was laid off from|",
-        r"got laid off from) (?:user's |the )?(?:job|position|role)(?: (?:at|with|",
-        r"as) (?P<v>.+))?",
-    ),
-    _p(
-        "job",
-        Mode.END,
-        r"^(?:retired|resigned|got laid off|was laid off|got fired|was fired|got let go|",
-        r"was let go)(?: from (?P<v>.+))?\b",
-    ),
-    # partner
-    _p(
-        "partner",
-        Mode.STATE,
-        r"^is (?:dating|seeing|going out with|in a relationship with|married to|engaged to|",
-        r"together with) (?P<v>.+)",
-    ),
-    _p("partner", Mode.STATE, r"^is (?:happily )?(?P<v>married|engaged|in a relationship)\b"),
-    _p(
-        "partner",
-        Mode.STATE,
-        r"^has a (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee)(?: (?:named|",
-        r"called) (?P<v>.+))?",
-    ),
-    _p("partner", Mode.END, r"^is (?P<v>single|divorced|separated|widowed|a widow|a widower)\b"),
-    _p("partner", Mode.START, r"^(?:got|is getting) (?:married|engaged)(?: to (?P<v>.+))?"),
-    _p("partner", Mode.START, r"^(?:started|starts|began) (?:dating|seeing|going out with) (?P<v>.+)"),
-    _p("partner", Mode.START, r"^(?:married|proposed to) (?P<v>.+)"),
-    _p(
-        "partner",
-        Mode.END,
-        r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|",
-        r"ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|",
-        r"from) (?P<v>.+))?",
-    ),
-    # diet
-    _p("diet", Mode.STATE, rf"^is (?:a |an )?(?:strict |committed |mostly )?(?P<v>{_DIET_WORDS})\b"),
-    _p(
-        "diet",
-        Mode.STATE,
-        r"^(?:follows|is on|keeps|eats|has) (?:a |",
-        r"an )?(?:strict )?(?P<v>[\w-]+(?: [\w-]+)?) diet\b",
-    ),
-    _p("diet", Mode.STATE, rf"^eats (?P<v>{_FOODS})\b"),
-    _p(
-        "diet",
-        Mode.START,
-        r"^(?:went|has gone|became|turned|is going|is now|switched to being|switched to) (?:a |",
-        rf"an )?(?:fully )?(?P<v>{_DIET_WORDS})\b",
-    ),
-    _p("diet", Mode.START, rf"^(?:started|starts|is|began) (?:eating|having) (?P<v>{_FOODS})\b"),
-    _p("diet", Mode.START, rf"^(?:eats|is eating) (?P<v>{_FOODS}) again\b"),
-    _p("diet", Mode.STATE, rf"^(?P<v>{_DIET_WORDS})$"),
-    # school
-    _p(
-        "school",
-        Mode.STATE,
-        r"^(?:studies|is studying|majors in|is majoring in|is doing (?:a|an|user's) (?:degree|",
-        r"masters|phd|ba|bsc)(?: in)?) (?P<v>.+? (?:at|in) .+)",
-    ),
-    _p(
-        "school",
-        Mode.STATE,
-        r"^(?:attends|goes to|is (?:enrolled|a student) (?:at|in)) (?P<v>.*(?:university|",
-        r"college|school|academy|institute|uni)\b.*)",
-    ),
-    _p(
-        "school",
-        Mode.STATE,
-        r"^is (?:a|an) (?P<v>(?:[\w-]+ ){0,3}(?:student|freshman|sophomore|undergrad|",
-        r"undergraduate|pupil|phd candidate|grad student|schooler))\b",
-    ),
-    _p(
-        "school",
-        Mode.START,
-        r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|",
-        r"academy|institute|uni|program)\b.*)",
-    ),
-    _p("school", Mode.START, r"^(?:transferred) to (?P<v>.+)"),
-    _p(
-        "school",
-        Mode.START,
-        r"^(?:starts|started|begins|began|is starting|will start) (?P<v>college|university|uni|",
-        r"grad school|high school|medical school|law school|a (?:master's|masters|phd|",
-        r"degree).*)\b",
-    ),
-    _p("school", Mode.START, r"^(?:got into|was accepted (?:to|into|at)|enrolled (?:at|in)) (?P<v>.+)"),
-    _p(
-        "school",
-        Mode.END,
-        r"^(?:graduated|dropped out|finished school|finished college|",
-        r"finished university)(?: (?:from|of) (?P<v>.+))?",
-    ),
-    # commute
-    _p(
-        "commute",
-        Mode.STATE,
-        r"^(?:usually |always |now )?(?P<v>bikes|cycles|walks|drives|runs|commutes|skates|",
-        r"takes (?:the|a) (?:bus|train|tube|subway|metro|ferry|tram)|rides (?:a|",
-        r"user's) \w+) to (?:work|school|the office|campus|class|college)\b",
-    ),
-    _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
-    # age
-    _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?\s*$"),
-    _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
-    _p("age", Mode.START, r"^(?:turned|just turned|is turning) (?P<v>\d{1,3})\b"),
-)
-# "user has 3 kids", "user has two cats now"
-_COUNT = _rx(
-    r"^has (?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|one) (?:\w+ )?(?P<k>kids|children|sons|daughters|"
-    r"cats|dogs|pets|siblings|brothers|sisters|grandchildren|grandkids|cars|jobs|roommates|horses|birds|fish)\b"
-)
-# "user's favourite band is arctic monkeys", "user's favourite food is tacos now"
-_FAVOURITE = _rx(
-    r"^user's (?:all[- ]time |current |new |absolute )?favou?rite (?P<k>[\w ]+?) (?:(?:these days|nowadays|right now|"
-    r"now|at the moment|of all time) )?(?:is|are|has become|became|would be|has to be) (?:now )?(?P<v>.+)"
-)
-_FAVOURITE_OBJ = _rx(r"^(?P<v>.+?) (?:is|are) (?:now )?user's (?:new )?favou?rite (?P<k>\w+)")
-# "user's dentist appointment is on 12 june", "user's book club meets on tuesdays"
-_EVENT_WHEN = _rx(
-    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) (?:is|are|was|will be|falls|happens|takes place|meets|starts|"
-    rf"is scheduled|is planned|is booked|is set|are scheduled|are on)(?: (?:for|on|at|in))? {_DATE_START}(?P<d>.+)"
-)
-_EVENT_MOVED = _rx(
-    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {_EVENT_VERB}(?: back| forward)? (?:to|until|till|for) "
-    rf"{_DATE_START}(?P<d>.+)"
-)
-_EVENT_MOVED_BY = _rx(
-    r"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
-    r"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){0,3}?[\w-]+)(?: back| forward)? (?:to|until|till) "
-    rf"{_DATE_START}(?P<d>.+)"
-)
-_EVENT_HAS = _rx(
-    r"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){0,2}?[\w-]+) "
-    rf"(?:on|every|at|next|this) {_DATE_START}(?P<d>.+)"
-)
-_EVENT_CANCELLED = _rx(
-    r"^user's (?P<k>(?:[\w-]+ ){0,3}?[\w-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
-)
-_GONE = _rx(
-    r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
-    r"was stolen|broke down for good|got sold)\b"
-)
-_JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
-_PARTNER_IS = _rx(
-    r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?(?P<v>[\w'-]+)$"
-)
-_LAST_DAY = _rx(r"\buser's (?:last|final) day (?:at|with) (?P<v>.+)")
-_PREF_POS = _rx(
-    r"^(?:loves|likes|enjoys|adores|prefers|really likes|is (?:a (?:huge |big )?fan of|into|obsessed with|"
-    r"passionate about|crazy about))\s+(?P<v>.+)"
-)
-_PREF_NEG = _rx(
-    r"^(?:hates|dislikes|detests|loathes|can not stand|does not like|does not enjoy|does not care for|"
-    r"is not (?:a fan of|into)|is sick of|is tired of|has gone off|went off|has lost interest in|lost interest in|"
-    r"got bored of|is over)\s+(?P<v>.+)"
-)
-# End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
-_END_WRAP = _rx(
-    r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
-    r"does not want to|has stopped|stopped|has quit|quit|gave up(?: on)?|has given up(?: on)?|given up(?: on)?|"
-    r"dropped out of|dropped|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
-    r"left|ended|finished with|is done with|is finished with|moved on from|used to|no more|is off)\s+(?P<rest>.+)"
-)
-_ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
-_AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")
-_ADDITIVE = _rx(r"\b(?:also|too|as well|another|second|additionally|in addition|besides|on top of)\b")
-_SWITCH = _rx(
-    r"^(?:has |have )?(?:switched|changed|swapped|converted|upgraded|downgraded|moved over)(?: over)?(?: from "
-    r"(?P<from>.+?))? to (?P<v>.+)"
-)
-_TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")
-
-
 def _predicate(text: str) -> str:
     """A clause with its subject and leading adverbs removed ("user just moved to …" → "moved to …")."""
     body = text[5:] if text.startswith("user ") else text
-    return re.sub(rf"^{_ADVERBS}", "", body).strip()
+    return re.sub(rf"^{sl.ADVERBS}", "", body).strip()
 
 
 def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
     """The slot pattern a predicate matches, if any."""
-    if m := _COUNT.match(pred):
+    if m := sl.COUNT.match(pred):
         return Frame(subject, f"count:{tokenize(m.group('k'))[0]}", Mode.STATE, frozenset({m.group("n")}), clause)
-    for slot, mode, pattern in _PREDICATES:
+    for slot, mode, pattern in sl.PREDICATES:
         if m := pattern.match(pred):
             raw = m.groupdict().get("v")
             value = frozenset({raw}) if slot == "age" and raw else _value(raw, head=slot not in ("commute",))
             if slot == "diet" and raw:
                 value = frozenset({re.sub(r"[- ]", "", raw)}) if mode is not Mode.END else value
             return Frame(subject, slot, mode, value, clause)
-    if m := _EVENT_HAS.match(pred):
+    if m := sl.EVENT_HAS.match(pred):
         dates = _date_value(m.group("d"))
         if dates:
             return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.STATE, dates, clause)
-    if m := _EVENT_MOVED_BY.match(pred):
+    if m := sl.EVENT_MOVED_BY.match(pred):
         dates = _date_value(m.group("d"))
         if dates:
             return Frame(subject, f"schedule:{_event_key(m.group('k'))}", Mode.START, dates, clause)
@@ -552,18 +289,18 @@ def _event_key(text: str) -> str:
 def _possessive_frame(text: str) -> Frame | None:
     """Patterns on "user's …" clauses about the user's things: favourites, dated events, a pet or thing that is
     gone, the job."""
-    if m := _FAVOURITE.match(text):
+    if m := sl.FAVOURITE.match(text):
         key = " ".join(sorted(_value(m.group("k"), head=False)))
         return Frame("user", f"favourite:{key}", Mode.STATE, _value(m.group("v")), text)
-    if m := _EVENT_MOVED.match(text):
+    if m := sl.EVENT_MOVED.match(text):
         return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.START, _date_value(m.group("d")), text)
-    if m := _EVENT_WHEN.match(text):
+    if m := sl.EVENT_WHEN.match(text):
         return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.STATE, _date_value(m.group("d")), text)
-    if m := _EVENT_CANCELLED.match(text):
+    if m := sl.EVENT_CANCELLED.match(text):
         return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.END, frozenset(), text)
-    if m := _GONE.match(text):
+    if m := sl.GONE.match(text):
         return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
-    if m := _JOB_IS.match(text):
+    if m := sl.JOB_IS.match(text):
         return Frame("user", "job", Mode.STATE, _value(m.group("v")), text)
     return None
 
@@ -572,9 +309,9 @@ def _person_frame(subject: str, text: str) -> Frame | None:
     """A clause about someone in the user's life ("user's sister moved to …"): the user's partner named, or gone,
     else what the clause says about that person."""
     if subject in _PARTNERS:
-        if _GONE.match(text):
+        if sl.GONE.match(text):
             return Frame("user", "partner", Mode.END, frozenset(), text)
-        if m := _PARTNER_IS.match(text):
+        if m := sl.PARTNER_IS.match(text):
             return Frame("user", "partner", Mode.STATE, _value(m.group("v")), text)
     person = subject.split(" ", 1)[1]
     words_ = text.split(" ")
@@ -584,14 +321,14 @@ def _person_frame(subject: str, text: str) -> Frame | None:
 
 def _frame(clause: _Clause) -> Frame | None:
     text = clause.text.strip(" ,")
-    additive = _ADDITIVE.search(text) is not None
-    again = _AGAIN.search(text) is not None
+    additive = sl.ADDITIVE.search(text) is not None
+    again = sl.AGAIN.search(text) is not None
     subject = clause.subject
-    if m := _LAST_DAY.search(text):
+    if m := sl.LAST_DAY.search(text):
         return Frame("user", "job", Mode.END, _value(m.group("v")), text)
     if subject == "other":
         return None
-    if m := _FAVOURITE_OBJ.match(text):
+    if m := sl.FAVOURITE_OBJ.match(text):
         key = " ".join(sorted(_value(m.group("k"), head=False)))
         return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text, additive)
     if text.startswith("user's "):
@@ -609,27 +346,27 @@ def _with(frame: Frame | None, additive: bool, again: bool) -> Frame | None:
 def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") -> Frame | None:
     if not pred:
         return None
-    if m := _SWITCH.match(pred):
+    if m := sl.SWITCH.match(pred):
         inner = _slot_frame(subject, _predicate(m.group("v")), clause)
         origin = _value(m.group("from"), head=False) if m.group("from") else frozenset()
         if inner is not None and inner.slot != "activity":
             return Frame(subject, inner.slot, Mode.START, inner.value, clause, origin=origin)
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=origin)
-    if m := _TRADE.match(pred):
+    if m := sl.TRADE.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
     found = _slot_frame(subject, pred, clause)
     if found is not None:
         if found.slot == "partner" and companion and not found.value:
             return Frame(subject, found.slot, found.mode, _value(companion), clause)
         return found
-    if m := _PREF_NEG.match(pred):
+    if m := sl.PREF_NEG.match(pred):
         return Frame(subject, "likes", Mode.END, _value(m.group("v"), head=False), clause)
-    if m := _PREF_POS.match(pred):
+    if m := sl.PREF_POS.match(pred):
         return Frame(subject, "likes", Mode.STATE, _value(m.group("v"), head=False), clause)
-    if m := _END_WRAP.match(pred):
-        rest = _ANYMORE.sub("", m.group("rest")).strip(" ,")
+    if m := sl.END_WRAP.match(pred):
+        rest = sl.ANYMORE.sub("", m.group("rest")).strip(" ,")
         inner = _slot_frame(subject, _predicate(rest), clause)
-        if inner is None and (pos := _PREF_POS.match(rest)):
+        if inner is None and (pos := sl.PREF_POS.match(rest)):
             inner = Frame(subject, "likes", Mode.STATE, _value(pos.group("v"), head=False), clause)
         if inner is not None:
             mode = Mode.START if inner.mode is Mode.END else Mode.END  # "is not single anymore"
