@@ -51,6 +51,9 @@ UPDATES = [
     ("User got a job as a nurse at the city hospital.", "User is unemployed."),
     ("User is single now.", "User is married to Chris."),
     ("I moved to Lisbon.", "I live in Porto."),  # memories in the first person too
+    ("User moved in with User's girlfriend.", "User lives with User's parents."),
+    ("User works at Amazon now.", "User works at Google."),
+    ("User got a job at Amazon.", "User works at Google."),  # a new job replaces the employer too
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -65,6 +68,14 @@ LOOK_ALIKES = [
     ("User grew up in Faro.", "User lives in Porto."),
     ("User quit drinking soda too.", "User quit smoking."),
     ("User had lunch with a colleague who works at Boots.", "User works as a cashier at Tesco."),
+    ("User works at St. Mary's Hospital.", "User works as a nurse."),  # another facet of the same job
+    ("User lives with User's boyfriend.", "User lives in Paris."),
+    ("User is gluten-free.", "User is vegetarian."),
+    ("User is married to Tom.", "User is married."),
+    ("User started at the gym.", "User works at Google."),
+    ("User left early.", "User wakes up early."),
+    ("User stopped by the bakery.", "User owns a bakery."),
+    ("User ended up in Rome.", "User lives in Rome."),
 ]
 
 

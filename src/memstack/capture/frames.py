@@ -27,14 +27,19 @@ from memstack.capture.rewrite import third_person
 from memstack.capture.slots import Mode
 from memstack.text import STOP_WORDS, tokenize, words
 
-__all__ = ["SINGLE_VALUED", "STATUS", "Frame", "Mode", "frames", "keys", "normalise"]
+__all__ = ["FACETS", "POSITIVE_STATUS", "SINGLE_VALUED", "STATUS", "Frame", "Mode", "frames", "keys", "normalise"]
 
 
 #: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
-SINGLE_VALUED = frozenset({"residence", "job", "partner", "diet", "school", "commute", "age"})
+SINGLE_VALUED = frozenset({"residence", "household", "job", "employer", "partner", "diet", "school", "commute", "age"})
+#: Slots that are facets of one attribute: a change of one (a new job, a move) replaces the other's statement too,
+#: but two statements of different facets never conflict ("works as a nurse" / "works at St. Mary's").
+FACETS = ({"job", "employer"}, {"residence", "household"})
 _KEYED = ("favourite:", "count:", "schedule:")
 #: Values of an ended state that name no one and nothing in particular ("is single", "is unemployed").
 STATUS = frozenset(tokenize("single divorced separated widowed widow widower unemployed jobless retired out of work"))
+#: Values of a state that name no one in particular ("is married", "is in a relationship").
+POSITIVE_STATUS = frozenset(tokenize("married engaged relationship"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +197,8 @@ _DATE_WORDS = """january february march april may june july august september oct
 _DATES = frozenset(_DATE_WORDS.split())
 _NOISE_TEXT = """user user's now again anymore longer just also too really still currently finally recently only even
     already actually new basically officially sadly honestly nowadays days day time times lot bit much very
-    well back last next this that these those ago since every each most some instead called named"""
+    well back last next this that these those ago since every each most some instead called named early late later
+    soon quickly slowly together alone away off around there here"""
 _NOISE_WORDS = _NOISE_TEXT.split()
 _NOISE = frozenset(tokenize(" ".join(_NOISE_WORDS))) | frozenset(_NOISE_WORDS)
 _DATE_STEMS = frozenset(tokenize(" ".join(_DATES)))

@@ -52,10 +52,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 ADVERBS = r"(?:(?:just|finally|recently|now|also|still|actually|officially|already|currently|really|only|even|then|"
 ADVERBS += r"eventually|happily|sadly|soon|somehow|newly|apparently|basically)\s+)*"
-DIET_WORDS = (
-    r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
-    r"carnivore|flexitarian|plant[- ]based|halal|kosher"
-)
+DIET_WORDS = r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|carnivore|flexitarian|plant[- ]based|omnivore"
 FOODS = r"meat|fish|pork|beef|chicken|dairy|eggs|cheese|animal products|gluten|sugar|carbs|seafood|red meat"
 OCCUPATIONS = """accountant actor actress analyst architect artist assistant attorney baker banker barista bartender
     carpenter cashier chef cleaner clerk coach consultant cook counselor counsellor dentist designer developer
@@ -87,23 +84,26 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p(
         "residence",
         Mode.STATE,
-        r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on|near|",
-        r"with|outside) (?P<v>.+)",
+        r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on) (?P<v>.+)",
     ),
+    _p("household", Mode.STATE, r"^(?:is |are )?(?:lives|live|living|stays|staying) (?:with|alone)(?P<v>.*)"),
+    _p("household", Mode.START, r"^(?:has |have )?(?:moved|is moving) in with (?P<v>.+)"),
     _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
     _p(
         "residence",
         Mode.START,
         r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|",
         r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
-        r" in with| in) (?P<v>.+)",
+        r" in) (?P<v>.+)",
     ),
     _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
     _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
     # job
-    _p("job", Mode.STATE, r"^(?:works|is working) (?:as|at|for|in) (?P<v>.+)"),
-    _p("job", Mode.STATE, r"^is (?:employed|hired) (?:as|at|by|with|in) (?P<v>.+)"),
-    _p("job", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
+    _p("job", Mode.STATE, r"^(?:works|is working) as (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^(?:works|is working) (?:at|for) (?P<v>.+)"),
+    _p("job", Mode.STATE, r"^is (?:employed|hired) as (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^is (?:employed|hired) (?:at|by|with) (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
     _p("job", Mode.STATE, rf"^is (?:a|an) (?P<v>(?:[\w-]+ ){{0,3}}(?:{OCCUPATION})s?)\b"),
     _p(
         "job",
@@ -120,7 +120,11 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     ),
     _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
     _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
-    _p("job", Mode.START, r"^(?:starts|started|begins|began) (?:work(?:ing)? )?(?:at|with) (?P<v>.+)"),
+    _p(
+        "job",
+        Mode.START,
+        r"^(?:starts|started|begins|began|is starting) (?:work|working|a job) (?:at|with|for) (?P<v>.+)",
+    ),
     _p("job", Mode.START, r"^(?:now works|works now) (?:as|at|for) (?P<v>.+)"),
     _p("job", Mode.START, r"^(?:changed|switched) (?:jobs|careers|employers)(?: to (?P<v>.+))?"),
     _p(
@@ -292,9 +296,10 @@ PREF_NEG = _rx(
 # End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
-    r"does not want to|has stopped|stopped|has quit|quit|gave up(?: on)?|has given up(?: on)?|given up(?: on)?|"
-    r"dropped out of|dropped|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
-    r"left|ended|finished with|is done with|is finished with|moved on from|used to|no more|is off)\s+(?P<rest>.+)"
+    r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
+    r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
+    r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
+    r"\s+(?P<rest>.+)"
 )
 ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
 AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")

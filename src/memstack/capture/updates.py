@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from memstack.capture.frames import STATUS, Frame, Mode, frames, keys
+from memstack.capture.frames import FACETS, POSITIVE_STATUS, STATUS, Frame, Mode, frames, keys
 from memstack.types import Candidate, ScoredMemory
 
 __all__ = [
@@ -101,7 +101,7 @@ def _slot_name(slot: str) -> str:
 
 
 def _same_slot(a: str, b: str) -> bool:
-    if a == b:
+    if a == b or any(a in facets and b in facets for facets in FACETS):
         return True
     if a.startswith("schedule:") and b.startswith("schedule:"):
         ka, kb = set(a[9:].split()), set(b[9:].split())
@@ -144,7 +144,9 @@ def _single(c: Frame, m: Frame) -> str | None:
         if not c.value <= m.value:
             return f"new {slot}: {_words(c.value)} (was {_words(m.value)})"
         return None
-    if c.value and m.value and not c.value & m.value:
+    # two statements of a state: only the same facet, both naming someone or something ("is married" names no one)
+    cv, mv = c.value - POSITIVE_STATUS, m.value - POSITIVE_STATUS
+    if c.slot == m.slot and cv and mv and not cv & mv:
         return f"new {slot}: {_words(c.value)} (was {_words(m.value)})"
     return None
 
