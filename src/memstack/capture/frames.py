@@ -113,12 +113,13 @@ _LEADS = frozenset(_LEAD_WORDS.split())
 _VERBISH = _rx(
     r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?(?:\w+ed|\w+ing|started|start|starts|"
     r"began|begin|begins|bought|got|gets|joined|joins|moved|left|leaves|quit|quits|sold|sells|took|takes|went|goes|"
-    r"is|are|was|were|has|have|had|will|does|do|did|lives|works|eats|earns|earn|plays|drives|cycles|walks|makes|"
+    r"is|are|was|were|has|have|had|will|does|do|did|lives|live|works|work|eats|eat|earns|earn|plays|drives|cycles|"
+    r"walks|makes|studies|study|uses|use|"
     r"switched|cancelled|canceled|found|found|became|becomes|broke|split|married|divorced|gave|gives|turned|"
     r"signed|landed|retired|resigned|graduated|transferred|relocated|traded|no longer|never|can|can not)\b"
 )
 _SPLIT = _rx(
-    r"\s*[.!?;]+\s+|\s*[.!?;]+$|"
+    r"\s*[.!?;:]+\s+|\s*[.!?;]+$|"
     r",\s+(?=(?:and |but |so |since |because |though |although |while )?(?:user|she|he|they|it)\b)|"
     r"\s+(?:but|so|since|because|though|although|while|whereas|when)\s+"
 )
@@ -157,8 +158,9 @@ def _subject(text: str) -> tuple[str, str, str]:
         i = 0
         while i < len(rest) - 1 and rest[i] in _PERSON_ADJ:
             i += 1
-        if rest and rest[i].strip(",") in PEOPLE:
-            return f"user's {rest[i].strip(',')}", text, ""
+        person = rest[i].strip(",").removesuffix("'s") if rest else ""
+        if person in PEOPLE:
+            return f"user's {person}", text, ""
         return "user", text, ""
     if text == "user" or text.startswith("user "):
         return "user", text, ""
@@ -260,10 +262,18 @@ def _date_value(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_PERFECT = re.compile(
+    rf"^(?:has|have|had) {sl.ADVERBS}(?=\w+ed\b|been\b|gone\b|got\b|gotten\b|begun\b|become\b|left\b|quit\b|"
+    r"sold\b|given\b|taken\b|made\b|done\b|found\b|lost\b|split\b|broken\b|turned\b|grown\b)"
+)
+
+
 def _predicate(text: str) -> str:
-    """A clause with its subject and leading adverbs removed ("user just moved to …" → "moved to …")."""
+    """A clause with its subject, leading adverbs and a perfect's auxiliary removed ("user has really gone off …"
+    → "gone off …")."""
     body = text[5:] if text.startswith("user ") else text
-    return re.sub(rf"^{sl.ADVERBS}", "", body).strip()
+    body = re.sub(rf"^{sl.ADVERBS}", "", body).strip()
+    return _PERFECT.sub("", body).strip()
 
 
 def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
@@ -288,6 +298,12 @@ def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
     return None
 
 
+def _head_noun(text: str) -> str:
+    """The last content stem of a noun phrase: "tv show" → show (a favourite show is a favourite TV show)."""
+    stems = [s for w, s in zip(words(text), tokenize(text), strict=True) if w not in STOP_WORDS]
+    return stems[-1] if stems else text
+
+
 def _event_key(text: str) -> str:
     return " ".join(sorted(_value(text, head=False))) or text
 
@@ -296,7 +312,7 @@ def _possessive_frame(text: str) -> Frame | None:
     """Patterns on "user's …" clauses about the user's things: favourites, dated events, a pet or thing that is
     gone, the job."""
     if m := sl.FAVOURITE.match(text):
-        key = " ".join(sorted(_value(m.group("k"), head=False)))
+        key = _head_noun(m.group("k"))
         return Frame("user", f"favourite:{key}", Mode.STATE, _value(m.group("v")), text)
     if m := sl.EVENT_MOVED.match(text):
         return Frame("user", f"schedule:{_event_key(m.group('k'))}", Mode.START, _date_value(m.group("d")), text)
@@ -321,8 +337,12 @@ def _person_frame(subject: str, text: str) -> Frame | None:
             return Frame("user", "partner", Mode.STATE, _value(m.group("v")), text)
     person = subject.split(" ", 1)[1]
     words_ = text.split(" ")
-    at = next((i for i, w in enumerate(words_) if i and w.strip(",") == person), len(words_))
-    return _predicate_frame(subject, _predicate(" ".join(words_[at + 1 :])), text)
+    at = next((i for i, w in enumerate(words_) if i and w.strip(",").removesuffix("'s") == person), len(words_))
+    rest = " ".join(words_[at + 1 :])
+    if words_[at : at + 1] and words_[at].endswith("'s"):  # "user's sister's wedding is on …": the sister's
+        found = _possessive_frame("user's " + rest)
+        return None if found is None else Frame(subject, found.slot, found.mode, found.value, text)
+    return _predicate_frame(subject, _predicate(rest), text)
 
 
 def _frame(clause: _Clause) -> Frame | None:
@@ -332,11 +352,10 @@ def _frame(clause: _Clause) -> Frame | None:
     subject = clause.subject
     if m := sl.LAST_DAY.search(text):
         return Frame("user", "job", Mode.END, _value(m.group("v")), text)
+    if m := sl.FAVOURITE_OBJ.match(_strip_lead(text)):  # "succession is user's favourite show now"
+        return Frame("user", f"favourite:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text, additive)
     if subject == "other":
         return None
-    if m := sl.FAVOURITE_OBJ.match(text):
-        key = " ".join(sorted(_value(m.group("k"), head=False)))
-        return Frame(subject, f"favourite:{key}", Mode.STATE, _value(m.group("v")), text, additive)
     if text.startswith("user's "):
         found = _possessive_frame(text) if subject == "user" else _person_frame(subject, text)
         return _with(found, additive, again)

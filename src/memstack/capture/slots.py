@@ -92,7 +92,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p(
         "residence",
         Mode.START,
-        r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|",
+        r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|emigrated|immigrated|",
         r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
         r" in) (?P<v>.+)",
     ),
@@ -183,7 +183,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p(
         "diet",
         Mode.START,
-        r"^(?:went|has gone|became|turned|is going|is now|switched to being|switched to) (?:a |",
+        r"^(?:went|gone|has gone|became|become|turned|is going|is now|switched to being|switched to) (?:a |",
         rf"an )?(?:fully )?(?P<v>{DIET_WORDS})\b",
     ),
     _p("diet", Mode.START, rf"^(?:started|starts|is|began) (?:eating|having) (?P<v>{FOODS})\b"),
@@ -193,8 +193,13 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p(
         "school",
         Mode.STATE,
-        r"^(?:studies|is studying|majors in|is majoring in|is doing (?:a|an|user's) (?:degree|",
-        r"masters|phd|ba|bsc)(?: in)?) (?P<v>.+? (?:at|in) .+)",
+        r"^(?:studies|is studying|majors in|is majoring in) (?P<v>.+? (?:at|in) .+)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:is doing|is pursuing|is working on|is working towards|is studying for|is enrolled in) ",
+        r"(?P<v>(?:a |an |user's )?(?:[\w'-]+ )?(?:degree|master's|masters|phd|doctorate|ba|bsc|mba|diploma)\b.*)",
     ),
     _p(
         "school",
@@ -239,7 +244,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     ),
     _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
     # age
-    _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?\s*$"),
+    _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?(?: now| already| today)?\s*$"),
     _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
     _p("age", Mode.START, r"^(?:turned|just turned|is turning) (?P<v>\d{1,3})\b"),
 )
@@ -256,16 +261,16 @@ FAVOURITE = _rx(
 FAVOURITE_OBJ = _rx(r"^(?P<v>.+?) (?:is|are) (?:now )?user's (?:new )?favou?rite (?P<k>\w+)")
 # "user's dentist appointment is on 12 june", "user's book club meets on tuesdays"
 EVENT_WHEN = _rx(
-    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) (?:is|are|was|will be|falls|happens|takes place|meets|starts|"
+    rf"^user's (?P<k>(?:[\w'-]+ ){{0,4}}?[\w'-]+) (?:is|are|was|will be|falls|happens|takes place|meets|starts|"
     rf"is scheduled|is planned|is booked|is set|are scheduled|are on)(?: (?:for|on|at|in))? {DATE_START}(?P<d>.+)"
 )
 EVENT_MOVED = _rx(
-    rf"^user's (?P<k>(?:[\w-]+ ){{0,3}}?[\w-]+) {EVENT_VERB}(?: back| forward)? (?:to|until|till|for) "
+    rf"^user's (?P<k>(?:[\w'-]+ ){{0,4}}?[\w'-]+) {EVENT_VERB}(?: back| forward)? (?:to|until|till|for) "
     rf"{DATE_START}(?P<d>.+)"
 )
 EVENT_MOVED_BY = _rx(
     r"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
-    r"(?:user's |the |our )?(?P<k>(?:[\w-]+ ){0,3}?[\w-]+)(?: back| forward)? (?:to|until|till) "
+    r"(?:user's |the |our )?(?P<k>(?:[\w'-]+ ){0,4}?[\w'-]+)(?: back| forward)? (?:to|until|till) "
     rf"{DATE_START}(?P<d>.+)"
 )
 EVENT_HAS = _rx(
@@ -273,7 +278,7 @@ EVENT_HAS = _rx(
     rf"(?:on|every|at|next|this) {DATE_START}(?P<d>.+)"
 )
 EVENT_CANCELLED = _rx(
-    r"^user's (?P<k>(?:[\w-]+ ){0,3}?[\w-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
+    r"^user's (?P<k>(?:[\w'-]+ ){0,4}?[\w'-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
 )
 GONE = _rx(
     r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
@@ -290,13 +295,15 @@ PREF_POS = _rx(
 )
 PREF_NEG = _rx(
     r"^(?:hates|dislikes|detests|loathes|can not stand|does not like|does not enjoy|does not care for|"
-    r"is not (?:a fan of|into)|is sick of|is tired of|has gone off|went off|has lost interest in|lost interest in|"
+    r"is not (?:a fan of|into)|is sick of|is tired of|has gone off|gone off|went off|has lost interest in|"
+    r"lost interest in|"
     r"got bored of|is over)\s+(?P<v>.+)"
 )
 # End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
     r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
+    r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave)|rehomed|put down|"
     r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
     r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
     r"\s+(?P<rest>.+)"

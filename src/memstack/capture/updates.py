@@ -114,9 +114,10 @@ def _loose(slot: str) -> bool:
 
 
 def _overlap(new: frozenset[str], old: frozenset[str]) -> bool:
-    """The key words of ``new`` mostly appear in ``old`` (at least one, and at least half of them)."""
-    kn, ko = keys(new), keys(old)
-    shared = kn & ko
+    """The key words of ``new`` mostly appear in ``old`` (at least one, and at least half of them): "quit smoking"
+    in "smokes cigarettes", "started drinking again" in "does not drink alcohol"."""
+    kn = keys(new)
+    shared = kn & old
     return bool(shared) and 2 * len(shared) >= len(kn)
 
 
@@ -165,7 +166,7 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
         what = "opposite polarity" if c.slot == "likes" else "ended"
         return f"{what}: {_words(c.value)}"
     resumes = c.again or c.mode is Mode.START or c.slot == m.slot
-    if m.negative and not c.negative and resumes and _overlap(m.value, c.value):
+    if m.negative and not c.negative and resumes and _overlap(c.value, m.value):
         what = "opposite polarity" if c.slot == "likes" else "resumed"
         return f"{what}: {_words(c.value)}"
     return None
