@@ -27,15 +27,28 @@ from memstack.capture.rewrite import third_person
 from memstack.capture.slots import Mode
 from memstack.text import STOP_WORDS, tokenize, words
 
-__all__ = ["FACETS", "POSITIVE_STATUS", "SINGLE_VALUED", "STATUS", "Frame", "Mode", "frames", "keys", "normalise"]
+__all__ = [
+    "FACETS",
+    "POSITIVE_STATUS",
+    "SINGLE_VALUED",
+    "STATUS",
+    "Frame",
+    "Mode",
+    "content",
+    "frames",
+    "keys",
+    "normalise",
+]
 
 
 #: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
-SINGLE_VALUED = frozenset({"residence", "household", "job", "employer", "partner", "diet", "school", "commute", "age"})
+SINGLE_VALUED = frozenset(
+    {"residence", "household", "job", "employer", "partner", "diet", "school", "commute", "age", "team"}
+)
 #: Slots that are facets of one attribute: a change of one (a new job, a move) replaces the other's statement too,
 #: but two statements of different facets never conflict ("works as a nurse" / "works at St. Mary's").
 FACETS = ({"job", "employer"}, {"residence", "household"})
-_KEYED = ("favourite:", "count:", "schedule:")
+_KEYED = ("favourite:", "count:", "schedule:", "attr:")
 #: Values of an ended state that name no one and nothing in particular ("is single", "is unemployed").
 STATUS = frozenset(tokenize("single divorced separated widowed widow widower unemployed jobless retired out of work"))
 #: Values of a state that name no one in particular ("is married", "is in a relationship").
@@ -111,7 +124,8 @@ _LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recent
     sunday january february march april may june july august september october november december and but"""
 _LEADS = frozenset(_LEAD_WORDS.split())
 _VERBISH = _rx(
-    r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?(?:\w+ed|\w+ing|started|start|starts|"
+    r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?"
+    r"(?:no more|\w+ed|\w+ing|started|start|starts|"
     r"began|begin|begins|bought|got|gets|joined|joins|moved|left|leaves|quit|quits|sold|sells|took|takes|went|goes|"
     r"is|are|was|were|has|have|had|will|does|do|did|lives|live|works|work|eats|eat|earns|earn|plays|drives|cycles|"
     r"walks|makes|studies|study|uses|use|"
@@ -122,6 +136,7 @@ _SPLIT = _rx(
     r"\s*[.!?;:]+\s+|\s*[.!?;]+$|"
     r",\s+(?=(?:and |but |so |since |because |though |although |while )?(?:user|she|he|they|it)\b)|"
     r"\s+(?:but|so|since|because|though|although|while|whereas|when)\s+"
+    r"(?=(?:user|user's|she|he|they|it|there|the|his|her|their|now)\b)"
 )
 _AND_VERB = _rx(r"(,?\s+and\s+|,\s+)")
 _JOINT = _rx(r"^([a-z][\w'-]*) and user\b|^user and ([a-z][\w'-]*)\b")
@@ -247,6 +262,11 @@ def _value(text: str | None, *, head: bool = True) -> frozenset[str]:
     return _content((_VALUE_END if head else _ACTIVITY_END).split(text, maxsplit=1)[0])
 
 
+def content(frame: Frame) -> frozenset[str]:
+    """Every content stem of the frame's clause (its value may be a cut of it: "sleeps badly because of insomnia")."""
+    return _content(frame.clause)
+
+
 def keys(value: frozenset[str]) -> frozenset[str]:
     """What identifies a value: its stems without generic verbs and nouns (all of them when nothing else is left)."""
     specific = value - _GENERIC
@@ -283,6 +303,8 @@ def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
     for slot, mode, pattern in sl.PREDICATES:
         if m := pattern.match(pred):
             raw = m.groupdict().get("v")
+            if slot == "partner" and (status := m.groupdict().get("s")):
+                raw = f"{status} {raw or ''}"
             value = frozenset({raw}) if slot == "age" and raw else _value(raw, head=slot not in ("commute",))
             if slot == "diet" and raw:
                 value = frozenset({re.sub(r"[- ]", "", raw)}) if mode is not Mode.END else value
@@ -324,6 +346,8 @@ def _possessive_frame(text: str) -> Frame | None:
         return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
     if m := sl.JOB_IS.match(text):
         return Frame("user", "job", Mode.STATE, _value(m.group("v")), text)
+    if m := sl.ATTR_IS.match(text):
+        return Frame("user", f"attr:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text)
     return None
 
 
@@ -355,6 +379,8 @@ def _frame(clause: _Clause) -> Frame | None:
     if m := sl.FAVOURITE_OBJ.match(_strip_lead(text)):  # "succession is user's favourite show now"
         return Frame("user", f"favourite:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text, additive)
     if subject == "other":
+        if m := sl.THE_CANCELLED.match(text):  # "the coldplay concert got cancelled": the user's plans
+            return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
         return None
     if text.startswith("user's "):
         found = _possessive_frame(text) if subject == "user" else _person_frame(subject, text)
@@ -371,6 +397,15 @@ def _with(frame: Frame | None, additive: bool, again: bool) -> Frame | None:
 def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") -> Frame | None:
     if not pred:
         return None
+    if m := sl.ATTR_CHANGED.match(pred):
+        return Frame(subject, f"attr:{_head_noun(m.group('k'))}", Mode.START, _value(m.group("v")), clause)
+    if m := sl.SWITCH_PLURAL.match(pred):
+        return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause)
+    if m := sl.TEAM.match(pred):
+        return Frame(subject, "team", Mode.STATE, _value(m.group("v") or m.group("w")), clause)
+    if m := sl.PREFERS.match(pred):
+        value, other = _value(m.group("v"), head=False), _value(m.group("o"), head=False)
+        return Frame(subject, "likes", Mode.STATE, value, clause, origin=other)
     if m := sl.SWITCH.match(pred):
         inner = _slot_frame(subject, _predicate(m.group("v")), clause)
         origin = _value(m.group("from"), head=False) if m.group("from") else frozenset()
@@ -399,7 +434,7 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return Frame(subject, "activity", Mode.END, _value(rest, head=False), clause)
     if subject != "user":
         return None
-    if re.match(r"^(?:grew up|was born|visited|went|travell?ed|flew|is flying|is going|was|had|met|saw)\b", pred):
+    if re.match(r"^(?:grew up|was born|visited|went|travell?ed|flew|was|had|met|saw)\b", pred):
         return None
     start = re.match(
         r"^(?:started|starts|began|begins|took up|picked up|got into|is back to|went back to)\s+(?P<v>.+)", pred

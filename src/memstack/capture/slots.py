@@ -17,6 +17,8 @@ __all__ = [
     "ADVERBS",
     "AGAIN",
     "ANYMORE",
+    "ATTR_CHANGED",
+    "ATTR_IS",
     "COUNT",
     "DATE_START",
     "END_WRAP",
@@ -32,9 +34,13 @@ __all__ = [
     "LAST_DAY",
     "PARTNER_IS",
     "PREDICATES",
+    "PREFERS",
     "PREF_NEG",
     "PREF_POS",
     "SWITCH",
+    "SWITCH_PLURAL",
+    "TEAM",
+    "THE_CANCELLED",
     "TRADE",
     "Mode",
 ]
@@ -150,7 +156,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p(
         "partner",
         Mode.STATE,
-        r"^is (?:dating|seeing|going out with|in a relationship with|married to|engaged to|",
+        r"^is (?P<s>dating|seeing|going out with|in a relationship with|married to|engaged to|",
         r"together with) (?P<v>.+)",
     ),
     _p("partner", Mode.STATE, r"^is (?:happily )?(?P<v>married|engaged|in a relationship)\b"),
@@ -161,7 +167,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"called) (?P<v>.+))?",
     ),
     _p("partner", Mode.END, r"^is (?P<v>single|divorced|separated|widowed|a widow|a widower)\b"),
-    _p("partner", Mode.START, r"^(?:got|is getting) (?:married|engaged)(?: to (?P<v>.+))?"),
+    _p("partner", Mode.START, r"^(?:got|is getting) (?P<s>married|engaged)(?: to (?P<v>.+))?"),
     _p("partner", Mode.START, r"^(?:started|starts|began) (?:dating|seeing|going out with) (?P<v>.+)"),
     _p("partner", Mode.START, r"^(?:married|proposed to) (?P<v>.+)"),
     _p(
@@ -282,7 +288,8 @@ EVENT_CANCELLED = _rx(
 )
 GONE = _rx(
     r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
-    r"was stolen|broke down for good|got sold)\b"
+    r"was stolen|got stolen|was totalled|got totalled|was written off|got written off|broke down for good|got sold|"
+    r"is over|is no more|ran away)\b"
 )
 JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
 PARTNER_IS = _rx(
@@ -304,6 +311,7 @@ END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
     r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
     r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave)|rehomed|put down|"
+    r"stepped down (?:from|as)|stepped away from|"
     r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
     r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
     r"\s+(?P<rest>.+)"
@@ -315,4 +323,25 @@ SWITCH = _rx(
     r"^(?:has |have )?(?:switched|changed|swapped|converted|upgraded|downgraded|moved over)(?: over)?(?: from "
     r"(?P<from>.+?))? to (?P<v>.+)"
 )
+# "switched teams", "changed banks": a switch whose new value the next clause may name
+SWITCH_PLURAL = _rx(
+    r"^(?:has |have )?(?:switched|changed|swapped) (?P<v>teams|clubs|schools|banks|gyms|doctors|dentists|phones|"
+    r"cars|sides|providers|churches|classes|majors|bands|agencies|firms|companies|carriers|plans)\b"
+)
+# "changed user's major to computer science"
+ATTR_CHANGED = _rx(r"^(?:has |have )?(?:changed|switched|updated) user's (?P<k>[\w' ]{1,30}?) to (?P<v>.+)")
+# "user's major is economics": a named attribute with one value ("a …", "named …" describe, they do not name)
+ATTR_IS = _rx(
+    r"^user's (?P<k>[\w' ]{1,30}?) (?:is|are) (?:now )?(?!a |an |named|called|very|so |really|not|also|too|on |in |"
+    r"at |from |going|getting|still|just|being|always|never|back|gone|over|done)(?P<v>.+)"
+)
+# "the coldplay concert got cancelled": an event in the user's own message
+THE_CANCELLED = _rx(
+    r"^(?:the|our) (?P<v>(?:[\w'-]+ ){0,4}?[\w'-]+) (?:got|was|has been|is|were|have been) (?:cancelled|canceled|"
+    r"called off|scrapped)\b"
+)
+# "prefers coffee over tea": the preferred and the other
+PREFERS = _rx(r"^(?:prefers|would rather have|likes) (?P<v>.+?) (?:over|to|more than|rather than|instead of) (?P<o>.+)")
+# "plays for the riverside rovers": the team
+TEAM = _rx(r"^(?:plays|is playing)(?: \w+)? for (?:the )?(?P<v>.+)|^is on (?:the )?(?P<w>.+? team)\b")
 TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")

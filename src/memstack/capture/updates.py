@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from memstack.capture.frames import FACETS, POSITIVE_STATUS, STATUS, Frame, Mode, frames, keys
+from memstack.capture.frames import FACETS, POSITIVE_STATUS, STATUS, Frame, Mode, content, frames, keys
 from memstack.types import Candidate, ScoredMemory
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 UPDATE_NEIGHBOURS = 8
 #: The looser rules (something ended, resumed, switched, renumbered) need at least this cosine between the two
 #: texts; a single-valued attribute with a new value does not (its frames say enough).
-MIN_COSINE = 0.35
+MIN_COSINE = 0.3
 #: Jaccard similarity of two statements' content words for rule 4 (same statement, another number or date).
 SAME_STATEMENT = 0.5
 
@@ -162,11 +162,14 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
         if not c.origin and cosine >= SWITCH_COSINE:
             return f"switched to {_words(c.value)} (cosine {cosine:.2f})"
         return None
-    if c.negative and not m.negative and _overlap(c.value, m.value):
+    if c.negative and not m.negative and _overlap(c.value, m.value | content(m)):
         what = "opposite polarity" if c.slot == "likes" else "ended"
         return f"{what}: {_words(c.value)}"
+    flipped = c.slot == m.slot == "likes" and bool(m.origin) and not c.negative
+    if flipped and _overlap(c.value, m.origin) and not _overlap(c.value, m.value):
+        return f"preference flipped: {_words(c.value)} over {_words(m.value)}"
     resumes = c.again or c.mode is Mode.START or c.slot == m.slot
-    if m.negative and not c.negative and resumes and _overlap(c.value, m.value):
+    if m.negative and not c.negative and resumes and _overlap(c.value, m.value | content(m)):
         what = "opposite polarity" if c.slot == "likes" else "resumed"
         return f"{what}: {_words(c.value)}"
     return None
