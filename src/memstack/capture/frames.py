@@ -284,7 +284,7 @@ def _date_value(text: str) -> frozenset[str]:
 
 _PERFECT = re.compile(
     rf"^(?:has|have|had) {sl.ADVERBS}(?=\w+ed\b|been\b|gone\b|got\b|gotten\b|begun\b|become\b|left\b|quit\b|"
-    r"sold\b|given\b|taken\b|made\b|done\b|found\b|lost\b|split\b|broken\b|turned\b|grown\b)"
+    r"sold\b|given\b|taken\b|made\b|done\b|found\b|lost\b|split\b|broken\b|turned\b|grown\b|come\b)"
 )
 
 

@@ -144,7 +144,7 @@ _CHANGE = _rx(
     r"\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"
     r"\b(?:again|these days|nowadays|now)\b[.!]?$|\bnow\b(?=[,;]|\s+(?:live|work|study|eat|drive|use|have)\b)|"
     r"\b(?:i'm|i am) (?:now )?\d{1,3}(?: years old)?(?: now)?\b|"
-    r"\bmy (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
+    r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
     r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).

@@ -297,7 +297,8 @@ PARTNER_IS = _rx(
 )
 LAST_DAY = _rx(r"\buser's (?:last|final) day (?:at|with) (?P<v>.+)")
 PREF_POS = _rx(
-    r"^(?:loves|likes|enjoys|adores|prefers|really likes|is (?:a (?:huge |big )?fan of|into|obsessed with|"
+    r"^(?:loves|likes|enjoys|adores|prefers|really likes|(?:come|came|grown|grew|learned|learnt) to (?:love|like|"
+    r"enjoy|appreciate)|is (?:a (?:huge |big )?fan of|into|obsessed with|"
     r"passionate about|crazy about))\s+(?P<v>.+)"
 )
 PREF_NEG = _rx(
