@@ -260,7 +260,7 @@ def updates_command(
     """
     from memstack.evals.common import emit
     from memstack.evals.common import progress as progress_bar
-    from memstack.evals.updates import load_cases, run_updates
+    from memstack.evals.updates import load_cases, run_updates, write_report
 
     try:
         cases = load_cases(data)
@@ -271,7 +271,7 @@ def updates_command(
             lambda: run_updates(cases, embedder=embedder, classifier=classifier, progress=bar.advance)
         )
     if report is not None:
-        report.write_text("".join(json.dumps(o.to_dict(), ensure_ascii=False) + "\n" for o in outcomes), "utf-8")
+        write_report(report, outcomes)
     if as_json:
         emit(summary)
         return

@@ -36,7 +36,7 @@ from memstack.errors import InputError
 from memstack.evals.common import percentile, require_file
 from memstack.types import Category, HistoryAction
 
-__all__ = ["KINDS", "CaseOutcome", "UpdateCase", "load_cases", "run_updates", "score"]
+__all__ = ["KINDS", "CaseOutcome", "UpdateCase", "load_cases", "run_updates", "score", "write_report"]
 
 KINDS = ("update", "compatible")
 _FIELDS = ("id", "kind", "memory", "category", "message")
@@ -109,6 +109,11 @@ def load_cases(path: Path) -> list[UpdateCase]:
     if not cases:
         raise InputError(f"{path} holds no cases")
     return cases
+
+
+def write_report(path: Path, outcomes: Sequence[CaseOutcome]) -> None:
+    """Each case's outcome as one JSON line (``--report``)."""
+    path.write_text("".join(json.dumps(o.to_dict(), ensure_ascii=False) + "\n" for o in outcomes), encoding="utf-8")
 
 
 def score(outcomes: Sequence[CaseOutcome], *, classifier: str = "") -> dict[str, Any]:
