@@ -72,6 +72,37 @@ Reply with JSON only, exactly in this shape:
 )
 
 
+UPDATE_MEMORY = _register(
+    Prompt(
+        name="capture.update",
+        version=1,
+        template="""\
+A user just told us a new fact about themselves. Decide what it does to what we already remember about them.
+
+New fact ($category):
+<<<
+$fact
+>>>
+
+What we remember that may be about the same thing (id: memory):
+$memories
+
+Choose exactly one action:
+- "add": the new fact is news beside these memories (another hobby, someone else's news, a visit, more detail).
+- "update": the new fact replaces one memory: the same attribute of the same person now has another value
+  (moved to another city, a new job, a new partner, a changed date, a new favourite, a changed preference).
+- "delete": one memory is simply no longer true (stopped, quit, ended, sold, broke up) and the new fact is not
+  its new value.
+- "none": one memory already says the same thing.
+Only "update", "delete" and "none" name a memory, by one of the ids above. Facts about other people (a sister,
+a friend) never replace the user's own. When unsure, choose "add".
+
+Reply with JSON only, exactly in this shape:
+{"action": "add|update|delete|none", "id": "m1 or null", "reason": "a few words"}""",
+    )
+)
+
+
 # -- session memory (seed 04 §4.2, §5.2; seed 01 recent summaries) ------------------------------------------------
 
 SESSION_TURN_SYSTEM = _register(

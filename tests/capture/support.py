@@ -12,9 +12,10 @@ import pytest
 from memstack.capture.llm import LLMClassifier
 from memstack.config import Config
 from memstack.embed import Embedder
+from memstack.prompts import get_prompt
 from memstack.store import Store
 from memstack.store import open_store as open_configured
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 from memstack.types import UserRef
 
 AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # a Thursday
@@ -29,6 +30,12 @@ def mem(content: str, category: str = "fact", confidence: float = 0.9, explicit:
 def found(*memories: dict[str, Any], **options: Any) -> Reply:
     """The classifier's reply listing ``memories`` (none: nothing worth remembering)."""
     return Reply.json({"memories": list(memories)}, **options)
+
+
+def classify_requests(server: ScriptedOpenAIServer) -> list[RecordedRequest]:
+    """The classifier's requests, without the update judge's (the same model decides memory updates)."""
+    judge = get_prompt("capture.update").template.splitlines()[0]
+    return [r for r in server.chat_requests if judge not in (r.last_user_message or "")]
 
 
 def llm_classifier(server: ScriptedOpenAIServer, **options: Any) -> LLMClassifier:

@@ -255,7 +255,11 @@ async def test_a_contradiction_supersedes_the_older_memory_with_history(
     old = await store.memories.add(
         ALICE, NewMemory("User loves spicy food", Category.PREFERENCE), await _vector(minilm, "User loves spicy food")
     )
-    make.server.script(MODEL, found(mem("User hates spicy food", "preference")))
+    make.server.script(
+        MODEL,
+        found(mem("User hates spicy food", "preference")),
+        Reply.json({"action": "update", "id": "m1", "reason": "opposite polarity about spicy food"}),  # the judge
+    )
     result = await make().start(ALICE, "Ugh, I actually hate spicy food", at=AT, session_id="s2", turn=7)
     (update,) = result.updates
     assert update.action is UpdateAction.UPDATED and update.id == old.id and update.content == "User hates spicy food"

@@ -36,6 +36,16 @@ def test_offline_chat_with_badge_memories_explain_and_forget(tmp_path: Path) -> 
         assert conn.execute("SELECT count(*) FROM session_turns").fetchone() == (1,)
 
 
+def test_news_that_replaces_a_memory_shows_the_memory_updated_badge(tmp_path: Path) -> None:
+    stdin = "Remember that I live in Paris.\nRemember that I moved to Berlin.\n/memories\n/quit\n"
+    result = _run(tmp_path, ["chat", "--user", "ana"], stdin)
+    assert result.exit_code == 0, result.output
+    assert "✓ Memory saved (fact) User lives in Paris." in result.output
+    assert "✓ Memory updated (fact) User moved to Berlin." in result.output
+    with sqlite3.connect(tmp_path / "home" / "memstack.db") as conn:
+        assert conn.execute("SELECT content FROM memories WHERE is_active").fetchall() == [("User moved to Berlin.",)]
+
+
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     result = _run(tmp_path, ["chat", "--user", "ana", "--timezone", "Nowhere/Land"], "hello\n/quit\n")
     assert result.exit_code == 0 and "Error: unknown time zone 'Nowhere/Land'" in result.output

@@ -96,6 +96,19 @@ def test_chat_turns_keep_the_session_and_capture_memories(rig: ChatRig) -> None:
         assert [m["content"] for m in state["raw_window"]][:2] == ["I'm allergic to peanuts.", body["reply"]]
 
 
+def test_news_that_replaces_a_memory_shows_as_updated_in_the_badge(rig: ChatRig) -> None:
+    with rig.client(rig.key_a) as acme:
+        added = acme.post("/v1/users/pia/memories", json={"content": "User lives in Paris.", "category": "fact"})
+        assert added.status_code == 201, added.text
+        old = added.json()["id"]
+        body = acme.post("/v1/chat", json={"user_id": "pia", "message": "Remember that I moved to Berlin."}).json()
+        (update,) = [u for u in body["memory_updates"] if u["action"] == "updated"]  # the "Memory updated" badge
+        assert update["id"] == old and "Berlin" in update["content"]
+        history = acme.get(f"/v1/users/pia/memories/{old}/history").json()["events"]
+        assert [e["action"] for e in history] == ["create", "supersede"]
+        assert history[-1]["before"]["content"] == "User lives in Paris." and "residence" in history[-1]["note"]
+
+
 def test_chat_streams_tokens_then_a_final_event_with_memory_updates(rig: ChatRig) -> None:
     with (
         rig.client(rig.key_a) as acme,

@@ -71,7 +71,8 @@ def test_export_then_erase_leaves_a_user_never_seen(
     assert (document["format"], document["version"], document["tenant"]) == (EXPORT_FORMAT, EXPORT_VERSION, "acme")
     assert {m["id"] for m in document["memories"]} >= {ids["memory"]}
     paris = next(m for m in document["memories"] if m["id"] == ids["memory"])
-    assert [e["action"] for e in paris["history"]] == ["create", "update"]
+    # added as Lyon, edited to Paris, then superseded by the chat's news of the move to Porto
+    assert [e["action"] for e in paris["history"]] == ["create", "update", "supersede"]
     assert any(m["is_active"] is False for m in document["memories"])  # the forgotten one
     [session] = [s for s in document["sessions"] if s["id"] == ids["session"]]
     assert [t["user_text"] for t in session["turns"]][:1] == ["I moved to Porto last week and I keep bees."]

@@ -328,10 +328,19 @@ def _contradiction(a: str, b: str) -> str | None:
 
 
 class DedupRule:
-    """Decides duplicate / update / new for a candidate against its nearest existing memories."""
+    """Decides duplicate / update / new for a candidate against its nearest existing memories.
 
-    def __init__(self, params: DedupParams) -> None:
+    ``updates=False`` leaves updates to someone else (the capture writer's update judge,
+    :mod:`~memstack.capture.updates`): the rule then only says duplicate or new.
+    """
+
+    def __init__(self, params: DedupParams, *, updates: bool = True) -> None:
         self.params = params
+        self.updates = updates
+
+    def without_updates(self) -> DedupRule:
+        """This rule deciding duplicate / new only (same parameters)."""
+        return DedupRule(self.params, updates=False)
 
     @classmethod
     def for_embedder(cls, embedder: str) -> DedupRule:
@@ -339,7 +348,7 @@ class DedupRule:
 
     def contradiction(self, new: str, existing: str, cosine: float) -> str | None:
         """Why ``new`` updates ``existing`` (a close pair with conflicting content), or ``None``."""
-        if cosine < self.params.update_cosine:
+        if not self.updates or cosine < self.params.update_cosine:
             return None
         return _contradiction(new, existing)
 

@@ -7,7 +7,7 @@ memories nearest the new one (one nearest-neighbour call):
 * the **same text**, once case, runs of whitespace and trailing punctuation are set aside
   (:func:`~memstack.capture.dedup.exact_duplicate`);
 * else what the calibrated rule of the embedding model calls a **duplicate**
-  (:meth:`~memstack.capture.dedup.DedupRule.adecide`: the same threshold as automatic capture, no second one). The
+  (:meth:`~memstack.capture.dedup.DedupRule.decide`: the same threshold as automatic capture, no second one). The
   rule's *update* decision is not acted on here: an explicit add stores what it was given, beside the memory it
   contradicts, as it always has.
 

@@ -44,6 +44,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
 from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
+from memstack.capture.updates import JudgesUpdates, OfflineUpdates, UpdateJudge
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
 from memstack.embed import Embedder
@@ -264,7 +265,9 @@ class CapturePipeline:
     write-time poisoning check (default ``memstack.context.guard.check_memory_candidate`` with the phrase rules; pass
     ``partial(check_memory_candidate, guard=SemanticGuard(embedder))`` to add the semantic layer: it runs off the
     event loop). ``on_event`` is called at each step of each detection. ``admission``: a slot per detection's work
-    (the turns' ``FairGate.slot``, so detections share the machine fairly with the turns; default: none)."""
+    (the turns' ``FairGate.slot``, so detections share the machine fairly with the turns; default: none).
+    ``updates``: who decides whether a candidate supersedes a memory (default: the classifier's own judge when it
+    has one, the LLM classifier's model; else the offline frames, :class:`~memstack.capture.updates.OfflineUpdates`)."""
 
     def __init__(
         self,
@@ -279,6 +282,7 @@ class CapturePipeline:
         settings: PipelineSettings | None = None,
         on_event: Callable[[PipelineEvent], None] | None = None,
         admission: Callable[[str], AbstractAsyncContextManager[None]] | None = None,
+        updates: UpdateJudge | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -290,7 +294,9 @@ class CapturePipeline:
         self._admission = admission or _admit_all
         self._guard = guard or default_guard()
         rule = DedupRule(dedup or params_for(embedder.name))
-        self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours)
+        if updates is None:
+            updates = classifier.update_judge() if isinstance(classifier, JudgesUpdates) else OfflineUpdates()
+        self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours, judge=updates)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
         self._recorded: dict[asyncio.Task[DetectionResult], asyncio.Event] = {}

@@ -36,7 +36,7 @@ _INVARIANT_TEXT = """was did had could would should might must will shall
 _INVARIANT = frozenset(_INVARIANT_TEXT.split())
 _ADVERB_TEXT = """really also just still usually always never often actually recently finally sometimes
     totally definitely
-    truly mostly generally kinda sort kind personally honestly already even only absolutely"""
+    truly mostly generally kinda sort kind personally honestly already even only absolutely no longer"""
 _ADVERBS = frozenset(_ADVERB_TEXT.split())
 _PRONOUNS = {
     "me": "User",

@@ -132,6 +132,21 @@ _EVENT = _rx(
     r"started|bought|read|watched|saw|met|joined|won|lost|ran|tried|learned|learnt|found|built|painted|wrote|"
     r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had)\b"
 )
+# News that changes what is known about the user ("I moved to Berlin", "Sam and I broke up", "I don't eat meat
+# anymore"): as durable as a category cue, whatever the exemplars say (they are mostly about states).
+_CHANGE = _rx(
+    r"\b(?:i|we)\s+(?:just |recently |finally |officially |have |had |'ve )?(?:moved|relocated|emigrated|"
+    r"immigrated|broke up|split up|"
+    r"separated|divorced|got (?:married|engaged|divorced|hired|promoted|fired|laid off|a new job)|quit|stopped|"
+    r"gave up|switched|transferred|retired|resigned|sold|cancell?ed|turned \d+|left (?:my|the|\w+)|"
+    r"started (?:a new|eating|drinking|smoking|working|dating)|changed)\b|"
+    r"\b(?:no longer|anymore|any more|any longer)\b|"
+    r"\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"
+    r"\b(?:again|these days|nowadays|now)\b[.!]?$|\bnow\b(?=[,;]|\s+(?:live|work|study|eat|drive|use|have)\b)|"
+    r"\b(?:i'm|i am) (?:now )?\d{1,3}(?: years old)?(?: now)?\b|"
+    r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
+    r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b"
+)
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
 _DATED = _rx(
     r"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|"
@@ -198,6 +213,8 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Claus
             if category is None and _DATED.search(sentence):
                 category = Category.SCHEDULE
             strength = 0.8 if category else 0.7 if _EVENT.search(sentence) else 0.55
+            if _CHANGE.search(sentence):
+                strength = max(strength, 0.85)
             if _ADDRESSED.search(sentence):
                 strength -= 0.2
             out.append(Clause(sentence, False, category, strength))

@@ -1,0 +1,348 @@
+"""The patterns behind :mod:`~memstack.capture.frames`: which wording names which attribute, and how.
+
+Each entry of :data:`PREDICATES` is ``(slot, mode, pattern)``: a regular expression matched at the start of a
+clause's predicate (after "user" and adverbs, lower case, "n't" expanded), whose optional ``v`` group is the value.
+The other patterns read "user's …" clauses (favourites, dated events, something gone) and the wrappers that turn a
+statement into its end ("no longer …", "stopped …") or into a switch ("switched from … to …"). Adding a wording is
+one entry here plus a case in ``tests/capture/test_updates.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+__all__ = [
+    "ADDITIVE",
+    "ADVERBS",
+    "AGAIN",
+    "ANYMORE",
+    "ATTR_CHANGED",
+    "ATTR_IS",
+    "COUNT",
+    "DATE_START",
+    "END_WRAP",
+    "EVENT_CANCELLED",
+    "EVENT_HAS",
+    "EVENT_MOVED",
+    "EVENT_MOVED_BY",
+    "EVENT_WHEN",
+    "FAVOURITE",
+    "FAVOURITE_OBJ",
+    "GONE",
+    "JOB_IS",
+    "LAST_DAY",
+    "PARTNER_IS",
+    "PREDICATES",
+    "PREFERS",
+    "PREF_NEG",
+    "PREF_POS",
+    "SWITCH",
+    "SWITCH_PLURAL",
+    "TEAM",
+    "THE_CANCELLED",
+    "TRADE",
+    "Mode",
+]
+
+
+class Mode(StrEnum):
+    STATE = "state"  # holds: "lives in Paris"
+    START = "start"  # began, or changed to: "moved to Berlin", "got promoted to senior developer"
+    END = "end"  # stopped holding, or does not hold: "no longer plays tennis", "is single", "quit smoking"
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+ADVERBS = r"(?:(?:just|finally|recently|now|also|still|actually|officially|already|currently|really|only|even|then|"
+ADVERBS += r"eventually|happily|sadly|soon|somehow|newly|apparently|basically)\s+)*"
+DIET_WORDS = r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|carnivore|flexitarian|plant[- ]based|omnivore"
+FOODS = r"meat|fish|pork|beef|chicken|dairy|eggs|cheese|animal products|gluten|sugar|carbs|seafood|red meat"
+OCCUPATIONS = """accountant actor actress analyst architect artist assistant attorney baker banker barista bartender
+    carpenter cashier chef cleaner clerk coach consultant cook counselor counsellor dentist designer developer
+    director doctor driver economist editor electrician engineer farmer firefighter freelancer hairdresser intern
+    janitor journalist judge lawyer lecturer librarian manager mechanic musician nanny nurse officer paralegal
+    paramedic pharmacist photographer physician physiotherapist pilot plumber police policeman policewoman
+    professor programmer psychologist receptionist reporter researcher salesman saleswoman scientist secretary
+    server soldier surgeon tailor teacher technician therapist translator tutor vet veterinarian waiter waitress
+    writer ceo cto founder cofounder co-founder administrator supervisor executive recruiter marketer trainer
+    mover caregiver"""
+OCCUPATION = "|".join(OCCUPATIONS.split())
+EVENT_VERB = (
+    r"(?:got |was |has been |have been |is |were |had been |had to be )?"
+    r"(?:moved|rescheduled|postponed|pushed(?: back)?|"
+    r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
+)
+DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|january|february|"
+DATE_START += r"march|april|may|june|july|august|september|october|november|december|tomorrow|next|mornings?|"
+DATE_START += r"evenings?|afternoons?|nights?|weekends?))"
+
+
+def _p(slot: str, mode: Mode, *pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
+    return slot, mode, re.compile("".join(pattern))
+
+
+#: Predicate patterns (matched after "user " and adverbs): (slot, mode, pattern with an optional ``v`` group).
+PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
+    # residence
+    _p(
+        "residence",
+        Mode.STATE,
+        r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on) (?P<v>.+)",
+    ),
+    _p("household", Mode.STATE, r"^(?:is |are )?(?:lives|live|living|stays|staying) (?:with|alone)(?P<v>.*)"),
+    _p("household", Mode.START, r"^(?:has |have )?(?:moved|is moving) in with (?P<v>.+)"),
+    _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
+    _p(
+        "residence",
+        Mode.START,
+        r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|emigrated|immigrated|",
+        r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
+        r" in) (?P<v>.+)",
+    ),
+    _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
+    _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
+    # job
+    _p("job", Mode.STATE, r"^(?:works|is working) as (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^(?:works|is working) (?:at|for) (?P<v>.+)"),
+    _p("job", Mode.STATE, r"^is (?:employed|hired) as (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^is (?:employed|hired) (?:at|by|with) (?P<v>.+)"),
+    _p("employer", Mode.STATE, r"^teaches (?:at|in) (?P<v>.+)"),
+    _p("job", Mode.STATE, rf"^is (?:a|an) (?P<v>(?:[\w-]+ ){{0,3}}(?:{OCCUPATION})s?)\b"),
+    _p(
+        "job",
+        Mode.END,
+        r"^is (?P<v>unemployed|jobless|out of work|between jobs|retired|",
+        r"looking for (?:a )?(?:job|work))\b",
+    ),
+    _p(
+        "job",
+        Mode.START,
+        r"^(?:started|starts|began|begins|is starting|got|landed|accepted|took|has|",
+        r"took on) (?:a |an |the )?(?:new |first |full-time |part-time )?(?:job|position|role|",
+        r"gig|career)(?: (?:as|at|with|in) (?P<v>.+))?",
+    ),
+    _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
+    _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
+    _p(
+        "job",
+        Mode.START,
+        r"^(?:starts|started|begins|began|is starting) (?:work|working|a job) (?:at|with|for) (?P<v>.+)",
+    ),
+    _p("job", Mode.START, r"^(?:now works|works now) (?:as|at|for) (?P<v>.+)"),
+    _p("job", Mode.START, r"^(?:changed|switched) (?:jobs|careers|employers)(?: to (?P<v>.+))?"),
+    _p(
+        "job",
+        Mode.START,
+        r"^joined (?P<v>(?:a|an|the)? ?(?:[\w-]+ ){0,3}(?:startup|start-up|company|firm|agency|",
+        r"corporation|bank|consultancy|practice|studio|lab)\b.*)",
+    ),
+    _p(
+        "job",
+        Mode.END,
+        r"^(?:quit|left|lost|resigned from|was fired from|got fired from|was laid off from|",
+        r"got laid off from) (?:user's |the )?(?:job|position|role)(?: (?:at|with|",
+        r"as) (?P<v>.+))?",
+    ),
+    _p(
+        "job",
+        Mode.END,
+        r"^(?:retired|resigned|got laid off|was laid off|got fired|was fired|got let go|",
+        r"was let go)(?: from (?P<v>.+))?\b",
+    ),
+    # partner
+    _p(
+        "partner",
+        Mode.STATE,
+        r"^is (?P<s>dating|seeing|going out with|in a relationship with|married to|engaged to|",
+        r"together with) (?P<v>.+)",
+    ),
+    _p("partner", Mode.STATE, r"^is (?:happily )?(?P<v>married|engaged|in a relationship)\b"),
+    _p(
+        "partner",
+        Mode.STATE,
+        r"^has a (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee)(?: (?:named|",
+        r"called) (?P<v>.+))?",
+    ),
+    _p("partner", Mode.END, r"^is (?P<v>single|divorced|separated|widowed|a widow|a widower)\b"),
+    _p("partner", Mode.START, r"^(?:got|is getting) (?P<s>married|engaged)(?: to (?P<v>.+))?"),
+    _p("partner", Mode.START, r"^(?:started|starts|began) (?:dating|seeing|going out with) (?P<v>.+)"),
+    _p("partner", Mode.START, r"^(?:married|proposed to) (?P<v>.+)"),
+    _p(
+        "partner",
+        Mode.END,
+        r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|",
+        r"ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|",
+        r"from) (?P<v>.+))?",
+    ),
+    # diet
+    _p("diet", Mode.STATE, rf"^is (?:a |an )?(?:strict |committed |mostly )?(?P<v>{DIET_WORDS})\b"),
+    _p(
+        "diet",
+        Mode.STATE,
+        r"^(?:follows|is on|keeps|eats|has) (?:a |",
+        r"an )?(?:strict )?(?P<v>[\w-]+(?: [\w-]+)?) diet\b",
+    ),
+    _p("diet", Mode.STATE, rf"^eats (?P<v>{FOODS})\b"),
+    _p(
+        "diet",
+        Mode.START,
+        r"^(?:went|gone|has gone|became|become|turned|is going|is now|switched to being|switched to) (?:a |",
+        rf"an )?(?:fully )?(?P<v>{DIET_WORDS})\b",
+    ),
+    _p("diet", Mode.START, rf"^(?:started|starts|is|began) (?:eating|having) (?P<v>{FOODS})\b"),
+    _p("diet", Mode.START, rf"^(?:eats|is eating) (?P<v>{FOODS}) again\b"),
+    _p("diet", Mode.STATE, rf"^(?P<v>{DIET_WORDS})$"),
+    # school
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:studies|is studying|majors in|is majoring in) (?P<v>.+? (?:at|in) .+)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:is doing|is pursuing|is working on|is working towards|is studying for|is enrolled in) ",
+        r"(?P<v>(?:a |an |user's )?(?:[\w'-]+ )?(?:degree|master's|masters|phd|doctorate|ba|bsc|mba|diploma)\b.*)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^(?:attends|goes to|is (?:enrolled|a student) (?:at|in)) (?P<v>.*(?:university|",
+        r"college|school|academy|institute|uni)\b.*)",
+    ),
+    _p(
+        "school",
+        Mode.STATE,
+        r"^is (?:a|an) (?P<v>(?:[\w-]+ ){0,3}(?:student|freshman|sophomore|undergrad|",
+        r"undergraduate|pupil|phd candidate|grad student|schooler))\b",
+    ),
+    _p(
+        "school",
+        Mode.START,
+        r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|",
+        r"academy|institute|uni|program)\b.*)",
+    ),
+    _p("school", Mode.START, r"^(?:transferred) to (?P<v>.+)"),
+    _p(
+        "school",
+        Mode.START,
+        r"^(?:starts|started|begins|began|is starting|will start) (?P<v>college|university|uni|",
+        r"grad school|high school|medical school|law school|a (?:master's|masters|phd|",
+        r"degree).*)\b",
+    ),
+    _p("school", Mode.START, r"^(?:got into|was accepted (?:to|into|at)|enrolled (?:at|in)) (?P<v>.+)"),
+    _p(
+        "school",
+        Mode.END,
+        r"^(?:graduated|dropped out|finished school|finished college|",
+        r"finished university)(?: (?:from|of) (?P<v>.+))?",
+    ),
+    # commute
+    _p(
+        "commute",
+        Mode.STATE,
+        r"^(?:usually |always |now )?(?P<v>bikes|cycles|walks|drives|runs|commutes|skates|",
+        r"takes (?:the|a) (?:bus|train|tube|subway|metro|ferry|tram)|rides (?:a|",
+        r"user's) \w+) to (?:work|school|the office|campus|class|college)\b",
+    ),
+    _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
+    # age
+    _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?(?: now| already| today)?\s*$"),
+    _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
+    _p("age", Mode.START, r"^(?:turned|just turned|is turning) (?P<v>\d{1,3})\b"),
+)
+# "user has 3 kids", "user has two cats now"
+COUNT = _rx(
+    r"^has (?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|one) (?:\w+ )?(?P<k>kids|children|sons|daughters|"
+    r"cats|dogs|pets|siblings|brothers|sisters|grandchildren|grandkids|cars|jobs|roommates|horses|birds|fish)\b"
+)
+# "user's favourite band is arctic monkeys", "user's favourite food is tacos now"
+FAVOURITE = _rx(
+    r"^user's (?:all[- ]time |current |new |absolute )?favou?rite (?P<k>[\w ]+?) (?:(?:these days|nowadays|right now|"
+    r"now|at the moment|of all time) )?(?:is|are|has become|became|would be|has to be) (?:now )?(?P<v>.+)"
+)
+FAVOURITE_OBJ = _rx(r"^(?P<v>.+?) (?:is|are) (?:now )?user's (?:new )?favou?rite (?P<k>\w+)")
+# "user's dentist appointment is on 12 june", "user's book club meets on tuesdays"
+EVENT_WHEN = _rx(
+    rf"^user's (?P<k>(?:[\w'-]+ ){{0,4}}?[\w'-]+) (?:is|are|was|will be|falls|happens|takes place|meets|starts|"
+    rf"is scheduled|is planned|is booked|is set|are scheduled|are on)(?: (?:for|on|at|in))? {DATE_START}(?P<d>.+)"
+)
+EVENT_MOVED = _rx(
+    rf"^user's (?P<k>(?:[\w'-]+ ){{0,4}}?[\w'-]+) {EVENT_VERB}(?: back| forward)? (?:to|until|till|for) "
+    rf"{DATE_START}(?P<d>.+)"
+)
+EVENT_MOVED_BY = _rx(
+    r"^(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|put off|switched|bumped) "
+    r"(?:user's |the |our )?(?P<k>(?:[\w'-]+ ){0,4}?[\w'-]+)(?: back| forward)? (?:to|until|till) "
+    rf"{DATE_START}(?P<d>.+)"
+)
+EVENT_HAS = _rx(
+    r"^(?:has|goes to|attends|has got) (?:a |an |the |user's )?(?P<k>(?:[\w-]+ ){0,2}?[\w-]+) "
+    rf"(?:on|every|at|next|this) {DATE_START}(?P<d>.+)"
+)
+EVENT_CANCELLED = _rx(
+    r"^user's (?P<k>(?:[\w'-]+ ){0,4}?[\w'-]+) (?:got|was|has been|is) (?:cancelled|canceled|called off|scrapped)\b"
+)
+GONE = _rx(
+    r"^user's (?P<v>(?:[\w-]+ ){0,3}?[\w-]+) (?:passed away|died|was put down|was put to sleep|ran away|is gone|"
+    r"was stolen|got stolen|was totalled|got totalled|was written off|got written off|broke down for good|got sold|"
+    r"is over|is no more|ran away)\b"
+)
+JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
+PARTNER_IS = _rx(
+    r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?(?P<v>[\w'-]+)$"
+)
+LAST_DAY = _rx(r"\buser's (?:last|final) day (?:at|with) (?P<v>.+)")
+PREF_POS = _rx(
+    r"^(?:loves|likes|enjoys|adores|prefers|really likes|(?:come|came|grown|grew|learned|learnt) to (?:love|like|"
+    r"enjoy|appreciate)|is (?:a (?:huge |big )?fan of|into|obsessed with|"
+    r"passionate about|crazy about))\s+(?P<v>.+)"
+)
+PREF_NEG = _rx(
+    r"^(?:hates|dislikes|detests|loathes|can not stand|does not like|does not enjoy|does not care for|"
+    r"is not (?:a fan of|into)|is sick of|is tired of|has gone off|gone off|went off|has lost interest in|"
+    r"lost interest in|"
+    r"got bored of|is over)\s+(?P<v>.+)"
+)
+# End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
+END_WRAP = _rx(
+    r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
+    r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
+    r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave)|rehomed|put down|"
+    r"stepped down (?:from|as)|stepped away from|"
+    r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
+    r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
+    r"\s+(?P<rest>.+)"
+)
+ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
+AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")
+ADDITIVE = _rx(r"\b(?:also|too|as well|another|second|additionally|in addition|besides|on top of)\b")
+SWITCH = _rx(
+    r"^(?:has |have )?(?:switched|changed|swapped|converted|upgraded|downgraded|moved over)(?: over)?(?: from "
+    r"(?P<from>.+?))? to (?P<v>.+)"
+)
+# "switched teams", "changed banks": a switch whose new value the next clause may name
+SWITCH_PLURAL = _rx(
+    r"^(?:has |have )?(?:switched|changed|swapped) (?P<v>teams|clubs|schools|banks|gyms|doctors|dentists|phones|"
+    r"cars|sides|providers|churches|classes|majors|bands|agencies|firms|companies|carriers|plans)\b"
+)
+# "changed user's major to computer science"
+ATTR_CHANGED = _rx(r"^(?:has |have )?(?:changed|switched|updated) user's (?P<k>[\w' ]{1,30}?) to (?P<v>.+)")
+# "user's major is economics": a named attribute with one value ("a …", "named …" describe, they do not name)
+ATTR_IS = _rx(
+    r"^user's (?P<k>[\w' ]{1,30}?) (?:is|are) (?:now )?(?!a |an |named|called|very|so |really|not|also|too|on |in |"
+    r"at |from |going|getting|still|just|being|always|never|back|gone|over|done)(?P<v>.+)"
+)
+# "the coldplay concert got cancelled": an event in the user's own message
+THE_CANCELLED = _rx(
+    r"^(?:the|our) (?P<v>(?:[\w'-]+ ){0,4}?[\w'-]+) (?:got|was|has been|is|were|have been) (?:cancelled|canceled|"
+    r"called off|scrapped)\b"
+)
+# "prefers coffee over tea": the preferred and the other
+PREFERS = _rx(r"^(?:prefers|would rather have|likes) (?P<v>.+?) (?:over|to|more than|rather than|instead of) (?P<o>.+)")
+# "plays for the riverside rovers": the team
+TEAM = _rx(r"^(?:plays|is playing)(?: \w+)? for (?:the )?(?P<v>.+)|^is on (?:the )?(?P<w>.+? team)\b")
+TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")

@@ -1,0 +1,267 @@
+"""Memory updates: the offline frames (same subject and attribute, not similar words) and the LLM judge, over a
+real store, with the LLM classifier speaking real HTTP to the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from memstack.capture.frames import Mode, frames
+from memstack.capture.llm_updates import parse_verdict
+from memstack.capture.pipeline import CapturePipeline
+from memstack.capture.updates import OfflineUpdates, UpdateKind, supersedes
+from memstack.embed import Embedder, get_embedder
+from memstack.store import Store
+from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack.types import Category, DeletedBy, HistoryAction, Memory, NewMemory, UpdateAction
+
+from .support import ALICE, AT, MODEL, classify_requests, found, llm_classifier, mem, open_store
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@pytest.fixture(scope="module")
+async def minilm() -> AsyncIterator[Embedder]:
+    embedder = get_embedder("local:minilm")
+    await embedder.embed(["warm up"])
+    yield embedder
+    await embedder.aclose()
+
+
+async def _cosine(embedder: Embedder, a: str, b: str) -> float:
+    vectors = await embedder.embed([a, b])
+    return float(vectors[0] @ vectors[1])
+
+
+# -- the offline frames ----------------------------------------------------------------------------------------------
+
+UPDATES = [
+    ("User moved to Lisbon last spring.", "User lives in Porto."),
+    ("User now works as a pharmacist at Boots.", "User works as a cashier at Tesco."),
+    ("Jordan and User split up.", "User's boyfriend is Jordan."),
+    ("User doesn't eat fish anymore.", "User eats fish."),
+    ("User's piano exam was moved to 3 July.", "User's piano exam is on 26 June."),
+    ("User's favourite colour is green now.", "User's favourite colour is blue."),
+    ("User hates running now.", "User loves running."),
+    ("User sold User's motorbike.", "User rides a Yamaha motorbike."),
+    ("User started smoking again.", "User quit smoking."),
+    ("User turned 41.", "User is 40 years old."),
+    ("User got a job as a nurse at the city hospital.", "User is unemployed."),
+    ("User is single now.", "User is married to Chris."),
+    ("I moved to Lisbon.", "I live in Porto."),  # memories in the first person too
+    ("User moved in with User's girlfriend.", "User lives with User's parents."),
+    ("User works at Amazon now.", "User works at Google."),
+    ("User got a job at Amazon.", "User works at Google."),  # a new job replaces the employer too
+]
+LOOK_ALIKES = [
+    ("User's brother moved to Lisbon.", "User lives in Porto."),
+    ("User also plays the cello.", "User plays the violin."),
+    ("User visited Lisbon in May.", "User lives in Porto."),
+    ("User's favourite film is Alien.", "User's favourite colour is blue."),
+    ("User's dance recital is on 3 July.", "User's piano exam is on 26 June."),
+    ("User's mum hates running.", "User loves running."),
+    ("User washed User's motorbike.", "User rides a Yamaha motorbike."),
+    ("User's friend works at Boots.", "User works as a cashier at Tesco."),
+    ("User used to live in Faro.", "User lives in Porto."),
+    ("User grew up in Faro.", "User lives in Porto."),
+    ("User quit drinking soda too.", "User quit smoking."),
+    ("User had lunch with a colleague who works at Boots.", "User works as a cashier at Tesco."),
+    ("User works at St. Mary's Hospital.", "User works as a nurse."),  # another facet of the same job
+    ("User lives with User's boyfriend.", "User lives in Paris."),
+    ("User is gluten-free.", "User is vegetarian."),
+    ("User is married to Tom.", "User is married."),
+    ("User started at the gym.", "User works at Google."),
+    ("User left early.", "User wakes up early."),
+    ("User stopped by the bakery.", "User owns a bakery."),
+    ("User ended up in Rome.", "User lives in Rome."),
+]
+
+
+@pytest.mark.parametrize(("new", "old"), UPDATES)
+async def test_news_about_the_same_subject_and_attribute_supersedes(minilm: Embedder, new: str, old: str) -> None:
+    assert supersedes(new, old, await _cosine(minilm, new, old)) is not None
+
+
+@pytest.mark.parametrize(("new", "old"), LOOK_ALIKES)
+async def test_look_alikes_add_beside_the_memory(minilm: Embedder, new: str, old: str) -> None:
+    assert supersedes(new, old, await _cosine(minilm, new, old)) is None
+
+
+def test_frames_name_the_subject_the_attribute_and_whether_it_ended() -> None:
+    (moved,) = frames("Sadly, my sister moved to Berlin in March.")
+    assert (moved.subject, moved.slot, moved.mode, set(moved.value)) == (
+        "user's sister",
+        "residence",
+        Mode.START,
+        {"berlin"},
+    )
+    (ended,) = frames("Sam and I broke up a couple of weeks ago.")
+    assert (ended.subject, ended.slot, ended.mode, set(ended.value)) == ("user", "partner", Mode.END, {"sam"})
+    sold, bought = frames("User sold User's Civic and bought a Tesla.")
+    assert sold.mode is Mode.END and "civic" in sold.value and bought.mode is not Mode.END
+    (also,) = frames("I also started learning Spanish.")
+    assert also.additive
+
+
+def test_only_the_rules_that_need_no_slot_are_gated_by_the_cosine() -> None:
+    assert supersedes("User moved to Lisbon.", "User lives in Porto.", 0.1) is not None  # the slot says enough
+    assert supersedes("User sold User's motorbike.", "User rides a motorbike.", 0.1) is None  # too far apart
+    assert supersedes("User sold User's motorbike.", "User rides a motorbike.", 0.6) is not None
+
+
+# -- the writer: offline judge, then the LLM judge ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture
+async def store(tmp_path: Path, minilm: Embedder) -> AsyncIterator[Store]:
+    opened = await open_store(f"sqlite:///{tmp_path / 'memstack.db'}", minilm)
+    yield opened
+    await opened.close()
+
+
+async def _remember(store: Store, embedder: Embedder, content: str, category: Category = Category.FACT) -> Memory:
+    vector = (await embedder.embed([content]))[0]
+    return await store.memories.add(ALICE, NewMemory(content, category), vector)
+
+
+@pytest.fixture
+async def pipeline(store: Store, minilm: Embedder, server: ScriptedOpenAIServer) -> AsyncIterator[CapturePipeline]:
+    made = CapturePipeline(store, minilm, llm_classifier(server))
+    yield made
+    await made.drain(5.0)
+    await made.classifier.aclose()
+
+
+async def test_the_offline_judge_supersedes_in_place_with_history(
+    store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    old = await _remember(store, minilm, "User lives in Porto.")
+    server.script(MODEL, found(mem("User moved to Lisbon in April 2024.")))
+    made = CapturePipeline(store, minilm, llm_classifier(server), updates=OfflineUpdates())
+    try:
+        result = await made.start(ALICE, "I moved to Lisbon last month", at=AT, session_id="s1", turn=2)
+    finally:
+        await made.classifier.aclose()
+    (update,) = result.updates
+    assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
+    (memory,) = await store.index.list(ALICE)
+    assert memory.content == "User moved to Lisbon in April 2024." and memory.source_turn_ids == ("s1:2",)
+    _, supersede = await store.index.history(ALICE, old.id)
+    assert supersede.action is HistoryAction.SUPERSEDE and supersede.actor == "system"
+    assert supersede.before is not None and supersede.before["content"] == "User lives in Porto."
+    assert "(offline)" in supersede.note and "residence" in supersede.note
+    assert len(server.chat_requests) == 1  # the offline judge asks no model
+
+
+async def test_the_model_updates_a_memory_it_was_shown(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    await _remember(store, minilm, "User has a cat named Tom.")
+    old = await _remember(store, minilm, "User's yoga class is on Mondays.", Category.SCHEDULE)
+    server.script(
+        MODEL,
+        found(mem("User's yoga class is on Wednesdays now.", "schedule")),
+        Reply.json({"action": "update", "id": "m1", "reason": "the class moved to Wednesdays"}),
+    )
+    result = await pipeline.start(ALICE, "My yoga class moved to Wednesdays", at=AT)
+    (update,) = result.updates
+    assert (update.action, update.id, update.content) == (
+        UpdateAction.UPDATED,
+        old.id,
+        "User's yoga class is on Wednesdays now.",
+    )
+    _, supersede = await store.index.history(ALICE, old.id)
+    assert supersede.action is HistoryAction.SUPERSEDE
+    assert f"llm:openai:{MODEL}" in supersede.note and "moved to Wednesdays" in supersede.note
+    judge = server.chat_requests[-1].last_user_message or ""
+    assert "m1: User's yoga class is on Mondays." in judge and "User's yoga class is on Wednesdays now." in judge
+    assert len(await store.index.list(ALICE)) == 2
+
+
+async def test_a_delete_stores_the_news_and_soft_deletes_the_memory_pointing_at_it(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    old = await _remember(store, minilm, "User drives a blue Honda Civic.")
+    server.script(
+        MODEL,
+        found(mem("User sold User's car and cycles everywhere.")),
+        Reply.json({"action": "delete", "id": "m1", "reason": "no longer has the car"}),
+    )
+    result = await pipeline.start(ALICE, "I sold my car, I cycle everywhere now", at=AT)
+    (update,) = result.updates
+    assert update.action is UpdateAction.UPDATED and update.id != old.id
+    gone = await store.memories.get(ALICE, old.id)
+    assert not gone.is_active and gone.deleted_by is DeletedBy.AI and gone.merged_into == update.id
+    assert "no longer has the car" in (await store.index.history(ALICE, old.id))[-1].note
+    assert [m.content for m in await store.index.list(ALICE)] == ["User sold User's car and cycles everywhere."]
+
+
+async def test_none_stores_nothing(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    old = await _remember(store, minilm, "User is allergic to peanuts.")
+    server.script(
+        MODEL,
+        found(mem("User cannot eat peanuts.")),
+        Reply.json({"action": "none", "id": "m1", "reason": "already known"}),
+    )
+    (update,) = (await pipeline.start(ALICE, "I can't eat peanuts", at=AT)).updates
+    assert (update.action, update.id) == (UpdateAction.DUPLICATE, old.id)
+    assert [m.content for m in await store.index.list(ALICE)] == ["User is allergic to peanuts."]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"action": "update", "id": "m7", "reason": "an id it was not shown"},
+        {"action": "update", "id": "mem_invented", "reason": "an id it made up"},
+        {"action": "update", "reason": "no id at all"},
+        {"action": "replace", "id": "m1", "reason": "an action that does not exist"},
+    ],
+)
+async def test_an_answer_that_names_no_memory_shown_is_an_addition(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer, reply: dict[str, str]
+) -> None:
+    old = await _remember(store, minilm, "User plays the violin.")
+    server.script(MODEL, found(mem("User plays the cello as well.")), Reply.json(reply))
+    (update,) = (await pipeline.start(ALICE, "I play the cello as well", at=AT)).updates
+    assert update.action is UpdateAction.CREATED
+    assert (await store.memories.get(ALICE, old.id)).content == "User plays the violin."
+    assert [e.action for e in await store.index.history(ALICE, old.id)] == [HistoryAction.CREATE]
+
+
+async def test_a_failing_model_leaves_the_decision_to_the_offline_frames(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    old = await _remember(store, minilm, "User lives in Porto.")
+    server.script(MODEL, found(mem("User moved to Lisbon.")), Reply.malformed_json(), Reply.error(503))
+    (update,) = (await pipeline.start(ALICE, "I moved to Lisbon", at=AT)).updates
+    assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
+    note = (await store.index.history(ALICE, old.id))[-1].note
+    assert "failed" in note and "residence" in note
+    assert len(server.chat_requests) == 3  # the classifier, then the judge and its one retry
+
+
+async def test_no_near_memory_means_no_judge_call(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    server.script(MODEL, found(mem("User lives in Lisbon.")))
+    (update,) = (await pipeline.start(ALICE, "I live in Lisbon", at=AT)).updates
+    assert update.action is UpdateAction.CREATED
+    assert len(server.chat_requests) == len(classify_requests(server)) == 1
+
+
+def test_parse_verdict_maps_short_ids_back() -> None:
+    shown = {"m1": "mem_a", "m2": "mem_b"}
+    verdict = parse_verdict({"action": "DELETE", "id": "m2", "reason": "ended"}, shown, "llm:x")
+    assert (verdict.kind, verdict.memory_id, verdict.judge) == (UpdateKind.DELETE, "mem_b", "llm:x")
+    assert parse_verdict({"action": "update", "id": "mem_a"}, shown, "llm:x").memory_id == "mem_a"
+    assert parse_verdict({"action": "add", "id": "m1"}, shown, "llm:x").kind is UpdateKind.ADD
