@@ -19,8 +19,6 @@ from memstack.types import Category, DeletedBy, HistoryAction, Memory, NewMemory
 
 from .support import ALICE, AT, MODEL, classify_requests, found, llm_classifier, mem, open_store
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
-
 
 @pytest.fixture(scope="module")
 async def minilm() -> AsyncIterator[Embedder]:
