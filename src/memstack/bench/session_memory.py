@@ -1,6 +1,6 @@
 """``memstack bench session-memory``: the offline session pipeline on LoCoMo-format conversations.
 
-    memstack bench session-memory --data ../shared/eval/locomo/locomo-dev.json [--json]
+    memstack bench session-memory --data locomo-dev.json [--json]
 
 Each session of each conversation (read by :mod:`memstack.evals.locomo_data`, a shared photo as its caption) is
 replayed as a session of memstack: consecutive (speaker A, speaker B) messages form one exchange (A plays the user),
