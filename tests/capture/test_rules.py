@@ -82,6 +82,9 @@ def test_a_bare_answer_to_a_question_about_the_user_is_considered() -> None:
         ("I don't like spicy food", "User doesn't like spicy food"),
         ("I went to Rome", "User went to Rome"),
         ("We're moving to Lisbon", "User and others are moving to Lisbon"),
+        ("I officially retired in May", "User officially retired in May"),  # any "-ly" adverb, not a verb
+        ("I rarely drink coffee", "User rarely drinks coffee"),
+        ("I apply for jobs daily", "User applies for jobs daily"),
     ],
 )
 def test_rewrite_is_about_user(sentence: str, expected: str) -> None:

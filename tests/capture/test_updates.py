@@ -52,6 +52,15 @@ UPDATES = [
     ("User moved in with User's girlfriend.", "User lives with User's parents."),
     ("User works at Amazon now.", "User works at Google."),
     ("User got a job at Amazon.", "User works at Google."),  # a new job replaces the employer too
+    ("User completed the pottery class.", "User is taking a pottery class."),
+    ("User and User's boyfriend moved in together.", "User lives alone."),
+    ("User uses Linux now instead of Windows.", "User uses Windows."),
+    ("User cancelled the Rome trip, it was too expensive.", "User is going to Rome in June."),  # "too" adds nothing
+    ("User works remotely now.", "User takes the train to work."),
+    ("User's son was born last week.", "User is pregnant."),
+    ("User had the baby on Monday.", "User is expecting twins."),
+    ("User dyed User's hair pink.", "User has blonde hair."),
+    ("I traded my bike for a scooter.", "I ride a bike to work."),
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -74,6 +83,15 @@ LOOK_ALIKES = [
     ("User left early.", "User wakes up early."),
     ("User stopped by the bakery.", "User owns a bakery."),
     ("User ended up in Rome.", "User lives in Rome."),
+    ("User completed the first week of the pottery class.", "User is taking a pottery class."),  # a part of it
+    ("User's sister and her boyfriend moved in together.", "User lives alone."),
+    ("User had tea instead of coffee this morning.", "User drinks coffee every day."),  # once
+    ("User works from home on Mondays.", "User takes the train to work."),  # some days
+    ("User's friend had the baby.", "User is pregnant."),
+    ("User went to a baby shower.", "User is expecting a baby."),
+    ("User's sister cut her hair short.", "User has long hair."),
+    ("User was born in Ohio.", "User is expecting a baby."),
+    ("User started learning Spanish too.", "User is learning French."),
 ]
 
 

@@ -8,12 +8,13 @@ ended (:class:`Mode`). Clauses with none of the patterns below give an ``activit
 has or plans) when the user is their subject.
 
 Slots hold one value at a time (a new value replaces the old): ``residence`` and ``household`` (where, with
-whom), ``job`` and ``employer`` (what, for whom), ``partner``, ``diet``, ``school``, ``team``, ``commute``, ``age``,
+whom), ``job`` and ``employer`` (what, for whom), ``partner``, ``diet``, ``school``, ``team``, ``commute`` (working
+from home included), ``age``, ``pregnancy`` (ended by a birth), ``hair``,
 ``favourite:<thing>``, ``count:<thing>``, ``schedule:<event>`` and ``attr:<name>`` ("user's major is …").
 ``activity`` and ``likes`` hold many (learning Spanish does not end learning French); they change only when one of
 them ends ("no longer", "stopped", "quit", "gave up", "cancelled", "sold", "passed away"), resumes ("again"), flips
 ("loves" / "can't stand", "prefers tea" after "prefers coffee over tea"), or is switched ("switched to", "traded …
-for"). The wordings are in :mod:`~memstack.capture.slots`.
+for", "… instead of …"). The wordings are in :mod:`~memstack.capture.slots`.
 
 Everything is regular expressions: about 0.5 ms for a short candidate against eight short memories, no model.
 Frames of texts up to a memory's length (2,000 characters) are cached, 2,048 of them (a few MB at most).
@@ -47,7 +48,20 @@ __all__ = [
 
 #: Slots that hold one value at a time (``favourite:``, ``count:`` and ``schedule:`` slots are single-valued too).
 SINGLE_VALUED = frozenset(
-    {"residence", "household", "job", "employer", "partner", "diet", "school", "commute", "age", "team"}
+    {
+        "residence",
+        "household",
+        "job",
+        "employer",
+        "partner",
+        "diet",
+        "school",
+        "commute",
+        "age",
+        "team",
+        "pregnancy",
+        "hair",
+    }
 )
 #: Slots that are facets of one attribute: a change of one (a new job, a move) replaces the other's statement too,
 #: but two statements of different facets never conflict ("works as a nurse" / "works at St. Mary's").
@@ -117,6 +131,7 @@ _PEOPLE = """sister sisters brother brothers mom mum mother dad father parents p
     stepdad twin teammate classmate classmates ex"""
 PEOPLE = frozenset(_PEOPLE.split())
 _PARTNER_WORDS = "husband wife partner boyfriend girlfriend fiance fiancee spouse"
+_CHILDREN = frozenset(["son", "daughter", "baby", "kid", "child", "twin"])
 _PARTNERS = frozenset(f"user's {w}" for w in _PARTNER_WORDS.split())
 _PERSON_ADJ_WORDS = "older younger elder little big best old new two three four five twin baby step"
 _PERSON_ADJ = frozenset(_PERSON_ADJ_WORDS.split())
@@ -143,7 +158,7 @@ _SPLIT = _rx(
     r"(?=(?:user|user's|she|he|they|it|there|the|his|her|their|now)\b)"
 )
 _AND_VERB = _rx(r"(,?\s+and\s+|,\s+)")
-_JOINT = _rx(r"^([a-z][\w'-]*) and user\b|^user and ([a-z][\w'-]*)\b")
+_JOINT = _rx(r"^([a-z][\w'-]*) and user\b(?!')|^user and (?:user's )?([a-z][\w'-]*)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +385,8 @@ def _person_frame(subject: str, text: str) -> Frame | None:
         if m := sl.PARTNER_IS.match(text):
             return Frame("user", "partner", Mode.STATE, _value(m.group("v")), text)
     person = subject.split(" ", 1)[1]
+    if person in _CHILDREN and sl.BORN.search(text):  # "user's daughter was born": the user's pregnancy ended
+        return Frame("user", "pregnancy", Mode.END, frozenset(), text)
     words_ = text.split(" ")
     at = next((i for i, w in enumerate(words_) if i and w.strip(",").removesuffix("'s") == person), len(words_))
     rest = " ".join(words_[at + 1 :])
@@ -422,6 +439,14 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         if inner is not None and inner.slot != "activity":
             return Frame(subject, inner.slot, Mode.START, inner.value, clause, origin=origin)
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=origin)
+    if m := sl.INSTEAD.match(pred):
+        return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
+    if sl.BIRTH.match(pred) and subject == "user":
+        return Frame(subject, "pregnancy", Mode.END, frozenset(), clause)
+    if m := sl.PREGNANT.match(pred):
+        return Frame(subject, "pregnancy", Mode.STATE, frozenset(), clause)
+    if m := sl.FINISHED.match(pred):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
     if m := sl.TRADE.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
     found = _slot_frame(subject, pred, clause)

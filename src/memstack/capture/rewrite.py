@@ -92,6 +92,14 @@ def _third(verb: str) -> str:
     return verb + "s"
 
 
+#: Verbs that end in "-ly" (every other "-ly" word after "I" is an adverb: "I officially retired").
+_LY_VERBS = frozenset(["rely", "fly", "ally", "rally", "tally", "bully", "sully", "dally", "belly", "jelly"])
+
+
+def _ly_adverb(word: str) -> bool:
+    return len(word) > 4 and word.endswith("ly") and not word.endswith("ply") and word not in _LY_VERBS
+
+
 def _split_contraction(word: str) -> tuple[str, str | None]:
     low = word.lower().replace("’", "'")
     for suffix in ("'m", "'ve", "'d", "'ll"):
@@ -119,7 +127,7 @@ def third_person(sentence: str) -> str:
             expect_verb = False
             continue
         if expect_verb:
-            if low in _ADVERBS:
+            if low in _ADVERBS or _ly_adverb(low):
                 out.append(word)
                 continue
             out.append(_third(word))

@@ -139,6 +139,7 @@ _CHANGE = _rx(
     r"immigrated|broke up|split up|"
     r"separated|divorced|got (?:married|engaged|divorced|hired|promoted|fired|laid off|a new job)|quit|stopped|"
     r"gave up|switched|transferred|retired|resigned|sold|cancell?ed|turned \d+|left (?:my|the|\w+)|"
+    r"traded|swapped|replaced|got rid of|gave away|(?:cut|dyed|shaved|bleached) (?:my|our) (?:hair|head|beard)|"
     r"started (?:a new|eating|drinking|smoking|working|dating)|changed)\b|"
     r"\b(?:no longer|anymore|any more|any longer)\b|"
     r"\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"

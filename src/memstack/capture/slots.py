@@ -19,6 +19,8 @@ __all__ = [
     "ANYMORE",
     "ATTR_CHANGED",
     "ATTR_IS",
+    "BIRTH",
+    "BORN",
     "COUNT",
     "DATE_START",
     "END_WRAP",
@@ -29,7 +31,9 @@ __all__ = [
     "EVENT_WHEN",
     "FAVOURITE",
     "FAVOURITE_OBJ",
+    "FINISHED",
     "GONE",
+    "INSTEAD",
     "JOB_IS",
     "LAST_DAY",
     "PARTNER_IS",
@@ -37,6 +41,7 @@ __all__ = [
     "PREFERS",
     "PREF_NEG",
     "PREF_POS",
+    "PREGNANT",
     "SWITCH",
     "SWITCH_PLURAL",
     "TEAM",
@@ -93,7 +98,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"^(?:is |are )?(?:lives|live|living|resides|residing|stays|staying) (?:in|at|on) (?P<v>.+)",
     ),
     _p("household", Mode.STATE, r"^(?:is |are )?(?:lives|live|living|stays|staying) (?:with|alone)(?P<v>.*)"),
-    _p("household", Mode.START, r"^(?:has |have )?(?:moved|is moving) in with (?P<v>.+)"),
+    _p("household", Mode.START, r"^(?:has |have )?(?:moved|is moving) in (?:together\b|with (?P<v>.+))"),
     _p("residence", Mode.STATE, r"^is (?:based|settled|located) (?:in|at|out of) (?P<v>.+)"),
     _p(
         "residence",
@@ -249,6 +254,22 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"user's) \w+) to (?:work|school|the office|campus|class|college)\b",
     ),
     _p("commute", Mode.STATE, r"^(?:commutes|gets|goes) (?:to (?:work|school|the office|campus) )?by (?P<v>\w+)"),
+    # working from home is how the user gets to work now, unless only on some days
+    _p(
+        "commute",
+        Mode.START,
+        r"^(?:works|is working|went|has gone|is going|is now) (?:fully |full-time |permanently )?",
+        r"(?P<v>from home|remotely|remote)\b(?!.*\b(?:on \w+days?|some days|once|twice|sometimes|occasionally|",
+        r"days a week|a week)\b)",
+    ),
+    # hair: "has long hair" → "cut user's hair really short", "dyed user's hair red"
+    _p("hair", Mode.STATE, r"^has (?P<v>(?:[\w-]+ ){1,3})hair\b"),
+    _p(
+        "hair",
+        Mode.START,
+        r"^(?:cut|dyed|shaved|bleached|coloured|colored|got) user's (?:hair|head)(?: cut)?(?: off)? ",
+        r"(?:really |very |super |all )?(?P<v>[\w-]+(?: [\w-]+)?)",
+    ),
     # age
     _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?(?: now| already| today)?\s*$"),
     _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
@@ -319,7 +340,10 @@ END_WRAP = _rx(
 )
 ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
 AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")
-ADDITIVE = _rx(r"\b(?:also|too|as well|another|second|additionally|in addition|besides|on top of)\b")
+# "too" adds only at the end of its clause ("learning spanish too"), not before a word ("too expensive")
+ADDITIVE = _rx(
+    r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|second|additionally|in addition|besides|on top of)\b"
+)
 SWITCH = _rx(
     r"^(?:has |have )?(?:switched|changed|swapped|converted|upgraded|downgraded|moved over)(?: over)?(?: from "
     r"(?P<from>.+?))? to (?P<v>.+)"
@@ -345,4 +369,16 @@ THE_CANCELLED = _rx(
 PREFERS = _rx(r"^(?:prefers|would rather have|likes) (?P<v>.+?) (?:over|to|more than|rather than|instead of) (?P<o>.+)")
 # "plays for the riverside rovers": the team
 TEAM = _rx(r"^(?:plays|is playing)(?: \w+)? for (?:the )?(?P<v>.+)|^is on (?:the )?(?P<w>.+? team)\b")
+# "is on a mac now instead of the windows laptop": a switch naming what it replaced
+# (not a one-off: "had tea instead of coffee this morning")
+INSTEAD = _rx(
+    r"^(?!.*\b(?:today|tonight|this morning|this afternoon|this evening|yesterday|last night|for once|for a change|"
+    r"for lunch|for dinner|for breakfast)\b)(?P<v>.+?),? (?:now )?instead of (?P<from>.+)"
+)
+# "finished the data science course": the thing finished, up to "of" ("the third module of …" is a part of it)
+FINISHED = _rx(r"^(?:finished|completed|wrapped up) (?P<v>.+?)(?=\s+of\b|,|\s+and\b|$)")
+# the end of a pregnancy: "had the baby", "gave birth"; "user's daughter was born" (the child as subject)
+BIRTH = _rx(r"^(?:gave birth|had (?:the|a|user's|our) (?:baby|twins)\b(?! shower))")
+BORN = _rx(r"\b(?:was|were) born\b")
+PREGNANT = _rx(r"^is (?:expecting|pregnant)\b(?P<v>.*)")
 TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")

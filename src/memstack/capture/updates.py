@@ -144,7 +144,7 @@ def _single(c: Frame, m: Frame) -> str | None:
         return None
     if c.mode is Mode.START:
         if not c.value:
-            return f"{slot} changed" if m.slot in ("residence", "job", "school") else None
+            return f"{slot} changed" if m.slot in ("residence", "household", "job", "school") else None
         if not c.value <= m.value:
             return f"new {slot}: {_words(c.value)} (was {_words(m.value)})"
         return None
