@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "parse_source",
     "unit_matrix",
     "unit_vector",
+    "utc",
 ]
 
 #: Columns of ``memories`` that make a :class:`~memstack.types.Memory` (without the embedding), in the order both
@@ -36,6 +38,15 @@ COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
     "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids"
 )
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """As stored: aware, UTC, microseconds (naive values are taken as UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def check_k(k: int) -> int:
