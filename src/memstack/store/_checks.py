@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -20,14 +21,12 @@ __all__ = [
     "check_actor",
     "check_agent",
     "check_definition",
-    "check_job_name",
     "check_k",
-    "check_lease_s",
-    "job_user",
     "parse_category",
     "parse_source",
     "unit_matrix",
     "unit_vector",
+    "utc",
 ]
 
 #: Columns of ``memories`` that make a :class:`~memstack.types.Memory` (without the embedding), in the order both
@@ -36,6 +35,15 @@ COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
     "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids"
 )
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """As stored: aware, UTC, microseconds (naive values are taken as UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def check_k(k: int) -> int:
@@ -64,18 +72,6 @@ def check_definition(definition: dict[str, Any]) -> str:
         return json.dumps(definition, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InputError(f"the agent definition is not plain JSON data ({exc})") from None
-
-
-def check_job_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 500 or not value.isprintable():
-        raise InputError(f"a job's {what} must be 1-500 printable characters, got {value!r}")
-    return value
-
-
-def check_lease_s(lease_s: float) -> float:
-    if not lease_s > 0:
-        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s}")
-    return float(lease_s)
 
 
 def parse_category(value: object) -> Category:
@@ -132,12 +128,3 @@ def unit_matrix(matrix: Any, dim: int, rows: int | None = None) -> Vector:
     scaled = arr / peak
     out: Vector = np.ascontiguousarray(scaled / np.linalg.norm(scaled, axis=1, keepdims=True), dtype=np.float32)
     return out
-
-
-def job_user(payload: dict[str, Any]) -> tuple[str | None, str | None]:
-    """The ``(tenant, user_id)`` a job works for, read from its payload's ``tenant`` and ``user_id`` (both strings),
-    else ``(None, None)``: kept beside the job so erasing a user removes their jobs."""
-    tenant, user_id = payload.get("tenant"), payload.get("user_id")
-    if isinstance(tenant, str) and isinstance(user_id, str):
-        return tenant, user_id
-    return None, None

@@ -29,9 +29,9 @@ another model is deduplicated with that model's calibrated parameters (or the co
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, Self
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from memstack.errors import ConfigError, InputError, ProviderError
 from memstack.types import ReembedResult, Vector
 
 __all__ = [
+    "ARCHIVED_TEXT",
     "DEFAULT_BATCH",
     "ReembedBackend",
     "ReembedState",
@@ -48,6 +49,8 @@ __all__ = [
     "abort",
     "open_backend",
     "reembed",
+    "reembed_state",
+    "target_from_meta",
 ]
 
 #: Texts per embedder call (and per staging transaction).
@@ -58,6 +61,10 @@ _MAX_SWITCH_TRIES = 20
 
 #: Smaller than every row id (ids are 64-bit integers).
 _BEFORE_FIRST = -(2**63)
+
+#: The text of one archived message as recall embeds it (:func:`memstack.retrieval.archive.message_text`), in SQL
+#: over ``archive_vectors v`` joined to ``session_turns t``: the same on both backends' ``VECTOR_TABLES``.
+ARCHIVED_TEXT = "COALESCE(v.speaker || ': ', '') || CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,27 @@ class ReembedState:
     target_dim: int | None
     total: int
     staged: int
+
+
+def target_from_meta(meta: Mapping[str, Any]) -> tuple[str, int] | None:
+    """The model a reembed in progress is switching to, from the ``reembed_embedder`` / ``reembed_dim`` rows of a
+    store's meta table (key to value), or ``None``."""
+    if "reembed_embedder" not in meta:
+        return None
+    return str(meta["reembed_embedder"]), int(meta.get("reembed_dim", 0))
+
+
+def reembed_state(meta: Mapping[str, Any], target: tuple[str, int] | None, *, total: int, staged: int) -> ReembedState:
+    """The state of a store whose meta table holds ``meta`` (its ``embedder`` and ``dim`` rows) and whose reembed
+    target is ``target``."""
+    return ReembedState(
+        embedder=meta.get("embedder"),
+        dim=int(meta["dim"]) if "dim" in meta else None,
+        target=target[0] if target else None,
+        target_dim=target[1] if target else None,
+        total=total,
+        staged=staged,
+    )
 
 
 class ReembedBackend(Protocol):

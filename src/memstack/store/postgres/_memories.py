@@ -18,20 +18,18 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
+from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
     COLUMNS,
     N_COLUMNS,
     check_actor,
-    check_agent,
     memory_from_row,
     parse_category,
-    parse_source,
     unit_matrix,
     unit_vector,
     user_lock_key,
-    utc,
 )
 from memstack.types import (
     DeletedBy,
@@ -75,7 +73,6 @@ _INSERT_TYPES = [
 _HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
 _HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
 _HISTORY = f"INSERT INTO memory_history ({_HISTORY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-_UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
 _COUNT = "SELECT count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active"
 
 Conn = psycopg.AsyncConnection[Any]
@@ -97,30 +94,10 @@ class PgMemories:
 
     @staticmethod
     def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str, vector: Vector) -> Memory:
-        check_agent(memory.agent_id)
-        if not isinstance(memory.content, str):
-            raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
-        if "\x00" in memory.content:
+        new = new_memory(user, memory, now, memory_id, vector)
+        if "\x00" in new.content:
             raise InputError("memory content contains a NUL character, which PostgreSQL text cannot hold; remove it")
-        return Memory(
-            id=memory_id,
-            user_id=user.user_id,
-            tenant=user.tenant,
-            agent_id=memory.agent_id,
-            content=memory.content,
-            category=parse_category(memory.category),
-            source=parse_source(memory.source),
-            confidence=float(memory.confidence),
-            is_active=True,
-            deleted_by=None,
-            created_at=now,
-            updated_at=now,
-            observed_at=utc(memory.observed_at),
-            expires_at=utc(memory.expires_at),
-            merged_into=None,
-            source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
-            embedding=vector,
-        )
+        return new
 
     @staticmethod
     def _row(m: Memory, vector: Any) -> tuple[Any, ...]:
@@ -200,8 +177,7 @@ class PgMemories:
         self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
     ) -> Memory:
         vector = unit_vector(embedding, self._dim)
-        if limit is not None and limit < 0:
-            raise InputError(f"limit must be zero or more, got {limit}")
+        check_limit(limit)
         new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
         actor = check_actor(actor)
         indexed = self._ann.indexed(user)
@@ -267,33 +243,15 @@ class PgMemories:
         actor: str = "user",
         note: str = "",
     ) -> Memory:
-        if action not in _UPDATE_ACTIONS:
-            allowed = ", ".join(a.value for a in _UPDATE_ACTIONS)
-            raise InputError(f"update records one of: {allowed}; use forget/restore/delete for {action!r}")
-        if patch.confidence is not None and not 0.0 <= patch.confidence <= 1.0:
-            raise InputError(f"confidence must be between 0 and 1, got {patch.confidence}")
+        check_update(patch, action)
         vector = unit_vector(embedding, self._dim) if embedding is not None else None
         category = parse_category(patch.category) if patch.category is not None else None
         actor = check_actor(actor)
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
-            if patch.content is not None and patch.content != before.content and vector is None:
-                raise InputError("changing a memory's content needs its new embedding: embed the new text and pass it")
-            after = replace(
-                before,
-                content=patch.content if patch.content is not None else before.content,
-                category=category if category is not None else before.category,
-                confidence=patch.confidence if patch.confidence is not None else before.confidence,
-                expires_at=utc(patch.expires_at) if patch.expires_at is not None else before.expires_at,
-                observed_at=utc(patch.observed_at) if patch.observed_at is not None else before.observed_at,
-                source_turn_ids=(
-                    tuple(str(t) for t in patch.source_turn_ids)
-                    if patch.source_turn_ids is not None
-                    else before.source_turn_ids
-                ),
-                updated_at=utcnow(),
-                embedding=vector if vector is not None else before.embedding,
+            after = patched(
+                before, patch, category, vector, embedding=vector if vector is not None else before.embedding
             )
             terms = text_terms(after.content) if after.content != before.content else None
             await conn.execute(
@@ -325,12 +283,7 @@ class PgMemories:
     async def forget(
         self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
     ) -> Memory:
-        try:
-            who = DeletedBy(by)
-        except ValueError:
-            raise InputError(f"deleted_by must be 'ai' or 'user', got {by!r}") from None
-        if merged_into == memory_id:
-            raise InputError("a memory cannot be merged into itself; pass the id of the memory that absorbed it")
+        who = check_forget(memory_id, by, merged_into)
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
@@ -351,8 +304,7 @@ class PgMemories:
         return after
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
-        if limit is not None and limit < 0:
-            raise InputError(f"limit must be zero or more, got {limit}")
+        check_limit(limit)
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from memstack.store._checks import (
     parse_source,
     unit_matrix,
     unit_vector,
+    utc,
 )
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
 
@@ -36,15 +36,6 @@ __all__ = [
 ]
 
 N_COLUMNS = len(COLUMNS.split(","))
-
-
-def utc(value: datetime | None) -> datetime | None:
-    """As stored: aware, UTC, microseconds (naive values are taken as UTC)."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def user_lock_key(user: UserRef, salt: str = "memories") -> int:

@@ -10,7 +10,6 @@ at a time as other jobs finish.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,8 +17,18 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from memstack.errors import InputError, NotFound
-from memstack.store._checks import check_job_name, check_lease_s, job_user
+from memstack.errors import NotFound
+from memstack.store._jobs import (
+    COLUMNS,
+    PRUNE_BATCH,
+    check_claim,
+    check_enqueue,
+    check_error,
+    check_lease_s,
+    job_from_row,
+    job_json,
+    job_user,
+)
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.postgres._db import Database
 from memstack.types import Job, JobStatus, new_id
@@ -38,38 +47,21 @@ async def migrate_job_users(conn: psycopg.AsyncConnection[Any], dim: int) -> Non
     await conn.execute(b"CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
 
 
-_COLUMNS = (
-    "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
-    "result, error"
-)
-_PRUNE_BATCH = 100
-
-
 def _json(value: Mapping[str, Any], what: str) -> Jsonb:
-    try:
-        json.dumps(dict(value))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"a job's {what} must be JSON (strings, numbers, lists, objects): {exc}") from None
+    job_json(value, what)  # InputError unless it is JSON
     return Jsonb(dict(value))
 
 
+def _dict(value: Any) -> dict[str, Any] | None:
+    return dict(value) if value is not None else None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 def _job(row: tuple[Any, ...]) -> Job:
-    return Job(
-        id=str(row[0]),
-        kind=str(row[1]),
-        key=str(row[2]),
-        payload=dict(row[3] or {}),
-        status=JobStatus(row[4]),
-        attempts=int(row[5]),
-        created_at=row[6],
-        updated_at=row[7],
-        owner=row[8],
-        lease_until=row[9],
-        run_after=row[10],
-        state=dict(row[11] or {}),
-        result=dict(row[12]) if row[12] is not None else None,
-        error=row[13],
-    )
+    return job_from_row(row, when=_same, data=_dict)
 
 
 class PgJobs:
@@ -88,11 +80,7 @@ class PgJobs:
         owner: str | None = None,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> Job:
-        check_job_name(kind, "kind")
-        check_job_name(key, "key")
-        if owner is not None:
-            check_job_name(owner, "owner")
-        lease = check_lease_s(lease_s)
+        lease = check_enqueue(kind, key, owner, lease_s)
         body = _json(payload, "payload")
         status = JobStatus.RUNNING if owner is not None else JobStatus.PENDING
         async with self._db.connection() as conn:
@@ -100,7 +88,7 @@ class PgJobs:
                 "INSERT INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, created_at, "
                 "updated_at, tenant, user_id) VALUES (%s, %s, %s, %s, %s, %s, %s, "
                 "CASE WHEN %s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %s) END, now(), now(), "
-                f"%s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING {_COLUMNS}",
+                f"%s, %s) ON CONFLICT (kind, key) DO NOTHING RETURNING {COLUMNS}",
                 (
                     new_id("job"),
                     kind,
@@ -116,7 +104,7 @@ class PgJobs:
             )
             row = await cur.fetchone()
             if row is None:
-                cur = await conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE kind = %s AND key = %s", (kind, key))
+                cur = await conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE kind = %s AND key = %s", (kind, key))
                 row = await cur.fetchone()
         assert row is not None
         return _job(row)
@@ -124,12 +112,7 @@ class PgJobs:
     async def claim_pending(
         self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
     ) -> builtins.list[Job]:
-        if limit < 1:
-            raise InputError(f"limit must be at least 1, got {limit}")
-        if kind is not None:
-            check_job_name(kind, "kind")
-        who = check_job_name(owner, "owner") if owner is not None else new_id("worker")
-        lease = check_lease_s(lease_s)
+        who, lease = check_claim(kind, limit, owner, lease_s)
         async with self._db.connection() as conn:
             cur = await conn.execute(
                 "UPDATE jobs SET status = 'running', owner = %s, lease_until = now() + make_interval(secs => %s), "
@@ -138,7 +121,7 @@ class PgJobs:
                 "AND ((status = 'pending' AND (run_after IS NULL OR run_after <= now())) "
                 "OR (status = 'running' AND (lease_until IS NULL OR lease_until < now()))) "
                 "AND (%s::text IS NULL OR kind = %s) ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                f"RETURNING {_COLUMNS}",
+                f"RETURNING {COLUMNS}",
                 (who, lease, kind, kind, limit),
             )
             rows = await cur.fetchall()
@@ -151,7 +134,7 @@ class PgJobs:
             cur = await conn.execute(
                 "UPDATE jobs SET state = %s, lease_until = CASE WHEN status = 'running' "
                 "THEN now() + make_interval(secs => %s) ELSE lease_until END, updated_at = now() "
-                f"WHERE id = %s RETURNING {_COLUMNS}",
+                f"WHERE id = %s RETURNING {COLUMNS}",
                 (body, lease, job_id),
             )
             row = await cur.fetchone()
@@ -162,47 +145,45 @@ class PgJobs:
     async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
         body = _json(result, "result") if result is not None else None
         async with self._db.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                "UPDATE jobs SET status = 'done', payload = '{}', result = %s, error = NULL, lease_until = NULL, "
-                "updated_at = now() WHERE id = %s",
-                (body, job_id),
+            await self._change(
+                conn,
+                job_id,
+                "status = 'done', payload = '{}', result = %s, error = NULL, lease_until = NULL, updated_at = now()",
+                (body,),
             )
-            if cur.rowcount == 0:
-                raise NotFound("job", job_id)
             await self._prune(conn)
 
     async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
-        if not isinstance(error, str):
-            raise InputError(f"a job's error must be text, got {type(error).__name__}")
+        message = check_error(error)
         async with self._db.connection() as conn, conn.transaction():
             if retry_at is not None:
-                cur = await conn.execute(
-                    "UPDATE jobs SET status = 'pending', error = %s, run_after = %s, owner = NULL, "
-                    "lease_until = NULL, updated_at = now() WHERE id = %s",
-                    (error[:2000], retry_at, job_id),
+                sets = (
+                    "status = 'pending', error = %s, run_after = %s, owner = NULL, lease_until = NULL, "
+                    "updated_at = now()"
                 )
+                await self._change(conn, job_id, sets, (message, retry_at))
             else:
-                cur = await conn.execute(
-                    "UPDATE jobs SET status = 'failed', error = %s, run_after = NULL, lease_until = NULL, "
-                    "updated_at = now() WHERE id = %s",
-                    (error[:2000], job_id),
-                )
-            if cur.rowcount == 0:
-                raise NotFound("job", job_id)
-            if retry_at is None:
+                sets = "status = 'failed', error = %s, run_after = NULL, lease_until = NULL, updated_at = now()"
+                await self._change(conn, job_id, sets, (message,))
                 await self._prune(conn)
 
     async def get(self, job_id: str) -> Job:
         async with self._db.connection() as conn:
-            cur = await conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = %s", (job_id,))
+            cur = await conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id = %s", (job_id,))
             row = await cur.fetchone()
         if row is None:
             raise NotFound("job", job_id)
         return _job(row)
 
+    @staticmethod
+    async def _change(conn: Any, job_id: str, sets: str, args: tuple[Any, ...]) -> None:
+        cur = await conn.execute(f"UPDATE jobs SET {sets} WHERE id = %s", (*args, job_id))
+        if cur.rowcount == 0:
+            raise NotFound("job", job_id)
+
     async def _prune(self, conn: Any) -> None:
         await conn.execute(
             "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN ('done', 'failed') "
             "AND updated_at < now() - make_interval(secs => %s) LIMIT %s)",
-            (self.retention.total_seconds(), _PRUNE_BATCH),
+            (self.retention.total_seconds(), PRUNE_BATCH),
         )

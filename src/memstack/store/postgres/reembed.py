@@ -22,7 +22,7 @@ from psycopg import sql
 
 from memstack.errors import ConfigError, StoreBusy
 from memstack.store.postgres._db import connect, describe_url, map_error
-from memstack.store.reembed import ReembedState, VectorTable
+from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state, target_from_meta
 from memstack.types import Vector
 
 __all__ = ["VECTOR_TABLES", "PgReembed", "migrate_reembed", "reembed_target"]
@@ -32,12 +32,11 @@ Conn = psycopg.AsyncConnection[Any]
 #: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
 VECTOR_TABLES: tuple[VectorTable, ...] = (
     VectorTable("memories", "seq", "embedding", "SELECT seq AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages: the text is what memstack.recall.index.message_text embeds
+    VectorTable(  # recall's archived messages
         "archive_vectors",
         "seq",
         "embedding",
-        "SELECT v.seq AS id, COALESCE(v.speaker || ': ', '') || "
-        "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END AS text "
+        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
         "FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq WHERE v.embedding IS NOT NULL",
     ),
 )
@@ -66,10 +65,7 @@ async def reembed_target(conn: Conn) -> tuple[str, int] | None:
     cur = await conn.execute(
         "SELECT key, value FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')", prepare=False
     )
-    meta = {str(k): str(v) for k, v in await cur.fetchall()}
-    if "reembed_embedder" not in meta:
-        return None
-    return meta["reembed_embedder"], int(meta.get("reembed_dim", "0"))
+    return target_from_meta({str(k): str(v) for k, v in await cur.fetchall()})
 
 
 def _pending_sql(table: VectorTable) -> sql.Composed:
@@ -139,14 +135,7 @@ class PgReembed:
                 staged = int(row[0]) if row else 0
         except psycopg.Error as exc:
             raise map_error(exc, self._where) from None
-        return ReembedState(
-            embedder=meta.get("embedder"),
-            dim=int(meta["dim"]) if "dim" in meta else None,
-            target=target[0] if target else None,
-            target_dim=target[1] if target else None,
-            total=total,
-            staged=staged,
-        )
+        return reembed_state(meta, target, total=total, staged=staged)
 
     async def begin(self, embedder: str | None, dim: int | None) -> None:
         try:

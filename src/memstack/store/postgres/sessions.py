@@ -19,19 +19,27 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from memstack.errors import InputError, NotFound, SessionConflict
+from memstack.errors import NotFound
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
+    SESSION_COLUMNS,
     TURN_COLUMNS,
+    artifact_from_row,
     check_page,
+    check_same_agent,
+    check_session_agent,
     check_session_id,
     check_turn,
-    facts_from_json,
     facts_to_data,
-    raw_messages,
+    log_entry,
+    needs_write,
+    snapshot_from_row,
+    state_from_row,
     summary_from_row,
     turn_from_row,
+    turn_taken,
+    version_moved,
 )
 from memstack.store.base import HeldLock
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
@@ -142,10 +150,7 @@ async def migrate_sessions(conn: Conn, dim: int) -> None:
         await conn.execute(statement.encode())
 
 
-_SESSION = (
-    "SELECT seq, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
-    "FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
-)
+_SESSION = f"SELECT seq, {SESSION_COLUMNS} FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
 #: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
 #: it follows on; returns the turn count found and whether the turn was recorded.
 _RECORD = """
@@ -219,12 +224,6 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _needs_write(row: tuple[Any, ...], agent: str | None) -> bool:
-    """Opening for a turn writes when the session must be resumed or learns its agent, or the agent differs."""
-    stored_agent, ended = row[1], row[8]
-    return ended is not None or (agent is not None and stored_agent != agent)
-
-
 class PgSessions:
     """Session state and the life of a turn; each write is one transaction. ``lease_s``: how long a session stays
     held without renewal (a crashed process on another machine blocks its sessions that long)."""
@@ -251,8 +250,7 @@ class PgSessions:
         now: datetime | None = None,
     ) -> SessionState:
         check_session_id(session_id)
-        if agent is not None and (not agent or len(agent) > 200 or not agent.isprintable()):
-            raise InputError(f"agent must be 1-200 printable characters or None, got {agent!r}")
+        check_session_agent(agent)
         stamp = utc(now) or utcnow()
         key = (user.tenant, user.user_id, session_id)
         async with self._db.connection() as conn:
@@ -261,7 +259,7 @@ class PgSessions:
             row = await (await conn.execute(_SESSION, key)).fetchone()
             if row is None and not create:
                 raise NotFound("session", session_id)
-            if row is None or (create and _needs_write(row, agent)):
+            if row is None or (create and needs_write(row, agent)):
                 async with conn.transaction():
                     row = await self._create_or_resume(conn, key, agent, stamp)
             return await self._state(conn, user, session_id, row, window_turns)
@@ -277,15 +275,10 @@ class PgSessions:
         )
         row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
         assert row is not None
-        stored_agent, ended = row[1], row[8]
-        if agent is not None and stored_agent is not None and stored_agent != agent:
-            raise InputError(
-                f"session {key[2]!r} belongs to agent {stored_agent!r}, not {agent!r}; "
-                "start a new session for this agent"
-            )
-        if (agent is not None and stored_agent is None) or ended is not None:  # learn the agent; resume
+        check_same_agent(key[2], row, agent)
+        if needs_write(row, agent):  # learn the agent; resume if ended
             await conn.execute(
-                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or stored_agent, row[0])
+                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or row[1], row[0])
             )
             row = await (await conn.execute(_SESSION, key)).fetchone()
             assert row is not None
@@ -294,7 +287,7 @@ class PgSessions:
     @staticmethod
     async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
         """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
-        seq, agent, turn_count, version, base_truth, last_consolidated, created, updated, ended = row
+        seq, turn_count = row[0], row[2]
         cut = int(turn_count) - window_turns
         cur = await conn.execute(
             "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
@@ -308,27 +301,12 @@ class PgSessions:
         recent: list[ArchivedTurn] = []
         for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
             if status != TurnStatus.PENDING.value:
-                log.append(TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value))
+                log.append(log_entry(turn, us, asum, status))
             if status in FLAGGED:
                 flagged.append(int(turn))
             if int(turn) > cut:
                 recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
-        return SessionState(
-            session_id=sid,
-            user_id=user.user_id,
-            tenant=user.tenant,
-            agent=agent,
-            turn_count=int(turn_count),
-            base_truth=facts_from_json(base_truth),
-            turn_log=tuple(log),
-            raw_window=raw_messages(recent),
-            created_at=created,
-            updated_at=updated,
-            ended_at=ended,
-            version=int(version),
-            last_consolidated_turn=int(last_consolidated),
-            flagged_turns=tuple(flagged),
-        )
+        return state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -348,10 +326,7 @@ class PgSessions:
         if lease is not None and not held:
             raise lease_lost(turn.session_id, turn.turn, "recorded")
         if not recorded:
-            raise SessionConflict(
-                f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
-                "another process wrote to this session meanwhile; open the session again and retry the turn"
-            )
+            raise turn_taken(turn.session_id, turn_count, turn.turn)
 
     async def commit(
         self,
@@ -402,10 +377,7 @@ class PgSessions:
                 found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
                 if found is None:
                     raise NotFound("session", session_id)
-                raise SessionConflict(
-                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {found[3]}, "
-                    f"expected {commit.expected_version}); the turn stays flagged and is summarized again"
-                )
+                raise version_moved(session_id, commit.turn, found[3], commit.expected_version)
             if turn.rowcount != 1:
                 raise NotFound("turn", f"{session_id}:{commit.turn}")
 
@@ -517,10 +489,7 @@ class PgSessionArchive:
             sql += " AND a.turn = %s"
             params.append(turn)
         sql += " ORDER BY a.turn, a.idx"
-        return [
-            Artifact(int(t), kind, content, role, lang, label, int(idx), session_id, created)
-            for t, kind, content, role, lang, label, idx, created in await self._rows(sql, params)
-        ]
+        return [artifact_from_row(r, session_id, when=_same) for r in await self._rows(sql, params)]
 
     async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
         check_session_id(session_id)
@@ -532,7 +501,4 @@ class PgSessionArchive:
             "ORDER BY seq",
             (user.tenant, user.user_id, session_id, limit),
         )
-        return [
-            BaseTruthSnapshot(int(turn), reason, facts_from_json(facts), session_id, at)
-            for turn, reason, facts, at in rows
-        ]
+        return [snapshot_from_row(r, session_id, when=_same) for r in rows]

@@ -22,7 +22,7 @@ from memstack.store.sqlite._db import Database, data_version, is_busy, map_error
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector, check_id
 
-__all__ = ["Core", "opt_ts", "user_key", "utc"]
+__all__ = ["Core", "opt_ts", "user_key"]
 
 T = TypeVar("T")
 
@@ -33,11 +33,6 @@ def user_key(user: UserRef) -> tuple[str, str]:
 
 def opt_ts(value: datetime | None) -> str | None:
     return to_ts(value) if value is not None else None
-
-
-def utc(value: datetime | None) -> datetime | None:
-    """As stored: UTC, microseconds (naive values are taken as UTC)."""
-    return datetime.fromisoformat(to_ts(value)) if value is not None else None
 
 
 class Core:

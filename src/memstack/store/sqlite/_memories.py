@@ -14,19 +14,12 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import InputError, LimitReached
-from memstack.store._checks import check_actor, check_agent
+from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
+from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, opt_ts, user_key, utc
-from memstack.store.sqlite._rows import (
-    CATEGORY_CODES,
-    fts_owner,
-    parse_category,
-    parse_source,
-    to_ts,
-    unit_matrix,
-    unit_vector,
-)
+from memstack.store.sqlite._core import Core, opt_ts, user_key
+from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, to_ts, unit_matrix, unit_vector
 from memstack.types import (
     Category,
     DeletedBy,
@@ -54,7 +47,6 @@ _HISTORY = (
 )
 _FTS_INSERT = "INSERT INTO memories_fts (rowid, terms, fts_owner) VALUES (?, ?, ?)"
 _FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, terms, fts_owner) SELECT pk, terms, fts_owner FROM memories"
-_UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
 
 
 class SQLiteMemories:
@@ -62,30 +54,6 @@ class SQLiteMemories:
 
     def __init__(self, core: Core) -> None:
         self._core = core
-
-    @staticmethod
-    def _prepare(user: UserRef, memory: NewMemory, now: datetime, memory_id: str) -> Memory:
-        check_agent(memory.agent_id)
-        if not isinstance(memory.content, str):
-            raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
-        return Memory(
-            id=memory_id,
-            user_id=user.user_id,
-            tenant=user.tenant,
-            agent_id=memory.agent_id,
-            content=memory.content,
-            category=parse_category(memory.category),
-            source=parse_source(memory.source),
-            confidence=float(memory.confidence),
-            is_active=True,
-            deleted_by=None,
-            created_at=now,
-            updated_at=now,
-            observed_at=utc(memory.observed_at),
-            expires_at=utc(memory.expires_at),
-            merged_into=None,
-            source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
-        )
 
     @staticmethod
     def _insert_row(pk: int | None, m: Memory, blob: bytes, owner: str, created: str) -> tuple[Any, ...]:
@@ -143,9 +111,8 @@ class SQLiteMemories:
         self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
     ) -> Memory:
         vector = unit_vector(embedding, self._core.dim)
-        if limit is not None and limit < 0:
-            raise InputError(f"limit must be zero or more, got {limit}")
-        new = self._prepare(user, memory, utcnow(), new_id("mem"))
+        check_limit(limit)
+        new = new_memory(user, memory, utcnow(), new_id("mem"))
         return await self._core.run(partial(self._add_sync, user, new, vector, limit, check_actor(actor)))
 
     def _add_sync(
@@ -183,7 +150,7 @@ class SQLiteMemories:
             return []
         now = utcnow()
         ids = new_ids("mem", len(batch))
-        new = [self._prepare(user, m, now, i) for m, i in zip(batch, ids, strict=True)]
+        new = [new_memory(user, m, now, i) for m, i in zip(batch, ids, strict=True)]
         owner, key, at = fts_owner(user), user_key(user), to_ts(now)
         blobs = np.ascontiguousarray(matrix, dtype="<f4")
 
@@ -225,11 +192,7 @@ class SQLiteMemories:
         actor: str = "user",
         note: str = "",
     ) -> Memory:
-        if action not in _UPDATE_ACTIONS:
-            allowed = ", ".join(a.value for a in _UPDATE_ACTIONS)
-            raise InputError(f"update records one of: {allowed}; use forget/restore/delete for {action!r}")
-        if patch.confidence is not None and not 0.0 <= patch.confidence <= 1.0:
-            raise InputError(f"confidence must be between 0 and 1, got {patch.confidence}")
+        check_update(patch, action)
         vector = unit_vector(embedding, self._core.dim) if embedding is not None else None
         category = parse_category(patch.category) if patch.category is not None else None
         fn = partial(self._update_sync, user, memory_id, patch, category, vector, action, check_actor(actor), note)
@@ -249,21 +212,7 @@ class SQLiteMemories:
     ) -> Memory:
         def body(conn: sqlite3.Connection) -> tuple[int, Memory, Memory]:
             pk, before = self._core.fetch(conn, user, memory_id)
-            if patch.content is not None and patch.content != before.content and vector is None:
-                raise InputError("changing a memory's content needs its new embedding: embed the new text and pass it")
-            after = replace(
-                before,
-                content=patch.content if patch.content is not None else before.content,
-                category=category if category is not None else before.category,
-                confidence=patch.confidence if patch.confidence is not None else before.confidence,
-                expires_at=utc(patch.expires_at) if patch.expires_at is not None else before.expires_at,
-                observed_at=utc(patch.observed_at) if patch.observed_at is not None else before.observed_at,
-                source_turn_ids=(
-                    tuple(patch.source_turn_ids) if patch.source_turn_ids is not None else before.source_turn_ids
-                ),
-                updated_at=utcnow(),
-                embedding=None,
-            )
+            after = patched(before, patch, category, vector, embedding=None)
             terms = text_terms(after.content) if after.content != before.content else None
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
@@ -296,12 +245,7 @@ class SQLiteMemories:
     async def forget(
         self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
     ) -> Memory:
-        try:
-            who = DeletedBy(by)
-        except ValueError:
-            raise InputError(f"deleted_by must be 'ai' or 'user', got {by!r}") from None
-        if merged_into == memory_id:
-            raise InputError("a memory cannot be merged into itself; pass the id of the memory that absorbed it")
+        who = check_forget(memory_id, by, merged_into)
         return await self._core.run(partial(self._forget_sync, user, memory_id, who, merged_into, note))
 
     def _forget_sync(

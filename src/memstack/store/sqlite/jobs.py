@@ -15,11 +15,21 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from memstack.errors import InputError, NotFound
-from memstack.store._checks import check_job_name, check_lease_s, job_user
+from memstack.errors import NotFound
+from memstack.store._jobs import (
+    COLUMNS,
+    PRUNE_BATCH,
+    check_claim,
+    check_enqueue,
+    check_error,
+    check_lease_s,
+    job_from_row,
+    job_json,
+    job_user,
+)
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.sqlite._core import Core
-from memstack.store.sqlite._rows import from_ts, to_ts
+from memstack.store.sqlite._rows import to_ts
 from memstack.types import Job, JobStatus, new_id, utcnow
 
 __all__ = ["SQLiteJobs", "migrate_job_users"]
@@ -38,20 +48,6 @@ def migrate_job_users(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
 
 
-_COLUMNS = (
-    "id, kind, key, payload, status, attempts, created_at, updated_at, owner, lease_until, run_after, state, "
-    "result, error"
-)
-_PRUNE_BATCH = 100
-
-
-def _dumps(value: Mapping[str, Any], what: str) -> str:
-    try:
-        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"a job's {what} must be JSON (strings, numbers, lists, objects): {exc}") from None
-
-
 def _loads(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
@@ -59,23 +55,8 @@ def _loads(text: str | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else {}
 
 
-def job_from_row(row: tuple[Any, ...]) -> Job:
-    return Job(
-        id=str(row[0]),
-        kind=str(row[1]),
-        key=str(row[2]),
-        payload=_loads(row[3]) or {},
-        status=JobStatus(row[4]),
-        attempts=int(row[5]),
-        created_at=datetime.fromisoformat(row[6]),
-        updated_at=datetime.fromisoformat(row[7]),
-        owner=row[8],
-        lease_until=from_ts(row[9]),
-        run_after=from_ts(row[10]),
-        state=_loads(row[11]) or {},
-        result=_loads(row[12]),
-        error=row[13],
-    )
+def _job(row: tuple[Any, ...]) -> Job:
+    return job_from_row(row, when=datetime.fromisoformat, data=_loads)
 
 
 class SQLiteJobs:
@@ -94,12 +75,8 @@ class SQLiteJobs:
         owner: str | None = None,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> Job:
-        check_job_name(kind, "kind")
-        check_job_name(key, "key")
-        if owner is not None:
-            check_job_name(owner, "owner")
-        lease = timedelta(seconds=check_lease_s(lease_s))
-        body = _dumps(payload, "payload")
+        lease = timedelta(seconds=check_enqueue(kind, key, owner, lease_s))
+        body = job_json(payload, "payload")
         return await self._core.run(partial(self._enqueue_sync, kind, key, body, owner, lease))
 
     def _enqueue_sync(
@@ -115,20 +92,16 @@ class SQLiteJobs:
                 "created_at, updated_at, tenant, user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*row, to_ts(now), to_ts(now), *job_user(json.loads(payload))),
             )
-            found = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE kind = ? AND key = ?", (kind, key)).fetchone()
-            return job_from_row(found)
+            found = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+            return _job(found)
 
         return self._core.write(conn, body)
 
     async def claim_pending(
         self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
     ) -> builtins.list[Job]:
-        if limit < 1:
-            raise InputError(f"limit must be at least 1, got {limit}")
-        if kind is not None:
-            check_job_name(kind, "kind")
-        who = check_job_name(owner, "owner") if owner is not None else new_id("worker")
-        lease = timedelta(seconds=check_lease_s(lease_s))
+        who, seconds = check_claim(kind, limit, owner, lease_s)
+        lease = timedelta(seconds=seconds)
         return await self._core.run(partial(self._claim_sync, kind, limit, who, lease))
 
     def _claim_sync(
@@ -162,7 +135,7 @@ class SQLiteJobs:
         return self._core.write(conn, body)
 
     async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
-        body = _dumps(state, "state")
+        body = job_json(state, "state")
         lease = timedelta(seconds=check_lease_s(lease_s))
 
         def run(conn: sqlite3.Connection) -> Job:
@@ -178,7 +151,7 @@ class SQLiteJobs:
         return await self._core.run(lambda conn: self._core.write(conn, run))
 
     async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
-        body = _dumps(result, "result") if result is not None else None
+        body = job_json(result, "result") if result is not None else None
 
         def run(conn: sqlite3.Connection) -> None:
             self._change(
@@ -192,9 +165,7 @@ class SQLiteJobs:
         await self._core.run(lambda conn: self._core.write(conn, run))
 
     async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
-        if not isinstance(error, str):
-            raise InputError(f"a job's error must be text, got {type(error).__name__}")
-        message = error[:2000]
+        message = check_error(error)
 
         def run(conn: sqlite3.Connection) -> None:
             now = to_ts(utcnow())
@@ -215,10 +186,10 @@ class SQLiteJobs:
 
     @staticmethod
     def _fetch(conn: sqlite3.Connection, job_id: str) -> Job:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        row = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise NotFound("job", job_id)
-        return job_from_row(row)
+        return _job(row)
 
     @staticmethod
     def _change(conn: sqlite3.Connection, job_id: str, sets: str, args: tuple[Any, ...]) -> None:
@@ -231,5 +202,5 @@ class SQLiteJobs:
         conn.execute(
             "DELETE FROM jobs WHERE id IN "
             "(SELECT id FROM jobs WHERE status IN ('done', 'failed') AND updated_at < ? LIMIT ?)",
-            (cutoff, _PRUNE_BATCH),
+            (cutoff, PRUNE_BATCH),
         )

@@ -17,7 +17,7 @@ from typing import IO, Self
 import numpy as np
 
 from memstack.errors import ConfigError, StoreBusy, StoreUnavailable
-from memstack.store.reembed import ReembedState, VectorTable
+from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state, target_from_meta
 from memstack.store.sqlite._db import Database, transaction
 from memstack.types import Vector
 
@@ -26,12 +26,11 @@ __all__ = ["VECTOR_TABLES", "SQLiteReembed", "migrate_reembed", "reembed_target"
 #: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
 VECTOR_TABLES: tuple[VectorTable, ...] = (
     VectorTable("memories", "pk", "embedding", "SELECT pk AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages: the text is what memstack.recall.index.message_text embeds
+    VectorTable(  # recall's archived messages
         "archive_vectors",
         "seq",
         "embedding",
-        "SELECT v.seq AS id, COALESCE(v.speaker || ': ', '') || "
-        "CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END AS text "
+        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
         "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk WHERE v.embedding IS NOT NULL",
     ),
 )
@@ -54,10 +53,9 @@ def migrate_reembed(conn: sqlite3.Connection) -> None:
 
 def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
     """The model a reembed in progress is switching to, or ``None``."""
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')"))
-    if "reembed_embedder" not in meta:
-        return None
-    return str(meta["reembed_embedder"]), int(meta.get("reembed_dim", 0))
+    return target_from_meta(
+        dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')"))
+    )
 
 
 def _pending_sql(table: VectorTable) -> str:
@@ -127,14 +125,7 @@ class SQLiteReembed:
                 target = reembed_target(conn)
                 total = sum(int(conn.execute(f"SELECT COUNT(*) FROM ({t.source})").fetchone()[0]) for t in self.tables)
                 staged = int(conn.execute("SELECT COUNT(*) FROM reembed_vectors").fetchone()[0])
-            return ReembedState(
-                embedder=meta.get("embedder"),
-                dim=int(meta["dim"]) if "dim" in meta else None,
-                target=target[0] if target else None,
-                target_dim=target[1] if target else None,
-                total=total,
-                staged=staged,
-            )
+            return reembed_state(meta, target, total=total, staged=staged)
 
         return await self._db.run(read)
 

@@ -27,19 +27,27 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError, NotFound, SessionConflict
+from memstack.errors import InputError, NotFound
 from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
 from memstack.store._session_rows import (
     FLAGGED,
+    SESSION_COLUMNS,
     TURN_COLUMNS,
+    artifact_from_row,
     check_page,
+    check_same_agent,
+    check_session_agent,
     check_session_id,
     check_turn,
-    facts_from_json,
     facts_to_json,
-    raw_messages,
+    log_entry,
+    needs_write,
+    snapshot_from_row,
+    state_from_row,
     summary_from_row,
     turn_from_row,
+    turn_taken,
+    version_moved,
 )
 from memstack.store.base import HeldLock
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
@@ -56,7 +64,6 @@ from memstack.types import (
     SessionSummary,
     TurnCommit,
     TurnStatus,
-    TurnSummary,
     UserRef,
     utcnow,
 )
@@ -161,10 +168,7 @@ def migrate_sessions(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-_SESSION = (
-    "SELECT pk, agent, turn_count, version, base_truth, last_consolidated_turn, created_at, updated_at, ended_at "
-    "FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
-)
+_SESSION = f"SELECT pk, {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
 _SUMMARY_COLUMNS = (
     "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
     "(SELECT COUNT(*) FROM session_turns f WHERE f.session_pk = s.pk AND f.status IN ('pending', 'unsummarized')), "
@@ -208,14 +212,13 @@ class SQLiteSessions:
         now: datetime | None = None,
     ) -> SessionState:
         check_session_id(session_id)
-        if agent is not None and (not agent or len(agent) > 200 or not agent.isprintable()):
-            raise InputError(f"agent must be 1-200 printable characters or None, got {agent!r}")
+        check_session_agent(agent)
         stamp = to_ts(now or utcnow())
 
         def run(conn: sqlite3.Connection) -> SessionState:
             with transaction(conn, write=False):
                 row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
-                if row is not None and not _needs_write(row, agent, create):
+                if row is not None and not (create and needs_write(row, agent)):
                     return self._state(conn, user, session_id, row, window_turns)
             if not create and row is None:
                 raise NotFound("session", session_id)
@@ -232,13 +235,9 @@ class SQLiteSessions:
             (user.tenant, user.user_id, sid, agent, stamp, stamp),
         )
         row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
-        stored_agent = row[1]
-        if agent is not None and stored_agent is not None and stored_agent != agent:
-            raise InputError(
-                f"session {sid!r} belongs to agent {stored_agent!r}, not {agent!r}; start a new session for this agent"
-            )
-        if (agent is not None and stored_agent is None) or row[8] is not None:  # record the agent; resume if ended
-            conn.execute("UPDATE sessions SET agent = ?, ended_at = NULL WHERE pk = ?", (agent or stored_agent, row[0]))
+        check_same_agent(sid, row, agent)
+        if needs_write(row, agent):  # learn the agent; resume if ended
+            conn.execute("UPDATE sessions SET agent = ?, ended_at = NULL WHERE pk = ?", (agent or row[1], row[0]))
             row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
         return self._state(conn, user, sid, row, window_turns)
 
@@ -246,14 +245,14 @@ class SQLiteSessions:
     def _state(
         conn: sqlite3.Connection, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int
     ) -> SessionState:
-        pk, agent, turn_count, version, base_truth, last_consolidated, created, updated, ended = row
+        pk = row[0]
         where = "FROM session_turns t JOIN sessions s ON s.pk = t.session_pk WHERE t.session_pk = ?"
         recent = [
             _turn(r)
             for r in conn.execute(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
         ]
         log = [
-            TurnSummary(int(turn), us, asum, unsummarized=status == TurnStatus.UNSUMMARIZED.value)
+            log_entry(turn, us, asum, status)
             for turn, us, asum, status in conn.execute(
                 "SELECT turn, user_summary, assistant_summary, status FROM session_turns "
                 "WHERE session_pk = ? AND status != 'pending' ORDER BY turn",
@@ -266,22 +265,7 @@ class SQLiteSessions:
                 "SELECT turn FROM session_turns WHERE session_pk = ? AND status IN (?, ?) ORDER BY turn", (pk, *FLAGGED)
             )
         ]
-        return SessionState(
-            session_id=sid,
-            user_id=user.user_id,
-            tenant=user.tenant,
-            agent=agent,
-            turn_count=int(turn_count),
-            base_truth=facts_from_json(base_truth),
-            turn_log=tuple(log),
-            raw_window=raw_messages(recent),
-            created_at=from_ts(created),
-            updated_at=from_ts(updated),
-            ended_at=from_ts(ended),
-            version=int(version),
-            last_consolidated_turn=int(last_consolidated),
-            flagged_turns=tuple(flagged),
-        )
+        return state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -295,10 +279,7 @@ class SQLiteSessions:
                 raise lease_lost(turn.session_id, turn.turn, "recorded")
             pk, turn_count = row[0], int(row[2])
             if turn.turn != turn_count + 1:
-                raise SessionConflict(
-                    f"session {turn.session_id!r} is at turn {turn_count}, so turn {turn.turn} cannot be recorded: "
-                    "another process wrote to this session meanwhile; open the session again and retry the turn"
-                )
+                raise turn_taken(turn.session_id, turn_count, turn.turn)
             conn.execute(
                 "INSERT INTO session_turns (session_pk, tenant, user_id, turn, user_text, assistant_text, at, route, "
                 "user_keep, assistant_keep, status, fts_owner, terms, n_terms) "
@@ -336,10 +317,7 @@ class SQLiteSessions:
                 raise lease_lost(session_id, commit.turn, "committed")
             pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
             if version != commit.expected_version:
-                raise SessionConflict(
-                    f"session {session_id!r} changed while turn {commit.turn} was summarized (version {version}, "
-                    f"expected {commit.expected_version}); the turn stays flagged and is summarized again"
-                )
+                raise version_moved(session_id, commit.turn, version, commit.expected_version)
             s = commit.summary
             cur = conn.execute(
                 "UPDATE session_turns SET status = ?, user_summary = ?, assistant_summary = ?, outcome = ?, "
@@ -402,14 +380,6 @@ class SQLiteSessions:
             return _summary(row)
 
         return await self._core.run(lambda conn: self._core.write(conn, body))
-
-
-def _needs_write(row: tuple[Any, ...], agent: str | None, create: bool) -> bool:
-    """Opening for a turn writes when the session must be resumed or learns its agent, or the agent differs."""
-    if not create:
-        return False
-    stored_agent, ended = row[1], row[8]
-    return ended is not None or (agent is not None and stored_agent != agent)
 
 
 class SQLiteSessionArchive:
@@ -514,10 +484,7 @@ class SQLiteSessionArchive:
         sql += " ORDER BY a.turn, a.idx"
 
         def run(conn: sqlite3.Connection) -> builtins.list[Artifact]:
-            return [
-                Artifact(int(t), kind, content, role, lang, label, int(idx), session_id, from_ts(created))
-                for t, kind, content, role, lang, label, idx, created in conn.execute(sql, args)
-            ]
+            return [artifact_from_row(r, session_id, when=from_ts) for r in conn.execute(sql, args)]
 
         return await self._core.run(run)
 
@@ -533,9 +500,6 @@ class SQLiteSessionArchive:
         args = (user.tenant, user.user_id, session_id, limit)
 
         def run(conn: sqlite3.Connection) -> builtins.list[BaseTruthSnapshot]:
-            return [
-                BaseTruthSnapshot(int(turn), reason, facts_from_json(facts), session_id, from_ts(at))
-                for turn, reason, facts, at in conn.execute(sql, args)
-            ]
+            return [snapshot_from_row(r, session_id, when=from_ts) for r in conn.execute(sql, args)]
 
         return await self._core.run(run)
