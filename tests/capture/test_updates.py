@@ -61,6 +61,20 @@ UPDATES = [
     ("User had the baby on Monday.", "User is expecting twins."),
     ("User dyed User's hair pink.", "User has blonde hair."),
     ("I traded my bike for a scooter.", "I ride a bike to work."),
+    ("Biscuit passed away on Sunday.", "User has a dog called Biscuit."),  # a name that the memory holds
+    ("User withdrew from the triathlon.", "User is training for the Seaside triathlon."),
+    ("User accepted an offer from Deloitte.", "User works at KPMG."),
+    ("User switched User's major from history to law.", "User is studying history at Leeds."),
+    ("User moved out of the studio.", "User rents a studio in the old town."),
+    ("Jo and User filed for divorce.", "User is married to Jo."),
+    ("User made the move to Bristol.", "User lives in Cardiff."),
+    ("User moved out of the dorm into a flat.", "User lives in a dorm."),
+    ("Kim proposed on the beach.", "User is seeing Kim."),
+    ("The clinic rescheduled User's scan to 9 May.", "User's scan is on 2 May."),
+    ("User gave User's old Nikon to a friend.", "User shoots with a Nikon camera."),
+    ("User defended User's dissertation.", "User is writing a dissertation on bees."),
+    ("User retired from nursing.", "User nurses at St. Anne's."),
+    ("User is a dietitian now.", "User works as a chef."),
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -92,6 +106,14 @@ LOOK_ALIKES = [
     ("User's sister cut her hair short.", "User has long hair."),
     ("User was born in Ohio.", "User is expecting a baby."),
     ("User started learning Spanish too.", "User is learning French."),
+    ("Biscuit's owner passed away.", "User has a dog called Biscuit."),  # someone else's
+    ("User's cousin withdrew from the triathlon.", "User is training for the Seaside triathlon."),
+    ("User's minor is Spanish.", "User's major is history."),  # another attribute
+    ("User shares a flat with Tom.", "User lives in Cardiff."),  # in what, not where
+    ("The clinic rescheduled User's sister's scan to 9 May.", "User's scan is on 2 May."),
+    ("User submitted the first chapter of User's dissertation.", "User is writing a dissertation on bees."),
+    ("User gave User's friend a lift to the station.", "User drives a Nikon."),
+    ("Kim's brother proposed to his girlfriend.", "User is seeing Kim."),
 ]
 
 

@@ -7,9 +7,9 @@ A sentence ("User moved to Berlin in October, still unpacking boxes.") is normal
 ended (:class:`Mode`). Clauses with none of the patterns below give an ``activity`` frame (what the user does,
 has or plans) when the user is their subject.
 
-Slots hold one value at a time (a new value replaces the old): ``residence`` and ``household`` (where, with
-whom), ``job`` and ``employer`` (what, for whom), ``partner``, ``diet``, ``school``, ``team``, ``commute`` (working
-from home included), ``age``, ``pregnancy`` (ended by a birth), ``hair``,
+Slots hold one value at a time (a new value replaces the old): ``residence``, ``household`` and ``home`` (where,
+with whom, in what: "rents a flat"), ``job`` and ``employer`` (what, for whom), ``partner``, ``diet``, ``school``,
+``team``, ``commute`` (working from home included), ``age``, ``pregnancy`` (ended by a birth), ``hair``,
 ``favourite:<thing>``, ``count:<thing>``, ``schedule:<event>`` and ``attr:<name>`` ("user's major is …").
 ``activity`` and ``likes`` hold many (learning Spanish does not end learning French); they change only when one of
 them ends ("no longer", "stopped", "quit", "gave up", "cancelled", "sold", "passed away"), resumes ("again"), flips
@@ -51,6 +51,7 @@ SINGLE_VALUED = frozenset(
     {
         "residence",
         "household",
+        "home",
         "job",
         "employer",
         "partner",
@@ -65,7 +66,7 @@ SINGLE_VALUED = frozenset(
 )
 #: Slots that are facets of one attribute: a change of one (a new job, a move) replaces the other's statement too,
 #: but two statements of different facets never conflict ("works as a nurse" / "works at St. Mary's").
-FACETS = ({"job", "employer"}, {"residence", "household"})
+FACETS = ({"job", "employer"}, {"residence", "household", "home"}, {"school", "attr:major"})
 _KEYED = ("favourite:", "count:", "schedule:", "attr:")
 #: Values of an ended state that name no one and nothing in particular ("is single", "is unemployed").
 STATUS = frozenset(tokenize("single divorced separated widowed widow widower unemployed jobless retired out of work"))
@@ -406,6 +407,12 @@ def _frame(clause: _Clause) -> Frame | None:
     if m := sl.FAVOURITE_OBJ.match(_strip_lead(text)):  # "succession is user's favourite show now"
         return Frame("user", f"favourite:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text, additive)
     if subject == "other":
+        if m := sl.NAMED_GONE.match(_strip_lead(text)):  # "whiskers passed away": whoever the memories name
+            return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+        if m := sl.PROPOSED.match(_strip_lead(text)):
+            return Frame("user", "partner", Mode.START, _value(f"engaged {m.group('v')}"), text)
+        if (m := sl.AGENT_MOVED.match(text)) and not re.search(r"user's [\w-]+'s\b", text):  # not a person's
+            return _slot_frame("user", text[m.end() :], text)
         if m := sl.THE_CANCELLED.match(text):  # "the coldplay concert got cancelled": the user's plans
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
         return None
@@ -425,7 +432,9 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
     if not pred:
         return None
     if m := sl.ATTR_CHANGED.match(pred):
-        return Frame(subject, f"attr:{_head_noun(m.group('k'))}", Mode.START, _value(m.group("v")), clause)
+        key = _head_noun(m.group("k"))
+        origin = _value(m.group("from")) if m.group("from") else frozenset()
+        return Frame(subject, f"attr:{key}", Mode.START, _value(m.group("v")), clause, origin=origin)
     if m := sl.SWITCH_PLURAL.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause)
     if m := sl.TEAM.match(pred):
@@ -445,8 +454,6 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return Frame(subject, "pregnancy", Mode.END, frozenset(), clause)
     if m := sl.PREGNANT.match(pred):
         return Frame(subject, "pregnancy", Mode.STATE, frozenset(), clause)
-    if m := sl.FINISHED.match(pred):
-        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
     if m := sl.TRADE.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
     found = _slot_frame(subject, pred, clause)
@@ -458,6 +465,10 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return Frame(subject, "likes", Mode.END, _value(m.group("v"), head=False), clause)
     if m := sl.PREF_POS.match(pred):
         return Frame(subject, "likes", Mode.STATE, _value(m.group("v"), head=False), clause)
+    if m := sl.GAVE.match(pred):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
+    if m := sl.FINISHED.match(pred):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
     if m := sl.END_WRAP.match(pred):
         rest = sl.ANYMORE.sub("", m.group("rest")).strip(" ,")
         inner = _slot_frame(subject, _predicate(rest), clause)

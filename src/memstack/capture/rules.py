@@ -135,18 +135,22 @@ _EVENT = _rx(
 # News that changes what is known about the user ("I moved to Berlin", "Sam and I broke up", "I don't eat meat
 # anymore"): as durable as a category cue, whatever the exemplars say (they are mostly about states).
 _CHANGE = _rx(
-    r"\b(?:i|we)\s+(?:just |recently |finally |officially |have |had |'ve )?(?:moved|relocated|emigrated|"
+    r"\b(?:i|we)(?:'ve|'d)?\s+(?:just |recently |finally |officially |have |had |packed up and |sold up and )?(?:moved|"
+    r"relocated|emigrated|"
     r"immigrated|broke up|split up|"
     r"separated|divorced|got (?:married|engaged|divorced|hired|promoted|fired|laid off|a new job)|quit|stopped|"
     r"gave up|switched|transferred|retired|resigned|sold|cancell?ed|turned \d+|left (?:my|the|\w+)|"
-    r"traded|swapped|replaced|got rid of|gave away|(?:cut|dyed|shaved|bleached) (?:my|our) (?:hair|head|beard)|"
+    r"traded|swapped|replaced|got rid of|gave away|(?:finali[sz]ed|filed for) (?:our|my|the) divorce|"
+    r"(?:pulled|dropped|backed) out of|withdrew from|accepted (?:an|the|a job) offer|made the move|"
+    r"(?:cut|dyed|shaved|bleached) (?:my|our) (?:hair|head|beard)|"
     r"started (?:a new|eating|drinking|smoking|working|dating)|changed)\b|"
     r"\b(?:no longer|anymore|any more|any longer)\b|"
     r"\b(?:i'm|i am|we're|we are) (?:not|no longer)\b.*\b(?:anymore|now)\b|"
     r"\b(?:again|these days|nowadays|now)\b[.!]?$|\bnow\b(?=[,;]|\s+(?:live|work|study|eat|drive|use|have)\b)|"
     r"\b(?:i'm|i am) (?:now )?\d{1,3}(?: years old)?(?: now)?\b|"
     r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
-    r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b"
+    r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b|"
+    r"\b(?:proposed|popped the question)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
 _DATED = _rx(

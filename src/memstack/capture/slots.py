@@ -16,6 +16,7 @@ __all__ = [
     "ADDITIVE",
     "ADVERBS",
     "AGAIN",
+    "AGENT_MOVED",
     "ANYMORE",
     "ATTR_CHANGED",
     "ATTR_IS",
@@ -32,16 +33,19 @@ __all__ = [
     "FAVOURITE",
     "FAVOURITE_OBJ",
     "FINISHED",
+    "GAVE",
     "GONE",
     "INSTEAD",
     "JOB_IS",
     "LAST_DAY",
+    "NAMED_GONE",
     "PARTNER_IS",
     "PREDICATES",
     "PREFERS",
     "PREF_NEG",
     "PREF_POS",
     "PREGNANT",
+    "PROPOSED",
     "SWITCH",
     "SWITCH_PLURAL",
     "TEAM",
@@ -73,7 +77,8 @@ OCCUPATIONS = """accountant actor actress analyst architect artist assistant att
     professor programmer psychologist receptionist reporter researcher salesman saleswoman scientist secretary
     server soldier surgeon tailor teacher technician therapist translator tutor vet veterinarian waiter waitress
     writer ceo cto founder cofounder co-founder administrator supervisor executive recruiter marketer trainer
-    mover caregiver"""
+    mover caregiver midwife dietitian nutritionist optometrist radiographer courier realtor copywriter carer
+    sonographer hygienist paramedic anesthetist anaesthetist doula"""
 OCCUPATION = "|".join(OCCUPATIONS.split())
 EVENT_VERB = (
     r"(?:got |was |has been |have been |is |were |had been |had to be )?"
@@ -104,11 +109,22 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         "residence",
         Mode.START,
         r"^(?:has |have )?(?:finished |is done )?(?:moved|relocated|relocating|moving|emigrated|immigrated|",
-        r"settled)(?: back| away| over| out| house| home| abroad)?(?: from .+? to| to| into|",
+        r"settled|made the move)(?: back| away| over| out| house| home| abroad| down| up| across| off campus|",
+        r" out of (?:the |a |user's )?[\w-]+| away from [\w-]+)?(?: from .+? to| to| into|",
         r" in) (?P<v>.+)",
     ),
-    _p("residence", Mode.START, r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out|home)\b"),
+    _p(
+        "residence",
+        Mode.START,
+        r"^(?:has )?(?:moved|relocated) (?P<v>further out|away|house|abroad|out(?! of)|home)\b",
+    ),
     _p("residence", Mode.END, r"^(?:moved|has moved) out of (?P<v>.+)"),
+    _p(
+        "home",
+        Mode.STATE,
+        r"^(?:rents|is renting|shares) (?P<v>(?:a |an |the )?(?:[\w-]+ ){0,3}(?:apartment|flat|house|condo|studio|",
+        r"room|place|loft)\b.*)",
+    ),
     # job
     _p("job", Mode.STATE, r"^(?:works|is working) as (?P<v>.+)"),
     _p("employer", Mode.STATE, r"^(?:works|is working) (?:at|for) (?P<v>.+)"),
@@ -130,6 +146,12 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"gig|career)(?: (?:as|at|with|in) (?P<v>.+))?",
     ),
     _p("job", Mode.START, r"^(?:got|was|has been) (?:hired|offered a job|taken on)(?: (?:as|at|by|with) (?P<v>.+))?"),
+    _p(
+        "job",
+        Mode.START,
+        r"^(?:accepted|took|signed) (?:a |an |the )?(?:job |work )?(?:offer|contract|position)(?: (?:from|at|with) ",
+        r"(?P<v>.+))?",
+    ),
     _p("job", Mode.START, r"^(?:got |was |has been )?promoted(?: to (?P<v>.+))?"),
     _p(
         "job",
@@ -179,7 +201,8 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         "partner",
         Mode.END,
         r"^(?:broke up|split up|split|separated|got divorced|divorced|got separated|",
-        r"ended things|called it quits|called off (?:the|user's) engagement)(?: (?:with|",
+        r"ended things|called it quits|called off (?:the|user's) engagement|(?:finali[sz]ed|filed for|got|went ",
+        r"through) (?:the |a |user's )?divorce)(?: (?:with|",
         r"from) (?P<v>.+))?",
     ),
     # diet
@@ -312,6 +335,11 @@ GONE = _rx(
     r"was stolen|got stolen|was totalled|got totalled|was written off|got written off|broke down for good|got sold|"
     r"is over|is no more|ran away)\b"
 )
+# "whiskers passed away": one word naming a pet or person (not "robert's father …")
+NAMED_GONE = _rx(
+    r"^(?P<v>[a-z][\w-]*) (?:has )?(?:passed away|died|ran away|was put down|was put to sleep|went missing|"
+    r"was stolen|got stolen)\b"
+)
 JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
 PARTNER_IS = _rx(
     r"^user's (?:boyfriend|girlfriend|partner|husband|wife|fiance|fiancee|spouse) is (?:named |called )?(?P<v>[\w'-]+)$"
@@ -332,7 +360,8 @@ PREF_NEG = _rx(
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
     r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
-    r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave)|rehomed|put down|"
+    r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave|pull out of|withdraw from|drop out of|"
+    r"back out of)|rehomed|put down|pulled out of|withdrew from|backed out of|bowed out of|"
     r"stepped down (?:from|as)|stepped away from|"
     r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
     r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
@@ -354,7 +383,9 @@ SWITCH_PLURAL = _rx(
     r"cars|sides|providers|churches|classes|majors|bands|agencies|firms|companies|carriers|plans)\b"
 )
 # "changed user's major to computer science"
-ATTR_CHANGED = _rx(r"^(?:has |have )?(?:changed|switched|updated) user's (?P<k>[\w' ]{1,30}?) to (?P<v>.+)")
+ATTR_CHANGED = _rx(
+    r"^(?:has |have )?(?:changed|switched|updated) user's (?P<k>[\w' ]{1,30}?) (?:from (?P<from>.+?) )?to (?P<v>.+)"
+)
 # "user's major is economics": a named attribute with one value ("a …", "named …" describe, they do not name)
 ATTR_IS = _rx(
     r"^user's (?P<k>[\w' ]{1,30}?) (?:is|are) (?:now )?(?!a |an |named|called|very|so |really|not|also|too|on |in |"
@@ -376,7 +407,16 @@ INSTEAD = _rx(
     r"for lunch|for dinner|for breakfast)\b)(?P<v>.+?),? (?:now )?instead of (?P<from>.+)"
 )
 # "finished the data science course": the thing finished, up to "of" ("the third module of …" is a part of it)
-FINISHED = _rx(r"^(?:finished|completed|wrapped up) (?P<v>.+?)(?=\s+of\b|,|\s+and\b|$)")
+FINISHED = _rx(r"^(?:finished|completed|wrapped up|submitted|defended|handed in) (?P<v>.+?)(?=\s+of\b|,|\s+and\b|$)")
+# "gave user's old samsung to user's brother": something of the user's given away
+GAVE = _rx(r"^(?:gave|handed|passed|sold) (?P<v>user's .+?) (?:to|away)\b")
+# "leo proposed": the user is engaged to whoever proposed (the memories name them)
+PROPOSED = _rx(r"^(?P<v>[a-z][\w-]*) (?:proposed|popped the question)\b")
+# "the airline moved user's flight to june 4": someone else moved the user's event
+AGENT_MOVED = _rx(
+    r"^(?:the |a |user's )?[\w'-]+(?: [\w'-]+)? (?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|"
+    r"shifted|bumped|put off) user's )"
+)
 # the end of a pregnancy: "had the baby", "gave birth"; "user's daughter was born" (the child as subject)
 BIRTH = _rx(r"^(?:gave birth|had (?:the|a|user's|our) (?:baby|twins)\b(?! shower))")
 BORN = _rx(r"\b(?:was|were) born\b")

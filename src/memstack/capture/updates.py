@@ -133,7 +133,8 @@ def _single(c: Frame, m: Frame) -> str | None:
         return None
     if c.negative and not m.negative:
         named = c.value - STATUS  # "broke up with Sam": Sam; "is single": no one in particular
-        if not named or _overlap(named, m.value) or (m.slot == "partner" and not m.value):
+        # "retired from teaching" ends "teaches at Lincoln Elementary": the ended words against the whole clause
+        if not named or _overlap(named, m.value | content(m)) or (m.slot == "partner" and not m.value):
             return f"{slot} ended ({_words(c.value or m.value)})"
         return None
     if c.negative or m.negative:
