@@ -29,6 +29,7 @@ from functools import lru_cache
 from memstack.capture import slots as sl
 from memstack.capture.rewrite import third_person
 from memstack.capture.slots import Mode
+from memstack.dates import MONTHS, WEEKDAYS
 from memstack.text import STOP_WORDS, tokenize, words
 from memstack.types import MAX_CONTENT_CHARS
 
@@ -227,11 +228,11 @@ def clauses(text: str) -> list[_Clause]:
 
 # -- values ------------------------------------------------------------------------------------------------------------
 
-_DATE_WORDS = """january february march april may june july august september october november december jan feb mar apr
-    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
-    wednesdays thursdays fridays saturdays sundays morning mornings evening evenings afternoon afternoons night
-    noon midnight week weekend weekends month year today tomorrow yesterday"""
-_DATES = frozenset(_DATE_WORDS.split())
+# Month names (and abbreviations) and weekday names (whole, and plural) are memstack.dates'; then times of day.
+_WEEKDAY_NAMES = [name for name in WEEKDAYS if len(name) > 5]
+_DATE_WORDS = """morning mornings evening evenings afternoon afternoons night noon midnight week weekend weekends
+    month year today tomorrow yesterday"""
+_DATES = frozenset([*MONTHS, *_WEEKDAY_NAMES, *(f"{name}s" for name in _WEEKDAY_NAMES), *_DATE_WORDS.split()])
 _NOISE_TEXT = """user user's now again anymore longer just also too really still currently finally recently only even
     already actually new basically officially sadly honestly nowadays days day time times lot bit much very
     well back last next this that these those ago since every each most some instead called named early late later

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from memstack.dates import MONTHS
+
 __all__ = [
     "ADDITIVE",
     "ADVERBS",
@@ -85,9 +87,10 @@ EVENT_VERB = (
     r"(?:moved|rescheduled|postponed|pushed(?: back)?|"
     r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
 )
-DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|january|february|"
-DATE_START += r"march|april|may|june|july|august|september|october|november|december|tomorrow|next|mornings?|"
-DATE_START += r"evenings?|afternoons?|nights?|weekends?))"
+#: The whole month names, from memstack.dates (which lists each month's whole name before its abbreviations).
+_MONTH_NAMES = "|".join({number: name for name, number in reversed(MONTHS.items())}.values())
+DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|"
+DATE_START += _MONTH_NAMES + r"|tomorrow|next|mornings?|evenings?|afternoons?|nights?|weekends?))"
 
 
 def _p(slot: str, mode: Mode, *pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
