@@ -141,9 +141,9 @@ _PERSON_ADJ = frozenset(_PERSON_ADJ_WORDS.split())
 _LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recently nowadays anyway well so now then
     also actually btw basically officially apparently these those this that last next past coming days day week weeks
     month months year years ago today yesterday tonight on in at since by from after before during as of the a
-    weekend summer winter spring fall autumn morning evening night monday tuesday wednesday thursday friday saturday
-    sunday january february march april may june july august september october november december and but"""
-_LEADS = frozenset(_LEAD_WORDS.split())
+    weekend summer winter spring fall autumn morning evening night and but"""
+_WEEKDAY_NAMES = [name for name in WEEKDAYS if len(name) > 5]  # whole names: "sun" and "sat" are words too
+_LEADS = frozenset([*_LEAD_WORDS.split(), *sl.MONTH_NAMES.split("|"), *_WEEKDAY_NAMES])
 _VERBISH = _rx(
     r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?"
     r"(?:no more|\w+ed|\w+ing|started|start|starts|"
@@ -229,7 +229,6 @@ def clauses(text: str) -> list[_Clause]:
 # -- values ------------------------------------------------------------------------------------------------------------
 
 # Month names (and abbreviations) and weekday names (whole, and plural) are memstack.dates'; then times of day.
-_WEEKDAY_NAMES = [name for name in WEEKDAYS if len(name) > 5]
 _DATE_WORDS = """morning mornings evening evenings afternoon afternoons night noon midnight week weekend weekends
     month year today tomorrow yesterday"""
 _DATES = frozenset([*MONTHS, *_WEEKDAY_NAMES, *(f"{name}s" for name in _WEEKDAY_NAMES), *_DATE_WORDS.split()])
@@ -251,8 +250,9 @@ _GENERIC = frozenset(
     )
 )
 _DATES_IN = (
-    r"(?:(?:early|late|mid)[- ])?(?:\d|the (?:spring|summer|fall|autumn|winter)|january|february|march|april|may|"
-    r"june|july|august|september|october|november|december|spring|summer|fall|autumn|winter)"
+    r"(?:(?:early|late|mid)[- ])?(?:\d|the (?:spring|summer|fall|autumn|winter)|"
+    + sl.MONTH_NAMES
+    + r"|spring|summer|fall|autumn|winter)"
 )
 _WHEN = (
     rf"in {_DATES_IN}|(?:last|this|next) (?:week|month|year|summer|winter|spring|fall|autumn|weekend|term)|"

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from memstack.capture.rewrite import strip_preamble
+from memstack.dates import MONTHS, WEEKDAYS
 from memstack.types import Category
 
 __all__ = ["Clause", "might_disclose", "screen"]
@@ -153,12 +154,13 @@ _CHANGE = _rx(
     r"\b(?:proposed|popped the question)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
+# Weekday and month names from memstack.dates: whole weekday names, months by their first three letters.
+_WEEKDAY = "|".join(name for name in WEEKDAYS if len(name) > 5)
+_MONTH = "(?:" + "|".join(sorted({name[:3] for name in MONTHS})) + ")[a-z]*"
 _DATED = _rx(
-    r"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|"
-    r"saturday|sunday)|this (?:week|weekend|month)|(?:on |this |last )(?:monday|tuesday|wednesday|thursday|friday|"
-    r"saturday|sunday)|in (?:a|an|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?)|"
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b|"
-    r"\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)"
+    rf"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|{_WEEKDAY})|this (?:week|weekend|month)|"
+    rf"(?:on |this |last )(?:{_WEEKDAY})|in (?:a|an|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?)|"
+    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH})"
 )
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
 _ADDRESSED = _rx(r"\b(?:you|your|you're|yours)\b")

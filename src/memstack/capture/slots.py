@@ -40,6 +40,7 @@ __all__ = [
     "INSTEAD",
     "JOB_IS",
     "LAST_DAY",
+    "MONTH_NAMES",
     "NAMED_GONE",
     "PARTNER_IS",
     "PREDICATES",
@@ -88,9 +89,9 @@ EVENT_VERB = (
     r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
 )
 #: The whole month names, from memstack.dates (which lists each month's whole name before its abbreviations).
-_MONTH_NAMES = "|".join({number: name for name, number in reversed(MONTHS.items())}.values())
+MONTH_NAMES = "|".join({number: name for name, number in reversed(MONTHS.items())}.values())
 DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|"
-DATE_START += _MONTH_NAMES + r"|tomorrow|next|mornings?|evenings?|afternoons?|nights?|weekends?))"
+DATE_START += MONTH_NAMES + r"|tomorrow|next|mornings?|evenings?|afternoons?|nights?|weekends?))"
 
 
 def _p(slot: str, mode: Mode, *pattern: str) -> tuple[str, Mode, re.Pattern[str]]:
