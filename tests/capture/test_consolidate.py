@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstack.capture.consolidate import CONSOLIDATE, Consolidator, LLMMerger
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import Embedder
 from memstack.engine import AsyncMemstack
 from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
@@ -28,14 +28,6 @@ OTHER = ("User lives in Paris", "User likes hiking", "User likes tea")
 @pytest.fixture
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return store_url(request, tmp_path)
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[Embedder]:
-    embedder = get_embedder("local:minilm")
-    await embedder.embed(["warm up"])
-    yield embedder
-    await embedder.aclose()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from memstack.capture.pipeline import CapturePipeline, DetectionResult, PipelineEvent, PipelineSettings
 from memstack.config import TierLimits
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import Embedder
 from memstack.errors import InputError
 from memstack.models import Message
 from memstack.store import Store
@@ -47,14 +47,6 @@ class CountingEmbedder:
 @pytest.fixture
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return store_url(request, tmp_path)
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[Embedder]:
-    embedder = get_embedder("local:minilm")
-    await embedder.embed(["warm up"])  # load the model once for the module
-    yield embedder
-    await embedder.aclose()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 
 from memstack.capture import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline, PipelineSettings
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import Embedder
 from memstack.store import Store
 from memstack.testing.openai_server import ScriptedOpenAIServer
 from memstack.types import JobStatus, UpdateAction
@@ -44,14 +44,6 @@ NURSE = (mem("User is a nurse"), mem("User lives in Lyon"))
 @pytest.fixture
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return store_url(request, tmp_path)
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[Embedder]:
-    embedder = get_embedder("local:minilm")
-    await embedder.embed(["warm up"])
-    yield embedder
-    await embedder.aclose()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from memstack.capture.tools import FORGET_MEMORY, MEMORY_TOOLS, RECALL_MEMORY, SAVE_MEMORY, MemoryTools
 from memstack.config import TierLimits
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import Embedder
 from memstack.engine import AsyncMemstack
 from memstack.errors import LimitReached, NotFound
 from memstack.models import Message, ToolCall
@@ -26,14 +26,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 @pytest.fixture
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return store_url(request, tmp_path)
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[Embedder]:
-    embedder = get_embedder("local:minilm")
-    await embedder.embed(["warm up"])
-    yield embedder
-    await embedder.aclose()
 
 
 @pytest.fixture

@@ -12,20 +12,12 @@ from memstack.capture.frames import Mode, frames
 from memstack.capture.llm_updates import parse_verdict
 from memstack.capture.pipeline import CapturePipeline
 from memstack.capture.updates import OfflineUpdates, UpdateKind, supersedes
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import Embedder
 from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, NewMemory, UpdateAction
 
 from .support import ALICE, AT, MODEL, classify_requests, found, llm_classifier, mem, open_store
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[Embedder]:
-    embedder = get_embedder("local:minilm")
-    await embedder.embed(["warm up"])
-    yield embedder
-    await embedder.aclose()
 
 
 async def _cosine(embedder: Embedder, a: str, b: str) -> float:
