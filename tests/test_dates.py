@@ -30,6 +30,8 @@ THURSDAY = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # Thursday 9 May 2024
         ("we moved here in 2019", date(2019, 1, 1), Granularity.YEAR),
         ("the exam was on March 3", date(2024, 3, 3), Granularity.DAY),  # past tense: the last March 3
         ("my exam is on March 3", date(2025, 3, 3), Granularity.DAY),  # present: the next one
+        ("we led the team to a win on Thursday", date(2024, 5, 2), Granularity.DAY),  # irregular past: last week's
+        ("I drove to Leeds on Tuesday", date(2024, 5, 7), Granularity.DAY),
     ],
 )
 def test_mentions_resolve_against_the_message_time(text: str, first: date, granularity: Granularity) -> None:

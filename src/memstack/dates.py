@@ -199,7 +199,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 
 _PAST = re.compile(
     r"\b(was|were|went|did|had|got|made|took|saw|met|came|ago|last|yesterday|used to|"
-    r"\w{3,}ed|bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved)\b",
+    r"\w{3,}ed|bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
+    # irregular past forms that are not also present forms ("read", "put", "cut" are left out)
+    r"led|sent|kept|held|brought|thought|taught|caught|sold|paid|heard|wore|drove|flew|rode|swam|sang|sat|stood|"
+    r"slept|fell|broke|chose|forgot|grew|knew|threw|built|lent|meant|drank|fought|hid|shook|spoke|stole|tore|woke|"
+    r"became|froze|fed|fled|shot|stuck|swung|dug|hung|understood)\b",
     re.IGNORECASE,
 )
 _FUTURE = re.compile(
