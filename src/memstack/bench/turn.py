@@ -17,7 +17,9 @@ Two figures, from the same run:
   pays for what is done once per process: the first model runs, the agent's prompt counted and scanned).
 * **warm** (``p50_ms``, ``p99_ms``, ``max_ms``): one more user holding ``memories`` memories, ``turns`` turns in one
   session after ``warmup`` untimed ones (so the session state, turn log and raw window are read and fed to the
-  context every time), the messages cycling through a set of 30: the steady state of a conversation.
+  context every time): the steady state of a conversation. Each message is new (one of a set of 30 with the turn's
+  number appended), as in a real conversation: its embedding and the guard's look at it are never cached; the
+  user's memories and the engine are.
 
 ``guard``: the content guard (``auto``: the semantic layer with MiniLM, which embeds each text it has not seen, such
 as the previous turn's summary; ``rules``: the phrase rules alone).
@@ -100,7 +102,7 @@ async def run_turn_bench(cfg: TurnBenchConfig) -> dict[str, Any]:
             session: str | None = None
             times: list[float] = []
             for i in range(cfg.warmup + cfg.turns):
-                message = NO_SAVE_MESSAGES[i % len(NO_SAVE_MESSAGES)]
+                message = f"{NO_SAVE_MESSAGES[i % len(NO_SAVE_MESSAGES)]} ({i})"  # a text of its own, nothing to save
                 await ms.wait_idle()
                 started = time.perf_counter()
                 result = await ms.chat(user, message, session_id=session, metadata={"tier": "premium"})
