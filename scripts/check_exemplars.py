@@ -39,6 +39,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memstack.capture.dedup import common_subsequence
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _MIN_CONTAINED = 5  # shorter examples ("I'm vegetarian.") are inside countless sentences by chance
@@ -46,6 +48,8 @@ _MAX_STRETCH = 3  # ... and a few words are in order in any long enough text: co
 
 
 def words(text: str) -> tuple[str, ...]:
+    """Words with their contractions whole ("that's"): a verbatim check counts what a reader sees as a word, where
+    :func:`memstack.text.words` splits "that's" in two and would make short sentences look long enough to match."""
     return tuple(_WORD.findall(text.lower().replace("\u2019", "'")))
 
 
@@ -127,17 +131,6 @@ class Finding:
     unit: Unit
 
 
-def _lcs(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b):
-            cur = row[j + 1]
-            row[j + 1] = prev + 1 if x == y else max(row[j + 1], row[j])
-            prev = cur
-    return row[-1]
-
-
 def check(sentences: list[str], units: list[Unit], *, jaccard: float, ngram: int, containment: float) -> list[Finding]:
     """The near-verbatim examples, each with the closest text of the data."""
     corpus = "\n".join(" " + " ".join(u.words) + " " for u in units)
@@ -174,7 +167,7 @@ def check(sentences: list[str], units: list[Unit], *, jaccard: float, ngram: int
             need = containment * len(toks)
             held = max(
                 (
-                    (_lcs(toks, units[i].words), i)
+                    (common_subsequence(toks, units[i].words), i)
                     for i, n in shared.items()
                     if n >= containment * len(mine) and len(units[i].words) <= _MAX_STRETCH * len(toks)
                 ),

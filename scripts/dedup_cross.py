@@ -30,7 +30,7 @@ import numpy.typing as npt
 from memstack.capture.dedup import DedupAction, DedupParams, DedupRule, pair_features
 from memstack.errors import InputError
 from memstack.evals.common import BinaryScores, binary_scores
-from memstack.evals.dedup import Pair
+from memstack.evals.dedup import Pair, best_threshold
 
 MAX_TOKENS = 128  # the training length; STS-B pairs and memories are far shorter
 
@@ -130,22 +130,6 @@ def evaluate(
     actions = [judge(params, step, p.s1, p.s2, float(c), s)[0] for p, c, s in zip(pairs, cosines, scores, strict=True)]
     result = binary_scores([a is DedupAction.DUPLICATE for a in actions], [p.duplicate for p in pairs])
     return {"pairs": len(pairs), "threshold": step.threshold, **result.as_dict()}
-
-
-def best_threshold(
-    scores: npt.NDArray[np.float64],
-    eligible: npt.NDArray[np.bool_],
-    y: npt.NDArray[np.float64],
-    grid: npt.NDArray[np.float64],
-    min_precision: float,
-) -> tuple[float, float, float, float] | None:
-    """``(threshold, f1, precision, recall)`` with the best F1 among thresholds whose precision is high enough."""
-    best: tuple[float, float, float, float] | None = None
-    for t in grid:
-        s = binary_scores(list(eligible & (scores >= t)), list(y == 1))
-        if s.precision >= min_precision and (best is None or s.f1 > best[1]):
-            best = (float(t), s.f1, s.precision, s.recall)
-    return best
 
 
 def calibrate_cross_threshold(

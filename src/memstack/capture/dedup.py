@@ -58,6 +58,7 @@ __all__ = [
     "DedupParams",
     "DedupRule",
     "PairFeatures",
+    "common_subsequence",
     "exact_duplicate",
     "normalise",
     "pair_features",
@@ -204,7 +205,8 @@ def exact_duplicate(candidate: str, nearest: Sequence[ScoredMemory]) -> ScoredMe
     return next((hit for hit in nearest if normalise(hit.memory.content) == wanted), None)
 
 
-def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
+def common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two word sequences (the word-order feature)."""
     row = [0] * (len(b) + 1)
     for x in a:
         prev = 0
@@ -234,7 +236,7 @@ def pair_features(a: str, b: str, cosine: float) -> PairFeatures:
     va, vb = values(a), values(b)
     seq_a = [w for w in ca if w in shared]
     seq_b = [w for w in cb if w in shared]
-    order = _lcs(seq_a, seq_b) / min(len(seq_a), len(seq_b)) if seq_a and seq_b else 1.0
+    order = common_subsequence(seq_a, seq_b) / min(len(seq_a), len(seq_b)) if seq_a and seq_b else 1.0
     return PairFeatures(
         cosine=float(cosine),
         overlap=len(shared) / max(1, min(len(sa), len(sb))),

@@ -24,7 +24,7 @@ from memstack.embed import Embedder
 from memstack.errors import InputError
 from memstack.evals.common import binary_scores, progress, require_file
 
-__all__ = ["Pair", "calibrate", "embed_pairs", "evaluate", "load_pairs"]
+__all__ = ["Pair", "best_threshold", "calibrate", "embed_pairs", "evaluate", "load_pairs"]
 
 STSB_DUPLICATE = 4.0
 CURVE_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
@@ -147,7 +147,7 @@ def _fit_logistic(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: fl
     return w
 
 
-def _best_threshold(
+def best_threshold(
     scores: npt.NDArray[np.float64],
     eligible: npt.NDArray[np.bool_],
     y: npt.NDArray[np.float64],
@@ -223,7 +223,7 @@ def calibrate(
         cv[fold == k] = 1.0 / (1.0 + np.exp(-np.clip(x[fold == k] @ w, -60, 60)))
     swapped = np.array([f.swapped(min_order) for f in feats])
     eligible = ~gated & ~swapped
-    best = _best_threshold(cv, eligible, y, np.round(np.arange(0.30, 0.96, 0.01), 2), min_precision)
+    best = best_threshold(cv, eligible, y, np.round(np.arange(0.30, 0.96, 0.01), 2), min_precision)
     if best is None:
         raise InputError(f"no threshold reaches precision {min_precision} on this file; lower --min-precision")
     threshold = best[0]
@@ -235,7 +235,7 @@ def calibrate(
         f"threshold = {threshold:.2f}: best {folds}-fold cross-validated F1 {best[1]:.3f} with precision "
         f"{best[2]:.3f} ≥ {min_precision:.2f} (recall {best[3]:.3f})"
     )
-    alone = _best_threshold(cos, eligible, y, np.round(np.arange(0.50, 1.0, 0.005), 3), min_precision)
+    alone = best_threshold(cos, eligible, y, np.round(np.arange(0.50, 1.0, 0.005), 3), min_precision)
     lines.append(
         "for comparison, cosine alone (same gates, its best threshold on this file): "
         + (
