@@ -40,7 +40,9 @@ from memstack.text import NUMBER_WORDS
 __all__ = [
     "AMBIGUOUS_NAMES",
     "MONTHS",
+    "MONTH_NAMES",
     "WEEKDAYS",
+    "WEEKDAY_NAMES",
     "DateMention",
     "Granularity",
     "TimeRange",
@@ -51,45 +53,36 @@ __all__ = [
     "resolve",
 ]
 
+_MONTH_GROUPS = (
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may",),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sep", "sept"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+)
+_WEEKDAY_GROUPS = (
+    ("monday", "mon"),
+    ("tuesday", "tue", "tues"),
+    ("wednesday", "wed"),
+    ("thursday", "thu", "thur", "thurs"),
+    ("friday", "fri"),
+    ("saturday", "sat"),
+    ("sunday", "sun"),
+)
 #: Month names and abbreviations → month number (1-12).
-MONTHS: dict[str, int] = {
-    name: i
-    for i, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-
+MONTHS: dict[str, int] = {name: i for i, names in enumerate(_MONTH_GROUPS, start=1) for name in names}
 #: Weekday names and abbreviations → weekday number (Monday 0, as :meth:`datetime.date.weekday`).
-WEEKDAYS: dict[str, int] = {
-    name: i
-    for i, names in enumerate(
-        (
-            ("monday", "mon"),
-            ("tuesday", "tue", "tues"),
-            ("wednesday", "wed"),
-            ("thursday", "thu", "thur", "thurs"),
-            ("friday", "fri"),
-            ("saturday", "sat"),
-            ("sunday", "sun"),
-        )
-    )
-    for name in names
-}
+WEEKDAYS: dict[str, int] = {name: i for i, names in enumerate(_WEEKDAY_GROUPS) for name in names}
+#: The whole names alone, in order ("sun" and "sat" are words too): for patterns that must not read abbreviations.
+MONTH_NAMES: tuple[str, ...] = tuple(names[0] for names in _MONTH_GROUPS)
+WEEKDAY_NAMES: tuple[str, ...] = tuple(names[0] for names in _WEEKDAY_GROUPS)
 
 #: Month and weekday names that are also everyday words ("I may go", "in the sun", "dec."): a date only beside a
 #: number ("may 3", "sat 12").

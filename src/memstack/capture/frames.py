@@ -29,7 +29,7 @@ from functools import lru_cache
 from memstack.capture import slots as sl
 from memstack.capture.rewrite import third_person
 from memstack.capture.slots import Mode
-from memstack.dates import MONTHS, WEEKDAYS
+from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import STOP_WORDS, tokenize, words
 from memstack.types import MAX_CONTENT_CHARS
 
@@ -142,8 +142,7 @@ _LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recent
     also actually btw basically officially apparently these those this that last next past coming days day week weeks
     month months year years ago today yesterday tonight on in at since by from after before during as of the a
     weekend summer winter spring fall autumn morning evening night and but"""
-_WEEKDAY_NAMES = [name for name in WEEKDAYS if len(name) > 5]  # whole names: "sun" and "sat" are words too
-_LEADS = frozenset([*_LEAD_WORDS.split(), *sl.MONTH_NAMES.split("|"), *_WEEKDAY_NAMES])
+_LEADS = frozenset([*_LEAD_WORDS.split(), *MONTH_NAMES, *WEEKDAY_NAMES])
 _VERBISH = _rx(
     r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?"
     r"(?:no more|\w+ed|\w+ing|started|start|starts|"
@@ -231,7 +230,7 @@ def clauses(text: str) -> list[_Clause]:
 # Month names (and abbreviations) and weekday names (whole, and plural) are memstack.dates'; then times of day.
 _DATE_WORDS = """morning mornings evening evenings afternoon afternoons night noon midnight week weekend weekends
     month year today tomorrow yesterday"""
-_DATES = frozenset([*MONTHS, *_WEEKDAY_NAMES, *(f"{name}s" for name in _WEEKDAY_NAMES), *_DATE_WORDS.split()])
+_DATES = frozenset([*MONTHS, *WEEKDAY_NAMES, *(f"{name}s" for name in WEEKDAY_NAMES), *_DATE_WORDS.split()])
 _NOISE_TEXT = """user user's now again anymore longer just also too really still currently finally recently only even
     already actually new basically officially sadly honestly nowadays days day time times lot bit much very
     well back last next this that these those ago since every each most some instead called named early late later

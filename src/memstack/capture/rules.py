@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from memstack.capture.rewrite import strip_preamble
-from memstack.dates import MONTHS, WEEKDAYS
+from memstack.dates import MONTHS, WEEKDAY_NAMES
 from memstack.types import Category
 
 __all__ = ["Clause", "might_disclose", "screen"]
@@ -155,7 +155,7 @@ _CHANGE = _rx(
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
 # Weekday and month names from memstack.dates: whole weekday names, months by their first three letters.
-_WEEKDAY = "|".join(name for name in WEEKDAYS if len(name) > 5)
+_WEEKDAY = "|".join(WEEKDAY_NAMES)
 _MONTH = "(?:" + "|".join(sorted({name[:3] for name in MONTHS})) + ")[a-z]*"
 _DATED = _rx(
     rf"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|{_WEEKDAY})|this (?:week|weekend|month)|"

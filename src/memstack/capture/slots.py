@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from memstack.dates import MONTHS
+from memstack import dates
 
 __all__ = [
     "ADDITIVE",
@@ -88,8 +88,8 @@ EVENT_VERB = (
     r"(?:moved|rescheduled|postponed|pushed(?: back)?|"
     r"changed|delayed|brought forward|bumped|shifted|switched|put off)"
 )
-#: The whole month names, from memstack.dates (which lists each month's whole name before its abbreviations).
-MONTH_NAMES = "|".join({number: name for name, number in reversed(MONTHS.items())}.values())
+#: The whole month names (memstack.dates), as an alternation.
+MONTH_NAMES = "|".join(dates.MONTH_NAMES)
 DATE_START = r"(?=(?:on |for |at |in |to |until |till |next |this )?(?:\d|the \d|\w+day|\w+days|"
 DATE_START += MONTH_NAMES + r"|tomorrow|next|mornings?|evenings?|afternoons?|nights?|weekends?))"
 
