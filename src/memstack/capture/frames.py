@@ -450,10 +450,6 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=origin)
     if m := sl.INSTEAD.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
-    if sl.BIRTH.match(pred) and subject == "user":
-        return Frame(subject, "pregnancy", Mode.END, frozenset(), clause)
-    if m := sl.PREGNANT.match(pred):
-        return Frame(subject, "pregnancy", Mode.STATE, frozenset(), clause)
     if m := sl.TRADE.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
     found = _slot_frame(subject, pred, clause)

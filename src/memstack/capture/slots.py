@@ -22,7 +22,6 @@ __all__ = [
     "ANYMORE",
     "ATTR_CHANGED",
     "ATTR_IS",
-    "BIRTH",
     "BORN",
     "COUNT",
     "DATE_START",
@@ -47,7 +46,6 @@ __all__ = [
     "PREFERS",
     "PREF_NEG",
     "PREF_POS",
-    "PREGNANT",
     "PROPOSED",
     "SWITCH",
     "SWITCH_PLURAL",
@@ -297,6 +295,9 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"^(?:cut|dyed|shaved|bleached|coloured|colored|got) user's (?:hair|head)(?: cut)?(?: off)? ",
         r"(?:really |very |super |all )?(?P<v>[\w-]+(?: [\w-]+)?)",
     ),
+    # pregnancy: "is expecting" → "had the baby", "gave birth"
+    _p("pregnancy", Mode.STATE, r"^is (?:expecting|pregnant)\b"),
+    _p("pregnancy", Mode.END, r"^(?:gave birth|had (?:the|a|user's|our) (?:baby|twins)\b(?! shower))"),
     # age
     _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?(?: now| already| today)?\s*$"),
     _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
@@ -421,8 +422,6 @@ AGENT_MOVED = _rx(
     r"^(?:the |a |user's )?[\w'-]+(?: [\w'-]+)? (?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|"
     r"shifted|bumped|put off) user's )"
 )
-# the end of a pregnancy: "had the baby", "gave birth"; "user's daughter was born" (the child as subject)
-BIRTH = _rx(r"^(?:gave birth|had (?:the|a|user's|our) (?:baby|twins)\b(?! shower))")
+# "user's daughter was born": the child as subject ends the user's pregnancy (frames.py)
 BORN = _rx(r"\b(?:was|were) born\b")
-PREGNANT = _rx(r"^is (?:expecting|pregnant)\b(?P<v>.*)")
 TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")
