@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ import pytest
 
 from memstack.errors import MigrationError, StoreBusy, StoreError, StoreUnavailable
 from memstack.store.sqlite import SQLiteStore
+from memstack.store.sqlite._core import Core
+from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._schema import MIGRATIONS
 from memstack.types import Category, DeletedBy, MemoryFilter, MemoryPatch, NewMemory, UserRef
 
@@ -86,6 +89,26 @@ async def test_a_writer_holding_the_lock_makes_writes_fail_with_store_busy(db_pa
     assert [m.content for m in await store.index.list(ALICE)] == ["after the lock", "written before the lock"]
     assert (await store.memories.get(ALICE, kept.id)).is_active
     await store.close()
+
+
+def test_opening_waits_for_a_lock_another_process_holds_at_that_moment(db_path: Path) -> None:
+    # A new file before its first open is a rollback-journal database; a process converting it to WAL, or
+    # checkpointing as its last connection closes, holds it exclusively for a moment. Both connections the store
+    # opens (the database thread's and the watch) wait for that moment instead of failing the start.
+    db_path.parent.mkdir()
+    holder = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.3, lambda: holder.execute("ROLLBACK"))
+    release.start()
+    core = Core(Database(db_path, busy_timeout_s=5), dim=DIM, embedder="test:random16", cache_mb=1)
+    try:
+        core.open_watch()
+        assert core.watch_version() is not None
+    finally:
+        release.join()
+        core.close_watch()
+        holder.close()
 
 
 async def test_a_writer_in_another_process_makes_writes_fail_with_store_busy(db_path: Path, rng) -> None:

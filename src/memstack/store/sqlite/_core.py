@@ -63,9 +63,13 @@ class Core:
     # -- other processes' writes ----------------------------------------------------------------------------------
 
     def open_watch(self) -> None:
-        # Used from the event loop, so it never waits for a lock (busy timeout 0): when SQLite answers busy
-        # (rare in WAL mode: recovery, a checkpoint resetting the log) the database thread, which waits, takes over.
-        self._watch = self.db.connect(check_same_thread=False, busy_timeout_s=0.0)
+        # Opened like every connection, waiting out a lock held at that moment (another process converting a new
+        # file to WAL, or checkpointing as its last connection closes). Afterwards it is used from the event loop,
+        # so it never waits (busy timeout 0): when SQLite answers busy (rare in WAL mode: recovery, a checkpoint
+        # resetting the log) the database thread, which waits, takes over.
+        watch = self.db.connect(check_same_thread=False)
+        watch.execute("PRAGMA busy_timeout = 0")
+        self._watch = watch
 
     def close_watch(self) -> None:
         with self._watch_lock:

@@ -95,10 +95,11 @@ class Database:
             self._executor = None
             raise
 
-    def connect(self, *, check_same_thread: bool = True, busy_timeout_s: float | None = None) -> sqlite3.Connection:
+    def connect(self, *, check_same_thread: bool = True) -> sqlite3.Connection:
         """A new connection with memstack's settings (WAL, busy timeout, autocommit outside ``transaction``)."""
-        timeout = self.busy_timeout_s if busy_timeout_s is None else busy_timeout_s
-        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=check_same_thread)
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=check_same_thread
+        )
         try:
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
