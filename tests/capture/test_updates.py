@@ -10,6 +10,7 @@ import pytest
 
 from memstack.capture.frames import Mode, frames
 from memstack.capture.llm_updates import parse_verdict
+from memstack.capture.offline import OfflineClassifier
 from memstack.capture.pipeline import CapturePipeline
 from memstack.capture.updates import OfflineUpdates, UpdateKind, supersedes
 from memstack.embed import Embedder
@@ -67,6 +68,15 @@ UPDATES = [
     ("User defended User's dissertation.", "User is writing a dissertation on bees."),
     ("User retired from nursing.", "User nurses at St. Anne's."),
     ("User is a dietitian now.", "User works as a chef."),
+    ("The movers left the boxes at our new flat in Leeds.", "User lives in York."),  # told by what happened there
+    ("They made me head chef at Nando's.", "User works as a line cook at Nando's."),  # given by someone else
+    ("Someone stole my scooter from outside the gym.", "User rides a blue scooter."),
+    ("Sadly Pickles didn't make it through the night.", "User has a hamster called Pickles."),
+    ("I've decided not to run the Paris marathon after all.", "User plans to run the Paris marathon."),
+    ("The garage called and moved my MOT to 12 March.", "User's MOT is on 5 March."),
+    ("I transferred from Leeds to Durham.", "User studies law at Leeds."),
+    ("After the surgery I'm not short-sighted anymore.", "User is short-sighted."),  # a phrase before the subject
+    ("We have four kids now.", "User has three kids."),
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -106,6 +116,12 @@ LOOK_ALIKES = [
     ("User submitted the first chapter of User's dissertation.", "User is writing a dissertation on bees."),
     ("User gave User's friend a lift to the station.", "User drives a Nikon."),
     ("Kim's brother proposed to his girlfriend.", "User is seeing Kim."),
+    ("I'm not allergic to peanuts, luckily.", "User is allergic to shellfish."),  # "not" about something else
+    ("Someone stole my friend's scooter.", "User rides a blue scooter."),
+    ("They made me dinner at Nando's.", "User works as a line cook at Nando's."),  # no job in it
+    ("My sister's new flat is in Leeds.", "User lives in York."),
+    ("I'm not gonna give up on my dreams.", "User keeps chasing User's dreams."),  # a negated ending goes on
+    ("Pickles didn't make it to the vet on time, but she's fine.", "User's neighbour has a hamster called Pickles."),
 ]
 
 
@@ -295,3 +311,62 @@ def test_parse_verdict_maps_short_ids_back() -> None:
     assert (verdict.kind, verdict.memory_id, verdict.judge) == (UpdateKind.DELETE, "mem_b", "llm:x")
     assert parse_verdict({"action": "update", "id": "mem_a"}, shown, "llm:x").memory_id == "mem_a"
     assert parse_verdict({"action": "add", "id": "m1"}, shown, "llm:x").kind is UpdateKind.ADD
+
+
+# -- news the classifier passes over ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def offline(store: Store, minilm: Embedder) -> AsyncIterator[CapturePipeline]:
+    made = CapturePipeline(store, minilm, OfflineClassifier(minilm))
+    yield made
+    await made.drain(5.0)
+
+
+@pytest.mark.parametrize(
+    ("memory", "message"),
+    [
+        ("User has a goldfish named Bubbles.", "Sadly Bubbles didn't make it through the weekend."),
+        ("User is married to Robert.", "Robert passed away in February after a long illness."),
+        ("User has tickets to the Taylor Swift concert.", "The Taylor Swift show got called off, what a shame."),
+    ],
+)
+async def test_news_without_self_disclosure_supersedes_the_memory_it_is_about(
+    offline: CapturePipeline, store: Store, minilm: Embedder, memory: str, message: str
+) -> None:
+    assert await offline.classifier.classify(message, at=AT) == []  # the classifier alone keeps nothing
+    old = await _remember(store, minilm, memory)
+    (update,) = (await offline.start(ALICE, message, at=AT, session_id="s1", turn=4)).updates
+    assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
+    after = await store.memories.get(ALICE, old.id)
+    assert after.content != memory and after.source_turn_ids == ("s1:4",)
+    (_, supersede) = await store.index.history(ALICE, old.id)
+    assert supersede.action is HistoryAction.SUPERSEDE and "(offline)" in supersede.note
+
+
+@pytest.mark.parametrize(
+    ("memory", "message"),
+    [
+        ("User has a goldfish named Bubbles.", "My sister's goldfish Bubbles didn't make it through the weekend."),
+        ("User is allergic to cats.", "I'm not allergic to dogs, luckily."),
+        ("User is married to Robert.", "Robert's father passed away in February."),
+        ("User lives in Boston.", "Did the Boston office move to a new place?"),
+    ],
+)
+async def test_look_alike_news_leaves_the_memory(
+    offline: CapturePipeline, store: Store, minilm: Embedder, memory: str, message: str
+) -> None:
+    old = await _remember(store, minilm, memory)
+    result = await offline.start(ALICE, message, at=AT)
+    assert old.id not in {u.id for u in result.updates}
+    assert (await store.memories.get(ALICE, old.id)).content == memory
+
+
+async def test_news_is_left_to_the_model_when_an_llm_classifier_decides(
+    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
+) -> None:
+    old = await _remember(store, minilm, "User has a goldfish named Bubbles.")
+    server.script(MODEL, found())  # the model keeps nothing: that is its decision
+    result = await pipeline.start(ALICE, "Sadly Bubbles didn't make it through the weekend.", at=AT)
+    assert result.updates == ()
+    assert (await store.memories.get(ALICE, old.id)).content == "User has a goldfish named Bubbles."

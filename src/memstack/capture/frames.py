@@ -143,6 +143,7 @@ _LEAD_WORDS = """sadly honestly luckily unfortunately fortunately finally recent
     month months year years ago today yesterday tonight on in at since by from after before during as of the a
     weekend summer winter spring fall autumn morning evening night and but"""
 _LEADS = frozenset([*_LEAD_WORDS.split(), *MONTH_NAMES, *WEEKDAY_NAMES])
+_PREPOSITIONS = frozenset(["after", "before", "since", "following", "thanks", "during", "despite"])
 _VERBISH = _rx(
     r"^(?:(?:now|then|also|just|recently|finally|later|soon|eventually)\s+)?"
     r"(?:no more|\w+ed|\w+ing|started|start|starts|"
@@ -171,15 +172,26 @@ class _Clause:
 
 def _strip_lead(text: str) -> str:
     """Drop adverbials before the subject ("sadly user's dog …", "on monday user starts …"), only when every word
-    before "user" is one of them (so "a friend of user works at …" keeps its subject)."""
+    before "user" is one of them or they are a phrase opened by a preposition ("after the immunotherapy user is …"),
+    so "a friend of user works at …" keeps its subject."""
     words = text.split(" ")
+    phrase = words[0] in _PREPOSITIONS
     for i, word in enumerate(words[:7]):
         bare = word.strip(",:")
         if bare in ("user", "user's"):
             return " ".join(words[i:])
-        if bare not in _LEADS and not bare.isdigit():
+        if bare not in _LEADS and not bare.isdigit() and not phrase:
             return text
     return text
+
+
+def _drop_leads(text: str) -> str:
+    """The clause without the adverbials it opens with ("sadly, bubbles did not make it" → "bubbles did not …")."""
+    words = text.split(" ")
+    i = 0
+    while i < min(len(words) - 1, 4) and words[i].strip(",:") in _LEADS:
+        i += 1
+    return " ".join(words[i:])
 
 
 def _subject(text: str) -> tuple[str, str, str]:
@@ -404,10 +416,12 @@ def _frame(clause: _Clause) -> Frame | None:
     subject = clause.subject
     if m := sl.LAST_DAY.search(text):
         return Frame("user", "job", Mode.END, _value(m.group("v")), text)
+    if m := sl.NEW_HOME.search(text):
+        return Frame("user", "residence", Mode.START, _value(m.group("v")), text)
     if m := sl.FAVOURITE_OBJ.match(_strip_lead(text)):  # "succession is user's favourite show now"
         return Frame("user", f"favourite:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text, additive)
     if subject == "other":
-        if m := sl.NAMED_GONE.match(_strip_lead(text)):  # "whiskers passed away": whoever the memories name
+        if m := sl.NAMED_GONE.match(_drop_leads(text)):  # "whiskers passed away": whoever the memories name
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
         if m := sl.PROPOSED.match(_strip_lead(text)):
             return Frame("user", "partner", Mode.START, _value(f"engaged {m.group('v')}"), text)
@@ -415,6 +429,10 @@ def _frame(clause: _Clause) -> Frame | None:
             return _slot_frame("user", text[m.end() :], text)
         if m := sl.THE_CANCELLED.match(text):  # "the coldplay concert got cancelled": the user's plans
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+        if (m := sl.TAKEN.match(text)) and not re.search(r"user's [\w-]+'s\b", text):  # "… stole user's bike"
+            return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+        if m := sl.PROMOTED.match(text):  # "they made user store manager"
+            return Frame("user", "job", Mode.START, _value(m.group("v")), text)
         return None
     if text.startswith("user's "):
         found = _possessive_frame(text) if subject == "user" else _person_frame(subject, text)
@@ -465,7 +483,7 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
     if m := sl.FINISHED.match(pred):
         return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
-    if m := sl.END_WRAP.match(pred):
+    if (m := sl.END_WRAP.match(pred)) and not sl.NOT_ENDING.match(pred):
         rest = sl.ANYMORE.sub("", m.group("rest")).strip(" ,")
         inner = _slot_frame(subject, _predicate(rest), clause)
         if inner is None and (pos := sl.PREF_POS.match(rest)):

@@ -14,7 +14,10 @@ What the task does, in order (DESIGN §1, §3):
    that key returns its recorded result;
 2. **classify** the message (candidates with confidence ≥ 0.7), bounded by ``classify_timeout_s``; a classifier that
    gives up (the LLM classifier after its retry) or raises is recorded on the job and reported as ``failed`` — never
-   raised into the chat. Most messages stop here with nothing to save: the job is completed, nothing is embedded;
+   raised into the chat. With the offline classifier and judge, the statements it passed over that have a change
+   word are checked against the user's memories too (:mod:`~memstack.capture.news`: "Sadly Bubbles didn't make
+   it"), and those that supersede one join the candidates. Most messages stop here with nothing to save: the job is
+   completed, nothing is embedded;
 3. **screen** the candidates for memory poisoning (an instruction to the assistant is quarantined, not stored) and
    **checkpoint** them on the job, so a resumed job does not classify again;
 4. **embed** the kept candidates in one batch; for each, **one** nearest-neighbour call, the calibrated dedup rule,
@@ -44,6 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
 from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
+from memstack.capture.news import NewsFinder
 from memstack.capture.updates import JudgesUpdates, OfflineUpdates, UpdateJudge
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
@@ -297,6 +301,9 @@ class CapturePipeline:
         if updates is None:
             updates = classifier.update_judge() if isinstance(classifier, JudgesUpdates) else OfflineUpdates()
         self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours, judge=updates)
+        self._news: NewsFinder | None = None  # the offline classifier and judge: news it passed over (news.py)
+        if isinstance(updates, OfflineUpdates) and not isinstance(classifier, JudgesUpdates):
+            self._news = NewsFinder(store, embedder, updates)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
         self._recorded: dict[asyncio.Task[DetectionResult], asyncio.Event] = {}
@@ -493,6 +500,10 @@ class CapturePipeline:
         state: dict[str, Any] = dict(job.state)
         if "candidates" not in state:
             candidates = await self._classify(job, request)
+            if self._news is not None:
+                candidates += await self._news.find(
+                    request.user, request.message, request.at, candidates, request.agent_id
+                )
             if not candidates:  # the common case: nothing worth remembering
                 await self.store.jobs.complete(job.id, DetectionResult().to_dict())
                 self._emit("completed", job.id, updates=0)

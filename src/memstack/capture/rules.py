@@ -15,7 +15,7 @@ from memstack.capture.rewrite import strip_preamble
 from memstack.dates import MONTHS, WEEKDAY_NAMES
 from memstack.types import Category
 
-__all__ = ["Clause", "might_disclose", "screen"]
+__all__ = ["Clause", "might_disclose", "screen", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +173,20 @@ def might_disclose(message: str) -> bool:
 
 def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or (_QUESTION_START.match(sentence) is not None and "." not in sentence)
+
+
+def statements(message: str) -> list[str]:
+    """The sentences of ``message`` that state something (interjections stripped): no questions, task requests,
+    greetings or reactions."""
+    out = []
+    for raw in _SPLIT.split(message.strip()):
+        sentence = strip_preamble(raw)
+        if len(sentence) < 4 or _is_question(sentence) or _GREETING.match(sentence) or _REACTION.match(sentence):
+            continue
+        if _TASK.match(_LEAD_IN.sub("", sentence)) or _REQUEST.search(sentence):
+            continue
+        out.append(sentence)
+    return out
 
 
 def _category(sentence: str) -> Category | None:

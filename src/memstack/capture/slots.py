@@ -41,14 +41,18 @@ __all__ = [
     "LAST_DAY",
     "MONTH_NAMES",
     "NAMED_GONE",
+    "NEW_HOME",
+    "NOT_ENDING",
     "PARTNER_IS",
     "PREDICATES",
     "PREFERS",
     "PREF_NEG",
     "PREF_POS",
+    "PROMOTED",
     "PROPOSED",
     "SWITCH",
     "SWITCH_PLURAL",
+    "TAKEN",
     "TEAM",
     "THE_CANCELLED",
     "TRADE",
@@ -255,7 +259,7 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
         r"^(?:transferred|switched|moved) (?:schools )?to (?P<v>.*(?:university|college|school|",
         r"academy|institute|uni|program)\b.*)",
     ),
-    _p("school", Mode.START, r"^(?:transferred) to (?P<v>.+)"),
+    _p("school", Mode.START, r"^transferred(?: from .+?)? to (?P<v>.+)"),
     _p(
         "school",
         Mode.START,
@@ -305,8 +309,8 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
 )
 # "user has 3 kids", "user has two cats now"
 COUNT = _rx(
-    r"^has (?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|one) (?:\w+ )?(?P<k>kids|children|sons|daughters|"
-    r"cats|dogs|pets|siblings|brothers|sisters|grandchildren|grandkids|cars|jobs|roommates|horses|birds|fish)\b"
+    r"^(?:has|have) (?P<n>\d+|two|three|four|five|six|seven|eight|nine|ten|one) (?:\w+ )?"
+    r"(?P<k>kids|children|sons|daughters|cats|dogs|pets|siblings|brothers|sisters|grandchildren|grandkids|cars|jobs|roommates|horses|birds|fish)\b"
 )
 # "user's favourite band is arctic monkeys", "user's favourite food is tacos now"
 FAVOURITE = _rx(
@@ -343,7 +347,7 @@ GONE = _rx(
 # "whiskers passed away": one word naming a pet or person (not "robert's father …")
 NAMED_GONE = _rx(
     r"^(?P<v>[a-z][\w-]*) (?:has )?(?:passed away|died|ran away|was put down|was put to sleep|went missing|"
-    r"was stolen|got stolen)\b"
+    r"was stolen|got stolen|did not make it|is no longer with us)\b"
 )
 JOB_IS = _rx(r"^user's (?:job|occupation|profession|employer|position|role|title) is (?P<v>.+)")
 PARTNER_IS = _rx(
@@ -364,13 +368,19 @@ PREF_NEG = _rx(
 # End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
-    r"does not want to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|has given up(?: on)?|"
+    r"does not want to|decided not to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|"
+    r"has given up(?: on)?|"
     r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave|pull out of|withdraw from|drop out of|"
     r"back out of)|rehomed|put down|pulled out of|withdrew from|backed out of|bowed out of|"
     r"stepped down (?:from|as)|stepped away from|"
     r"given up(?: on)?|dropped out of|cancelled|canceled|called off|scrapped|sold|got rid of|gave away|rehomed|"
     r"left|ended(?! up)|finished with|is done with|is finished with|moved on from|used to|no more|is off(?! to))"
     r"\s+(?P<rest>.+)"
+)
+# "is not gonna give up on …", "will never stop …": a negated ending goes on (no end)
+NOT_ENDING = _rx(
+    r"^(?:is not|will not|does not|do not|can not|never)\s+(?:\w+ )?(?:going to |gonna |want to )?"
+    r"(?:give up|giving up|stop|stopping|quit|quitting)\b"
 )
 ANYMORE = _rx(r"\s*(?:,\s*)?\b(?:anymore|any more|any longer|at all|now)\b")
 AGAIN = _rx(r"\b(?:again|back to|once more|resumed|is back)\b")
@@ -419,9 +429,21 @@ GAVE = _rx(r"^(?:gave|handed|passed|sold) (?P<v>user's .+?) (?:to|away)\b")
 PROPOSED = _rx(r"^(?P<v>[a-z][\w-]*) (?:proposed|popped the question)\b")
 # "the airline moved user's flight to june 4": someone else moved the user's event
 AGENT_MOVED = _rx(
-    r"^(?:the |a |user's )?[\w'-]+(?: [\w'-]+)? (?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|"
-    r"shifted|bumped|put off) user's )"
+    r"^(?:(?:the |a |user's )?[\w'-]+(?: [\w'-]+)? )?"
+    r"(?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|bumped|put off) user's )"
 )
+# "someone stole user's road bike": something of the user's gone, taken or wrecked by someone else
+TAKEN = _rx(
+    r"^(?:(?:the |a |some )?[\w'-]+(?: [\w'-]+)? )?(?:stole|nicked|took|wrecked|totall?ed|crashed|destroyed) "
+    r"(?P<v>user's (?:[\w'-]+ ){0,3}?[\w'-]+)(?= from| at| in| outside| on| while| last| this|,|$)"
+)
+# "they made user store manager", "the board promoted user to head of sales": a new job given by someone else
+PROMOTED = _rx(
+    rf"^(?:(?:the |a )?[\w'-]+(?: [\w'-]+)? )?(?:made|promoted|appointed|named) user (?:to |as )?(?:a |an |the )?"
+    rf"(?P<v>(?:[\w'-]+ ){{0,2}}(?:{OCCUPATION}|head|lead|director|chief|supervisor|partner)\b.*)"
+)
+# "the movers dropped the boxes at user's new place in chicago": a move told by what happened at the new home
+NEW_HOME = _rx(r"\buser's new (?:place|home|house|flat|apartment|condo|digs) (?:is )?in (?P<v>[\w' -]+)")
 # "user's daughter was born": the child as subject ends the user's pregnancy (frames.py)
 BORN = _rx(r"\b(?:was|were) born\b")
 TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")

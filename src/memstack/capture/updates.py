@@ -29,6 +29,7 @@ rule (duplicate or new).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -124,6 +125,19 @@ def _overlap(new: frozenset[str], old: frozenset[str]) -> bool:
     return bool(shared) and 2 * len(shared) >= len(kn)
 
 
+#: A negation that says only "not" ("is not allergic to dogs"), no ending ("anymore", "no longer", "gave up").
+_PLAIN_NOT = re.compile(r"\b(?:not|never)\b")
+_ENDED = re.compile(r"\b(?:anymore|any more|any longer|no longer|after all|now)\b")
+
+
+def _ends(c: Frame, old: frozenset[str]) -> bool:
+    """The negative frame ``c`` ends what ``old`` says: its key words mostly in it (:func:`_overlap`), or, for a
+    plain "not" with no ending word, all of them ("not allergic to dogs" says nothing of "allergic to cats")."""
+    if _PLAIN_NOT.search(c.clause) and not _ENDED.search(c.clause):
+        return bool(keys(c.value)) and keys(c.value) <= old
+    return _overlap(c.value, old)
+
+
 def _single(c: Frame, m: Frame) -> str | None:
     """Rule 1: one single-valued attribute, a new value (or its end, or its start after an end)."""
     slot = _slot_name(m.slot)
@@ -166,7 +180,7 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
         if not c.origin and cosine >= SWITCH_COSINE:
             return f"switched to {_words(c.value)} (cosine {cosine:.2f})"
         return None
-    if c.negative and not m.negative and _overlap(c.value, m.value | content(m)):
+    if c.negative and not m.negative and _ends(c, m.value | content(m)):
         what = "opposite polarity" if c.slot == "likes" else "ended"
         return f"{what}: {_words(c.value)}"
     flipped = c.slot == m.slot == "likes" and bool(m.origin) and not c.negative

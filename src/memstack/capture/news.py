@@ -1,0 +1,106 @@
+"""News about what memstack already knows: sentences the classifier passed over that supersede one of the user's
+memories.
+
+The offline classifier keeps first-person self-disclosure, but news about a memory is often told otherwise: "Sadly
+Bubbles didn't make it", "Robert passed away in February", "The Taylor Swift show got called off", "They made me
+store manager". After classification, :class:`NewsFinder` takes each statement of the message that no candidate
+came from and that has a change word (:data:`CHANGE_WORDS`: a cheap filter, so most messages cost nothing more),
+rewrites it about "User", embeds them in one batch and asks the offline update judge
+(:class:`~memstack.capture.updates.OfflineUpdates`) against the user's nearest memories. Only a sentence the judge
+says supersedes a memory becomes a candidate (in that memory's category, or ``schedule`` when it names a date ahead);
+the writer then applies it like any other candidate, guard included. Similar words alone never make news: the
+judge's frames decide (same subject, same attribute, a new value or an end).
+
+Used with the offline judge only: an LLM classifier reads the whole message and decides updates itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from memstack.capture.rewrite import third_person
+from memstack.capture.rules import statements
+from memstack.capture.updates import UPDATE_NEIGHBOURS, OfflineUpdates, UpdateKind
+from memstack.dates import expiry_for, find_dates, resolve
+from memstack.embed import Embedder
+from memstack.store.base import Store
+from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, MemoryFilter, UserRef
+
+__all__ = ["CHANGE_WORDS", "NEWS_CONFIDENCE", "NewsFinder"]
+
+#: Words without which a sentence is not looked at (the judge's patterns all contain one of them).
+CHANGE_WORDS = re.compile(
+    r"\b(?:no longer|anymore|any more|any longer|no more|after all|stopp?ed|quit|gave up|given up|left|moved|"
+    r"moving|relocated|transferred|switched|changed|swapped|traded|replaced|sold|lost|stole|stolen|broke|broken|"
+    r"split|divorced|separated|ended|over|passed away|died|put down|make it|made \w+|rehomed|ran away|"
+    r"called off|cancell?ed|scrapped|postponed|rescheduled|pushed back|delayed|fell through|decided|"
+    r"retired|resigned|fired|laid off|let go|promoted|became|now|these days|nowadays|from now on|instead|used to|"
+    r"again|new|not|never)\b",
+    re.IGNORECASE,
+)
+#: Confidence of a candidate found this way (the judge's rules matched; like a change cue of the classifier).
+NEWS_CONFIDENCE = 0.85
+#: At most this many sentences of one message are looked at.
+MAX_SENTENCES = 8
+
+
+class NewsFinder:
+    """Finds the sentences of a message that supersede a memory; see the module docstring."""
+
+    def __init__(self, store: Store, embedder: Embedder, judge: OfflineUpdates) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.judge = judge
+
+    async def find(
+        self, user: UserRef, message: str, at: datetime, kept: Sequence[Candidate], agent_id: str | None = None
+    ) -> list[Candidate]:
+        """Candidates for the statements of ``message`` that supersede one of ``user``'s memories and that none of
+        ``kept`` (the classifier's candidates) came from."""
+        sentences = [s for s in statements(message) if CHANGE_WORDS.search(s) and not _covered(s, kept)]
+        drafts = [d for d in (_draft(s, at) for s in sentences[:MAX_SENTENCES]) if d is not None]
+        if not drafts:
+            return []
+        vectors = await self.embedder.embed([d.content for d in drafts])
+        out: list[Candidate] = []
+        for draft, vector in zip(drafts, vectors, strict=True):
+            hits = await self.store.index.nearest(user, vector, UPDATE_NEIGHBOURS, MemoryFilter(agent_id=agent_id))
+            if not hits:
+                return []  # the user has no memories: nothing to supersede
+            verdict = await self.judge.judge(draft, hits)
+            memory = next((h.memory for h in hits if h.memory.id == verdict.memory_id), None)
+            if verdict.kind is not UpdateKind.UPDATE or memory is None:
+                continue
+            category = draft.category
+            if draft.expires_at is None:
+                category = Category.GENERAL if memory.category is Category.SCHEDULE else memory.category
+            out.append(
+                Candidate(
+                    content=draft.content,
+                    category=category,
+                    confidence=NEWS_CONFIDENCE,
+                    observed_at=at,
+                    expires_at=draft.expires_at,
+                    evidence=draft.evidence,
+                )
+            )
+        return out
+
+
+def _covered(sentence: str, kept: Sequence[Candidate]) -> bool:
+    return any(c.evidence and (c.evidence in sentence or sentence in c.evidence) for c in kept)
+
+
+def _draft(sentence: str, at: datetime) -> Candidate | None:
+    """The sentence as a candidate about "User", dates made absolute (``schedule`` when it names a date ahead)."""
+    text, _ = resolve(sentence, at)
+    content = third_person(text).rstrip(" ,;:-")
+    if len(content.split()) < 3:
+        return None
+    if len(content) > MAX_CONTENT_CHARS:
+        content = content[: MAX_CONTENT_CHARS - 1].rstrip() + "…"
+    expires = expiry_for(find_dates(sentence, at), at)
+    category = Category.SCHEDULE if expires is not None else Category.GENERAL
+    return Candidate(content, category, NEWS_CONFIDENCE, observed_at=at, expires_at=expires, evidence=sentence)
