@@ -77,6 +77,12 @@ UPDATES = [
     ("I transferred from Leeds to Durham.", "User studies law at Leeds."),
     ("After the surgery I'm not short-sighted anymore.", "User is short-sighted."),  # a phrase before the subject
     ("We have four kids now.", "User has three kids."),
+    ("Finally got rid of the Vespa, it kept breaking down.", "User rides a Vespa."),  # "I" left out
+    ("Podcasts don't do it for me anymore.", "User listens to podcasts on the way to work."),
+    ("I ran my first marathon on Sunday!", "User wants to run a marathon next year."),  # a goal reached
+    ("I visited Japan in April, it was amazing.", "User plans to visit Japan someday."),
+    ("I'm on 62k a year now.", "User earns 54,000 pounds a year."),
+    ("I've cut out sugar completely.", "User eats a lot of sugar."),
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -122,6 +128,16 @@ LOOK_ALIKES = [
     ("My sister's new flat is in Leeds.", "User lives in York."),
     ("I'm not gonna give up on my dreams.", "User keeps chasing User's dreams."),  # a negated ending goes on
     ("Pickles didn't make it to the vet on time, but she's fine.", "User's neighbour has a hamster called Pickles."),
+    ("I ran 10 miles for my marathon training.", "User wants to run a marathon next year."),  # not yet
+    ("My brother ran a marathon on Sunday.", "User wants to run a marathon next year."),
+    ("I will visit Japan in April.", "User plans to visit Japan someday."),
+    ("My husband is on 70k a year.", "User earns 54,000 pounds a year."),
+    ("I'm on 3 different medications.", "User earns 54,000 pounds a year."),
+    ("Podcasts don't do it for my wife.", "User listens to podcasts on the way to work."),
+    ("I finished the slides for the investors.", "User hopes investors will look at User's startup."),  # a task
+    ("I finished my chapter about gardens.", "User is always happy to get gardening tips."),
+    ("I can't stop knitting these days.", "User finished knitting a scarf."),  # not said to resume
+    ("I showed the scarf to my aunt.", "User finished knitting a scarf."),
 ]
 
 

@@ -40,8 +40,10 @@ __all__ = [
     "STATUS",
     "Frame",
     "Mode",
+    "clauses",
     "content",
     "frames",
+    "head_stems",
     "keys",
     "normalise",
 ]
@@ -53,6 +55,7 @@ SINGLE_VALUED = frozenset(
         "residence",
         "household",
         "home",
+        "salary",
         "job",
         "employer",
         "partner",
@@ -211,6 +214,8 @@ def _subject(text: str) -> tuple[str, str, str]:
         return "user", text, ""
     if text == "user" or text.startswith("user "):
         return "user", text, ""
+    if m := sl.ELIDED.match(_drop_leads(text)):  # "finally got rid of the civic": "I" left out
+        return "user", "user " + _drop_leads(text)[m.end() :], ""
     return "other", text, ""
 
 
@@ -246,7 +251,7 @@ _DATES = frozenset([*MONTHS, *WEEKDAY_NAMES, *(f"{name}s" for name in WEEKDAY_NA
 _NOISE_TEXT = """user user's now again anymore longer just also too really still currently finally recently only even
     already actually new basically officially sadly honestly nowadays days day time times lot bit much very
     well back last next this that these those ago since every each most some instead called named early late later
-    soon quickly slowly together alone away off around there here"""
+    soon quickly slowly together alone away off around there here someday sometime eventually"""
 _NOISE_WORDS = _NOISE_TEXT.split()
 _NOISE = frozenset(tokenize(" ".join(_NOISE_WORDS))) | frozenset(_NOISE_WORDS)
 _DATE_STEMS = frozenset(tokenize(" ".join(_DATES)))
@@ -300,6 +305,12 @@ def _value(text: str | None, *, head: bool = True) -> frozenset[str]:
     return _content((_VALUE_END if head else _ACTIVITY_END).split(text, maxsplit=1)[0])
 
 
+def head_stems(text: str) -> frozenset[str]:
+    """The content stems of a normalised phrase up to its first clause boundary ("a marathon next year" →
+    {marathon}; "10 miles for the marathon" → {mile})."""
+    return _value(text)
+
+
 def content(frame: Frame) -> frozenset[str]:
     """Every content stem of the frame's clause (its value may be a cut of it: "sleeps badly because of insomnia")."""
     return _content(frame.clause)
@@ -343,7 +354,10 @@ def _slot_frame(subject: str, pred: str, clause: str) -> Frame | None:
             raw = m.groupdict().get("v")
             if slot == "partner" and (status := m.groupdict().get("s")):
                 raw = f"{status} {raw or ''}"
-            value = frozenset({raw}) if slot == "age" and raw else _value(raw, head=slot not in ("commute",))
+            if slot in ("age", "salary") and raw:
+                value = frozenset({re.sub(r"[$£€,]|\.\d*$", "", raw).replace("k", "000")})
+            else:
+                value = _value(raw, head=slot not in ("commute",))
             if slot == "diet" and raw:
                 value = frozenset({re.sub(r"[- ]", "", raw)}) if mode is not Mode.END else value
             return Frame(subject, slot, mode, value, clause)
@@ -429,6 +443,8 @@ def _frame(clause: _Clause) -> Frame | None:
             return _slot_frame("user", text[m.end() :], text)
         if m := sl.THE_CANCELLED.match(text):  # "the coldplay concert got cancelled": the user's plans
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+        if m := sl.NOT_FOR_USER.match(_drop_leads(text)):  # "textbooks do not do it for user anymore"
+            return Frame("user", "likes", Mode.END, _value(m.group("v"), head=False), text)
         if (m := sl.TAKEN.match(text)) and not re.search(r"user's [\w-]+'s\b", text):  # "… stole user's bike"
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
         if m := sl.PROMOTED.match(text):  # "they made user store manager"

@@ -25,6 +25,7 @@ __all__ = [
     "BORN",
     "COUNT",
     "DATE_START",
+    "ELIDED",
     "END_WRAP",
     "EVENT_CANCELLED",
     "EVENT_HAS",
@@ -35,6 +36,7 @@ __all__ = [
     "FAVOURITE_OBJ",
     "FINISHED",
     "GAVE",
+    "GOAL",
     "GONE",
     "INSTEAD",
     "JOB_IS",
@@ -43,6 +45,7 @@ __all__ = [
     "NAMED_GONE",
     "NEW_HOME",
     "NOT_ENDING",
+    "NOT_FOR_USER",
     "PARTNER_IS",
     "PREDICATES",
     "PREFERS",
@@ -57,6 +60,7 @@ __all__ = [
     "THE_CANCELLED",
     "TRADE",
     "Mode",
+    "past",
 ]
 
 
@@ -306,6 +310,14 @@ PREDICATES: tuple[tuple[str, Mode, re.Pattern[str]], ...] = (
     _p("age", Mode.STATE, r"^is (?:now )?(?P<v>\d{1,3})(?: years old| years of age| yo)?(?: now| already| today)?\s*$"),
     _p("age", Mode.STATE, r"^is (?P<v>\d{1,3}) years old\b"),
     _p("age", Mode.START, r"^(?:turned|just turned|is turning) (?P<v>\d{1,3})\b"),
+    # pay: "earns 48,000 dollars a year", "is on 55k a year now" (a number with a unit of money or time)
+    _p(
+        "salary",
+        Mode.STATE,
+        r"^(?:earns?|makes?|is on|is paid|gets paid|takes home|is earning|is making) (?:about |around |roughly )?",
+        r"(?P<v>[$£€]?\d[\d,.]*k?)(?= (?:a|per|an|every) (?:year|month|hour|week)\b| ?k\b| dollars| pounds| euros|",
+        r" bucks| an hour| a year)",
+    ),
 )
 # "user has 3 kids", "user has two cats now"
 COUNT = _rx(
@@ -368,7 +380,8 @@ PREF_NEG = _rx(
 # End wrappers: "no longer X", "does not X anymore", "stopped X", "quit X", "gave up (on) X", "cancelled X", …
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
-    r"does not want to|decided not to|has stopped|stopped(?! by| at| over)|has quit|quit|gave up(?: on)?|"
+    r"does not want to|decided not to|(?:has )?cut out|ditched|dumped|deleted|has stopped|stopped(?! by| at| over)|"
+    r"has quit|quit|gave up(?: on)?|"
     r"has given up(?: on)?|"
     r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave|pull out of|withdraw from|drop out of|"
     r"back out of)|rehomed|put down|pulled out of|withdrew from|backed out of|bowed out of|"
@@ -444,6 +457,62 @@ PROMOTED = _rx(
 )
 # "the movers dropped the boxes at user's new place in chicago": a move told by what happened at the new home
 NEW_HOME = _rx(r"\buser's new (?:place|home|house|flat|apartment|condo|digs) (?:is )?in (?P<v>[\w' -]+)")
+# "textbooks do not do it for user anymore": the subject is what the user no longer likes
+NOT_FOR_USER = _rx(r"^(?P<v>.+?) (?:just |really )?(?:does|do) not (?:do it|work|cut it) for user(?![\w'])")
+# "finally got rid of the civic": a clause whose subject ("I") was left out, as chat often does
+ELIDED = _rx(
+    r"^(?:just |finally |recently |already |officially )?(?=(?:got rid of|sold|quit|left|moved|started|stopped|"
+    r"gave up|switched|cancell?ed|finished|broke up|transferred|retired|resigned|deleted|joined|bought|adopted|"
+    r"ditched|dropped|traded|swapped|ran|completed)\b)"
+)
+# "wants to run a half marathon": a goal, reached when its verb comes back in the past ("ran a half marathon")
+GOAL = _rx(
+    r"^user (?:wants|plans|hopes|intends|aims|would like|is planning|is hoping|is aiming|has a goal) to "
+    r"(?P<verb>[a-z]+) (?P<obj>.+)"
+)
+#: Past forms that are not "-ed" (for :data:`GOAL`: "wants to run" is reached by "ran").
+IRREGULAR_PAST = {
+    "run": "ran",
+    "go": "went",
+    "buy": "bought",
+    "see": "saw",
+    "take": "took",
+    "get": "got",
+    "write": "wrote",
+    "make": "made",
+    "do": "did",
+    "read": "read",
+    "swim": "swam",
+    "build": "built",
+    "find": "found",
+    "fly": "flew",
+    "ride": "rode",
+    "win": "won",
+    "meet": "met",
+    "pay": "paid",
+    "sell": "sold",
+    "leave": "left",
+    "learn": "learnt|learned",
+    "begin": "began",
+    "become": "became",
+    "hold": "held",
+    "give": "gave",
+    "sing": "sang",
+    "teach": "taught",
+}
+
+
+def past(verb: str) -> str:
+    """The past form(s) of ``verb`` as a regular-expression alternation ("run" → "ran", "visit" → "visited")."""
+    if verb in IRREGULAR_PAST:
+        return IRREGULAR_PAST[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
 # "user's daughter was born": the child as subject ends the user's pregnancy (frames.py)
 BORN = _rx(r"\b(?:was|were) born\b")
 TRADE = _rx(r"^(?:traded|swapped|exchanged|replaced)(?: in)? (?P<from>.+?) (?:for|with) (?P<v>.+)")

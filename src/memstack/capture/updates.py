@@ -35,7 +35,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from memstack.capture.frames import FACETS, POSITIVE_STATUS, STATUS, Frame, Mode, content, frames, keys
+from memstack.capture import slots as sl
+from memstack.capture.frames import (
+    FACETS,
+    POSITIVE_STATUS,
+    STATUS,
+    Frame,
+    Mode,
+    clauses,
+    content,
+    frames,
+    head_stems,
+    keys,
+    normalise,
+)
 from memstack.types import Candidate, ScoredMemory
 
 __all__ = [
@@ -128,12 +141,16 @@ def _overlap(new: frozenset[str], old: frozenset[str]) -> bool:
 #: A negation that says only "not" ("is not allergic to dogs"), no ending ("anymore", "no longer", "gave up").
 _PLAIN_NOT = re.compile(r"\b(?:not|never)\b")
 _ENDED = re.compile(r"\b(?:anymore|any more|any longer|no longer|after all|now)\b")
+#: A task completed ("finished the presentation for the producers"): news of its own, ending only what it names.
+_COMPLETED = re.compile(r"\b(?:finished|completed|wrapped up|submitted|defended|handed in)\b")
 
 
 def _ends(c: Frame, old: frozenset[str]) -> bool:
     """The negative frame ``c`` ends what ``old`` says: its key words mostly in it (:func:`_overlap`), or, for a
-    plain "not" with no ending word, all of them ("not allergic to dogs" says nothing of "allergic to cats")."""
-    if _PLAIN_NOT.search(c.clause) and not _ENDED.search(c.clause):
+    plain "not" with no ending word or a completed task, all of them ("not allergic to dogs" says nothing of
+    "allergic to cats", "finished the presentation" nothing of "hopes producers will see it")."""
+    plain = _PLAIN_NOT.search(c.clause) and not _ENDED.search(c.clause)
+    if plain or _COMPLETED.search(c.clause):
         return bool(keys(c.value)) and keys(c.value) <= old
     return _overlap(c.value, old)
 
@@ -186,7 +203,8 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
     flipped = c.slot == m.slot == "likes" and bool(m.origin) and not c.negative
     if flipped and _overlap(c.value, m.origin) and not _overlap(c.value, m.value):
         return f"preference flipped: {_words(c.value)} over {_words(m.value)}"
-    resumes = c.again or c.mode is Mode.START or c.slot == m.slot
+    # an activity resumes only when said so ("again", "started"): "can't stop writing" after "finished the book"
+    resumes = c.again or c.mode is Mode.START or (c.slot == m.slot != "activity")
     if m.negative and not c.negative and resumes and _overlap(c.value, m.value | content(m)):
         what = "opposite polarity" if c.slot == "likes" else "resumed"
         return f"{what}: {_words(c.value)}"
@@ -214,12 +232,31 @@ def _renumbered(c: Frame, m: Frame, cosine: float) -> str | None:
     return f"same statement, {' '.join(sorted(nm))} → {' '.join(sorted(nc))}"
 
 
+def _reached(new: str, m: Frame) -> str | None:
+    """Rule 5: a goal or plan reached ("ran user's first half marathon" after "wants to run a half marathon"): the
+    goal's verb in the past, said of the same subject, with the goal's object right after it."""
+    goal = sl.GOAL.match(m.clause)
+    if goal is None:
+        return None
+    want = keys(head_stems(goal.group("obj")))
+    done = re.compile(rf"\b(?:{sl.past(goal.group('verb'))}|finished|completed)\b(?P<rest>.*)")
+    for clause in clauses(normalise(new)):
+        if clause.subject != m.subject or _PLAIN_NOT.search(clause.text):
+            continue
+        if (found := done.search(clause.text)) and want and want <= head_stems(found.group("rest")):
+            return f"reached: {_words(want)}"
+    return None
+
+
 def supersedes(new: str, old: str, cosine: float) -> str | None:
     """Why the statement ``new`` replaces the memory ``old`` (their embeddings' ``cosine`` given), or ``None``
     when it is an addition beside it."""
     old_frames = frames(old)
     if not old_frames:
         return None
+    for m in old_frames:
+        if (why := _reached(new, m)) is not None:
+            return why
     for c in frames(new):
         if c.additive:
             continue
