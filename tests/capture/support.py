@@ -1,8 +1,10 @@
 """What the capture pipeline tests share: real stores (SQLite, and PostgreSQL on the embedded server), the
-LLM classifier over real HTTP against the scripted OpenAI-compatible server, and scripted classifier replies."""
+LLM classifier over real HTTP against the scripted OpenAI-compatible server, scripted classifier replies, and an
+embedder that counts its calls."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from memstack.prompts import get_prompt
 from memstack.store import Store
 from memstack.store import open_store as open_configured
 from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
-from memstack.types import UserRef
+from memstack.types import UserRef, Vector
 
 AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # a Thursday
 MODEL = "classifier-mini"
@@ -57,3 +59,22 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 async def open_store(url: str, embedder: Embedder) -> Store:
     return await open_configured(Config(database_url=url), dim=embedder.dim, embedder=embedder.name)
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it embeds (a message with nothing to save must embed nothing)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.texts = 0
+        self.calls = 0
+
+    async def embed(self, texts: Sequence[str]) -> Vector:
+        self.calls += 1
+        self.texts += len(texts)
+        return await self.inner.embed(texts)
+
+    async def aclose(self) -> None:
+        return None

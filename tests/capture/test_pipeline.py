@@ -20,28 +20,20 @@ from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, HistoryAction, JobStatus, NewMemory, Source, UpdateAction, Vector
 
-from .support import ALICE, AT, BOTH_BACKENDS, MODEL, found, llm_classifier, mem, open_store, store_url
+from .support import (
+    ALICE,
+    AT,
+    BOTH_BACKENDS,
+    MODEL,
+    CountingEmbedder,
+    found,
+    llm_classifier,
+    mem,
+    open_store,
+    store_url,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the same loop as the fixtures that own HTTP clients
-
-
-class CountingEmbedder:
-    """The real embedder, counting the texts it embeds (a message with nothing to save must embed nothing)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
-        self.texts = 0
-        self.calls = 0
-
-    async def embed(self, texts: Sequence[str]) -> Vector:
-        self.calls += 1
-        self.texts += len(texts)
-        return await self.inner.embed(texts)
-
-    async def aclose(self) -> None:
-        return None
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, NewMemory, UpdateAction
 
-from .support import ALICE, AT, MODEL, classify_requests, found, llm_classifier, mem, open_store
+from .support import ALICE, AT, MODEL, CountingEmbedder, classify_requests, found, llm_classifier, mem, open_store
 
 
 async def _cosine(embedder: Embedder, a: str, b: str) -> float:
@@ -376,6 +376,16 @@ async def test_look_alike_news_leaves_the_memory(
     result = await offline.start(ALICE, message, at=AT)
     assert old.id not in {u.id for u in result.updates}
     assert (await store.memories.get(ALICE, old.id)).content == memory
+
+
+async def test_news_for_a_user_without_memories_embeds_nothing(store: Store, minilm: Embedder) -> None:
+    counting = CountingEmbedder(minilm)
+    made = CapturePipeline(store, counting, OfflineClassifier(minilm))
+    try:
+        result = await made.start(ALICE, "Sadly Bubbles didn't make it through the weekend.", at=AT)
+    finally:
+        await made.drain(5.0)
+    assert result.updates == () and counting.calls == 0
 
 
 async def test_news_is_left_to_the_model_when_an_llm_classifier_decides(

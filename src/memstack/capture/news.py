@@ -36,8 +36,8 @@ CHANGE_WORDS = re.compile(
     r"moving|relocated|transferred|switched|changed|swapped|traded|replaced|sold|lost|stole|stolen|broke|broken|"
     r"split|divorced|separated|ended|over|passed away|died|put down|make it|made \w+|rehomed|ran away|"
     r"called off|cancell?ed|scrapped|postponed|rescheduled|pushed back|delayed|fell through|decided|"
-    r"retired|resigned|fired|laid off|let go|promoted|became|now|these days|nowadays|from now on|instead|used to|"
-    r"again|new|not|never)\b",
+    r"retired|resigned|fired|laid off|let go|promoted|became|these days|nowadays|from now on|instead|used to|"
+    r"again|new|deleted|done with|cut out|ditched|dumped|dropped|withdrew|pulled out|backed out|stepped down)\b",
     re.IGNORECASE,
 )
 #: Confidence of a candidate found this way (the judge's rules matched; like a change cue of the classifier).
@@ -61,14 +61,14 @@ class NewsFinder:
         ``kept`` (the classifier's candidates) came from."""
         sentences = [s for s in statements(message) if CHANGE_WORDS.search(s) and not _covered(s, kept)]
         drafts = [d for d in (_draft(s, at) for s in sentences[:MAX_SENTENCES]) if d is not None]
-        if not drafts:
-            return []
+        if not drafts or not await self.store.index.count_active(user):
+            return []  # nothing to look at, or no memory it could be news about (and nothing is embedded)
         vectors = await self.embedder.embed([d.content for d in drafts])
         out: list[Candidate] = []
         for draft, vector in zip(drafts, vectors, strict=True):
             hits = await self.store.index.nearest(user, vector, UPDATE_NEIGHBOURS, MemoryFilter(agent_id=agent_id))
             if not hits:
-                return []  # the user has no memories: nothing to supersede
+                continue  # none of the agent's
             verdict = await self.judge.judge(draft, hits)
             memory = next((h.memory for h in hits if h.memory.id == verdict.memory_id), None)
             if verdict.kind is not UpdateKind.UPDATE or memory is None:

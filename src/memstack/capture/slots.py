@@ -440,19 +440,20 @@ FINISHED = _rx(r"^(?:finished|completed|wrapped up|submitted|defended|handed in)
 GAVE = _rx(r"^(?:gave|handed|passed|sold) (?P<v>user's .+?) (?:to|away)\b")
 # "leo proposed": the user is engaged to whoever proposed (the memories name them)
 PROPOSED = _rx(r"^(?P<v>[a-z][\w-]*) (?:proposed|popped the question)\b")
+# Someone else, one or two words, before what they did to the user's things: "the airline", "someone", "they"
+_AGENT = r"^(?:(?:the |a |some |user's )?[\w'-]+(?: [\w'-]+)? )?"
 # "the airline moved user's flight to june 4": someone else moved the user's event
 AGENT_MOVED = _rx(
-    r"^(?:(?:the |a |user's )?[\w'-]+(?: [\w'-]+)? )?"
-    r"(?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|bumped|put off) user's )"
+    _AGENT + r"(?=(?:moved|rescheduled|postponed|pushed back|pushed|delayed|changed|shifted|bumped|put off) user's )"
 )
 # "someone stole user's road bike": something of the user's gone, taken or wrecked by someone else
 TAKEN = _rx(
-    r"^(?:(?:the |a |some )?[\w'-]+(?: [\w'-]+)? )?(?:stole|nicked|took|wrecked|totall?ed|crashed|destroyed) "
+    _AGENT + r"(?:stole|nicked|took|wrecked|totall?ed|crashed|destroyed) "
     r"(?P<v>user's (?:[\w'-]+ ){0,3}?[\w'-]+)(?= from| at| in| outside| on| while| last| this|,|$)"
 )
 # "they made user store manager", "the board promoted user to head of sales": a new job given by someone else
 PROMOTED = _rx(
-    rf"^(?:(?:the |a )?[\w'-]+(?: [\w'-]+)? )?(?:made|promoted|appointed|named) user (?:to |as )?(?:a |an |the )?"
+    _AGENT + r"(?:made|promoted|appointed|named) user (?:to |as )?(?:a |an |the )?"
     rf"(?P<v>(?:[\w'-]+ ){{0,2}}(?:{OCCUPATION}|head|lead|director|chief|supervisor|partner)\b.*)"
 )
 # "the movers dropped the boxes at user's new place in chicago": a move told by what happened at the new home
