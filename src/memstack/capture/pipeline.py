@@ -46,6 +46,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
+from memstack.capture.checkpoint import candidate_from_dict, candidate_to_dict, outcome_from_dict, outcome_to_dict
 from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
 from memstack.capture.news import NewsFinder
 from memstack.capture.updates import JudgesUpdates, OfflineUpdates, UpdateJudge
@@ -56,7 +57,6 @@ from memstack.errors import InputError, MemstackError
 from memstack.store.base import DEFAULT_LEASE_S, Store
 from memstack.types import (
     Candidate,
-    Category,
     Job,
     JobStatus,
     MemoryUpdate,
@@ -215,41 +215,6 @@ class _Request:
         if self.session_id is not None and self.turn is not None:
             return f"{self.session_id}:{self.turn}"
         return f"job:{job.id}"
-
-
-def _candidate_to_dict(c: Candidate) -> dict[str, Any]:
-    return {
-        "content": c.content,
-        "category": c.category.value,
-        "confidence": c.confidence,
-        "explicit": c.explicit,
-        "observed_at": c.observed_at.isoformat() if c.observed_at else None,
-        "expires_at": c.expires_at.isoformat() if c.expires_at else None,
-        "evidence": c.evidence,
-    }
-
-
-def _candidate_from_dict(d: Mapping[str, Any]) -> Candidate:
-    def when(key: str) -> datetime | None:
-        return datetime.fromisoformat(d[key]) if d.get(key) else None
-
-    return Candidate(
-        content=str(d["content"]),
-        category=Category.parse(str(d["category"])),
-        confidence=float(d["confidence"]),
-        explicit=bool(d.get("explicit", False)),
-        observed_at=when("observed_at"),
-        expires_at=when("expires_at"),
-        evidence=str(d.get("evidence", "")),
-    )
-
-
-def _outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
-    return {"update": o.update.to_dict(), "upgrade_prompt": o.upgrade_prompt, "reason": o.reason}
-
-
-def _outcome_from_dict(d: Mapping[str, Any]) -> WriteOutcome:
-    return WriteOutcome(MemoryUpdate.from_dict(d["update"]), d.get("upgrade_prompt"), str(d.get("reason", "")))
 
 
 @asynccontextmanager
@@ -512,12 +477,12 @@ class CapturePipeline:
             for q in held:
                 log.warning("memory candidate quarantined (%s): %r", ", ".join(q.flags), q.content[:200])
             state = {
-                "candidates": [_candidate_to_dict(c) for c in kept],
+                "candidates": [candidate_to_dict(c) for c in kept],
                 "quarantined": [q.to_dict() for q in held],
                 "done": {},
             }
             await self.store.jobs.checkpoint(job.id, state, lease_s=self.settings.lease_s)
-        kept = [_candidate_from_dict(d) for d in state["candidates"]]
+        kept = [candidate_from_dict(d) for d in state["candidates"]]
         quarantined = DetectionResult.from_dict({"quarantined": state.get("quarantined", ())}).quarantined
         done: dict[str, Any] = dict(state.get("done", {}))
         outcomes = await self._store_candidates(job, request, kept, done, state)
@@ -577,10 +542,10 @@ class CapturePipeline:
                 turn_ref=turn_ref,
             )
             self._emit("stored", job.id, index=i, action=outcome.update.action.value, memory_id=outcome.update.id)
-            done[str(i)] = _outcome_to_dict(outcome)
+            done[str(i)] = outcome_to_dict(outcome)
             state["done"] = done
             await self.store.jobs.checkpoint(job.id, state, lease_s=self.settings.lease_s)
-        return [_outcome_from_dict(done[str(i)]) for i in range(len(kept))]
+        return [outcome_from_dict(done[str(i)]) for i in range(len(kept))]
 
     # -- classifier failures ------------------------------------------------------------------------------------------
 
