@@ -7,12 +7,14 @@ One decision per candidate, against the memories the writer's single nearest-nei
   (:mod:`~memstack.capture.frames`: who, which attribute, what value, holds / began / ended), and the candidate
   supersedes a memory when, **about the same subject**:
 
-  1. a single-valued attribute gets a new value (residence, job, partner, diet, school, commute, age, a favourite,
-     a count, the date of one event): "moved to Berlin" replaces "lives in Paris";
+  1. a single-valued attribute gets a new value (residence, job, partner, diet, school, commute, age, pay, a
+     favourite, a count, the date of one event): "moved to Berlin" replaces "lives in Paris";
   2. something the memory states ends, or something it says ended resumes, with the same key words ("no longer
-     plays tennis", "sold my Civic", "started smoking again"); a preference flips ("can't stand coffee anymore");
+     plays tennis", "sold my Civic", "started smoking again"; a plain "not" or a finished task only with all of
+     them); a preference flips ("can't stand coffee anymore");
   3. the candidate switches from it ("switched to an Android phone" and the memory is close in meaning);
-  4. the same statement with another number or date ("now earns 58000 a year").
+  4. the same statement with another number or date ("now earns 58000 a year");
+  5. a goal or plan is reached ("ran my first marathon" and the memory "wants to run a marathon").
 
   Anything said about someone else ("my sister moved to Berlin"), anything marked as an addition ("also", "too",
   "as well") and anything the frames do not cover ("we visited Rome") is an addition: the memory stays. The
