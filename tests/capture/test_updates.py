@@ -83,6 +83,14 @@ UPDATES = [
     ("I visited Japan in April, it was amazing.", "User plans to visit Japan someday."),
     ("I'm on 62k a year now.", "User earns 54,000 pounds a year."),
     ("I've cut out sugar completely.", "User eats a lot of sugar."),
+    ("We had to say goodbye to Mochi at the vet today.", "User has a rabbit called Mochi."),
+    ("Hurt my knee, so Boston is off the table this spring.", "User plans to run the Boston marathon in April."),
+    ("I haven't set foot in a pool since March.", "User swims in the pool every Sunday."),
+    ("Traded in the old Golf last week.", "User drives a Volkswagen Golf."),
+    ("I've realized flashcards just don't stick for me anymore.", "User learns vocabulary with flashcards."),
+    ("Six months after surgery my knee is fully healed.", "User is recovering from knee surgery."),
+    ("Dusted off the old bike and now I'm cycling to work again.", "User stopped cycling to work."),
+    ("Flights to Rome were too dear, so we booked Lisbon for June instead.", "User plans to visit Rome in June."),
 ]
 LOOK_ALIKES = [
     ("User's brother moved to Lisbon.", "User lives in Porto."),
@@ -138,6 +146,12 @@ LOOK_ALIKES = [
     ("I finished my chapter about gardens.", "User is always happy to get gardening tips."),
     ("I can't stop knitting these days.", "User finished knitting a scarf."),  # not said to resume
     ("I showed the scarf to my aunt.", "User finished knitting a scarf."),
+    ("I had to say goodbye to my parents at the airport.", "User's parents live in Ohio."),
+    ("Work is off today, so I'm at the beach.", "User works at a bank."),
+    ("My sister's knee is fully healed.", "User is recovering from knee surgery."),
+    ("I've realized I love the flashcards app.", "User learns vocabulary with flashcards."),
+    ("I haven't seen my cousin since March.", "User swims in the pool every Sunday."),
+    ("I found a new cafe near the office.", "User works as a barista at Blue Bottle."),  # "found" is not "realized"
 ]
 
 

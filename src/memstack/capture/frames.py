@@ -231,7 +231,7 @@ def clauses(text: str) -> list[_Clause]:
         out.append(_Clause(subject, parts[0], companion))
         for sep, part in zip(parts[1::2], parts[2::2], strict=True):
             part = part.strip(" ,")
-            if re.match(r"(?:user|user's|she|he|they|it)\b", part):
+            if re.match(r"(?:(?:now|then|so) )?(?:user|user's|she|he|they|it)\b", part):
                 sub, text_, comp = _subject(part)
                 out.append(_Clause(sub, text_, comp))
             elif part and _VERBISH.match(part):
@@ -428,10 +428,14 @@ def _frame(clause: _Clause) -> Frame | None:
     additive = sl.ADDITIVE.search(text) is not None
     again = sl.AGAIN.search(text) is not None
     subject = clause.subject
+    if m := sl.REALIZED.match(text):  # "user has realized video tutorials do not stick …": what was realized
+        return _frame(_Clause(*_subject(text[m.end() :])))
     if m := sl.LAST_DAY.search(text):
         return Frame("user", "job", Mode.END, _value(m.group("v")), text)
     if m := sl.NEW_HOME.search(text):
         return Frame("user", "residence", Mode.START, _value(m.group("v")), text)
+    if (m := sl.HEALED.search(text)) and not re.search(r"user's [\w-]+'s\b", text):  # "wrist is fully healed"
+        return Frame("user", "activity", Mode.END, _value(m.group("v")), text)
     if m := sl.FAVOURITE_OBJ.match(_strip_lead(text)):  # "succession is user's favourite show now"
         return Frame("user", f"favourite:{_head_noun(m.group('k'))}", Mode.STATE, _value(m.group("v")), text, additive)
     if subject == "other":
@@ -442,6 +446,8 @@ def _frame(clause: _Clause) -> Frame | None:
         if (m := sl.AGENT_MOVED.match(text)) and not re.search(r"user's [\w-]+'s\b", text):  # not a person's
             return _slot_frame("user", text[m.end() :], text)
         if m := sl.THE_CANCELLED.match(text):  # "the coldplay concert got cancelled": the user's plans
+            return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
+        if m := sl.OFF_TABLE.search(_drop_leads(text)):  # "…, so berlin is off the table this year"
             return Frame("user", "activity", Mode.END, _value(m.group("v"), head=False), text)
         if m := sl.NOT_FOR_USER.match(_drop_leads(text)):  # "textbooks do not do it for user anymore"
             return Frame("user", "likes", Mode.END, _value(m.group("v"), head=False), text)
@@ -482,6 +488,12 @@ def _predicate_frame(subject: str, pred: str, clause: str, companion: str = "") 
         if inner is not None and inner.slot != "activity":
             return Frame(subject, inner.slot, Mode.START, inner.value, clause, origin=origin)
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=origin)
+    if m := sl.GOODBYE.match(pred):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v")), clause)
+    if m := sl.NOT_SINCE.match(pred):
+        return Frame(subject, "activity", Mode.END, _value(m.group("v"), head=False), clause)
+    if m := sl.INSTEAD_END.match(pred):
+        return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause)
     if m := sl.INSTEAD.match(pred):
         return Frame(subject, "switch", Mode.START, _value(m.group("v")), clause, origin=_value(m.group("from")))
     if m := sl.TRADE.match(pred):

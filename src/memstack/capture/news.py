@@ -37,7 +37,8 @@ CHANGE_WORDS = re.compile(
     r"split|divorced|separated|ended|over|passed away|died|put down|make it|made \w+|rehomed|ran away|"
     r"called off|cancell?ed|scrapped|postponed|rescheduled|pushed back|delayed|fell through|decided|"
     r"retired|resigned|fired|laid off|let go|promoted|became|these days|nowadays|from now on|instead|used to|"
-    r"again|new|deleted|done with|cut out|ditched|dumped|dropped|withdrew|pulled out|backed out|stepped down)\b",
+    r"again|new|deleted|done with|cut out|ditched|dumped|dropped|withdrew|pulled out|backed out|stepped down|"
+    r"quits|goodbye|off the table|healed|recovered|since)\b",
     re.IGNORECASE,
 )
 #: Confidence of a candidate found this way (the judge's rules matched; like a change cue of the classifier).

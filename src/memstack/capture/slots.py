@@ -38,7 +38,10 @@ __all__ = [
     "GAVE",
     "GOAL",
     "GONE",
+    "GOODBYE",
+    "HEALED",
     "INSTEAD",
+    "INSTEAD_END",
     "JOB_IS",
     "LAST_DAY",
     "MONTH_NAMES",
@@ -46,6 +49,8 @@ __all__ = [
     "NEW_HOME",
     "NOT_ENDING",
     "NOT_FOR_USER",
+    "NOT_SINCE",
+    "OFF_TABLE",
     "PARTNER_IS",
     "PREDICATES",
     "PREFERS",
@@ -53,6 +58,7 @@ __all__ = [
     "PREF_POS",
     "PROMOTED",
     "PROPOSED",
+    "REALIZED",
     "SWITCH",
     "SWITCH_PLURAL",
     "TAKEN",
@@ -381,7 +387,7 @@ PREF_NEG = _rx(
 END_WRAP = _rx(
     r"^(?:is no longer|no longer|is not|does not|do not|can not|will not|has not|never|is not going to|"
     r"does not want to|decided not to|(?:has )?cut out|ditched|dumped|deleted|has stopped|stopped(?! by| at| over)|"
-    r"has quit|quit|gave up(?: on)?|"
+    r"has quit|quit|gave up(?: on)?|traded in|traded away|"
     r"has given up(?: on)?|"
     r"had to (?:rehome|give up|give away|sell|put down|quit|stop|cancel|leave|pull out of|withdraw from|drop out of|"
     r"back out of)|rehomed|put down|pulled out of|withdrew from|backed out of|bowed out of|"
@@ -459,7 +465,29 @@ PROMOTED = _rx(
 # "the movers dropped the boxes at user's new place in chicago": a move told by what happened at the new home
 NEW_HOME = _rx(r"\buser's new (?:place|home|house|flat|apartment|condo|digs) (?:is )?in (?P<v>[\w' -]+)")
 # "textbooks do not do it for user anymore": the subject is what the user no longer likes
-NOT_FOR_USER = _rx(r"^(?P<v>.+?) (?:just |really )?(?:does|do) not (?:do it|work|cut it) for user(?![\w'])")
+NOT_FOR_USER = _rx(r"^(?P<v>.+?) (?:just |really )?(?:does|do) not (?:do it|work|cut it|stick) for user(?![\w'])")
+# "we had to say goodbye to biscuit at the vet": a pet or person, named in one word, gone
+GOODBYE = _rx(
+    r"^(?:had to )?(?:say|said) goodbye to (?P<v>[a-z][\w-]*)(?=$|,| at | this | last | yesterday| today| on )"
+)
+# "berlin is off the table this year": a plan that is not happening
+OFF_TABLE = _rx(
+    r"(?:^|, |so |and )(?P<v>(?:[\w'-]+ ){0,3}?[\w'-]+) (?:is|are) (?:off the table|not happening|a no-go)\b"
+)
+# "user has realized video tutorials do not stick …": what was realized is a clause of its own
+REALIZED = _rx(r"^user (?:has |have )?(?:just |finally )?(?:realized|realised|noticed|figured out) (?:that )?(?=\w)")
+# "has not set foot in a gym since january": something not done since a time (an ending, not a plain "not")
+NOT_SINCE = _rx(
+    r"^has not (?:set foot in|touched|had|been to|used|played|opened|smoked|eaten|drunk) "
+    r"(?:a |an |the |user's |any )?(?P<v>.+?) (?:since|for (?:weeks|months|years|ages))\b"
+)
+# "wrist is fully healed": a condition that ended (said of the body part; the adverb keeps "is healed" out)
+HEALED = _rx(
+    r"(?:^|, |and |\s(?=user's ))(?:user's )?(?P<v>[a-z][\w-]*) (?:is|are) (?:now )?(?:fully|completely|totally|all) "
+    r"(?:healed|recovered|better)\b"
+)
+# "booked mexico city for april instead": a switch whose origin is the memory it replaces
+INSTEAD_END = _rx(r"^(?P<v>.+?),? instead$")
 # "finally got rid of the civic": a clause whose subject ("I") was left out, as chat often does
 ELIDED = _rx(
     r"^(?:just |finally |recently |already |officially )?(?=(?:got rid of|sold|quit|left|moved|started|stopped|"

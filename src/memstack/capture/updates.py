@@ -142,7 +142,7 @@ def _overlap(new: frozenset[str], old: frozenset[str]) -> bool:
 
 #: A negation that says only "not" ("is not allergic to dogs"), no ending ("anymore", "no longer", "gave up").
 _PLAIN_NOT = re.compile(r"\b(?:not|never)\b")
-_ENDED = re.compile(r"\b(?:anymore|any more|any longer|no longer|after all|now)\b")
+_ENDED = re.compile(r"\b(?:anymore|any more|any longer|no longer|after all|now|since)\b")
 #: A task completed ("finished the presentation for the producers"): news of its own, ending only what it names.
 _COMPLETED = re.compile(r"\b(?:finished|completed|wrapped up|submitted|defended|handed in)\b")
 
