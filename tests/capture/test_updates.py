@@ -152,6 +152,8 @@ LOOK_ALIKES = [
     ("I've realized I love the flashcards app.", "User learns vocabulary with flashcards."),
     ("I haven't seen my cousin since March.", "User swims in the pool every Sunday."),
     ("I found a new cafe near the office.", "User works as a barista at Blue Bottle."),  # "found" is not "realized"
+    # a switch with no "from" that still names the memory's value switches nothing away from it
+    ("Since I am gluten intolerant I am trying rice pasta instead.", "User is gluten intolerant."),
 ]
 
 

@@ -196,7 +196,10 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
     if c.slot == "switch" and not m.negative:
         if c.origin and _overlap(c.origin, m.value):
             return f"switched from {_words(c.origin)} to {_words(c.value)}"
-        if not c.origin and cosine >= SWITCH_COSINE:
+        # a bare "… instead" that still names the memory's value switches nothing away from it ("since user is
+        # lactose intolerant, user is trying coconut milk instead" and "is lactose intolerant")
+        kept = c.clause.endswith("instead") and keys(m.value) <= content(c)
+        if not c.origin and cosine >= SWITCH_COSINE and not kept:
             return f"switched to {_words(c.value)} (cosine {cosine:.2f})"
         return None
     if c.negative and not m.negative and _ends(c, m.value | content(m)):
