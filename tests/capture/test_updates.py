@@ -153,7 +153,7 @@ LOOK_ALIKES = [
     ("I haven't seen my cousin since March.", "User swims in the pool every Sunday."),
     ("I found a new cafe near the office.", "User works as a barista at Blue Bottle."),  # "found" is not "realized"
     # a switch with no "from" that still names the memory's value switches nothing away from it
-    ("Since I am gluten intolerant I am trying rice pasta instead.", "User is gluten intolerant."),
+    ("Since I'm gluten intolerant I'm trying rice pasta instead.", "User is gluten intolerant, so needs plain food."),
 ]
 
 

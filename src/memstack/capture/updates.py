@@ -196,10 +196,7 @@ def _loose_rule(c: Frame, m: Frame, cosine: float) -> str | None:
     if c.slot == "switch" and not m.negative:
         if c.origin and _overlap(c.origin, m.value):
             return f"switched from {_words(c.origin)} to {_words(c.value)}"
-        # a bare "… instead" that still names the memory's value switches nothing away from it ("since user is
-        # lactose intolerant, user is trying coconut milk instead" and "is lactose intolerant")
-        kept = c.clause.endswith("instead") and keys(m.value) <= content(c)
-        if not c.origin and cosine >= SWITCH_COSINE and not kept:
+        if not c.origin and cosine >= SWITCH_COSINE:
             return f"switched to {_words(c.value)} (cosine {cosine:.2f})"
         return None
     if c.negative and not m.negative and _ends(c, m.value | content(m)):
@@ -253,6 +250,12 @@ def _reached(new: str, m: Frame) -> str | None:
     return None
 
 
+def _still_says(c: Frame, old_frames: Sequence[Frame]) -> bool:
+    """A bare "… instead" that still says what the memory says switches nothing away from it ("since user is lactose
+    intolerant, user is trying coconut milk instead" and "is lactose intolerant, so needs the dairy-free recipe")."""
+    return c.slot == "switch" and c.clause.endswith("instead") and any(keys(m.value) <= content(c) for m in old_frames)
+
+
 def supersedes(new: str, old: str, cosine: float) -> str | None:
     """Why the statement ``new`` replaces the memory ``old`` (their embeddings' ``cosine`` given), or ``None``
     when it is an addition beside it."""
@@ -263,7 +266,7 @@ def supersedes(new: str, old: str, cosine: float) -> str | None:
         if (why := _reached(new, m)) is not None:
             return why
     for c in frames(new):
-        if c.additive:
+        if c.additive or _still_says(c, old_frames):
             continue
         for m in old_frames:
             if c.subject != m.subject:
