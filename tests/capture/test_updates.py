@@ -153,7 +153,10 @@ LOOK_ALIKES = [
     ("I haven't seen my cousin since March.", "User swims in the pool every Sunday."),
     ("I found a new cafe near the office.", "User works as a barista at Blue Bottle."),  # "found" is not "realized"
     # a switch with no "from" that still names the memory's value switches nothing away from it
-    ("Since I'm gluten intolerant I'm trying rice pasta instead.", "User is gluten intolerant, so needs plain food."),
+    (
+        "Since I'm allergic to nuts I'm trying out nut-free spreads like oat or seed butter instead.",
+        "User is allergic to nuts, so User will just need the nut-free cake!",
+    ),
 ]
 
 
