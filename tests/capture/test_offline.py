@@ -1,31 +1,14 @@
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, date, datetime
+from collections.abc import AsyncIterator
+from datetime import date
 
 import pytest
 
 from memstack.capture import ClassifyContext, get_classifier
 from memstack.capture.offline import OfflineClassifier
-from memstack.embed import Embedder, get_embedder
-from memstack.types import Category, Vector
+from memstack.embed import get_embedder
+from memstack.types import Category
 
-AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # a Thursday
-
-
-class CountingEmbedder:
-    """Wraps the real embedder and counts the texts it embeds (the no-save path must embed nothing)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
-        self.texts = 0
-
-    async def embed(self, texts: Sequence[str]) -> Vector:
-        self.texts += len(texts)
-        return await self.inner.embed(texts)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+from .support import AT, CountingEmbedder
 
 
 @pytest.fixture(scope="module")
