@@ -157,6 +157,7 @@ LOOK_ALIKES = [
         "Since I'm allergic to nuts I'm trying out nut-free spreads like oat or seed butter instead.",
         "User is allergic to nuts, so User will just need the nut-free cake!",
     ),
+    ("Since I'm allergic to nuts I'm trying out nut-free spreads instead.", "User is tempted to try nut-free spreads."),
 ]
 
 

@@ -251,9 +251,13 @@ def _reached(new: str, m: Frame) -> str | None:
 
 
 def _still_says(c: Frame, old_frames: Sequence[Frame]) -> bool:
-    """A bare "… instead" that still says what the memory says switches nothing away from it ("since user is lactose
-    intolerant, user is trying coconut milk instead" and "is lactose intolerant, so needs the dairy-free recipe")."""
-    return c.slot == "switch" and c.clause.endswith("instead") and any(keys(m.value) <= content(c) for m in old_frames)
+    """A bare "… instead" replaces only a plan ("booked Lisbon for June instead" and "plans to visit Rome in June"),
+    and not one it still names ("since user is lactose intolerant, user is trying coconut milk instead" leaves "is
+    lactose intolerant, so needs the dairy-free recipe" and "is tempted to try dairy-free flavours")."""
+    if c.slot != "switch" or not c.clause.endswith("instead"):
+        return False
+    plans = any(sl.GOAL.match(m.clause) or m.slot.startswith("schedule:") for m in old_frames)
+    return not plans or any(keys(m.value) <= content(c) for m in old_frames)
 
 
 def supersedes(new: str, old: str, cosine: float) -> str | None:
