@@ -76,6 +76,9 @@ class Config:
     ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
+    ``update_model``: who judges whether news supersedes a memory (``$MEMSTACK_UPDATE_MODEL``): ``offline`` or a
+    model string, chosen independently of the classifier; unset, it follows ``classifier_model``
+    (:attr:`update_judge`).
     ``pool_size``: PostgreSQL connections of one process (``$MEMSTACK_POOL_SIZE``); turns hold none while the model
     answers, so a few carry thousands of concurrent turns. ``session_lease_s``: how long a session stays held by a
     turn of a process that stopped renewing it (``$MEMSTACK_SESSION_LEASE_S``; a crashed process on another machine
@@ -98,6 +101,7 @@ class Config:
     chat_model: str | None = None
     classifier_model: str | None = None
     summarizer_model: str | None = None
+    update_model: str | None = None
     tiers: TierLimits = field(default_factory=TierLimits)
     vector_cache_mb: int = 512
     recall_cache_messages: int = 50_000
@@ -132,6 +136,7 @@ class Config:
             "chat_model",
             "classifier_model",
             "summarizer_model",
+            "update_model",
             "database_pooler",
             "database_direct_url",
             "database_read_url",
@@ -153,6 +158,15 @@ class Config:
         if "home" in explicit:
             explicit["home"] = Path(explicit["home"])
         return replace(cls(), **{**env, **explicit})
+
+    @property
+    def update_judge(self) -> str:
+        """The update judge's setting as used: ``update_model``, else a model ``classifier_model`` names, else
+        ``offline``."""
+        if self.update_model:
+            return self.update_model
+        classifier = self.classifier_model
+        return classifier if classifier and not classifier.startswith("offline") else "offline"
 
     @property
     def backend(self) -> str:

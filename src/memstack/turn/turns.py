@@ -37,6 +37,7 @@ from memstack.turn.models import (
     build_classifier,
     build_guard,
     build_summarizer,
+    build_update_judge,
     check_models,
 )
 from memstack.turn.phase1 import ToolBox
@@ -62,6 +63,7 @@ class Turns:
         self._sweeper: asyncio.Task[None] | None = None
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
+        self.updates, self._owns_updates = build_update_judge(config, embedder, models.updates)
         self.summarizer = build_summarizer(config, models.summarizer)
         self._owns_summarizer = models.summarizer is None
         self.guard = build_guard(tuning.guard, embedder)
@@ -76,6 +78,7 @@ class Turns:
             settings=tuning.capture,
             guard=write_guard,
             admission=self.admission.slot,
+            updates=self.updates,
         )
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(
@@ -212,5 +215,7 @@ class Turns:
             await self.chat_models.aclose()
             if self._owns_classifier:
                 await self.classifier.aclose()
+            if self._owns_updates:
+                await self.updates.aclose()
             if self._owns_summarizer and isinstance(self.summarizer, ModelSummarizer):
                 await self.summarizer.aclose()
