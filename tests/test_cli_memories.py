@@ -61,7 +61,11 @@ def test_adding_a_memory_already_held(cli) -> None:  # type: ignore[no-untyped-d
 
 def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     added = cli("memories", "add", "--user", "alice", "Prefers green tea over coffee", "-c", "preference")
-    assert added.exit_code == 0 and "Saved mem_" in added.output and "1 of 50 memories, free tier" in added.output
+    assert (
+        added.exit_code == 0
+        and "Saved mem_" in added.output
+        and "1 of unlimited memories, unlimited tier" in added.output
+    )
     cli("memories", "add", "--user", "alice", "Training for the Lisbon marathon", "--category", "goal")
     cli("memories", "add", "--user", "bob", "Bob's own memory")
     assert (tmp_path / "home" / "memstack.db").exists()
@@ -69,7 +73,7 @@ def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     table = cli("memories", "list", "--user", "alice")
     assert table.exit_code == 0
     assert "Prefers green tea over coffee" in table.output and "Lisbon marathon" in table.output
-    assert "Bob" not in table.output and "2 of 50 memories" in table.output
+    assert "Bob" not in table.output and "2 of unlimited memories" in table.output
     for memory_id in _ids(cli):
         assert memory_id in table.output  # full ids, never cut
 
@@ -128,8 +132,8 @@ def test_errors_are_one_clear_line(cli) -> None:  # type: ignore[no-untyped-def]
     _one_line_error(cli("memories", "add", "--user", "alice", "   "), "empty")
     _one_line_error(cli("memories", "add", "--user", "alice", "x" * 3000), "the limit is 2000")
     _one_line_error(cli("memories", "edit", "--user", "alice", "mem_missing"), "nothing to change")
-    _one_line_error(cli("memories", "add", "--user", "alice", "x", "--tier", "gold"), "unknown tier 'gold'")
     limits = {"MEMSTACK_TIER_LIMITS": "free=1,premium=unlimited"}
+    _one_line_error(cli("memories", "add", "--user", "alice", "x", "--tier", "gold", **limits), "unknown tier 'gold'")
     assert cli("memories", "add", "--user", "alice", "first", **limits).exit_code == 0
     _one_line_error(cli("memories", "add", "--user", "alice", "second", **limits), "free tier keeps at most 1")
     assert cli("memories", "add", "--user", "alice", "second", "--tier", "premium", **limits).exit_code == 0

@@ -147,6 +147,16 @@ async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(tmp_p
         assert added["user_id"] == "alice"
 
 
+async def test_stdio_a_full_tier_answers_with_the_upgrade_prompt(tmp_path: Path) -> None:
+    """``add_memory`` is an explicit save (MCP captures nothing automatically): at the limit the tool error names
+    the tier and its limit and carries the upgrade prompt for the assistant to pass on (issue 23)."""
+    async with _stdio(tmp_path, MEMSTACK_TIER_LIMITS="free=1,pro=unlimited") as session:
+        await _ok(session, "add_memory", content="Alice keeps bees", user_id="alice")
+        refused = await _error(session, "add_memory", content="Alice sings in a choir", user_id="alice")
+        assert "LimitReached: the free tier keeps at most 1 memories" in refused and "(tier free, limit 1)" in refused
+        assert "You've reached the 1-memory limit of the free plan. Upgrade" in refused
+
+
 async def test_stdio_fixed_user_and_tenant(tmp_path: Path) -> None:
     async with _stdio(tmp_path, "--tenant", "acme", MEMSTACK_MCP_USER="alice") as session:
         added = await _ok(session, "add_memory", content="Alice works at Acme")

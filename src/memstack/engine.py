@@ -253,7 +253,7 @@ class AsyncMemstack:
     def _limit(self, tier: str | None) -> tuple[str, int | None]:
         tiers = self.config.tiers
         limit = tiers.limit_for(tier)  # InputError naming the configured tiers if unknown
-        return (tier or tiers.default_tier).lower(), limit
+        return tiers.name_for(tier), limit
 
     # -- chat turns -------------------------------------------------------------------------------------------------
 
@@ -517,8 +517,10 @@ class AsyncMemstack:
         return await self.store.index.count_active(_user(user, tenant))
 
     async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
+        """Active memories against ``tier``'s limit, and the automatic captures a full tier kept out (all time)."""
         tier_name, limit = self._limit(tier)
-        return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
+        dropped = await self.store.drops.get(_user(user, tenant))
+        return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit, dropped.count, dropped.last_at)
 
     async def memories_used(
         self, user: str | UserRef, context_id: str, *, tenant: str | None = None

@@ -24,7 +24,8 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
          "snapshots": [{"turn", "reason", "facts", "at"}]}
       ],
       "contexts": [{"context_id", "session_id", "created_at", "manifest"}],
-      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}]
+      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}],
+      "dropped_captures": [{"count", "first_at", "last_at"}]     # automatic captures a full tier kept out (0 or 1)
     }
 
 Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
@@ -50,7 +51,13 @@ EXPORT_FORMAT = "memstack.user-export"
 EXPORT_VERSION = 1
 
 #: Record kind → the document's list that holds it, in the order they are written.
-SECTIONS = {"memory": "memories", "session": "sessions", "context": "contexts", "job": "jobs"}
+SECTIONS = {
+    "memory": "memories",
+    "session": "sessions",
+    "context": "contexts",
+    "job": "jobs",
+    "dropped": "dropped_captures",
+}
 
 _VECTORS = "not exported: embedding vectors are derived from the exported text by the configured embedding model"
 _RESPONSES = (

@@ -128,6 +128,17 @@ async def test_a_full_tier_raises_limit_reached(ms: Backend, user: str) -> None:
         await ms.restore(user, first.id, tier="tiny")
 
 
+async def test_a_capture_a_full_tier_stops_is_reported_and_counted(ms: Backend, user: str) -> None:
+    await ms.add(user, "User likes apples", tier="tiny")
+    await ms.add(user, "User likes pears", tier="tiny")
+    result = await ms.chat(user, "I'm vegetarian.", metadata={"tier": "tiny"})
+    (update,) = result.memory_updates
+    assert (update.action, update.tier, update.limit, update.id) == (UpdateAction.DROPPED_LIMIT, "tiny", 2, None)
+    usage = await ms.usage(user, tier="tiny")
+    assert (usage.active, usage.limit, usage.dropped) == (2, 2, 1)
+    assert isinstance(usage.last_dropped_at, datetime)
+
+
 async def test_chat_continue_and_end_a_session(ms: Backend, user: str) -> None:
     first = await ms.chat(user, "Hello! I am learning Spanish.")
     assert isinstance(first, ChatResult) and first.reply and first.offline

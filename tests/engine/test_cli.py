@@ -46,6 +46,17 @@ def test_news_that_replaces_a_memory_shows_the_memory_updated_badge(tmp_path: Pa
         assert conn.execute("SELECT content FROM memories WHERE is_active").fetchall() == [("User moved to Berlin.",)]
 
 
+def test_a_full_tier_says_what_it_did_not_save(tmp_path: Path) -> None:
+    """Issue 23: a capture the limit stops is reported under the reply, never dropped silently."""
+    stdin = "I'm vegetarian.\nI live in Lisbon.\nRemember that I have a cat.\n/quit\n"
+    result = _run(tmp_path, ["chat", "--user", "ana"], stdin, MEMSTACK_TIER_LIMITS="free=1,pro=unlimited")
+    out = result.output
+    assert result.exit_code == 0, out
+    assert "✓ Memory saved (preference) User is vegetarian." in out
+    assert "! Memory full, not saved: the free tier keeps at most 1 memories: User lives in Lisbon." in out
+    assert "You've reached the 1-memory limit of the free plan." in out  # the explicit one: the upgrade prompt
+
+
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     result = _run(tmp_path, ["chat", "--user", "ana", "--timezone", "Nowhere/Land"], "hello\n/quit\n")
     assert result.exit_code == 0 and "Error: unknown time zone 'Nowhere/Land'" in result.output

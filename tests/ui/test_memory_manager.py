@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import PHONE, Console, Served, assert_fits, open_view, user_id
+from .conftest import PHONE, Console, Served, assert_fits, open_view, serve, stop, user_id
 
 
 def memory(page: Page, content: str) -> Locator:
@@ -147,6 +147,24 @@ def test_category_filter_and_tier_limit(
     expect(alert).to_be_visible()
     expect(alert).to_contain_text("LimitReached")
     expect(memory(page, "Drinks oat milk")).to_have_count(0)
+
+
+def test_without_tiers_there_is_no_limit_to_choose(
+    page: Page, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """A self-hosted install (no tiers configured) limits nothing: no tier selector, usage "N / unlimited"."""
+    served = serve(tmp_path_factory.mktemp("ui-no-tiers"), "--auth", "local", tiers=None)
+    try:
+        user = user_id(request)
+        open_view(page, served.url, "memories", user)
+        expect(page.locator("#usage")).to_have_text("0 / unlimited memories")
+        expect(page.locator("#tier")).to_be_hidden()
+        expect(page.locator("#usage-meter")).to_be_hidden()
+        expect(page.locator("#usage-dropped")).to_be_hidden()
+        add(page, "Keeps bees on the roof", "fact")
+        expect(page.locator("#usage")).to_have_text("1 / unlimited memories")
+    finally:
+        stop(served)
 
 
 def test_a_memory_already_held_is_not_added_twice(

@@ -307,7 +307,7 @@ class CapturePipeline:
             user=user,
             message=message,
             at=at or self.clock(),
-            tier=(tier or self.tiers.default_tier).lower(),
+            tier=self.tiers.name_for(tier),
             session_id=session_id,
             turn=turn,
             agent_id=agent_id,

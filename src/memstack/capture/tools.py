@@ -203,7 +203,7 @@ class MemoryTools:
         turn_ref: str | None = None,
     ) -> ToolOutcome:
         limit = self.tiers.limit_for(tier)
-        tier_name = (tier or self.tiers.default_tier).lower()
+        tier_name = self.tiers.name_for(tier)
         now = self.clock()
         candidate = Candidate(content.strip(), category, 1.0, explicit=True, observed_at=now, evidence=content)
         kept, held = await asyncio.to_thread(screen_candidates, [candidate], self._guard)  # the guard may embed

@@ -14,8 +14,10 @@ follow the same rules:
   the same fact with more detail: its old text stays in the history, the note says why and which judge decided),
   so news never leaves both facts active and never loses the old one; **none**: nothing is stored (the memory
   already says it);
-* **new**: inserted under the user's tier limit (count and insert are one transaction); at the limit an automatic
-  save is dropped silently and an explicit one returns the upgrade prompt;
+* **new**: inserted under the user's tier limit (count and insert are one transaction). At the limit nothing is
+  stored, and never silently: the update is ``dropped_limit`` with the tier and its limit (the badge, ``memory_updates``
+  and every interface show it); an explicit save also returns the upgrade prompt; an automatic capture is counted for
+  the user in the store (``store.drops``: ``usage`` reports it) and logged, once per user (:class:`LimitNotices`);
 * writes for one user are serialised in this process (nearest → decide → write under a per-user lock), so two
   detections running at once cannot both miss each other's memory;
 * every write carries ``turn_ref`` in ``source_turn_ids``: a write repeated after a crash (the same turn's
@@ -25,6 +27,8 @@ follow the same rules:
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -52,11 +56,13 @@ from memstack.types import (
     UpdateAction,
     UserRef,
     Vector,
+    utcnow,
 )
 
 __all__ = [
     "Guard",
     "GuardVerdict",
+    "LimitNotices",
     "MemoryWriter",
     "Quarantined",
     "UserLocks",
@@ -64,6 +70,8 @@ __all__ = [
     "default_guard",
     "screen_candidates",
 ]
+
+log = logging.getLogger(__name__)
 
 
 class GuardVerdict(Protocol):
@@ -181,6 +189,37 @@ class _Call:
         return (self.turn_ref,) if self.turn_ref is not None else ()
 
 
+class LimitNotices:
+    """The users whose full tier this process has logged, so that a user at the limit is logged once rather than on
+    every message.
+
+    A bounded per-process record (``size`` users, the least recently noted evicted first; a user is two ids of at
+    most 200 characters): a user evicted from it, seen by another process or after a restart is logged once more.
+    Only a log line depends on it; the count in the store (``usage``) is exact. A user is cleared when one of their
+    captures is stored again, so the next time the tier fills up is logged too, and when they are erased."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._noted: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def first(self, user: UserRef) -> bool:
+        """Whether this is the first drop noted for ``user`` (since it was last cleared); notes it."""
+        key = (user.tenant, user.user_id)
+        if key in self._noted:
+            self._noted.move_to_end(key)
+            return False
+        self._noted[key] = None
+        if len(self._noted) > self.size:
+            self._noted.popitem(last=False)
+        return True
+
+    def forget(self, user: UserRef) -> None:
+        self._noted.pop((user.tenant, user.user_id), None)
+
+    def __len__(self) -> int:
+        return len(self._noted)
+
+
 class UserLocks:
     """One ``asyncio.Lock`` per user while anyone holds or waits for it."""
 
@@ -224,6 +263,11 @@ class MemoryWriter:
         self.neighbours = neighbours
         self.actor = actor
         self._locks = UserLocks()
+        self.notices = LimitNotices()
+
+    def forget(self, user: UserRef) -> None:
+        """Drop what this process holds about ``user`` (they were erased)."""
+        self.notices.forget(user)
 
     async def write(
         self,
@@ -359,7 +403,26 @@ class MemoryWriter:
         try:
             memory = await self.store.memories.add(user, new, vector, limit=limit, actor=actor)
         except LimitReached as full:
-            prompt = LimitReached(tier, full.limit).upgrade_prompt if candidate.explicit else None
-            dropped = MemoryUpdate(None, candidate.content, candidate.category, UpdateAction.DROPPED_LIMIT)
-            return WriteOutcome(dropped, upgrade_prompt=prompt, reason=f"the {tier} tier is full ({full.limit})")
+            return await self._dropped(user, candidate, tier, full.limit)
+        self.notices.forget(user)  # below the limit again: the next time it fills up is news
         return WriteOutcome(_update(memory, UpdateAction.CREATED), reason=decision.reason)
+
+    async def _dropped(self, user: UserRef, candidate: Candidate, tier: str, limit: int) -> WriteOutcome:
+        """The tier is full: an explicit save gets the upgrade prompt; an automatic capture is counted for the user
+        and logged (once per user, :class:`LimitNotices`). Both are reported as ``dropped_limit``. A detection resumed
+        after a crash between this count and its checkpoint counts the drop again (one more per such crash)."""
+        update = MemoryUpdate(None, candidate.content, candidate.category, UpdateAction.DROPPED_LIMIT, tier, limit)
+        reason = f"the {tier} tier is full ({limit})"
+        if candidate.explicit:
+            return WriteOutcome(update, upgrade_prompt=LimitReached(tier, limit).upgrade_prompt, reason=reason)
+        await self.store.drops.record(user, at=utcnow())
+        if self.notices.first(user):
+            log.warning(
+                "user %r of tenant %r is at the %s tier's limit of %d memories: automatic captures are not stored "
+                "(counted in their usage; logged once per user)",
+                user.user_id,
+                user.tenant,
+                tier,
+                limit,
+            )
+        return WriteOutcome(update, reason=reason)

@@ -23,7 +23,17 @@ from rich.table import Table
 from memstack.cli._common import echo_json
 from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
-from memstack.types import ChatDone, ChatResult, ChatToken, ChatToolEvent, FragmentStatus, Manifest, Memory, UserRef
+from memstack.types import (
+    ChatDone,
+    ChatResult,
+    ChatToken,
+    ChatToolEvent,
+    FragmentStatus,
+    Manifest,
+    Memory,
+    UpdateAction,
+    UserRef,
+)
 
 __all__ = ["bench_turn", "chat", "print_badge", "print_explain", "register"]
 
@@ -42,9 +52,11 @@ def print_badge(console: Console, result: ChatResult) -> None:
     for update in result.badge:
         verb = "Memory updated" if update.action.value == "updated" else "Memory saved"
         console.print(f"  [bold green]✓ {verb}[/] [dim]({update.category.value})[/] {escape(update.content)}")
-    known = [u for u in result.memory_updates if u.action.value == "duplicate"]
-    for update in known:
-        console.print(f"  [dim]= already remembered: {escape(update.content)}[/]")
+    for update in result.memory_updates:
+        if update.action is UpdateAction.DUPLICATE:
+            console.print(f"  [dim]= already remembered: {escape(update.content)}[/]")
+        elif update.action is UpdateAction.DROPPED_LIMIT:  # the tier is full: never silent
+            console.print(f"  [bold yellow]! Memory full, {escape(update.note)}:[/] {escape(update.content)}")
     if result.upgrade_prompt:
         console.print(f"  [bold yellow]! {escape(result.upgrade_prompt)}[/]")
     if result.memory_pending:
@@ -182,7 +194,7 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
 @click.option("--session", "-s", "session_id", default=None, help="Continue this session.")
 @click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
 @click.option("--timezone", "timezone", default=None, help="Your IANA time zone, e.g. Europe/Paris.")
-@click.option("--tier", default=None, help="Subscription tier for memory limits (default: the default tier).")
+@click.option("--tier", default=None, help="Subscription tier for memory limits (when tiers are configured).")
 @click.option("--no-memory", is_flag=True, help="No long-term memory read or write.")
 @click.option("--temporary", is_flag=True, help="Temporary chat: nothing is stored.")
 @click.option("--verbose", "-v", is_flag=True, help="Show memstack's warnings (model failures, retries).")

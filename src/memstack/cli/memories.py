@@ -49,7 +49,10 @@ def _status(memory: Memory) -> str:
 
 def _usage_line(user: UserRef, usage: MemoryUsage) -> str:
     limit = "unlimited" if usage.limit is None else str(usage.limit)
-    return f"{user.user_id} ({user.tenant}): {usage.active} of {limit} memories, {usage.tier} tier"
+    line = f"{user.user_id} ({user.tenant}): {usage.active} of {limit} memories, {usage.tier} tier"
+    if usage.dropped:
+        line += f"; {usage.dropped} automatic capture(s) not saved because the tier was full"
+    return line
 
 
 def _memory_table(rows: Sequence[Memory | ScoredMemory], title: str) -> Table:

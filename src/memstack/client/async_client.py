@@ -411,7 +411,14 @@ class AsyncMemstackClient:
     async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
         uid, _ = await self._user(user, tenant)
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/usage", params={"tier": tier})
-        return MemoryUsage(data["tier"], int(data["active"]), data.get("limit"))
+        last = data.get("last_dropped_at")
+        return MemoryUsage(
+            data["tier"],
+            int(data["active"]),
+            data.get("limit"),
+            int(data.get("dropped") or 0),
+            None if last is None else datetime.fromisoformat(str(last)),
+        )
 
     # -- a user as a whole: data access and erasure ------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ another user is refused. Over HTTP every request needs ``Authorization: Bearer K
 create``), even on loopback: the MCP endpoint has no local mode. A key sees only its tenant's users.
 
 memstack's own errors (unknown id, empty query, full tier, bad key) come back as tool errors carrying the message
-(``isError``); the server keeps serving.
+(``isError``); the server keeps serving. A full tier's names the tier and its limit and carries the upgrade prompt.
+The tools capture nothing automatically (``add_memory`` is an explicit save), so nothing is dropped unreported.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memstack.engine import AsyncMemstack
-from memstack.errors import InputError, MemstackError, Unauthorized
+from memstack.errors import InputError, LimitReached, MemstackError, Unauthorized
 from memstack.server.auth import KeyCache
 from memstack.server.settings import ServerSettings
 from memstack.server.wire import memory_json, scored_json
@@ -81,9 +82,12 @@ class McpScope:
 
 
 async def _tool(call: Callable[[], Awaitable[T]]) -> T:
-    """memstack's errors become tool errors with their message; anything else stays a crash the SDK reports."""
+    """memstack's errors become tool errors with their message (a full tier's with the upgrade prompt, which the
+    assistant can pass on); anything else stays a crash the SDK reports."""
     try:
         return await call()
+    except LimitReached as exc:
+        raise ToolError(f"LimitReached: {exc} (tier {exc.tier}, limit {exc.limit}). {exc.upgrade_prompt}") from exc
     except MemstackError as exc:
         raise ToolError(str(exc)) from exc
 

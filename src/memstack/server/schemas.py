@@ -154,6 +154,8 @@ class UsageOut(BaseModel):
     limit: int | None = Field(description="null: unlimited")
     remaining: int | None
     display: str = Field(description='For the UI, e.g. "37 / 50" or "37 / unlimited"')
+    dropped: int = Field(description="Automatic captures a full tier kept from being stored, all time")
+    last_dropped_at: datetime | None = Field(description="When the last of them was")
 
 
 class AgentOut(BaseModel):
@@ -185,7 +187,12 @@ class MemoryUpdateOut(BaseModel):
     id: str | None
     content: str
     category: Category
-    action: str = Field(description="created, updated, duplicate or dropped_limit")
+    action: str = Field(
+        description="created, updated, duplicate, or dropped_limit: the user's tier is full and this automatic "
+        "capture was not stored (tier and limit say which)"
+    )
+    tier: str | None = Field(default=None, description="dropped_limit: the tier that is full")
+    limit: int | None = Field(default=None, description="dropped_limit: that tier's memory limit")
 
 
 class TokenUsageOut(BaseModel):
@@ -370,6 +377,10 @@ class ExportOut(BaseModel):
     )
     contexts: list[dict[str, Any]] = Field(description="Stored context manifests (what the model saw per reply)")
     jobs: list[dict[str, Any]] = Field(description="Background jobs recorded for the user (memory detection, merges)")
+    dropped_captures: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Automatic captures a full tier kept from being stored: count, first_at, last_at (0 or 1 entry)",
+    )
 
 
 class ErasureOut(BaseModel):

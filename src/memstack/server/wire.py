@@ -76,6 +76,8 @@ def usage_json(user_id: str, usage: MemoryUsage) -> dict[str, Any]:
         "limit": usage.limit,
         "remaining": usage.remaining,
         "display": f"{usage.active} / {limit}",
+        "dropped": usage.dropped,
+        "last_dropped_at": None if usage.last_dropped_at is None else usage.last_dropped_at.isoformat(),
     }
 
 

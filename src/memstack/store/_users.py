@@ -18,6 +18,7 @@ from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef
 __all__ = [
     "ARTIFACT",
     "CONTEXT",
+    "DROPPED",
     "HISTORY",
     "JOB",
     "MEMORY",
@@ -87,6 +88,7 @@ ARTIFACT = ("turn", "idx", "kind", "role", "language", "label", "content", "crea
 SNAPSHOT = ("turn", "reason", "facts", "at")
 CONTEXT = ("context_id", "session_id", "created_at", "manifest")
 JOB = ("id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error")
+DROPPED = ("count", "first_at", "last_at")
 
 #: Columns a backend may hand over as JSON text (SQLite) rather than parsed (PostgreSQL's jsonb and arrays).
 _JSON = frozenset({"source_turn_ids", "before", "after", "facts", "flags", "manifest", "payload", "result"})
@@ -102,7 +104,8 @@ class ExportSql:
     tenant, user (ids of memories permanently deleted whose history remains); ``sessions``: tenant, user, after
     key, limit (the key, then :data:`SESSION`); ``turns``, ``messages``, ``artifacts``, ``snapshots``: tenant, user,
     session key; ``contexts`` and ``jobs``: tenant, user, after key, limit (the key, then :data:`CONTEXT` or
-    :data:`JOB`; a job's key is its id). ``ids`` turns a list of ids into the parameter ``history`` expects."""
+    :data:`JOB`; a job's key is its id); ``dropped``: tenant, user (at most one row, :data:`DROPPED`: automatic
+    captures a full tier kept out). ``ids`` turns a list of ids into the parameter ``history`` expects."""
 
     memories: str
     history: str
@@ -114,6 +117,7 @@ class ExportSql:
     snapshots: str
     contexts: str
     jobs: str
+    dropped: str
     ids: Callable[[list[str]], Any]
 
 
@@ -146,7 +150,8 @@ def _history(rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
 
 
 async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterator[UserRecord]:
-    """Every record of ``user``, section by section (memories, sessions, contexts, jobs), read a page at a time."""
+    """Every record of ``user``, section by section (memories, sessions, contexts, jobs, dropped captures), read a
+    page at a time."""
     who = (user.tenant, user.user_id)
     after: Any = 0
     while page := await rows(sql.memories, (*who, after, PAGE)):
@@ -187,3 +192,5 @@ async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterato
             after = page[-1][0]
             for row in page:
                 yield UserRecord(kind, record(columns, row[1:]))
+    for row in await rows(sql.dropped, who):
+        yield UserRecord("dropped", record(DROPPED, row))

@@ -28,6 +28,7 @@ from memstack.types import (
     Artifact,
     BaseTruthSnapshot,
     DeletedBy,
+    DroppedCaptures,
     ErasureReport,
     HistoryAction,
     Job,
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "AgentStore",
     "ArchiveVectors",
+    "CaptureDrops",
     "ChatThreads",
     "ContextStore",
     "HeldLock",
@@ -453,6 +455,20 @@ class AgentStore(Protocol):
 
 
 @runtime_checkable
+class CaptureDrops(Protocol):
+    """Automatic captures a full tier kept from being stored, counted per user (what ``usage`` reports as
+    ``dropped``): one row per user, exported and erased with the user's other data."""
+
+    async def record(self, user: UserRef, *, at: datetime) -> None:
+        """Count one more for ``user`` (the first time is kept, the last one moves to ``at``)."""
+        ...
+
+    async def get(self, user: UserRef) -> DroppedCaptures:
+        """The user's count; zero (and no times) for a user no limit ever stopped."""
+        ...
+
+
+@runtime_checkable
 class ChatThreads(Protocol):
     """Where a conversation that a client keeps (and sends whole with every call, as OpenAI's chat completions API
     does) continues: after each turn, a digest of the messages the client then holds names the turn's session and
@@ -567,6 +583,9 @@ class Store(Protocol):
 
     @property
     def idempotency(self) -> IdempotencyStore: ...
+
+    @property
+    def drops(self) -> CaptureDrops: ...
 
     @property
     def dim(self) -> int: ...

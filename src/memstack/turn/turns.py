@@ -114,9 +114,11 @@ class Turns:
 
     def forget(self, user: UserRef) -> None:
         """Drop every cache of ``user`` in this process (recall's index of their archive, the recent exchanges the
-        classifier reads, message vectors waiting for phase 2): the user was erased."""
+        classifier reads, message vectors waiting for phase 2, whether their full tier was logged): the user was
+        erased."""
         self.recaller.archive.forget(user)
         self.runner.forget(user)
+        self.pipeline.writer.forget(user)
 
     def resume(self) -> None:
         """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished; then scan

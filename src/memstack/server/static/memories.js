@@ -28,6 +28,10 @@ export function setupMemories(info) {
     tier.append(h("option", { value: name }, `${name} (${limit === null ? "unlimited" : limit})`));
   }
   tier.value = info.default_tier;
+  // No tiers configured (a self-hosted install): nothing is limited, so there is no tier to choose.
+  const noTiers = Object.keys(info.tiers).length === 0;
+  tier.hidden = noTiers;
+  $("#tier-label").hidden = noTiers;
 
   tier.addEventListener("change", () => refreshUsage());
   filter.addEventListener("change", () => { state.category = filter.value; refresh(); });
@@ -72,6 +76,12 @@ async function refreshUsage() {
   const usage = await guarded(() => request("GET", `${base()}/usage`, { query: { tier: $("#tier").value } }));
   if (!usage) return;
   $("#usage").textContent = `${usage.display} memories`;
+  // Automatic captures a full tier kept out: never silent.
+  const dropped = $("#usage-dropped");
+  dropped.hidden = !usage.dropped;
+  dropped.textContent = usage.dropped
+    ? `${usage.dropped} automatic ${usage.dropped === 1 ? "capture" : "captures"} not saved: the tier was full`
+    : "";
   const meter = $("#usage-meter");
   meter.hidden = usage.limit === null;
   if (usage.limit !== null) {

@@ -71,6 +71,7 @@ _SQL = ExportSql(
         "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
         "WHERE tenant = %s AND user_id = %s AND id > %s ORDER BY id LIMIT %s"
     ),
+    dropped="SELECT count, first_at, last_at FROM capture_drops WHERE tenant = %s AND user_id = %s",
     ids=list,
 )
 
@@ -96,6 +97,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
+    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
 )
 
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"

@@ -66,6 +66,7 @@ _SQL = ExportSql(
         "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
         f"WHERE {_MINE} AND id > ? ORDER BY id LIMIT ?"
     ),
+    dropped=f"SELECT count, first_at, last_at FROM capture_drops WHERE {_MINE}",
     ids=lambda ids: json.dumps(ids),
 )
 
@@ -89,6 +90,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
+    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
 )
 
 
