@@ -171,6 +171,9 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     await workload(ms, user, now=NOW)  # memories managed, chat turns, contexts, an import, a session ended
+    await ms.wait_idle()
+    forgotten = await ms.forget_about(user, "Porto")  # what the user said about it is hidden with the memory
+    assert forgotten.memories and forgotten.hidden
     await ms.chat(user, "Here is my script:\n```python\nprint('hello')\n```\nWhat does it do?", session_id="code")
     old = await ms.add(user, "I drink green tea", category="preference")
     # force: the dedup rule calls the richer text a duplicate of the first, and this test needs both stored
@@ -218,7 +221,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     before = db.counts(ALICE)
     known = {"memories", "memory_history", "sessions", "session_turns", "session_artifacts", "session_snapshots"}
     known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads", "idempotency_keys"}
-    known |= {"capture_drops"}
+    known |= {"capture_drops", "hidden_items"}
     if isinstance(ms.store, PostgresStore):
         known |= {"archive_stats", "memory_ann_indexes"}
     assert known <= set(before)  # the catalogue was read (a sanity check, not the list the test relies on)
@@ -242,6 +245,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     assert any(m.get("merged_into") for m in memories)  # superseded
     assert any(m.get("is_active") is False for m in memories)
     assert sum(len(m["history"]) for m in memories) == before["memory_history"]
+    assert sum(len(m["hides"]) for m in memories) == before["hidden_items"]
     sessions = document["sessions"]
     session_ids = {r[0] for r in db.all_rows(ALICE, "SELECT id FROM sessions WHERE tenant = ? AND user_id = ?")}
     assert {s["id"] for s in sessions} == session_ids and len(sessions) == len(session_ids)

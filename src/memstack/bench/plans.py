@@ -44,6 +44,7 @@ USER_TABLES = frozenset(
         "archive_stats",
         "context_manifests",
         "capture_drops",
+        "hidden_items",
     }
 )
 

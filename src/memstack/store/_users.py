@@ -19,6 +19,7 @@ __all__ = [
     "ARTIFACT",
     "CONTEXT",
     "DROPPED",
+    "HIDES",
     "HISTORY",
     "JOB",
     "MEMORY",
@@ -54,6 +55,7 @@ MEMORY = (
     "source_turn_ids",
 )
 HISTORY = ("memory_id", "action", "before", "after", "at", "actor", "note")
+HIDES = ("memory_id", "kind", "session_id", "turn", "text")
 SESSION = (
     "id",
     "agent",
@@ -101,7 +103,8 @@ Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
 class ExportSql:
     """A backend's statements. Parameters, in order: ``memories``: tenant, user, after key, limit (rows: the key,
     then :data:`MEMORY`); ``history``: tenant, user, memory ids (:data:`HISTORY`, oldest first); ``orphans``:
-    tenant, user (ids of memories permanently deleted whose history remains); ``sessions``: tenant, user, after
+    tenant, user (ids of memories permanently deleted whose history remains); ``hides``: tenant, user, memory ids
+    (:data:`HIDES`, what each memory's forget hides, in the order hidden); ``sessions``: tenant, user, after
     key, limit (the key, then :data:`SESSION`); ``turns``, ``messages``, ``artifacts``, ``snapshots``: tenant, user,
     session key; ``contexts`` and ``jobs``: tenant, user, after key, limit (the key, then :data:`CONTEXT` or
     :data:`JOB`; a job's key is its id); ``dropped``: tenant, user (at most one row, :data:`DROPPED`: automatic
@@ -109,6 +112,7 @@ class ExportSql:
 
     memories: str
     history: str
+    hides: str
     orphans: str
     sessions: str
     turns: str
@@ -141,11 +145,11 @@ def record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     return {name: _plain(name, value) for name, value in zip(columns, row, strict=True)}
 
 
-def _history(rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+def _grouped(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        event = record(HISTORY, row)
-        grouped.setdefault(str(event.pop("memory_id")), []).append(event)
+        item = record(columns, row)
+        grouped.setdefault(str(item.pop("memory_id")), []).append(item)
     return grouped
 
 
@@ -156,16 +160,22 @@ async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterato
     after: Any = 0
     while page := await rows(sql.memories, (*who, after, PAGE)):
         after = page[-1][0]
-        ids = [str(r[1]) for r in page]
-        history = _history(await rows(sql.history, (*who, sql.ids(ids))))
+        ids = sql.ids([str(r[1]) for r in page])
+        history = _grouped(HISTORY, await rows(sql.history, (*who, ids)))
+        hides = _grouped(HIDES, await rows(sql.hides, (*who, ids)))
         for row in page:
             memory = record(MEMORY, row[1:])
-            yield UserRecord("memory", {**memory, "stored": True, "history": history.get(memory["id"], [])})
+            extra = {"history": history.get(memory["id"], []), "hides": hides.get(memory["id"], [])}
+            yield UserRecord("memory", {**memory, "stored": True, **extra})
     orphans = [str(r[0]) for r in await rows(sql.orphans, who)]
     for start in range(0, len(orphans), PAGE):
-        history = _history(await rows(sql.history, (*who, sql.ids(orphans[start : start + PAGE]))))
+        ids = sql.ids(orphans[start : start + PAGE])
+        history = _grouped(HISTORY, await rows(sql.history, (*who, ids)))
+        hides = _grouped(HIDES, await rows(sql.hides, (*who, ids)))
         for memory_id, events in history.items():
-            yield UserRecord("memory", {"id": memory_id, "stored": False, "history": events})
+            yield UserRecord(
+                "memory", {"id": memory_id, "stored": False, "history": events, "hides": hides.get(memory_id, [])}
+            )
     after = 0
     while page := await rows(sql.sessions, (*who, after, SESSION_PAGE)):
         after = page[-1][0]

@@ -30,6 +30,8 @@ from memstack.types import (
     DeletedBy,
     DroppedCaptures,
     ErasureReport,
+    Fact,
+    HiddenItem,
     HistoryAction,
     Job,
     Manifest,
@@ -59,6 +61,7 @@ __all__ = [
     "ChatThreads",
     "ContextStore",
     "HeldLock",
+    "HiddenStore",
     "IdempotencyStore",
     "JobStore",
     "KeyStore",
@@ -110,17 +113,29 @@ class MemoryStore(Protocol):
         ...
 
     async def forget(
-        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+        self,
+        user: UserRef,
+        memory_id: str,
+        *,
+        by: DeletedBy,
+        merged_into: str | None = None,
+        note: str = "",
+        hide: Sequence[HiddenItem] = (),
     ) -> Memory:
-        """Soft delete: inactive, restorable, history kept. ``merged_into`` records a consolidation."""
+        """Soft delete: inactive, restorable, history kept. ``merged_into`` records a consolidation. ``hide``: what
+        the forget keeps from the model besides the memory (:class:`HiddenStore`), written in the same
+        transaction, each item recorded as hidden by this memory."""
         ...
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
-        """Make a soft-deleted memory active again (tier limit applies)."""
+        """Make a soft-deleted memory active again (tier limit applies); in the same transaction, what its forget
+        hid is shown again (unless another forgotten memory hides it too)."""
         ...
 
-    async def delete(self, user: UserRef, memory_id: str) -> None:
-        """Permanent delete: the row and its vector are gone; a ``delete`` history row remains."""
+    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
+        """Permanent delete: the row and its vector are gone; a ``delete`` history row remains. What the memory's
+        forget hid (and ``hide``, written in the same transaction) stays hidden for good: no restore can show it
+        again; it goes when the user is erased."""
         ...
 
 
@@ -311,6 +326,49 @@ class ArchiveVectors(Protocol):
     async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         """Archived exchanges of any user whose vectors were never written, oldest first (the startup backfill
         after a crash between archiving and embedding, or of archives older than this table)."""
+        ...
+
+
+@runtime_checkable
+class HiddenStore(Protocol):
+    """What forgotten memories hide from the model besides themselves (:mod:`memstack.types.forget`): one row per
+    hidden item and the memory whose forget hides it, written by ``MemoryStore.forget`` / ``delete`` and removed by
+    ``restore``. The stored texts themselves are never changed, so a restore shows exactly what was hidden again.
+
+    Every read that feeds a model applies them inside its queries: ``SessionStore.open`` (the raw window, the turn
+    log and base truth leave hidden exchanges and facts out), ``SessionArchive.sessions`` (a hidden line reads as
+    empty, and ``with_line`` skips it), ``SessionArchive.search`` and ``ArchiveVectors.search`` (hidden exchanges'
+    messages are never found, nor shown as the message before one that is). ``SessionArchive.turns`` and the export
+    are the record: they include hidden exchanges. A process that ranks an archive in memory asks :meth:`version`
+    with each query and reads :meth:`hidden` again when it moved."""
+
+    async def hidden(self, user: UserRef, *, memory_id: str | None = None) -> builtins.list[HiddenItem]:
+        """The user's hidden items (those one memory hides, with ``memory_id``), in the order they were hidden."""
+        ...
+
+    async def version(self, user: UserRef) -> tuple[int, int]:
+        """Changes whenever the user's hidden items do (a hide or a restore, in any process): one indexed read."""
+        ...
+
+    async def mentions(
+        self,
+        user: UserRef,
+        terms: Sequence[str],
+        *,
+        turn_ids: Sequence[str] = (),
+        said_at: Sequence[datetime] = (),
+        limit: int = 1000,
+    ) -> builtins.list[ArchivedTurn]:
+        """The user's archived exchanges holding any of ``terms`` (stored stems, :mod:`memstack.text`; the newest
+        ``limit``), named in ``turn_ids`` (``session_id:turn``) or said at one of the times ``said_at`` (exactly),
+        hidden ones included, newest first: the exchanges a forget looks at."""
+        ...
+
+    async def session_texts(
+        self, user: UserRef, session_ids: Sequence[str]
+    ) -> builtins.list[tuple[str, str, tuple[Fact, ...]]]:
+        """``(session_id, line, base truth)`` of each of the user's sessions named, as stored (hidden facts and
+        lines included)."""
         ...
 
 
@@ -577,6 +635,9 @@ class Store(Protocol):
 
     @property
     def users(self) -> UserData: ...
+
+    @property
+    def hidden(self) -> HiddenStore: ...
 
     @property
     def threads(self) -> ChatThreads: ...

@@ -82,7 +82,13 @@ class Turns:
         )
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(
-            store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer, guard=write_guard
+            store,
+            embedder,
+            tiers=config.tiers,
+            scorer=self.scorer,
+            writer=self.pipeline.writer,
+            guard=write_guard,
+            on_forget=self.forgotten,
         )
         fact_guard = partial(check_session_fact, guard=self.guard)  # the poisoning check of every base-truth entry
         self.sessions = SessionService(store, self.summarizer, tuning.session, guard=fact_guard)
@@ -119,6 +125,11 @@ class Turns:
         self.recaller.archive.forget(user)
         self.runner.forget(user)
         self.pipeline.writer.forget(user)
+
+    def forgotten(self, user: UserRef) -> None:
+        """A memory of ``user`` was forgotten: drop the recent exchanges this process keeps for the classifier (they
+        may hold what is now hidden; the next turn reads the session's visible raw window instead)."""
+        self.runner.parts.recent.forget(user)
 
     def resume(self) -> None:
         """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished; then scan

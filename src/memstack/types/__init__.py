@@ -28,6 +28,7 @@ from memstack.types.chat import (
     ToolUse,
 )
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
+from memstack.types.forget import Forgetting, HiddenItem, HiddenKind
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
     AddResult,
@@ -103,8 +104,11 @@ __all__ = [
     "ErasureReport",
     "Exchange",
     "Fact",
+    "Forgetting",
     "Fragment",
     "FragmentStatus",
+    "HiddenItem",
+    "HiddenKind",
     "HistoryAction",
     "IngestResult",
     "Job",

@@ -29,6 +29,7 @@ from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
 from memstack.store.postgres.contexts import PgContexts
 from memstack.store.postgres.drops import PgDrops
+from memstack.store.postgres.hidden import PgHidden
 from memstack.store.postgres.idempotency import PgIdempotency
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
@@ -75,6 +76,7 @@ class PostgresStore:
         self._threads = PgThreads(db)
         self._idempotency = PgIdempotency(db)
         self._drops = PgDrops(db)
+        self._hidden = PgHidden(db)
 
     @classmethod
     async def open(
@@ -192,6 +194,10 @@ class PostgresStore:
     @property
     def users(self) -> PgUserData:
         return self._users
+
+    @property
+    def hidden(self) -> PgHidden:
+        return self._hidden
 
     @property
     def threads(self) -> PgThreads:

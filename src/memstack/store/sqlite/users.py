@@ -31,6 +31,10 @@ _SQL = ExportSql(
         "SELECT memory_id, action, before, after, at, actor, note FROM memory_history "
         f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY id"
     ),
+    hides=(
+        "SELECT memory_id, kind, session_id, turn, text FROM hidden_items "
+        f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY pk"
+    ),
     orphans=(
         f"SELECT DISTINCT h.memory_id FROM memory_history h WHERE h.{_MINE.replace(' AND ', ' AND h.')} "
         "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.tenant = h.tenant "
@@ -85,6 +89,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
     ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
     ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
+    ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
     ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
     ("memories", f"DELETE FROM memories WHERE {_MINE}"),
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
