@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HistoryAction, RecallKind, Source
+from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HiddenKind, HistoryAction, RecallKind, Source
 
 __all__ = [
     "AgentList",
@@ -27,6 +27,9 @@ __all__ = [
     "EventList",
     "EventOut",
     "ExportOut",
+    "ForgetIn",
+    "ForgetOut",
+    "HiddenOut",
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
@@ -130,6 +133,27 @@ class DeleteOut(BaseModel):
     id: str
     permanent: bool = Field(description="True: gone for good (history kept); false: forgotten, restorable")
     memory: MemoryOut | None = Field(description="The forgotten memory (null after a permanent delete)")
+
+
+class ForgetIn(_In):
+    query: str = Field(min_length=1, max_length=1000, description="What to forget everything about, e.g. 'my cat'")
+    dry_run: bool = Field(default=False, description="Only show what would be forgotten and hidden; change nothing")
+
+
+class HiddenOut(BaseModel):
+    kind: HiddenKind = Field(description="turn: an exchange of a session; fact: a session fact; line: a summary line")
+    session_id: str
+    turn: int = Field(description="The exchange's number (kind turn; 0 otherwise)")
+    text: str = Field(description="The fact or line hidden; for an exchange, its user message (clipped)")
+    memory_id: str = Field(description="The memory whose forget hides it")
+    reason: str = Field(description="source: the memory came from it; mentions: it says what the memory says")
+
+
+class ForgetOut(BaseModel):
+    query: str
+    dry_run: bool = Field(description="True: a preview, nothing was changed")
+    memories: list[MemoryOut] = Field(description="Forgotten (restorable one by one), or what would be in a preview")
+    hidden: list[HiddenOut] = Field(description="What stops reaching the model with them (each thing once)")
 
 
 class EventOut(BaseModel):

@@ -11,12 +11,22 @@ from typing import Any
 
 from starlette.responses import Response
 
-from memstack.types import AgentRecord, IngestResult, Memory, MemoryEvent, MemoryUsage, ScoredMemory, SessionSummary
+from memstack.types import (
+    AgentRecord,
+    Forgetting,
+    IngestResult,
+    Memory,
+    MemoryEvent,
+    MemoryUsage,
+    ScoredMemory,
+    SessionSummary,
+)
 
 __all__ = [
     "MemoryFragments",
     "agent_json",
     "event_json",
+    "forgetting_json",
     "ingest_json",
     "json_response",
     "memory_json",
@@ -47,6 +57,15 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "expires_at": _ts(m.expires_at),
         "merged_into": m.merged_into,
         "source_turn_ids": list(m.source_turn_ids),
+    }
+
+
+def forgetting_json(f: Forgetting) -> dict[str, Any]:
+    return {
+        "query": f.query,
+        "dry_run": f.dry_run,
+        "memories": [memory_json(m) for m in f.memories],
+        "hidden": [i.to_dict() for i in f.hidden],
     }
 
 
