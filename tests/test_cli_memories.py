@@ -89,6 +89,25 @@ def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     assert table.exit_code == 0 and "score" in table.output and "Prefers green tea" in table.output
 
 
+def test_forget_everything_about_something_after_a_preview(cli) -> None:  # type: ignore[no-untyped-def]
+    for text in ("User has a cat named Miso", "Miso is afraid of the vacuum", "User is learning Portuguese"):
+        cli("memories", "add", "--user", "alice", text)
+    preview = cli("memories", "forget", "--user", "alice", "--about", "everything about my cat", "--dry-run")
+    assert preview.exit_code == 0, preview.output
+    assert "Miso is afraid of the vacuum" in preview.output and "Portuguese" not in preview.output
+    assert len(_ids(cli)) == 3  # a preview changes nothing
+    declined = cli("memories", "forget", "--user", "alice", "--about", "my cat", input="n\n")
+    assert declined.exit_code == 1 and "Forget these 2 memories" in declined.output and len(_ids(cli)) == 3
+    done = cli("memories", "forget", "--user", "alice", "--about", "my cat", input="y\n")
+    assert done.exit_code == 0 and "Forgot 2 memories" in done.output
+    remaining = json.loads(cli("memories", "list", "--user", "alice", "--json").output)
+    assert [m["content"] for m in remaining] == ["User is learning Portuguese"]
+    nothing = json.loads(cli("memories", "forget", "-u", "alice", "--about", "my motorbike", "--json").output)
+    assert nothing["memories"] == [] and nothing["dry_run"] is True
+    both = cli("memories", "forget", "--user", "alice", "mem_x", "--about", "cats")
+    assert both.exit_code == 2 and "name one memory (MEMORY_ID) or what to forget everything about" in both.output
+
+
 def test_edit_forget_restore_delete_and_history(cli) -> None:  # type: ignore[no-untyped-def]
     cli("memories", "add", "--user", "alice", "Lives in Porto")
     (memory_id,) = _ids(cli)

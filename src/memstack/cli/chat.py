@@ -1,6 +1,7 @@
 """``memstack chat``: talk to the engine in the terminal, with the "Memory updated" badge after each reply.
 
-Commands inside the chat: ``/memories`` (what is remembered), ``/forget ID|words`` (forget one memory),
+Commands inside the chat: ``/memories`` (what is remembered), ``/forget ID`` (forget one memory) or ``/forget
+words`` (everything about them, after a preview),
 ``/explain`` (what the model saw for the last reply), ``/new`` (start a new session), ``/help``, ``/quit``.
 With no chat model configured the replies come from the offline responder, which says so.
 """
@@ -39,7 +40,8 @@ __all__ = ["bench_turn", "chat", "print_badge", "print_explain", "register"]
 
 _HELP = (
     "/memories  list what is remembered about you\n"
-    "/forget ID|words  forget one memory (restorable with `memstack memories restore`)\n"
+    "/forget ID  forget one memory (restorable with `memstack memories restore`)\n"
+    "/forget words  forget everything about them (a preview first; each restorable)\n"
     "/explain  show what the model saw for the last reply\n"
     "/new  start a new session\n"
     "/quit  leave (Ctrl-D works too)"
@@ -122,19 +124,33 @@ def _memory_rows(console: Console, memories: Sequence[Memory]) -> None:
 
 
 async def _forget(ms: AsyncMemstack, console: Console, user: UserRef, target: str) -> None:
+    """``/forget ID`` forgets that memory; ``/forget words`` everything about them, after a preview and a yes."""
     target = target.strip()
     if not target:
-        console.print("[yellow]say which memory: /forget ID or /forget some words of it[/]")
+        console.print("[yellow]say what to forget: /forget ID, or /forget what it is about (e.g. my cat)[/]")
         return
-    memory_id = target
-    if not target.startswith("mem_"):
-        hits = await ms.search(user, target, k=1)
-        if not hits:
-            console.print("[yellow]no memory matches that[/]")
-            return
-        memory_id = hits[0].memory.id
-    forgotten = await ms.forget(user, memory_id, by="user", note="forgotten from memstack chat")
-    console.print(f"  [green]forgot[/] {escape(forgotten.content)} [dim]({forgotten.id}; restorable)[/]")
+    if target.startswith("mem_") and " " not in target:
+        forgotten = await ms.forget(user, target, by="user", note="forgotten from memstack chat")
+        console.print(f"  [green]forgot[/] {escape(forgotten.content)} [dim]({forgotten.id}; restorable)[/]")
+        return
+    preview = await ms.forget_about(user, target, dry_run=True)
+    if not preview.memories:
+        console.print("[yellow]no memory is about that[/]")
+        return
+    for memory in preview.memories:
+        console.print(f"  [yellow]-[/] {escape(memory.content)} [dim]({memory.id})[/]")
+    if preview.hidden:
+        kinds = Counter(item.kind.value for item in preview.hidden)
+        said = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(kinds.items()))
+        console.print(f"  [dim]and what they came from or what mentions them: {said}[/]")
+    which = "these" if len(preview.memories) > 1 else "this"
+    answer = await asyncio.to_thread(console.input, f"forget {which}? {escape('[y/N]')} ")
+    if answer.strip().lower() not in ("y", "yes"):
+        console.print("[dim]nothing forgotten[/]")
+        return
+    done = await ms.forget_about(user, target)
+    for memory in done.memories:
+        console.print(f"  [green]forgot[/] {escape(memory.content)} [dim]({memory.id}; restorable)[/]")
 
 
 async def _turn(ms: AsyncMemstack, console: Console, user: UserRef, text: str, options: dict[str, Any]) -> ChatResult:
