@@ -581,18 +581,19 @@ class UserData(Protocol):
     def export(self, user: UserRef) -> AsyncIterator[UserRecord]:
         """The user's data a record at a time, read in pages (a large user is never held in memory at once):
         memories (active, forgotten, superseded; and those permanently deleted whose history remains), each with
-        its history; sessions, each with its facts, turn log, archived messages, artifacts and snapshots; stored
-        context manifests; background jobs recorded for the user. Vectors and kept HTTP responses
-        (``idempotency``) are not exported. A user the store has never seen yields nothing."""
+        its history and what its forget hides (``hides``); sessions, each with its facts, turn log, archived
+        messages, artifacts and snapshots; stored context manifests; background jobs recorded for the user. Vectors
+        and kept HTTP responses (``idempotency``) are not exported. A user the store has never seen yields
+        nothing."""
         ...
 
     async def erase(self, user: UserRef) -> ErasureReport:
-        """Remove every row of the user in one transaction (memories, history, full-text terms, vectors and
-        per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive statistics,
-        context manifests, session leases, background jobs, responses kept under idempotency keys) and say how
-        many rows of each table went. A pending job removed here is never claimed again; a turn in flight loses its
-        lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing and is not
-        an error."""
+        """Remove every row of the user in one transaction (memories, history, hidden items, full-text terms,
+        vectors and per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive
+        statistics, context manifests, session leases, background jobs, responses kept under idempotency keys) and
+        say how many rows of each table went. A pending job removed here is never claimed again; a turn in flight
+        loses its lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing
+        and is not an error."""
         ...
 
 
