@@ -65,8 +65,17 @@ _FRAMING = frozenset(stem(w) for w in (*FRAMING_WORDS, *GENERIC_TOPIC_WORDS))
 _REQUEST = frozenset(stem(w) for w in REQUEST_WORDS)
 
 
+def _key_words(text: str, skip: frozenset[str] = _FRAMING) -> dict[str, str]:
+    """The content words of ``text`` whose stem is not in ``skip``, by stem (one word per stem)."""
+    out: dict[str, str] = {}
+    for w in words(text):
+        if w not in STOP_WORDS and (s := stem(w)) not in skip:
+            out.setdefault(s, w)
+    return out
+
+
 def _stems(text: str, *, skip: frozenset[str] = _FRAMING) -> set[str]:
-    return {s for s in (stem(w) for w in words(text) if w not in STOP_WORDS) if s not in skip}
+    return set(_key_words(text, skip))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,21 +159,25 @@ class Forgetter:
     async def matching(self, user: UserRef, query: str) -> list[Memory]:
         """The user's active memories ``query`` is about (module docstring), newest first."""
         check_text(query, "the forget query")
-        keys = _stems(query, skip=_FRAMING | _REQUEST) or _stems(query, skip=_REQUEST)
-        if not query.strip() or not keys:
+        asked = _key_words(query, _FRAMING | _REQUEST) or _key_words(query, _REQUEST)
+        if not query.strip() or not asked:
             raise InputError("say what to forget: the query needs a word about it, e.g. 'my cat'")
+        keys = set(asked)
         found: dict[str, Memory] = {}
-        for hit in await self.store.index.search_text(user, " ".join(sorted(keys)), MAX_MATCHES):
+        for hit in await self.store.index.search_text(user, " ".join(asked.values()), MAX_MATCHES):
             if keys <= _stems(hit.memory.content, skip=frozenset()):
                 found[hit.memory.id] = hit.memory
         vector = (await self.embedder.embed([query]))[0]
         for hit in await self.store.index.nearest(user, vector, MAX_MATCHES):
             if hit.score >= FORGET_MIN_COSINE:
                 found.setdefault(hit.memory.id, hit.memory)
-        names = {n for m in found.values() for n in Trace.of(m.content).names}
-        if names:
-            for hit in await self.store.index.search_text(user, " ".join(sorted(names)), MAX_MATCHES):
-                if names & Trace.of(hit.memory.content).names:
+        named: dict[str, str] = {}
+        for memory in found.values():
+            names = Trace.of(memory.content).names
+            named.update((n, w) for n, w in _key_words(memory.content).items() if n in names)
+        if named:
+            for hit in await self.store.index.search_text(user, " ".join(named.values()), MAX_MATCHES):
+                if named.keys() & Trace.of(hit.memory.content).names:
                     found.setdefault(hit.memory.id, hit.memory)
         return sorted(found.values(), key=lambda m: (m.created_at, m.id), reverse=True)
 
