@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from memstack.embed import Embedder
 from memstack.errors import InputError
-from memstack.store._hidden import parse_turn_ids
+from memstack.store._hidden import MAX_HIDDEN, parse_turn_ids
 from memstack.store.base import Store
 from memstack.text import FRAMING_WORDS, GENERIC_TOPIC_WORDS, REQUEST_WORDS, STOP_WORDS, stem, words
 from memstack.types import HiddenItem, HiddenKind, Memory, UserRef, check_text
@@ -154,6 +154,9 @@ class Forgetter:
                     items.append(HiddenItem(HiddenKind.FACT, session_id, 0, fact.text, memory.id, "mentions"))
             if line and trace.found_in(line, loosely=loose):
                 items.append(HiddenItem(HiddenKind.LINE, session_id, 0, line, memory.id, "mentions"))
+        if len(items) > MAX_HIDDEN:  # what one forget may hide: the memory's sources first, then the newest
+            items.sort(key=lambda i: (i.reason != "source", i.kind is not HiddenKind.TURN))
+            items = items[:MAX_HIDDEN]
         return items
 
     async def matching(self, user: UserRef, query: str) -> list[Memory]:
