@@ -240,6 +240,11 @@ def extraction_command(data: Path, classifier: str | None, limit: int | None, as
 @eval_group.command("updates")
 @_data_option("JSON Lines, one case a line: {id, kind (update|compatible), memory, category, message}.")
 @click.option("--classifier", default="offline", show_default=True, help="offline, or a model string for the LLM.")
+@click.option(
+    "--update-model",
+    default=None,
+    help="The update judge: offline, offline:rules or a model string (default: the engine's, following --classifier).",
+)
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
 @click.option(
     "--report",
@@ -250,13 +255,19 @@ def extraction_command(data: Path, classifier: str | None, limit: int | None, as
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 @click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
 def updates_command(
-    data: Path, classifier: str, embedder: str, report: Path | None, as_json: bool, progress: bool
+    data: Path,
+    classifier: str,
+    update_model: str | None,
+    embedder: str,
+    report: Path | None,
+    as_json: bool,
+    progress: bool,
 ) -> None:
     """Send each case's message in a chat turn to a fresh user holding its memory, and check whether the memory
     was superseded (it must be for an update, never for a compatible case) and the news stored.
 
     Last line: {"cases","updates","updates_applied","update_rate",…,"compatible","compatible_superseded",…,
-    "p50_ms","p95_ms","classifier"}.
+    "p50_ms","p95_ms","classifier","judge"}.
     """
     from memstack.evals.common import emit
     from memstack.evals.common import progress as progress_bar
@@ -268,7 +279,9 @@ def updates_command(
         raise click.ClickException(str(exc)) from exc
     with progress_bar("cases", len(cases), enabled=progress) as bar:
         summary, outcomes = run_async(
-            lambda: run_updates(cases, embedder=embedder, classifier=classifier, progress=bar.advance)
+            lambda: run_updates(
+                cases, embedder=embedder, classifier=classifier, update_model=update_model, progress=bar.advance
+            )
         )
     if report is not None:
         write_report(report, outcomes)
@@ -280,7 +293,8 @@ def updates_command(
             what = "not applied" if o.kind == "update" else "superseded"
             click.echo(f"{o.id}: {o.kind} {what}; memories now: {' | '.join(o.memories)}")
     click.echo(
-        f"{summary['cases']} cases ({summary['classifier']}): {summary['updates_applied']} of {summary['updates']} "
+        f"{summary['cases']} cases ({summary['classifier']}, judge {summary['judge']}): "
+        f"{summary['updates_applied']} of {summary['updates']} "
         f"updates applied ({summary['update_rate']:.1%}), {summary['compatible_superseded']} of "
         f"{summary['compatible']} compatible superseded; p50 {summary['p50_ms']} ms"
     )

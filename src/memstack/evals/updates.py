@@ -116,7 +116,7 @@ def write_report(path: Path, outcomes: Sequence[CaseOutcome]) -> None:
     path.write_text("".join(json.dumps(o.to_dict(), ensure_ascii=False) + "\n" for o in outcomes), encoding="utf-8")
 
 
-def score(outcomes: Sequence[CaseOutcome], *, classifier: str = "") -> dict[str, Any]:
+def score(outcomes: Sequence[CaseOutcome], *, classifier: str = "", judge: str = "") -> dict[str, Any]:
     """The summary line: counts, rates and latency percentiles of ``outcomes``."""
     updates = [o for o in outcomes if o.kind == "update"]
     compatible = [o for o in outcomes if o.kind == "compatible"]
@@ -136,6 +136,7 @@ def score(outcomes: Sequence[CaseOutcome], *, classifier: str = "") -> dict[str,
         "p50_ms": round(percentile(latencies, 50), 1),
         "p95_ms": round(percentile(latencies, 95), 1),
         "classifier": classifier,
+        "judge": judge,
     }
 
 
@@ -144,20 +145,25 @@ async def run_updates(
     *,
     embedder: str = "local:minilm",
     classifier: str | None = None,
+    update_model: str | None = None,
     models: Any = None,
     progress: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Any], list[CaseOutcome]]:
     """Run every case through a chat turn on a fresh engine in a scratch directory; the summary and the outcomes.
 
-    ``classifier``: a model string for the LLM classifier (default offline). ``models``: a ready
-    :class:`~memstack.turn.models.Models` (tests hand in a classifier on a scripted server)."""
+    ``classifier``: a model string for the LLM classifier (default offline). ``update_model``: the update judge's
+    setting (default: the engine's, which follows the classifier). ``models``: a ready
+    :class:`~memstack.turn.models.Models` (tests hand in a classifier or a judge on a scripted server)."""
     from memstack.engine import AsyncMemstack
 
     spec = None if classifier in (None, "offline") else classifier
     given = getattr(models, "classifier", None)
     name = given.name if given is not None else f"llm:{spec}" if spec else "offline:rules-v1"
     with tempfile.TemporaryDirectory(prefix="memstack-eval-updates-") as home:
-        config = Config(home=Path(home), embedder=embedder, classifier_model=spec)
+        config = Config(home=Path(home), embedder=embedder, classifier_model=spec, update_model=update_model)
+        judged = getattr(models, "updates", None)
+        setting = config.update_judge
+        judge = judged.name if judged is not None else setting if setting.startswith("offline") else f"llm:{setting}"
         async with AsyncMemstack(config, models=models, resume=False) as ms:
             await _warm(ms)
             outcomes = []
@@ -165,7 +171,7 @@ async def run_updates(
                 outcomes.append(await _run_case(ms, f"eval-updates-{number}", case))
                 if progress is not None:
                     progress()
-    return score(outcomes, classifier=name), outcomes
+    return score(outcomes, classifier=name, judge=judge), outcomes
 
 
 async def _warm(ms: Any) -> None:
