@@ -5,7 +5,7 @@ Two readings share them, because they answer different questions:
 * **A statement's dates** (capture): ``find_dates("my quiz is next Thursday", at)`` finds each mention and the days it
   covers; :func:`resolve` rewrites the text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a memory
   stays true after the week has passed, and :func:`expiry_for` says when a schedule stops mattering. A mention is
-  exact, or kept in its words: "several days ago" names no day.
+  exact or left alone: "several days ago" names no day.
 * **A question's time range** (retrieval): ``find_time_range("what did I do last June", now)`` is the
   :class:`TimeRange` the question is about, ``[start, end)``, widened by ``slack`` where the words are fuzzy ("two
   weeks ago" is not one exact day; "several" counts), and the words it was read from, which the lexical query leaves
@@ -26,8 +26,8 @@ Conventions of a statement's dates (documented, not guessed per call):
   weekday or month in a habitual sentence ("usually", "every year", "twice a month") and a birthday or anniversary
   without a year ("my birthday is March 3rd": it comes back every year).
 - A fuzzy time is not a day: "two weeks ago", "a few months ago", "in a few years" (a count of weeks, months or years
-  back, or a vague count) keep their words, anchored to the message's day ("about two weeks before 27 November
-  2026"); "3 days ago" and "in two weeks" are days.
+  back, or a vague count) are left as said (the memory records when it was said); "3 days ago" and "in two weeks"
+  are days.
 - The rewritten date names a weekday only where the words did ("next Thursday" → "on Thursday, 16 May 2024",
   "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
@@ -109,7 +109,7 @@ _COUNTS: dict[str, int] = {
     "several": 4,
 }
 _FUZZY_COUNTS = frozenset({"several"})
-#: Counts that name no number: a statement's "a few weeks ago" stays in its words (anchored), never a day.
+#: Counts that name no number: a statement's "a few weeks ago" stays in its words, never a day.
 _VAGUE_COUNTS = frozenset({"a couple of", "a couple", "a few", "several"})
 
 
@@ -159,12 +159,9 @@ class DateMention:
     last: date  # last day it covers (== first for a single day)
     granularity: Granularity
     weekday: bool = True  # a day is written with its weekday (only where the words named one)
-    wording: str | None = None  # the words that replace the mention, when they are not a date (a fuzzy time)
 
     def render(self, *, bare: bool = False) -> str:
         """Absolute wording that can replace the mention in a sentence (``bare``: without "on"/"in")."""
-        if self.wording is not None:
-            return self.wording
         text = self._render()
         return text.split(" ", 1)[1] if bare else text
 
@@ -396,17 +393,17 @@ def _vague(kind: str, m: re.Match[str]) -> bool:
     return count in _VAGUE_COUNTS or (back and unit != "day")
 
 
-def _anchored(m: re.Match[str], today: date) -> str:
-    """A fuzzy time in its own words, anchored to the message's day."""
-    count = m.group("count")
-    unit = (m.group("unit") or "").lower()
-    vague = count.lower() in _VAGUE_COUNTS
-    plural = "" if count.lower() in ("a", "an", "one", "1") else "s"
-    about = "" if vague else "about "
-    anchor = f"{today.day} {calendar.month_name[today.month]} {today.year}"
-    if (m.groupdict().get("dir") or "").lower() in ("ago", "back"):
-        return f"{about}{count} {unit}{plural} before {anchor}"
-    return f"in {about}{count} {unit}{plural} from {anchor}"
+_TIME_OF_DAY = re.compile(
+    r"\s*(?:$|[^\w\s]|(?:morning|afternoon|evening|night|at|and|or|to|before|after|until|till|from|is|was|will)\b)",
+    re.IGNORECASE,
+)
+
+
+def _attributive(kind: str, m: re.Match[str], text: str) -> bool:
+    """ "the Sunday lunch menu", "the Friday meeting": a weekday naming a kind of thing, not a day."""
+    if kind != "weekday" or m.group("which") or not m.group(0).lower().startswith("the "):
+        return False
+    return _TIME_OF_DAY.match(text, m.end()) is None
 
 
 def _modal_may(m: re.Match[str]) -> bool:
@@ -437,15 +434,16 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
         if kind == "month" and _modal_may(m):
             continue
         taken.append((m.start(), m.end()))
-        if _recurs(kind, m, habitual, yearly):
+        if _recurs(kind, m, habitual, yearly) or _vague(kind, m) or _attributive(kind, m, text):
             continue
+        if text[m.end() : m.end() + 2] in ("'s", "’s"):
+            continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
         resolved = _resolve(kind, m.groupdict(), today, tense)
         if resolved is None:
             continue  # "February 30": not a date, and not "February" either
         first, last, granularity = resolved
-        wording = _anchored(m, today) if _vague(kind, m) else None
         named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
-        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named, wording))
+        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
     return sorted(found, key=lambda d: d.start)
 
 
