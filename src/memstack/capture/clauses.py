@@ -78,7 +78,7 @@ _AFTER_OBJECT = frozenset(
     twice once a an the and but so because when if more less lots too as""".split()  # noqa: SIM905
 )
 # A reference to something the clause before names: a cut would lose what it means.
-_IT = _rx(r"\b(?:it|them|this|that|those|these|there|mine|yours|ours|theirs|one|ones)\b")
+_IT = _rx(r"\b(?:it|them|this|that|those|these|there|mine|yours|ours|theirs|one|ones|instead|either)\b")
 
 
 def _has_verb(words: list[str]) -> bool:

@@ -317,8 +317,12 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int
             continue
         parts = clauses(sentence, _is_request)
         about_user = len(parts) > 1 and _SUBJECT.search(restore_subject(sentence)) is not None
-        # a clause cut from a durable statement is durable too ("I have two kids, Leo is 7 and Nina is 4")
-        inherited = 0.7 if about_user and _category(restore_subject(sentence)) is not None else 0.0
+        # a clause cut from a durable statement is durable too ("I have two kids, Leo is 7 and Nina is 4"), and one
+        # cut from news is news ("My insomnia is gone, I sleep through the night now")
+        whole = restore_subject(sentence)
+        inherited = 0.0
+        if about_user:
+            inherited = 0.85 if _CHANGE.search(whole) else 0.7 if _category(whole) is not None else 0.0
         for part in parts:
             reply = question if index == 0 and len(parts) == 1 else None
             clause = _clause(part, about_user, reply, working)
