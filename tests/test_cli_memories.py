@@ -61,7 +61,11 @@ def test_adding_a_memory_already_held(cli) -> None:  # type: ignore[no-untyped-d
 
 def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     added = cli("memories", "add", "--user", "alice", "Prefers green tea over coffee", "-c", "preference")
-    assert added.exit_code == 0 and "Saved mem_" in added.output and "1 of 50 memories, free tier" in added.output
+    assert (
+        added.exit_code == 0
+        and "Saved mem_" in added.output
+        and "1 of unlimited memories, unlimited tier" in added.output
+    )
     cli("memories", "add", "--user", "alice", "Training for the Lisbon marathon", "--category", "goal")
     cli("memories", "add", "--user", "bob", "Bob's own memory")
     assert (tmp_path / "home" / "memstack.db").exists()
@@ -69,7 +73,7 @@ def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     table = cli("memories", "list", "--user", "alice")
     assert table.exit_code == 0
     assert "Prefers green tea over coffee" in table.output and "Lisbon marathon" in table.output
-    assert "Bob" not in table.output and "2 of 50 memories" in table.output
+    assert "Bob" not in table.output and "2 of unlimited memories" in table.output
     for memory_id in _ids(cli):
         assert memory_id in table.output  # full ids, never cut
 
@@ -83,6 +87,25 @@ def test_add_list_and_search(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     assert len(hits) == 1 and hits[0]["content"] == "Training for the Lisbon marathon" and hits[0]["score"] > 0.3
     table = cli("memories", "search", "--user", "alice", "green tea")
     assert table.exit_code == 0 and "score" in table.output and "Prefers green tea" in table.output
+
+
+def test_forget_everything_about_something_after_a_preview(cli) -> None:  # type: ignore[no-untyped-def]
+    for text in ("User has a cat named Miso", "Miso is afraid of the vacuum", "User is learning Portuguese"):
+        cli("memories", "add", "--user", "alice", text)
+    preview = cli("memories", "forget", "--user", "alice", "--about", "everything about my cat", "--dry-run")
+    assert preview.exit_code == 0, preview.output
+    assert "Miso is afraid of the vacuum" in preview.output and "Portuguese" not in preview.output
+    assert len(_ids(cli)) == 3  # a preview changes nothing
+    declined = cli("memories", "forget", "--user", "alice", "--about", "my cat", input="n\n")
+    assert declined.exit_code == 1 and "Forget these 2 memories" in declined.output and len(_ids(cli)) == 3
+    done = cli("memories", "forget", "--user", "alice", "--about", "my cat", input="y\n")
+    assert done.exit_code == 0 and "Forgot 2 memories" in done.output
+    remaining = json.loads(cli("memories", "list", "--user", "alice", "--json").output)
+    assert [m["content"] for m in remaining] == ["User is learning Portuguese"]
+    nothing = json.loads(cli("memories", "forget", "-u", "alice", "--about", "my motorbike", "--json").output)
+    assert nothing["memories"] == [] and nothing["dry_run"] is True
+    both = cli("memories", "forget", "--user", "alice", "mem_x", "--about", "cats")
+    assert both.exit_code == 2 and "name one memory (MEMORY_ID) or what to forget everything about" in both.output
 
 
 def test_edit_forget_restore_delete_and_history(cli) -> None:  # type: ignore[no-untyped-def]
@@ -128,8 +151,8 @@ def test_errors_are_one_clear_line(cli) -> None:  # type: ignore[no-untyped-def]
     _one_line_error(cli("memories", "add", "--user", "alice", "   "), "empty")
     _one_line_error(cli("memories", "add", "--user", "alice", "x" * 3000), "the limit is 2000")
     _one_line_error(cli("memories", "edit", "--user", "alice", "mem_missing"), "nothing to change")
-    _one_line_error(cli("memories", "add", "--user", "alice", "x", "--tier", "gold"), "unknown tier 'gold'")
     limits = {"MEMSTACK_TIER_LIMITS": "free=1,premium=unlimited"}
+    _one_line_error(cli("memories", "add", "--user", "alice", "x", "--tier", "gold", **limits), "unknown tier 'gold'")
     assert cli("memories", "add", "--user", "alice", "first", **limits).exit_code == 0
     _one_line_error(cli("memories", "add", "--user", "alice", "second", **limits), "free tier keeps at most 1")
     assert cli("memories", "add", "--user", "alice", "second", "--tier", "premium", **limits).exit_code == 0

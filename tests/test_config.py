@@ -2,17 +2,37 @@ from pathlib import Path
 
 import pytest
 
-from memstack.config import Config, TierLimits
+from memstack.config import SEED_TIER_LIMITS, Config, TierLimits
 from memstack.errors import ConfigError, InputError
 
 
 def test_defaults_are_embedded_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("MEMSTACK_HOME", "MEMSTACK_DATABASE_URL", "MEMSTACK_TIER_LIMITS"):
+    for var in ("MEMSTACK_HOME", "MEMSTACK_DATABASE_URL", "MEMSTACK_TIER_LIMITS", "MEMSTACK_DEFAULT_TIER"):
         monkeypatch.delenv(var, raising=False)
     cfg = Config.resolve()
     assert cfg.backend == "sqlite"
     assert cfg.sqlite_path == Path(".memstack/memstack.db")
-    assert cfg.tiers.limit_for("free") == 50 and cfg.tiers.limit_for("premium") is None
+
+
+def test_a_self_hosted_install_has_no_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tiers unless configured (issue 23): nothing is refused for a limit, and a tier name a client sends (it
+    is also shown to the model) selects nothing rather than failing."""
+    for var in ("MEMSTACK_TIER_LIMITS", "MEMSTACK_DEFAULT_TIER"):
+        monkeypatch.delenv(var, raising=False)
+    tiers = Config.resolve().tiers
+    assert not tiers.configured and tiers.limits == {}
+    assert tiers.limit_for(None) is None and tiers.limit_for("free") is None and tiers.limit_for("gold") is None
+    assert tiers.name_for(None) == "unlimited" and tiers.name_for("Pro") == "pro"
+
+
+def test_the_seed_tiers_are_an_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTACK_TIER_LIMITS", "free=50,lite=100,pro=500,premium=unlimited")
+    tiers = Config.resolve().tiers
+    assert tiers == TierLimits.seed() and dict(tiers.limits) == dict(SEED_TIER_LIMITS)
+    assert tiers.limit_for(None) == 50 and tiers.limit_for("premium") is None and tiers.name_for(None) == "free"
+    monkeypatch.delenv("MEMSTACK_TIER_LIMITS")
+    monkeypatch.setenv("MEMSTACK_DEFAULT_TIER", "pro")  # alone: the seed's tiers, this one the default
+    assert Config.resolve().tiers.limit_for(None) == 500
 
 
 def test_arguments_beat_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -4,8 +4,22 @@
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memstack.dates import MONTHS, WEEKDAYS, Granularity, expiry_for, find_dates, find_time_range, resolve
+from memstack.dates import (
+    EARLIEST,
+    LATEST,
+    MONTHS,
+    WEEKDAYS,
+    Granularity,
+    check_time,
+    expiry_for,
+    find_dates,
+    find_time_range,
+    resolve,
+)
+from memstack.errors import InputError
 
 THURSDAY = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # Thursday 9 May 2024
 
@@ -209,3 +223,93 @@ def test_a_day_is_written_with_a_weekday_only_where_one_was_named() -> None:
     assert resolve("dentist tomorrow at 3", FRIDAY)[0] == "dentist on 28 November 2026 at 3"
     assert resolve("surgery on Monday", FRIDAY)[0] == "surgery on Monday, 30 November 2026"
     assert resolve("my exam is on January 9th", FRIDAY)[0] == "my exam is on 9 January 2027"
+
+
+# Bounds: no count and no reference time makes a date computation fail (issue 24)
+
+_PHRASES = (
+    "in {n} days",
+    "in {n} weeks",
+    "in {n} months",
+    "in {n} years",
+    "{n} days ago",
+    "{n} years from now",
+    "{n} months later",
+    "next year",
+    "last year",
+    "next week",
+    "last week",
+    "next weekend",
+    "this month",
+    "next month",
+    "tomorrow",
+    "the day before yesterday",
+    "next Thursday",
+    "last Saturday",
+    "next June",
+    "last June",
+    "in December",
+    "on March 3",
+    "the 5th of August",
+    "in 2019",
+    "on 16 November, 2023",
+)
+_ZONES = (UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12)), None)
+_COUNTS = st.one_of(
+    st.integers(min_value=0, max_value=10**12).map(str),
+    st.sampled_from(["99999999", "3652059", "1" * 19, "9" * 5000]),  # past every calendar; past int()'s digit limit
+)
+
+
+@st.composite
+def _sentences(draw: st.DrawFn) -> str:
+    phrases = draw(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=3))
+    said = " and ".join(p.format(n=draw(_COUNTS)) for p in phrases)
+    return draw(st.sampled_from(["My exam is {}", "I moved here {}", "what did I do {}?", "{}"])).format(said)
+
+
+@given(
+    text=_sentences(),
+    at=st.datetimes(min_value=datetime.min, max_value=datetime.max),
+    zone=st.sampled_from(_ZONES),
+)
+@settings(max_examples=400, deadline=None)
+def test_no_count_and_no_reference_time_makes_a_date_computation_fail(
+    text: str, at: datetime, zone: timezone | None
+) -> None:
+    at = at.replace(tzinfo=zone)
+    for mention in find_dates(text, at):
+        assert EARLIEST.date() <= mention.first <= mention.last <= LATEST.date(), mention
+    rewritten, mentions = resolve(text, at)
+    assert rewritten  # mentions out of bounds are left as written
+    expires = expiry_for(mentions, at)
+    assert expires is None or EARLIEST <= expires.replace(tzinfo=None) <= LATEST
+    found = find_time_range(text, at)
+    if found is not None:
+        assert EARLIEST <= found.start - found.slack <= found.end + found.slack <= LATEST, found
+        for when in (EARLIEST, LATEST, at.replace(tzinfo=None)):
+            assert found.distance_days(when) >= 0.0
+
+
+@pytest.mark.parametrize(
+    "at", [datetime(1, 1, 3, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC), datetime.min, datetime.max]
+)
+def test_a_date_off_the_calendar_is_left_as_written_and_the_rest_is_read(at: datetime) -> None:
+    text = "My exam is in 99999999 days and my party is next year"
+    rewritten, mentions = resolve(text, datetime(2026, 11, 25, tzinfo=UTC))
+    assert rewritten == "My exam is in 99999999 days and my party is in 2027"
+    assert [m.granularity for m in mentions] == [Granularity.YEAR]
+    assert find_dates("My exam is in 99999999 days", at) == []
+    assert resolve(text, at)[0].startswith("My exam is in 99999999 days and my party is ")
+    for query in ("what did I do last week?", "what about next year?", "two weeks ago"):
+        found = find_time_range(query, at)
+        assert found is None or found.start - found.slack >= EARLIEST
+
+
+@pytest.mark.parametrize(
+    "when", [datetime(1, 1, 3, tzinfo=UTC), datetime(9999, 12, 31, 23, 0), EARLIEST - timedelta(seconds=1)]
+)
+def test_a_time_out_of_bounds_is_an_input_error_naming_the_field(when: datetime) -> None:
+    with pytest.raises(InputError, match=r"^metadata\.local_time must be a time between 0100-01-01 and 9899-12-31"):
+        check_time(when, "metadata.local_time")
+    assert check_time(EARLIEST, "at") == EARLIEST and check_time(LATEST, "at") == LATEST

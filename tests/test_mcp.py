@@ -133,6 +133,56 @@ async def test_stdio_session_adds_searches_lists_forgets_restores_and_recalls(tm
         assert json.loads(json.dumps(tea_recall)) == tea_recall  # JSON-able, dates as strings
 
 
+async def test_forget_by_query_over_mcp_hides_it_from_recall_and_from_later_contexts(tmp_path: Path) -> None:
+    """Issue 23 through MCP: the agent previews "forget everything about my cat", then forgets; recall (what an MCP
+    client's model reads) no longer finds what the user said about the cat, nor does a chat turn's context on the
+    same store (another process), until the memory is restored."""
+    from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+    from memstack.turn.models import Models
+
+    said = [
+        {"role": "user", "content": "I just adopted a cat named Miso."},
+        {"role": "assistant", "content": "Miso is a lovely name!"},
+        {"role": "user", "content": "I am also learning Portuguese."},
+        {"role": "assistant", "content": "Boa sorte!"},
+    ]
+    async with _engine(tmp_path) as ms:
+        await ms.ingest("alice", "cat", said, capture=False)
+        cat = await ms.add("alice", "User adopted a cat named Miso", category="fact")
+
+    async with _stdio(tmp_path) as session:
+        found = await _ok(session, "recall", query="Miso the cat", k=10, user_id="alice")
+        assert any("Miso" in item["text"] for item in found["results"] if item["kind"] == "turn")
+        preview = await _ok(session, "forget_memory", query="everything about my cat", dry_run=True, user_id="alice")
+        assert preview["dry_run"] and [m["id"] for m in preview["memories"]] == [cat.id]
+        assert {(h["kind"], h["session_id"], h["turn"]) for h in preview["hidden"]} >= {("turn", "cat", 1)}
+        done = await _ok(session, "forget_memory", query="everything about my cat", user_id="alice")
+        assert [m["is_active"] for m in done["memories"]] == [False]
+        recalled = await _ok(session, "recall", query="Miso the cat", k=10, user_id="alice")
+        assert not any("Miso" in item["text"] + item.get("context", "") for item in recalled["results"])
+        assert (await _ok(session, "search_memories", query="cat", user_id="alice"))["results"] == []
+        assert "not both or neither" in await _error(session, "forget_memory", user_id="alice")
+
+    seen: list[RecordedRequest] = []
+
+    def answer(request: RecordedRequest) -> Reply:
+        seen.append(request)
+        return Reply.text("I do not know of any pets.")
+
+    async with ScriptedOpenAIServer() as server:
+        server.handle(answer, model="chat")
+        chat = server.chat_model("chat")
+        try:
+            async with AsyncMemstack(home=tmp_path, embedder=EMBEDDER, models=Models(chat=chat)) as ms:
+                await ms.chat("alice", "What pets do I have?")
+                assert seen and "miso" not in json.dumps([r.body for r in seen]).lower()
+                await ms.restore("alice", cat.id)
+                await ms.chat("alice", "What pets do I have?")
+                assert "miso" in json.dumps(seen[-1].body).lower()  # restored: it may reach the model again
+        finally:
+            await chat.aclose()
+
+
 async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(tmp_path: Path) -> None:
     async with _stdio(tmp_path) as session:
         assert "user_id" in await _error(session, "add_memory", content="no user named")
@@ -145,6 +195,16 @@ async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(tmp_p
         assert "no memory 'mem_nope'" in await _error(session, "forget_memory", memory_id="mem_nope", user_id="alice")
         added = await _ok(session, "add_memory", content="still serving after errors", user_id="alice")
         assert added["user_id"] == "alice"
+
+
+async def test_stdio_a_full_tier_answers_with_the_upgrade_prompt(tmp_path: Path) -> None:
+    """``add_memory`` is an explicit save (MCP captures nothing automatically): at the limit the tool error names
+    the tier and its limit and carries the upgrade prompt for the assistant to pass on (issue 23)."""
+    async with _stdio(tmp_path, MEMSTACK_TIER_LIMITS="free=1,pro=unlimited") as session:
+        await _ok(session, "add_memory", content="Alice keeps bees", user_id="alice")
+        refused = await _error(session, "add_memory", content="Alice sings in a choir", user_id="alice")
+        assert "LimitReached: the free tier keeps at most 1 memories" in refused and "(tier free, limit 1)" in refused
+        assert "You've reached the 1-memory limit of the free plan. Upgrade" in refused
 
 
 async def test_stdio_fixed_user_and_tenant(tmp_path: Path) -> None:

@@ -41,3 +41,14 @@ def test_running_the_example_twice_leaves_the_memories_of_one_run(tmp_path: Path
         "I'm vegetarian and allergic to peanuts",
         "My biology exam is on Friday at 9am",
     ]
+
+
+def test_the_forgetting_example_prints_what_it_says(tmp_path: Path) -> None:
+    """Issue 23: the preview lists the memories and what mentions them; afterwards recall finds none of it."""
+    done = run_python(python_block("Forgetting"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "['Miso is afraid of the vacuum', 'User has a cat named Miso']",
+        "[('line', 'pets', 0), ('turn', 'pets', 1)]",
+        "[]",
+    ]

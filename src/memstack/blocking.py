@@ -165,6 +165,7 @@ class Memstack:
     search = Blocking(AsyncMemstack.search)
     edit = Blocking(AsyncMemstack.edit)
     forget = Blocking(AsyncMemstack.forget)
+    forget_about = Blocking(AsyncMemstack.forget_about)
     restore = Blocking(AsyncMemstack.restore)
     delete = Blocking(AsyncMemstack.delete)
     history = Blocking(AsyncMemstack.history)

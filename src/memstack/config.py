@@ -14,24 +14,52 @@ from typing import Any
 
 from memstack.errors import ConfigError, InputError
 
-__all__ = ["DEFAULT_TIER_LIMITS", "Config", "TierLimits"]
+__all__ = ["SEED_TIER_LIMITS", "UNLIMITED", "Config", "TierLimits"]
 
-DEFAULT_TIER_LIMITS: Mapping[str, int | None] = MappingProxyType({"free": 50, "lite": 100, "pro": 500, "premium": None})
+#: The tiers of the memory seed, for apps that sell them: ``MEMSTACK_TIER_LIMITS=free=50,lite=100,pro=500,
+#: premium=unlimited`` (or ``TierLimits.seed()``). Not the default: a self-hosted install keeps every memory.
+SEED_TIER_LIMITS: Mapping[str, int | None] = MappingProxyType({"free": 50, "lite": 100, "pro": 500, "premium": None})
+#: What usage calls the tier of a user when no tiers are configured and the caller names none.
+UNLIMITED = "unlimited"
 
 
 @dataclass(frozen=True, slots=True)
 class TierLimits:
-    """Active-memory limit per subscription tier; ``None`` means unlimited."""
+    """Active-memory limit per subscription tier; ``None`` means unlimited.
 
-    limits: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TIER_LIMITS))
+    No tiers (``TierLimits()``, the default) means no limit for anyone: a self-hosted install never refuses to
+    remember. A tier name a caller passes (``metadata.tier``, ``tier=``) is then accepted whatever it is, since it
+    selects nothing (the model still sees it in the session layer). With tiers configured, an unknown name is an
+    ``InputError`` and omitting it selects ``default_tier``."""
+
+    limits: Mapping[str, int | None] = field(default_factory=dict)
     default_tier: str = "free"
 
     def __post_init__(self) -> None:
-        if self.default_tier not in self.limits:
+        if self.limits and self.default_tier not in self.limits:
             raise ConfigError(f"the default tier {self.default_tier!r} is not among the tiers {sorted(self.limits)}")
 
+    @classmethod
+    def seed(cls, default_tier: str = "free") -> TierLimits:
+        """The seed's tiers: free 50, lite 100, pro 500, premium unlimited."""
+        return cls(dict(SEED_TIER_LIMITS), default_tier)
+
+    @property
+    def configured(self) -> bool:
+        """Whether any tier is configured (else nothing is limited)."""
+        return bool(self.limits)
+
+    def name_for(self, tier: str | None) -> str:
+        """The tier a caller's value selects: its name in lower case, else the default tier (``unlimited`` when no
+        tiers are configured)."""
+        if tier:
+            return tier.lower()
+        return self.default_tier if self.limits else UNLIMITED
+
     def limit_for(self, tier: str | None) -> int | None:
-        name = (tier or self.default_tier).lower()
+        if not self.limits:
+            return None
+        name = self.name_for(tier)
         if name not in self.limits:
             raise InputError(f"unknown tier {tier!r}; configured tiers: {', '.join(self.limits)}")
         return self.limits[name]
@@ -76,6 +104,9 @@ class Config:
     ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
+    ``update_model``: who judges whether news supersedes a memory (``$MEMSTACK_UPDATE_MODEL``): ``offline`` or a
+    model string, chosen independently of the classifier; unset, it follows ``classifier_model``
+    (:attr:`update_judge`).
     ``pool_size``: PostgreSQL connections of one process (``$MEMSTACK_POOL_SIZE``); turns hold none while the model
     answers, so a few carry thousands of concurrent turns. ``session_lease_s``: how long a session stays held by a
     turn of a process that stopped renewing it (``$MEMSTACK_SESSION_LEASE_S``; a crashed process on another machine
@@ -87,6 +118,8 @@ class Config:
     (``$MEMSTACK_DATABASE_READ_URL``): a read replica that answers searches; they may lag writes by its replication
     delay.
     ``vector_cache_mb``: SQLite, the LRU cache of users' memory vectors (``$MEMSTACK_VECTOR_CACHE_MB``).
+    ``tiers``: memory limits per subscription tier (``$MEMSTACK_TIER_LIMITS``, ``$MEMSTACK_DEFAULT_TIER``); none by
+    default, so nothing is ever refused for a limit unless an app configures tiers (:class:`TierLimits`).
     ``recall_cache_messages``: SQLite, archived messages recall keeps indexed in memory, all users together, about
     6 KB each (``$MEMSTACK_RECALL_CACHE_MESSAGES``; users are evicted least recently used and read again when asked;
     PostgreSQL ranks the archive itself).
@@ -98,6 +131,7 @@ class Config:
     chat_model: str | None = None
     classifier_model: str | None = None
     summarizer_model: str | None = None
+    update_model: str | None = None
     tiers: TierLimits = field(default_factory=TierLimits)
     vector_cache_mb: int = 512
     recall_cache_messages: int = 50_000
@@ -132,6 +166,7 @@ class Config:
             "chat_model",
             "classifier_model",
             "summarizer_model",
+            "update_model",
             "database_pooler",
             "database_direct_url",
             "database_read_url",
@@ -153,6 +188,15 @@ class Config:
         if "home" in explicit:
             explicit["home"] = Path(explicit["home"])
         return replace(cls(), **{**env, **explicit})
+
+    @property
+    def update_judge(self) -> str:
+        """The update judge's setting as used: ``update_model``, else a model ``classifier_model`` names, else
+        ``offline``."""
+        if self.update_model:
+            return self.update_model
+        classifier = self.classifier_model
+        return classifier if classifier and not classifier.startswith("offline") else "offline"
 
     @property
     def backend(self) -> str:
@@ -186,13 +230,14 @@ _POSITIVE = frozenset({"session_lease_s"})
 
 
 def _tiers_from_env() -> dict[str, TierLimits]:
-    """``MEMSTACK_TIER_LIMITS`` and ``MEMSTACK_DEFAULT_TIER`` (either alone, or both), errors naming the variable."""
+    """``MEMSTACK_TIER_LIMITS`` and ``MEMSTACK_DEFAULT_TIER`` (either alone, or both), errors naming the variable.
+    Neither set: no tiers, no limit. ``MEMSTACK_DEFAULT_TIER`` alone picks among the seed's tiers."""
     spec, default = _env("MEMSTACK_TIER_LIMITS"), _env("MEMSTACK_DEFAULT_TIER")
     if spec is None and default is None:
         return {}
     tier = (default or "free").lower()
     try:
-        return {"tiers": TierLimits.parse(spec, tier) if spec else TierLimits(dict(DEFAULT_TIER_LIMITS), tier)}
+        return {"tiers": TierLimits.parse(spec, tier) if spec else TierLimits.seed(tier)}
     except ConfigError as exc:
         given = (("MEMSTACK_TIER_LIMITS", spec), ("MEMSTACK_DEFAULT_TIER", default))
         names = " and ".join(f"${name}" for name, value in given if value)

@@ -32,6 +32,14 @@ Conventions of a statement's dates (documented, not guessed per call):
   "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
 
+Bounds: every computation here is bounded, whatever the text and the time it is read against. A mention is kept
+only when the days it covers lie between :data:`EARLIEST` and :data:`LATEST` (a century inside each end of what
+:mod:`datetime` can hold, so a later step, an expiry's grace days or a time zone's offset, cannot leave the
+calendar); one that does not ("my exam is in 99999999 days", "next year" read in the year 9999) is left alone as
+text and the rest of the sentence is read as usual. A question's range is dropped the same way. The callers that
+take a time from outside (recall's ``at``, a session's ``local_time``, an import's message times) refuse one out of
+these bounds with ``InputError`` (:func:`check_time`), before any of this runs.
+
 This module sits beside :mod:`memstack.text` at the bottom of the package (it imports nothing of memstack's but the
 number words there), so capture and retrieval, which do not import each other, both read dates with it.
 """
@@ -40,15 +48,18 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 
+from memstack.errors import InputError
 from memstack.text import NUMBER_WORDS
 
 __all__ = [
     "AMBIGUOUS_NAMES",
+    "EARLIEST",
+    "LATEST",
     "MONTHS",
     "MONTH_NAMES",
     "WEEKDAYS",
@@ -56,12 +67,46 @@ __all__ = [
     "DateMention",
     "Granularity",
     "TimeRange",
+    "check_time",
     "expiry_for",
     "find_dates",
     "find_time_range",
+    "in_range",
     "is_past_tense",
+    "out_of_range",
     "resolve",
 ]
+
+#: The first and last moments memstack reads dates against, and the first and last days a date may resolve to (naive:
+#: a wall time, whatever its zone). A century inside each end of :mod:`datetime`'s range: the arithmetic a phrase
+#: asks for against a time in range ("next year", "99 years ago", a question's slack, a zone's offset) stays in it.
+EARLIEST = datetime(100, 1, 1)
+LATEST = datetime(9899, 12, 31, 23, 59, 59, 999999)
+
+
+def check_time(when: datetime, what: str) -> datetime:
+    """``when`` unchanged if its wall time lies within :data:`EARLIEST` … :data:`LATEST`; otherwise
+    :func:`out_of_range` naming ``what`` (the field the caller sent it in)."""
+    if not in_range(when):
+        raise out_of_range(what, when.isoformat())
+    return when
+
+
+def in_range(when: datetime) -> bool:
+    """Whether ``when``'s wall time lies within :data:`EARLIEST` … :data:`LATEST`."""
+    return EARLIEST <= when.replace(tzinfo=None) <= LATEST
+
+
+def out_of_range(what: str, got: str) -> InputError:
+    """The error for a time out of bounds, naming the field it came in."""
+    return InputError(
+        f"{what} must be a time between {EARLIEST.date().isoformat()} and {LATEST.date().isoformat()}, got {got}"
+    )
+
+
+def _in_bounds(first: date, last: date) -> bool:
+    return EARLIEST.date() <= first and last <= LATEST.date()
+
 
 _MONTH_GROUPS = (
     ("january", "jan"),
@@ -438,9 +483,12 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
             continue
         if text[m.end() : m.end() + 2] in ("'s", "’s"):
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
-        resolved = _resolve(kind, m.groupdict(), today, tense)
-        if resolved is None:
-            continue  # "February 30": not a date, and not "February" either
+        try:
+            resolved = _resolve(kind, m.groupdict(), today, tense)
+        except (OverflowError, ValueError):  # "in 99999999 days": off the calendar (or too many digits for an int)
+            resolved = None
+        if resolved is None or not _in_bounds(resolved[0], resolved[1]):
+            continue  # "February 30", "in 99999999 days": not a date (left as written), and not "February" either
         first, last, granularity = resolved
         named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
         found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
@@ -463,12 +511,18 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
 def expiry_for(mentions: list[DateMention], at: datetime, *, grace_days: int = 1) -> datetime | None:
     """When a schedule memory about these dates stops being useful: the end of its last future day, plus grace.
 
-    ``None`` when no mention lies in the future (a past event is a durable fact, not a schedule)."""
+    ``None`` when no mention lies in the future (a past event is a durable fact, not a schedule), or when the day
+    falls outside :data:`EARLIEST` … :data:`LATEST` (mentions from :func:`find_dates` never do)."""
     future = [m.last for m in mentions if m.last >= at.date()]
     if not future:
         return None
-    end = datetime.combine(max(future) + timedelta(days=grace_days), time(23, 59, 59), tzinfo=at.tzinfo)
-    return end
+    try:
+        last = max(future) + timedelta(days=grace_days)
+    except OverflowError:
+        return None
+    if not _in_bounds(last, last):
+        return None
+    return datetime.combine(last, time(23, 59, 59), tzinfo=at.tzinfo)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -581,13 +635,38 @@ def _relative(query: str, now: datetime) -> TimeRange | None:
     return None
 
 
+def _year_only(query: str) -> TimeRange | None:
+    if m := _YEAR_ONLY.search(query):
+        year = int(m.group(1))
+        return TimeRange(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(0), m.span())
+    return None
+
+
+def _bounded(found: TimeRange) -> bool:
+    """The range, widened by its slack, lies within :data:`EARLIEST` … :data:`LATEST` (so ``distance_days`` and
+    every comparison with a stored time stay on the calendar)."""
+    try:
+        return found.start - found.slack >= EARLIEST and found.end + found.slack <= LATEST
+    except OverflowError:
+        return False
+
+
 def find_time_range(query: str, now: datetime) -> TimeRange | None:
     """The first time expression of ``query`` resolved against ``now`` (naive local time), or ``None``.
 
-    Absolute dates win over relative ones; a bare year ("in 2023") is the weakest reading."""
+    Absolute dates win over relative ones; a bare year ("in 2023") is the weakest reading. A reading that leaves
+    :data:`EARLIEST` … :data:`LATEST` ("next year" asked in 9899) is no range: the question is answered without one."""
     now = now.replace(tzinfo=None)
-    found = _absolute(query) or _relative(query, now)
-    if found is None and (m := _YEAR_ONLY.search(query)):
-        year = int(m.group(1))
-        found = TimeRange(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(0), m.span())
-    return found
+    readings: tuple[Callable[[], TimeRange | None], ...] = (
+        lambda: _absolute(query),
+        lambda: _relative(query, now),
+        lambda: _year_only(query),
+    )
+    for read in readings:
+        try:
+            found = read()
+        except (OverflowError, ValueError):  # "last week" read in the year 1: off the calendar
+            continue
+        if found is not None:
+            return found if _bounded(found) else None
+    return None

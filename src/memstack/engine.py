@@ -5,7 +5,8 @@
 
 - answers chat turns with memory: :meth:`~AsyncMemstack.chat`, :meth:`~AsyncMemstack.chat_stream` and
   :meth:`~AsyncMemstack.delegate` (the turn itself lives in :mod:`memstack.turn`);
-- manages a user's long-term memories: add, get, list, search, edit, forget, restore, delete, history, tier usage;
+- manages a user's long-term memories: add, get, list, search, edit, forget (one, or all a query is about, with a
+  preview), restore, delete, history, tier usage;
 - hands over or erases everything held about a user (data access and deletion requests): :meth:`~AsyncMemstack.export`,
   :meth:`~AsyncMemstack.export_stream` (the document of :mod:`memstack.users`) and :meth:`~AsyncMemstack.erase`;
 - recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 from memstack.config import Config, setting
 from memstack.embed import Embedder, get_embedder
 from memstack.embed.batching import BatchingEmbedder
-from memstack.errors import ConfigError, InputError, LimitReached
+from memstack.errors import ConfigError, InputError, LimitReached, NotFound
 from memstack.store import Store, open_store
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
@@ -49,6 +50,8 @@ from memstack.types import (
     ChatResult,
     DeletedBy,
     ErasureReport,
+    Forgetting,
+    HiddenItem,
     HistoryAction,
     Memory,
     MemoryEvent,
@@ -65,6 +68,7 @@ from memstack.types import (
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
     from memstack.capture.explicit import ExplicitAdds
+    from memstack.capture.forget import Forgetter
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.recall import IngestMessage
@@ -135,6 +139,7 @@ class AsyncMemstack:
         self._store: Store | None = None
         self._turns: Turns | None = None
         self._explicit: ExplicitAdds | None = None
+        self._forgetting: Forgetter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
 
     async def __aenter__(self) -> Self:
@@ -253,7 +258,7 @@ class AsyncMemstack:
     def _limit(self, tier: str | None) -> tuple[str, int | None]:
         tiers = self.config.tiers
         limit = tiers.limit_for(tier)  # InputError naming the configured tiers if unknown
-        return (tier or tiers.default_tier).lower(), limit
+        return tiers.name_for(tier), limit
 
     # -- chat turns -------------------------------------------------------------------------------------------------
 
@@ -486,17 +491,64 @@ class AsyncMemstack:
         note: str = "",
         tenant: str | None = None,
     ) -> Memory:
-        """Soft delete: the memory stops being used but can be restored."""
+        """Soft delete: the memory stops being used but can be restored. What it came from and what was derived
+        from it stop reaching the model with it (the exchanges that said it, the session facts, turn summaries and
+        summary lines that carry it: :mod:`memstack.capture.forget`); :meth:`restore` shows them again."""
         try:
             who = DeletedBy(by)
         except ValueError:
             raise InputError(f"forgotten by must be 'ai' or 'user', got {by!r}") from None
-        return await self.store.memories.forget(_user(user, tenant), memory_id, by=who, note=note)
+        ref = _user(user, tenant)
+        memory = await self.store.memories.get(ref, memory_id)
+        hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
+        forgotten = await self.store.memories.forget(ref, memory_id, by=who, note=note, hide=hide)
+        self._forgot(ref)
+        return forgotten
+
+    async def forget_about(
+        self, user: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
+    ) -> Forgetting:
+        """Forget every active memory ``query`` is about ("my cat": those that hold its words or are close to it in
+        meaning, and those naming what they name: :meth:`memstack.capture.forget.Forgetter.matching`), each as
+        :meth:`forget` does, with what it hides. ``dry_run``: the preview: what would be forgotten and hidden,
+        nothing changed. Each memory is restorable on its own."""
+        from memstack.capture.forget import unique
+
+        ref = _user(user, tenant)
+        forgetter = self._forgetter()
+        memories = await forgetter.matching(ref, query)
+        plans = [(m, await forgetter.hidden_by(ref, m)) for m in memories]
+        if dry_run:
+            return Forgetting(query, tuple(memories), tuple(unique(i for _, items in plans for i in items)), True)
+        done: builtins.list[Memory] = []
+        hidden: builtins.list[HiddenItem] = []
+        note = f"forgotten with everything about {query.strip()[:200]!r}"
+        for memory, items in plans:
+            try:
+                done.append(await self.store.memories.forget(ref, memory.id, by=DeletedBy.USER, note=note, hide=items))
+            except (InputError, NotFound):  # forgotten or deleted meanwhile: nothing of it left to do
+                continue
+            hidden += items
+        self._forgot(ref)
+        return Forgetting(query, tuple(done), tuple(unique(hidden)), False)
+
+    def _forgetter(self) -> Forgetter:
+        from memstack.capture.forget import Forgetter
+
+        if self._forgetting is None or self._forgetting.store is not self.store:
+            self._forgetting = Forgetter(self.store, self.embedder)
+        return self._forgetting
+
+    def _forgot(self, user: UserRef) -> None:
+        """This process's copies of the user's recent conversation may hold what was just hidden: drop them (recall's
+        index of the archive notices by itself, in every process)."""
+        if self._turns is not None:
+            self._turns.forgotten(user)
 
     async def restore(
         self, user: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
     ) -> Memory:
-        """Make a forgotten memory active again; the tier limit applies."""
+        """Make a forgotten memory active again, and show again what its forget hid; the tier limit applies."""
         tier_name, limit = self._limit(tier)
         try:
             return await self.store.memories.restore(_user(user, tenant), memory_id, limit=limit)
@@ -504,8 +556,14 @@ class AsyncMemstack:
             raise LimitReached(tier_name, full.limit) from None
 
     async def delete(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
-        """Permanent delete: content and vector are gone; only the history remains."""
-        await self.store.memories.delete(_user(user, tenant), memory_id)
+        """Permanent delete: content and vector are gone; only the history remains. What the memory came from and
+        what was derived from it stay hidden from the model for good (hidden now if the memory was active); the
+        conversation itself stays the user's record (:meth:`export`) until :meth:`erase`."""
+        ref = _user(user, tenant)
+        memory = await self.store.memories.get(ref, memory_id)
+        hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
+        await self.store.memories.delete(ref, memory_id, hide=hide)
+        self._forgot(ref)
 
     async def history(
         self, user: str | UserRef, memory_id: str, *, tenant: str | None = None
@@ -517,8 +575,10 @@ class AsyncMemstack:
         return await self.store.index.count_active(_user(user, tenant))
 
     async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
+        """Active memories against ``tier``'s limit, and the automatic captures a full tier kept out (all time)."""
         tier_name, limit = self._limit(tier)
-        return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit)
+        dropped = await self.store.drops.get(_user(user, tenant))
+        return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit, dropped.count, dropped.last_at)
 
     async def memories_used(
         self, user: str | UserRef, context_id: str, *, tenant: str | None = None

@@ -87,30 +87,32 @@ Reply with JSON only, exactly in this shape:
 UPDATE_MEMORY = _register(
     Prompt(
         name="capture.update",
-        version=1,
+        version=2,
         template="""\
-A user just told us a new fact about themselves. Decide what it does to what we already remember about them.
+We keep memories about a user. The user just told us the new facts below. For each new fact, decide what it does
+to the memories we already have.
 
-New fact ($category):
-<<<
-$fact
->>>
+New facts (id (category): fact):
+$facts
 
-What we remember that may be about the same thing (id: memory):
+Memories that may be about the same things (id: memory):
 $memories
 
-Choose exactly one action:
-- "add": the new fact is news beside these memories (another hobby, someone else's news, a visit, more detail).
-- "update": the new fact replaces one memory: the same attribute of the same person now has another value
-  (moved to another city, a new job, a new partner, a changed date, a new favourite, a changed preference).
-- "delete": one memory is simply no longer true (stopped, quit, ended, sold, broke up) and the new fact is not
-  its new value.
+For each new fact choose exactly one action:
+- "add": news beside the memories (another hobby, someone else's news, a visit, a wish or a plan, a detail of the
+  past that changes nothing, a memory that stays true).
+- "update": the same fact as one memory, with more or corrected detail; the memory is rewritten as the new fact.
+- "supersede": one memory is no longer true because of the new fact (moved, a new job, a new partner, ended, quit,
+  sold, died, cancelled, rescheduled, a changed preference, favourite or number, a goal reached); the new fact
+  replaces it.
 - "none": one memory already says the same thing.
-Only "update", "delete" and "none" name a memory, by one of the ids above. Facts about other people (a sister,
-a friend) never replace the user's own. When unsure, choose "add".
+"update", "supersede" and "none" name exactly one memory by its id above. Facts about other people (a sister, a
+friend) never replace the user's own memories. Hypotheticals, wishes and questions change nothing. When unsure,
+choose "add".
 
-Reply with JSON only, exactly in this shape:
-{"action": "add|update|delete|none", "id": "m1 or null", "reason": "a few words"}""",
+Reply with JSON only, one decision per new fact, exactly in this shape:
+{"decisions": [{"fact": "f1", "action": "add|update|supersede|none", "memory": "m1 or null",
+"reason": "a few words"}]}""",
     )
 )
 

@@ -15,9 +15,9 @@ session's diff matching and support check) reads them here too, so "running" is 
 wherever a word is compared: :func:`words` and :func:`stem` (or :func:`content_stems` for the words that carry
 content), with negations spelled out first where a "not" matters (:func:`spell_out_negations`). Beside the one list
 of :data:`STOP_WORDS` live the word lists named for what else they leave out (:data:`FRAMING_WORDS`,
-:data:`GENERIC_TOPIC_WORDS`) and the ones a comparison reads (:data:`NEGATIONS`, :data:`NUMBER_WORDS`);
-:func:`numbers` and :func:`code_words` read numbers and identifiers as written, for the checks that must find them
-verbatim.
+:data:`GENERIC_TOPIC_WORDS`, :data:`REQUEST_WORDS`) and the ones a comparison reads (:data:`NEGATIONS`,
+:data:`NUMBER_WORDS`); :func:`numbers` and :func:`code_words` read numbers and identifiers as written, for the
+checks that must find them verbatim.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "NEGATIONS",
     "NUMBER_WORDS",
     "RELATION_WORDS",
+    "REQUEST_WORDS",
     "STOP_WORDS",
     "code_words",
     "comparison_words",
@@ -93,6 +94,14 @@ RELATION_WORDS = frozenset(
     neighbour neighbor neighbours neighbors boss manager colleague colleagues coworker coworkers teammate teammates
     classmate classmates teacher coach doctor therapist landlord family stepmom stepdad ex dog dogs cat cats puppy
     kitten pet pets""".split()  # noqa: SIM905
+)
+
+#: Words a request to forget wraps its topic in ("forget everything about my cat"): left out of what a forget by
+#: query looks for, so the topic is what must match.
+REQUEST_WORDS = frozenset(
+    """forget forgotten remove delete erase drop everything anything something all every stuff thing things
+    related relating regarding concerning info information details detail mention mentions mentioned
+    please""".split()  # noqa: SIM905
 )
 
 #: Words that negate what follows ("is not vegetarian", "never eats meat", "without sugar").

@@ -11,8 +11,9 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
         {"id", "agent_id", "content", "category", "source", "confidence", "is_active", "deleted_by",
          "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids",
          "stored": true,
-         "history": [{"action", "before", "after", "at", "actor", "note"}, ...]},
-        {"id", "stored": false, "history": [...]}          # permanently deleted: only its history remains
+         "history": [{"action", "before", "after", "at", "actor", "note"}, ...],
+         "hides": [{"kind", "session_id", "turn", "text"}, ...]},  # what its forget keeps from the model
+        {"id", "stored": false, "history": [...], "hides": [...]}  # permanently deleted: history (and hides) remain
       ],
       "sessions": [
         {"id", "agent", "turn_count", "version", "facts", "last_consolidated_turn", "line", "line_turn",
@@ -24,10 +25,14 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
          "snapshots": [{"turn", "reason", "facts", "at"}]}
       ],
       "contexts": [{"context_id", "session_id", "created_at", "manifest"}],
-      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}]
+      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}],
+      "dropped_captures": [{"count", "first_at", "last_at"}]     # automatic captures a full tier kept out (0 or 1)
     }
 
 Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
+``hides`` lists what a memory's forget keeps from the model besides it (:mod:`memstack.types.forget`: an exchange
+of a session by its turn, a fact or a summary line by its text); the exchanges, facts and lines themselves are in
+``sessions`` as they were said and written: hiding changes what the model sees, not the user's record.
 Times are ISO 8601. Embedding vectors are not exported: they are derived from the text, which is, and are
 meaningless outside the model that made them. Responses kept under an HTTP write's ``Idempotency-Key``
 (``idempotency_keys``) are not exported either: each is a copy, kept at most a day so that a retried request gets the
@@ -50,7 +55,13 @@ EXPORT_FORMAT = "memstack.user-export"
 EXPORT_VERSION = 1
 
 #: Record kind → the document's list that holds it, in the order they are written.
-SECTIONS = {"memory": "memories", "session": "sessions", "context": "contexts", "job": "jobs"}
+SECTIONS = {
+    "memory": "memories",
+    "session": "sessions",
+    "context": "contexts",
+    "job": "jobs",
+    "dropped": "dropped_captures",
+}
 
 _VECTORS = "not exported: embedding vectors are derived from the exported text by the configured embedding model"
 _RESPONSES = (

@@ -202,7 +202,7 @@ async def test_one_detection_per_turn(make: Pipelines, store: Store) -> None:
 
 async def test_an_unknown_tier_fails_in_the_caller(make: Pipelines) -> None:
     with pytest.raises(InputError, match="unknown tier"):
-        make().start(ALICE, "hi", tier="platinum")
+        make(tiers=TierLimits.seed()).start(ALICE, "hi", tier="platinum")
 
 
 # -- dedup, contradictions ------------------------------------------------------------------------------------------

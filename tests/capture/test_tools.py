@@ -16,7 +16,17 @@ from memstack.errors import LimitReached, NotFound
 from memstack.models import Message, ToolCall
 from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
-from memstack.types import Category, DeletedBy, HistoryAction, NewMemory, Source, UpdateAction
+from memstack.types import (
+    ArchivedTurn,
+    Category,
+    DeletedBy,
+    HiddenKind,
+    HistoryAction,
+    NewMemory,
+    Source,
+    UpdateAction,
+    utcnow,
+)
 
 from .support import ALICE, BOTH_BACKENDS, open_store, store_url
 
@@ -117,6 +127,21 @@ async def test_forget_by_id_is_a_restorable_soft_delete(tools: MemoryTools, stor
     actions = [e.action for e in await store.index.history(ALICE, nurse)]
     assert actions == [HistoryAction.CREATE, HistoryAction.FORGET, HistoryAction.RESTORE]
     assert (await store.index.history(ALICE, nurse))[1].actor == "ai"
+
+
+async def test_the_assistants_forget_hides_what_the_memory_came_from(
+    tools: MemoryTools, store: Store, minilm: Embedder
+) -> None:
+    """Issue 23: a forget the user asks the assistant for hides the exchange that said it, as every forget does."""
+    await store.sessions.open(ALICE, "pets")
+    await store.sessions.record(ALICE, ArchivedTurn("pets", 1, "I adopted a cat named Miso", "Lovely!", utcnow()))
+    [miso] = await store.memories.add_many(
+        ALICE, [NewMemory("User adopted a cat named Miso", source_turn_ids=("pets:1",))], await minilm.embed(["cat"])
+    )
+    outcome = await tools.execute(ALICE, call("forget_memory", id=miso.id))
+    assert outcome.ok and outcome.result["hidden_with_it"] == 1
+    assert [(i.kind, i.turn, i.memory_id) for i in await store.hidden.hidden(ALICE)] == [(HiddenKind.TURN, 1, miso.id)]
+    assert await store.archive.search(ALICE, "Miso", 5) == []
 
 
 async def test_forget_by_query_needs_one_clear_match(tools: MemoryTools, store: Store, minilm: Embedder) -> None:

@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 
 from memstack.capture.frames import Mode, frames
-from memstack.capture.llm_updates import parse_verdict
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.pipeline import CapturePipeline
-from memstack.capture.updates import OfflineUpdates, UpdateKind, supersedes
+from memstack.capture.updates import OfflineUpdates, supersedes
 from memstack.embed import Embedder
 from memstack.store import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, NewMemory, UpdateAction
+from memstack.testing.openai_server import ScriptedOpenAIServer
+from memstack.types import Category, HistoryAction, Memory, NewMemory, UpdateAction
 
-from .support import ALICE, AT, MODEL, CountingEmbedder, classify_requests, found, llm_classifier, mem, open_store
+from .support import ALICE, AT, MODEL, CountingEmbedder, found, llm_classifier, mem, open_store
 
 
 async def _cosine(embedder: Embedder, a: str, b: str) -> float:
@@ -193,7 +192,7 @@ def test_only_the_rules_that_need_no_slot_are_gated_by_the_cosine() -> None:
     assert supersedes("User sold User's motorbike.", "User rides a motorbike.", 0.6) is not None
 
 
-# -- the writer: offline judge, then the LLM judge ---------------------------------------------------------------------
+# -- the writer with the offline judge (the model judge: test_judge_model.py) ----------------------------------------
 
 
 @pytest.fixture
@@ -241,112 +240,6 @@ async def test_the_offline_judge_supersedes_in_place_with_history(
     assert supersede.before is not None and supersede.before["content"] == "User lives in Porto."
     assert "(offline)" in supersede.note and "residence" in supersede.note
     assert len(server.chat_requests) == 1  # the offline judge asks no model
-
-
-async def test_the_model_updates_a_memory_it_was_shown(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
-) -> None:
-    await _remember(store, minilm, "User has a cat named Tom.")
-    old = await _remember(store, minilm, "User's yoga class is on Mondays.", Category.SCHEDULE)
-    server.script(
-        MODEL,
-        found(mem("User's yoga class is on Wednesdays now.", "schedule")),
-        Reply.json({"action": "update", "id": "m1", "reason": "the class moved to Wednesdays"}),
-    )
-    result = await pipeline.start(ALICE, "My yoga class moved to Wednesdays", at=AT)
-    (update,) = result.updates
-    assert (update.action, update.id, update.content) == (
-        UpdateAction.UPDATED,
-        old.id,
-        "User's yoga class is on Wednesdays now.",
-    )
-    _, supersede = await store.index.history(ALICE, old.id)
-    assert supersede.action is HistoryAction.SUPERSEDE
-    assert f"llm:openai:{MODEL}" in supersede.note and "moved to Wednesdays" in supersede.note
-    judge = server.chat_requests[-1].last_user_message or ""
-    assert "m1: User's yoga class is on Mondays." in judge and "User's yoga class is on Wednesdays now." in judge
-    assert len(await store.index.list(ALICE)) == 2
-
-
-async def test_a_delete_stores_the_news_and_soft_deletes_the_memory_pointing_at_it(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
-) -> None:
-    old = await _remember(store, minilm, "User drives a blue Honda Civic.")
-    server.script(
-        MODEL,
-        found(mem("User sold User's car and cycles everywhere.")),
-        Reply.json({"action": "delete", "id": "m1", "reason": "no longer has the car"}),
-    )
-    result = await pipeline.start(ALICE, "I sold my car, I cycle everywhere now", at=AT)
-    (update,) = result.updates
-    assert update.action is UpdateAction.UPDATED and update.id != old.id
-    gone = await store.memories.get(ALICE, old.id)
-    assert not gone.is_active and gone.deleted_by is DeletedBy.AI and gone.merged_into == update.id
-    assert "no longer has the car" in (await store.index.history(ALICE, old.id))[-1].note
-    assert [m.content for m in await store.index.list(ALICE)] == ["User sold User's car and cycles everywhere."]
-
-
-async def test_none_stores_nothing(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
-) -> None:
-    old = await _remember(store, minilm, "User is allergic to peanuts.")
-    server.script(
-        MODEL,
-        found(mem("User cannot eat peanuts.")),
-        Reply.json({"action": "none", "id": "m1", "reason": "already known"}),
-    )
-    (update,) = (await pipeline.start(ALICE, "I can't eat peanuts", at=AT)).updates
-    assert (update.action, update.id) == (UpdateAction.DUPLICATE, old.id)
-    assert [m.content for m in await store.index.list(ALICE)] == ["User is allergic to peanuts."]
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        {"action": "update", "id": "m7", "reason": "an id it was not shown"},
-        {"action": "update", "id": "mem_invented", "reason": "an id it made up"},
-        {"action": "update", "reason": "no id at all"},
-        {"action": "replace", "id": "m1", "reason": "an action that does not exist"},
-    ],
-)
-async def test_an_answer_that_names_no_memory_shown_is_an_addition(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer, reply: dict[str, str]
-) -> None:
-    old = await _remember(store, minilm, "User plays the violin.")
-    server.script(MODEL, found(mem("User plays the cello as well.")), Reply.json(reply))
-    (update,) = (await pipeline.start(ALICE, "I play the cello as well", at=AT)).updates
-    assert update.action is UpdateAction.CREATED
-    assert (await store.memories.get(ALICE, old.id)).content == "User plays the violin."
-    assert [e.action for e in await store.index.history(ALICE, old.id)] == [HistoryAction.CREATE]
-
-
-async def test_a_failing_model_leaves_the_decision_to_the_offline_frames(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
-) -> None:
-    old = await _remember(store, minilm, "User lives in Porto.")
-    server.script(MODEL, found(mem("User moved to Lisbon.")), Reply.malformed_json(), Reply.error(503))
-    (update,) = (await pipeline.start(ALICE, "I moved to Lisbon", at=AT)).updates
-    assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
-    note = (await store.index.history(ALICE, old.id))[-1].note
-    assert "failed" in note and "residence" in note
-    assert len(server.chat_requests) == 3  # the classifier, then the judge and its one retry
-
-
-async def test_no_near_memory_means_no_judge_call(
-    pipeline: CapturePipeline, store: Store, minilm: Embedder, server: ScriptedOpenAIServer
-) -> None:
-    server.script(MODEL, found(mem("User lives in Lisbon.")))
-    (update,) = (await pipeline.start(ALICE, "I live in Lisbon", at=AT)).updates
-    assert update.action is UpdateAction.CREATED
-    assert len(server.chat_requests) == len(classify_requests(server)) == 1
-
-
-def test_parse_verdict_maps_short_ids_back() -> None:
-    shown = {"m1": "mem_a", "m2": "mem_b"}
-    verdict = parse_verdict({"action": "DELETE", "id": "m2", "reason": "ended"}, shown, "llm:x")
-    assert (verdict.kind, verdict.memory_id, verdict.judge) == (UpdateKind.DELETE, "mem_b", "llm:x")
-    assert parse_verdict({"action": "update", "id": "mem_a"}, shown, "llm:x").memory_id == "mem_a"
-    assert parse_verdict({"action": "add", "id": "m1"}, shown, "llm:x").kind is UpdateKind.ADD
 
 
 # -- news the classifier passes over ----------------------------------------------------------------------------------

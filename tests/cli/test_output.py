@@ -87,6 +87,7 @@ def test_every_json_command_prints_exactly_one_json_line(cli: Invoke, tmp_path: 
         "memories history": ("memories", "history", "--user", "ana", added["id"]),
         "memories add": ("memories", "add", "--user", "ana", "User hums while working"),
         "memories edit": ("memories", "edit", "--user", "ana", added["id"], "--content", "User keeps many bees"),
+        "memories forget": ("memories", "forget", "--user", "ana", "--about", "bees", "--dry-run"),
         "keys create": ("keys", "create", "--tenant", "acme"),
         "keys list": ("keys", "list"),
         "sessions list": ("sessions", "list", "--user", "ana"),

@@ -18,6 +18,8 @@ from memstack.types import (
     ChatToken,
     DeletedBy,
     ErasureReport,
+    Forgetting,
+    HiddenKind,
     HistoryAction,
     IngestResult,
     Memory,
@@ -128,6 +130,17 @@ async def test_a_full_tier_raises_limit_reached(ms: Backend, user: str) -> None:
         await ms.restore(user, first.id, tier="tiny")
 
 
+async def test_a_capture_a_full_tier_stops_is_reported_and_counted(ms: Backend, user: str) -> None:
+    await ms.add(user, "User likes apples", tier="tiny")
+    await ms.add(user, "User likes pears", tier="tiny")
+    result = await ms.chat(user, "I'm vegetarian.", metadata={"tier": "tiny"})
+    (update,) = result.memory_updates
+    assert (update.action, update.tier, update.limit, update.id) == (UpdateAction.DROPPED_LIMIT, "tiny", 2, None)
+    usage = await ms.usage(user, tier="tiny")
+    assert (usage.active, usage.limit, usage.dropped) == (2, 2, 1)
+    assert isinstance(usage.last_dropped_at, datetime)
+
+
 async def test_chat_continue_and_end_a_session(ms: Backend, user: str) -> None:
     first = await ms.chat(user, "Hello! I am learning Spanish.")
     assert isinstance(first, ChatResult) and first.reply and first.offline
@@ -168,6 +181,41 @@ async def test_a_stream_closed_early_releases_the_session(ms: Backend, user: str
     assert len(sessions) == 1  # the session was started; closing the stream let go of it
     after = await ms.chat(user, "Shorter, please", session_id=sessions[0]["id"])
     assert after.reply and after.session_id == sessions[0]["id"]
+
+
+async def test_forget_everything_about_something_with_a_preview(ms: Backend, user: str) -> None:
+    said = [
+        {"role": "user", "content": "My cat Miso hates the vacuum"},
+        {"role": "assistant", "content": "Poor Miso, try a quieter one"},
+        {"role": "user", "content": "I also started learning Portuguese"},
+        {"role": "assistant", "content": "Boa sorte!"},
+    ]
+    await ms.ingest(user, "pets", said, capture=False)
+    cat = await ms.add(user, "User has a cat named Miso")
+    afraid = await ms.add(user, "Miso is afraid of the vacuum")
+    other = await ms.add(user, "User is learning Portuguese")
+    preview = await ms.forget_about(user, "everything about my cat", dry_run=True)
+    assert isinstance(preview, Forgetting) and preview.dry_run
+    assert {m.id for m in preview.memories} == {cat.id, afraid.id}  # the cat, and what names it
+    assert all(m.is_active for m in preview.memories) and await ms.count(user) == 3  # a preview changes nothing
+    hidden = {(i.kind, i.session_id, i.turn): i for i in preview.hidden}
+    assert set(hidden) == {(HiddenKind.TURN, "pets", 1), (HiddenKind.LINE, "pets", 0)}  # the exchange, the line
+    assert hidden[HiddenKind.TURN, "pets", 1].text == "My cat Miso hates the vacuum"
+    assert hidden[HiddenKind.TURN, "pets", 1].memory_id in {cat.id, afraid.id}
+    done = await ms.forget_about(user, "everything about my cat")
+    assert not done.dry_run and {m.id for m in done.memories} == {cat.id, afraid.id}
+    assert all(not m.is_active and m.deleted_by is DeletedBy.USER for m in done.memories)
+    assert [m.id for m in await ms.list(user)] == [other.id]
+    recalled = await ms.recall(user, "Miso vacuum", k=10)
+    assert not any("Miso" in (i.text + i.context) for i in recalled)
+    assert any("Portuguese" in i.text for i in await ms.recall(user, "learning Portuguese", k=5))
+    await ms.restore(user, cat.id)  # each memory comes back on its own; the exchange is still hidden by the other
+    assert not any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", k=10, kinds=["turn"]))
+    await ms.restore(user, afraid.id)
+    assert any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", k=10, kinds=["turn"]))
+    assert (await ms.forget_about(user, "my motorbike", dry_run=True)).memories == ()
+    with pytest.raises(InputError, match="say what to forget"):
+        await ms.forget_about(user, "everything about it")
 
 
 async def test_ingest_then_recall(ms: Backend, user: str) -> None:

@@ -32,7 +32,8 @@ from memstack.types import ChatDone, Memory, UserRef
 from .conftest import Servers
 
 SHARED = [
-    "add", "add_result", "get", "list", "search", "edit", "forget", "restore", "delete", "history", "count", "usage",
+    "add", "add_result", "get", "list", "search", "edit", "forget", "forget_about", "restore", "delete", "history",
+    "count", "usage",
     "chat", "chat_stream", "end_session", "recall", "ingest", "export", "erase",
 ]  # fmt: skip
 

@@ -73,6 +73,18 @@ def test_strict_constructor_raises_instead() -> None:
         SessionMeta(local_time=NOW, timezone="Mars/Olympus")
     with pytest.raises(InputError, match="timezone-aware"):
         SessionMeta(local_time=datetime(2025, 1, 1))
+    with pytest.raises(InputError, match=r"^SessionMeta\.local_time must be a time between 0100-01-01 and 9899"):
+        SessionMeta(local_time=datetime(9999, 12, 31, 23, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    "local_time", ["9999-12-31T23:00:00-05:00", "9999-12-31T23:59:59", "0001-01-01T00:00:00+01:00"]
+)
+def test_a_local_time_off_the_calendar_falls_back_and_says_so(local_time: str) -> None:
+    """Read before its zone's offset is applied (which would overflow); the chat turn refuses it (a 400)."""
+    meta = build_session({"timezone": "America/New_York", "local_time": local_time}, now=NOW)
+    assert "local_time_out_of_range" in meta.notes and meta.local_time == NOW
+    render_session(meta)  # never raises
 
 
 def test_fields_are_cleaned_and_rendered() -> None:

@@ -22,13 +22,17 @@ def _run(tmp_path: Path, args: list[str], stdin: str, **env: str) -> Result:
 
 
 def test_offline_chat_with_badge_memories_explain_and_forget(tmp_path: Path) -> None:
-    stdin = "I prefer short answers with examples.\n/memories\n/explain\n/forget short answers\n/memories\n/quit\n"
+    stdin = (
+        "I prefer short answers with examples.\n/memories\n/explain\n/forget short answers\nn\n/memories\n"
+        "/forget short answers\ny\n/memories\n/quit\n"
+    )
     result = _run(tmp_path, ["chat", "--user", "ana", "--timezone", "Europe/Paris"], stdin)
     out = result.output
     assert result.exit_code == 0, out
     assert "memstack chat as ana (offline:responder)" in out and "not an AI answer" in out
     assert "✓ Memory saved (preference) User prefers short answers with examples." in out
-    assert out.count("User prefers short answers with examples.") >= 3  # badge, /memories, /forget
+    assert out.count("User prefers short answers with examples.") >= 5  # badge, /memories, previews, /forget
+    assert "forget this? [y/N]" in out and "nothing forgotten" in out  # the first preview was declined
     assert "What the model saw:" in out and "current" in out and "context ctx_" in out
     assert "forgot User prefers short answers with examples." in out and "nothing remembered yet" in out
     with sqlite3.connect(tmp_path / "home" / "memstack.db") as conn:
@@ -44,6 +48,17 @@ def test_news_that_replaces_a_memory_shows_the_memory_updated_badge(tmp_path: Pa
     assert "✓ Memory updated (fact) User moved to Berlin." in result.output
     with sqlite3.connect(tmp_path / "home" / "memstack.db") as conn:
         assert conn.execute("SELECT content FROM memories WHERE is_active").fetchall() == [("User moved to Berlin.",)]
+
+
+def test_a_full_tier_says_what_it_did_not_save(tmp_path: Path) -> None:
+    """Issue 23: a capture the limit stops is reported under the reply, never dropped silently."""
+    stdin = "I'm vegetarian.\nI live in Lisbon.\nRemember that I have a cat.\n/quit\n"
+    result = _run(tmp_path, ["chat", "--user", "ana"], stdin, MEMSTACK_TIER_LIMITS="free=1,pro=unlimited")
+    out = result.output
+    assert result.exit_code == 0, out
+    assert "✓ Memory saved (preference) User is vegetarian." in out
+    assert "! Memory full, not saved: the free tier keeps at most 1 memories: User lives in Lisbon." in out
+    assert "You've reached the 1-memory limit of the free plan." in out  # the explicit one: the upgrade prompt
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:

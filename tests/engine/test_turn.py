@@ -119,8 +119,8 @@ async def test_duplicates_and_the_tier_limit(rig: Rig) -> None:
         assert [u.action for u in again.memory_updates] == [UpdateAction.DUPLICATE] and again.badge == ()
         rig.classify = _reply(memories(("User has a cat", "fact", 0.9)))
         auto = await ms.chat("ana", "My cat is asleep on my keyboard.")
-        assert [u.action for u in auto.memory_updates] == [UpdateAction.DROPPED_LIMIT]
-        assert auto.badge == () and auto.upgrade_prompt is None  # automatic saves are dropped silently
+        assert [(u.action, u.tier, u.limit) for u in auto.memory_updates] == [(UpdateAction.DROPPED_LIMIT, "free", 1)]
+        assert auto.badge == () and auto.upgrade_prompt is None  # not stored, and the reply says so
         cat = {"content": "User has a cat", "category": "fact", "confidence": 0.9, "explicit": True}
         rig.classify = _reply({"memories": [cat]})
         explicit = await ms.chat("ana", "Remember that I have a cat.")
@@ -195,13 +195,15 @@ async def test_bad_input_fails_before_any_work(rig: Rig) -> None:
             ("  ", {}, "empty"),
             ("x" * 40_000, {}, "at most 32000"),
             ("hi", {"metadata": {"timezone": "Mars/Olympus"}}, "time zone"),
-            ("hi", {"metadata": {"tier": "gold"}}, "tier"),
             ("hi", {"agent": "nobody"}, "unknown agent"),
             ("hi", {"delegated": {"instructions": "x", "priority": 1}}, "delegated-task field"),
         ):
             with pytest.raises(InputError, match=match):
                 await ms.chat("ana", message, **options)
-        assert rig.server.requests == [] and rig.rows("sessions") == 0
+    async with rig.engine(tiers=TierLimits.seed()) as ms:  # a tier name matters only where tiers are configured
+        with pytest.raises(InputError, match="unknown tier 'gold'"):
+            await ms.chat("ana", "hi", metadata={"tier": "gold"})
+    assert rig.server.requests == [] and rig.rows("sessions") == 0
 
 
 @pytest.mark.parametrize("rig", BACKENDS, indirect=True)

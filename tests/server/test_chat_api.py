@@ -312,3 +312,50 @@ def test_an_openai_conversation_is_one_session_and_a_regenerated_reply_replaces_
     _, named, _ = ask([{"role": "user", "content": "hello"}], extra_body={"session_id": "ses_mine"})
     assert named == "ses_mine"
     assert reply_two and reply_bees
+
+
+def test_what_the_user_asked_to_forget_never_reaches_the_model_through_the_openai_endpoint(rig: ChatRig) -> None:
+    """Issue 23: told over the OpenAI-compatible endpoint, forgotten over HTTP by query (after its preview): no
+    context the model is sent afterwards carries it, until it is restored."""
+    client = openai.OpenAI(base_url=f"{rig.url}/v1", api_key=rig.key_a, max_retries=0)
+    user = "miso-owner"
+
+    def ask(*said: str) -> str:
+        """One conversation of the user's lines (the model's replies in between); what the model was sent last."""
+        history: list[dict[str, str]] = []
+        for line in said:
+            history.append({"role": "user", "content": line})
+            reply = client.chat.completions.create(model="memstack", messages=history, user=user)  # type: ignore[arg-type]
+            history.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
+        return json.dumps(rig.model.chat_requests[-1].body).lower()
+
+    with rig.client(rig.key_a) as http:
+        ask("I just adopted a cat named Miso.", "She sleeps on my keyboard all day.")
+        _wait_for_memory(http, user, "Miso")
+        assert "miso" in ask("What pets do I have?")  # the model is told, before the forget
+        base = f"/v1/users/{user}/memories"
+        preview = http.post(f"{base}/forget", json={"query": "everything about my cat", "dry_run": True}).json()
+        assert preview["dry_run"] and [m["content"] for m in preview["memories"]] == [
+            "User just adopted a cat named Miso."
+        ]
+        assert {(h["kind"], h["turn"]) for h in preview["hidden"]} >= {("turn", 1)}
+        assert http.get(base).json()["memories"][0]["is_active"]  # a preview changes nothing
+        done = http.post(f"{base}/forget", json={"query": "everything about my cat"})
+        assert done.status_code == 200 and not done.json()["dry_run"]
+        forgotten = done.json()["memories"][0]
+        assert forgotten["is_active"] is False and forgotten["deleted_by"] == "user"
+        first = len(rig.model.chat_requests)
+        ask("What pets do I have?")
+        ask("Remind me what we talked about last time.", "And anything about animals?")
+        after = [json.dumps(r.body).lower() for r in rig.model.chat_requests[first:]]
+        assert len(after) == 3 and not any("miso" in body for body in after)
+        assert http.post(f"{base}/{forgotten['id']}/restore").status_code == 200
+        assert "miso" in ask("What pets do I have?")  # restored: the model may be told again
+
+
+def _wait_for_memory(http: httpx.Client, user: str, word: str) -> None:
+    """Memory capture answers within the badge wait; this waits for it when the reply came first."""
+    deadline = time.monotonic() + 30
+    while not any(word in m["content"] for m in http.get(f"/v1/users/{user}/memories").json()["memories"]):
+        assert time.monotonic() < deadline, f"no memory about {word!r} was captured"
+        time.sleep(0.05)

@@ -91,6 +91,8 @@ def test_usage_and_the_tier_limit(acme: httpx.Client, request: pytest.FixtureReq
         "limit": 50,
         "remaining": 50,
         "display": "0 / 50",
+        "dropped": 0,
+        "last_dropped_at": None,
     }
     _add(acme, user, "User likes jazz", tier="tiny")
     second = _add(acme, user, "User likes blues", tier="tiny")

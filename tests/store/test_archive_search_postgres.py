@@ -10,7 +10,7 @@ import pytest
 from memstack.retrieval import RetrievalSettings
 from memstack.retrieval.archive import ArchiveQuery
 from memstack.store.postgres import AnnSettings, PostgresStore
-from memstack.types import UserRef
+from memstack.types import DeletedBy, HiddenItem, HiddenKind, NewMemory, UserRef
 
 from .conftest import DIM, EMBEDDER
 from .test_archive_search_contract import ALICE, BOB, NOW, QUERIES, _fill, _reference, _same
@@ -44,6 +44,17 @@ async def test_candidates_rank_as_the_reference(postgres_url: str, settings: dic
                     await store.archive_vectors.search(ALICE, query, 50, exclude_session="d3"),
                     reference.rank(query, 50, exclude_session="d3"),
                 )
+        # exchanges a forgotten memory hides are left out on these paths too (issue 23)
+        [memory] = await store.memories.add_many(ALICE, [NewMemory("Runs marathons")], rng.normal(size=(1, DIM)))
+        hide = [HiddenItem(HiddenKind.TURN, "d1", 1), HiddenItem(HiddenKind.TURN, "d3", 1)]
+        await store.memories.forget(ALICE, memory.id, by=DeletedBy.USER, hide=hide)
+        reference = await _reference(store, ALICE, RetrievalSettings())
+        reference.hide([("d1", 1), ("d3", 1)])
+        for text in QUERIES:
+            query = ArchiveQuery.of(text, rng.normal(size=DIM), RetrievalSettings(), now=NOW)
+            found = await store.archive_vectors.search(ALICE, query, 50)
+            _same(found, reference.rank(query, 50))
+            assert not {(m.message.session_id, m.message.turn) for m in found} & {("d1", 1), ("d3", 1)}
     finally:
         await store.close()
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memstack.errors import ConfigError, DimensionMismatch, InputError, LimitReached, NotFound
-from memstack.store.base import MemoryIndex, MemoryStore, Store
+from memstack.store.base import CaptureDrops, MemoryIndex, MemoryStore, Store
 from memstack.types import (
     MAX_CONTENT_CHARS,
     Category,
@@ -42,6 +42,7 @@ async def _add(store: Store, user: UserRef, content: str, vec: np.ndarray, **kw:
 async def test_store_exposes_its_roles_and_dimension(store: Store) -> None:
     assert isinstance(store.memories, MemoryStore)
     assert isinstance(store.index, MemoryIndex)
+    assert isinstance(store.drops, CaptureDrops)
     assert store.dim == 16
 
 

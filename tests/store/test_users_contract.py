@@ -171,6 +171,9 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     await workload(ms, user, now=NOW)  # memories managed, chat turns, contexts, an import, a session ended
+    await ms.wait_idle()
+    forgotten = await ms.forget_about(user, "Porto")  # what the user said about it is hidden with the memory
+    assert forgotten.memories and forgotten.hidden
     await ms.chat(user, "Here is my script:\n```python\nprint('hello')\n```\nWhat does it do?", session_id="code")
     old = await ms.add(user, "I drink green tea", category="preference")
     # force: the dedup rule calls the richer text a duplicate of the first, and this test needs both stored
@@ -205,6 +208,7 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     await ms.store.idempotency.complete(user, key, "fp", 201, b'{"content": "I drink green tea"}', "application/json")
     payload = {"tenant": user.tenant, "user_id": user.user_id, "message": "remember my dog Rex"}
     await ms.store.jobs.enqueue("test-pending", f"{user.tenant}/{user.user_id}", payload)
+    await ms.store.drops.record(user, at=NOW)  # an automatic capture a full tier kept out (no tiers here)
     if isinstance(ms.store, PostgresStore):
         assert await ms.store.ann.ensure(user) is not None  # a very large user's own HNSW index
     await ms.wait_idle()
@@ -217,6 +221,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     before = db.counts(ALICE)
     known = {"memories", "memory_history", "sessions", "session_turns", "session_artifacts", "session_snapshots"}
     known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads", "idempotency_keys"}
+    known |= {"capture_drops", "hidden_items"}
     if isinstance(ms.store, PostgresStore):
         known |= {"archive_stats", "memory_ann_indexes"}
     assert known <= set(before)  # the catalogue was read (a sanity check, not the list the test relies on)
@@ -240,6 +245,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     assert any(m.get("merged_into") for m in memories)  # superseded
     assert any(m.get("is_active") is False for m in memories)
     assert sum(len(m["history"]) for m in memories) == before["memory_history"]
+    assert sum(len(m["hides"]) for m in memories) == before["hidden_items"]
     sessions = document["sessions"]
     session_ids = {r[0] for r in db.all_rows(ALICE, "SELECT id FROM sessions WHERE tenant = ? AND user_id = ?")}
     assert {s["id"] for s in sessions} == session_ids and len(sessions) == len(session_ids)
@@ -257,6 +263,9 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     jobs = {r[0] for r in db.all_rows(ALICE, "SELECT id FROM jobs WHERE tenant = ? AND user_id = ?")}
     assert {j["id"] for j in document["jobs"]} == jobs
     assert "Rex" in str(document["jobs"])
+    (dropped,) = document["dropped_captures"]
+    assert dropped["count"] == 1
+    assert datetime.fromisoformat(dropped["first_at"]) == datetime.fromisoformat(dropped["last_at"]) == NOW
     assert "bob" not in str(document).lower()
 
     # -- erasure: the report counts what went; nothing of alice in acme is left; everyone else is untouched
@@ -285,9 +294,10 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     assert await ms.store.archive.turns(ALICE) == []
     assert await ms.store.contexts.recent(ALICE) == []
     assert await ms.recall(ALICE, "what did I say about pottery?", k=5) == []
-    assert (await ms.usage(ALICE)).active == 0
+    assert (await ms.usage(ALICE)).active == 0 and (await ms.usage(ALICE)).dropped == 0
+    assert (await ms.usage(BOB)).dropped == 1
     again = await ms.export(ALICE)
-    assert [again[k] for k in ("memories", "sessions", "contexts", "jobs")] == [[], [], [], []]
+    assert [again[k] for k in ("memories", "sessions", "contexts", "jobs", "dropped_captures")] == [[]] * 5
     # the pending job is gone: no worker (here or in another process) claims it
     claimed = await ms.store.jobs.claim_pending("test-pending", 100)
     assert {(j.payload["tenant"], j.payload["user_id"]) for j in claimed} == {("acme", "bob"), ("globex", "alice")}

@@ -76,11 +76,13 @@ def free_port() -> int:
 TIER_LIMITS = "free=50,lite=100,pro=500,premium=unlimited,tiny=2"
 
 
-def serve(home: Path, *args: str) -> Served:
-    """Start ``memstack serve`` on a free port and wait until it answers."""
+def serve(home: Path, *args: str, tiers: str | None = TIER_LIMITS) -> Served:
+    """Start ``memstack serve`` on a free port and wait until it answers (``tiers=None``: none configured, as a
+    self-hosted install runs)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    env["MEMSTACK_TIER_LIMITS"] = TIER_LIMITS
+    if tiers is not None:
+        env["MEMSTACK_TIER_LIMITS"] = tiers
     command = [*CLI, "serve", "--port", str(port), "--home", str(home), "--log-level", "warning", *args]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"

@@ -71,6 +71,32 @@ def test_chat_badge_and_inspector(page: Page, local_server: Served, request: pyt
     expect(page.locator("#usage")).to_have_text("1 / 50 memories")
 
 
+def test_a_full_tier_says_what_it_did_not_save(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    """Issue 23: the free tier (50 here) is full; what the message would have saved is shown as not saved, and the
+    memory manager counts it."""
+    user = user_id(request)
+    with local_server.api() as api:
+        for i in range(50):
+            body = {"content": f"User's note number {i}", "category": "general", "force": True}
+            assert api.post(f"/v1/users/{user}/memories", json=body).status_code == 201
+    open_view(page, local_server.url, "chat", user)
+    send(page, "I'm vegetarian.")
+    reply = page.locator("#transcript li.msg.assistant").last
+    expect(reply.locator(".badge")).to_have_text("Memory full: not saved")
+    expect(reply.locator(".updates.dropped")).to_contain_text(re.compile("vegetarian", re.I))
+    expect(reply.locator(".limit-note")).to_have_text(
+        "The free tier keeps at most 50 memories: forget some in Memories to make room."
+    )
+    expect(page.locator("#badge-live")).to_have_text(re.compile("^Memory full, not saved: .*vegetarian", re.I))
+
+    page.get_by_role("link", name="Memories").click()
+    expect(page.locator("#usage")).to_have_text("50 / 50 memories")
+    expect(page.locator("#usage-dropped")).to_have_text("1 automatic capture not saved: the tier was full")
+    expect(page.locator("li.memory", has_text=re.compile("vegetarian", re.I))).to_have_count(0)
+
+
 def test_memory_off_and_temporary_chat(page: Page, local_server: Served, request: pytest.FixtureRequest) -> None:
     user = user_id(request)
     open_view(page, local_server.url, "chat", user)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import PHONE, Console, Served, assert_fits, open_view, user_id
+from .conftest import PHONE, Console, Served, assert_fits, open_view, serve, stop, user_id
 
 
 def memory(page: Page, content: str) -> Locator:
@@ -118,6 +118,50 @@ def test_add_search_edit_forget_restore_delete(
         assert api.get(f"/v1/users/{user}/memories/{tea_id}").status_code == 404
 
 
+def test_forget_everything_about_something_after_a_preview(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    said = [
+        {"role": "user", "content": "My cat Miso hates the vacuum"},
+        {"role": "assistant", "content": "Poor Miso!"},
+        {"role": "user", "content": "I am learning Portuguese"},
+        {"role": "assistant", "content": "Boa sorte!"},
+    ]
+    with local_server.api() as api:
+        body = {"session_id": "pets", "messages": said, "capture": False}
+        assert api.post(f"/v1/users/{user}/ingest", json=body).status_code == 200
+        for text in ("User has a cat named Miso", "Miso is afraid of the vacuum", "User is learning Portuguese"):
+            assert api.post(f"/v1/users/{user}/memories", json={"content": text}).status_code == 201
+    open_view(page, local_server.url, "memories", user)
+    expect(page.locator("li.memory")).to_have_count(3)
+
+    # The preview lists the memories and what mentions them; cancelling changes nothing.
+    page.get_by_label("What the user wants forgotten").fill("everything about my cat")
+    page.get_by_role("button", name="Preview").click()
+    dialog = page.get_by_role("dialog", name="Forget these?")
+    expect(dialog).to_contain_text("2 memories are about “everything about my cat”")
+    expect(dialog.locator("#forget-memories li")).to_have_text(
+        ["Miso is afraid of the vacuum", "User has a cat named Miso"]
+    )
+    expect(dialog.locator("#forget-hidden")).to_contain_text("Conversation turn: My cat Miso hates the vacuum")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("li.memory")).to_have_count(3)
+
+    # Confirmed: both go to Recently forgotten; the other memory stays.
+    page.get_by_role("button", name="Preview").click()
+    dialog.get_by_role("button", name="Forget these").click()
+    expect(page.locator("li.memory")).to_have_count(1)
+    expect(memory(page, "User is learning Portuguese")).to_be_visible()
+    expect(page.locator("#usage")).to_have_text("1 / 50 memories")
+    page.get_by_role("button", name="Recently forgotten").click()
+    expect(page.locator("li.memory")).to_have_count(2)
+    with local_server.api() as api:
+        found = api.post(f"/v1/users/{user}/recall", json={"query": "Miso vacuum", "k": 10}).json()["results"]
+    assert not any("Miso" in item["text"] for item in found)
+
+
 def test_category_filter_and_tier_limit(
     page: Page, local_server: Served, console: Console, request: pytest.FixtureRequest
 ) -> None:
@@ -147,6 +191,24 @@ def test_category_filter_and_tier_limit(
     expect(alert).to_be_visible()
     expect(alert).to_contain_text("LimitReached")
     expect(memory(page, "Drinks oat milk")).to_have_count(0)
+
+
+def test_without_tiers_there_is_no_limit_to_choose(
+    page: Page, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """A self-hosted install (no tiers configured) limits nothing: no tier selector, usage "N / unlimited"."""
+    served = serve(tmp_path_factory.mktemp("ui-no-tiers"), "--auth", "local", tiers=None)
+    try:
+        user = user_id(request)
+        open_view(page, served.url, "memories", user)
+        expect(page.locator("#usage")).to_have_text("0 / unlimited memories")
+        expect(page.locator("#tier")).to_be_hidden()
+        expect(page.locator("#usage-meter")).to_be_hidden()
+        expect(page.locator("#usage-dropped")).to_be_hidden()
+        add(page, "Keeps bees on the roof", "fact")
+        expect(page.locator("#usage")).to_have_text("1 / unlimited memories")
+    finally:
+        stop(served)
 
 
 def test_a_memory_already_held_is_not_added_twice(

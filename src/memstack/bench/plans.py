@@ -43,6 +43,8 @@ USER_TABLES = frozenset(
         "archive_vectors",
         "archive_stats",
         "context_manifests",
+        "capture_drops",
+        "hidden_items",
     }
 )
 

@@ -2,12 +2,11 @@
 
 ``get_classifier(None)`` is the offline rules + embeddings classifier (``offline:rules-v1``); a model string such
 as ``openai:gpt-4o-mini`` selects the LLM classifier. Each candidate is written by
-:class:`~memstack.capture.writer.MemoryWriter` after one nearest-neighbour call: first an **update judge**
-(:mod:`~memstack.capture.updates`) decides whether it is news that replaces one of those memories (superseded in
-place, history kept) — offline by reading both as frames (same subject, same attribute, a new value or an end:
-:mod:`~memstack.capture.frames`, wordings in :mod:`~memstack.capture.slots`), with an LLM classifier by asking its
-model (:mod:`~memstack.capture.llm_updates`) — then :class:`~memstack.capture.dedup.DedupRule` decides duplicate
-or new. ``memstack eval updates`` measures the first step end to end.
+:class:`~memstack.capture.writer.MemoryWriter` after one nearest-neighbour call: first the **update judge**
+(:mod:`~memstack.capture.judge`, its own role and setting: a model, or offline) decides whether it is news that
+replaces one of those memories (superseded in place, history kept), then
+:class:`~memstack.capture.dedup.DedupRule` decides duplicate or new. ``memstack eval updates`` measures the first
+step end to end.
 """
 
 from __future__ import annotations

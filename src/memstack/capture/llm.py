@@ -9,9 +9,8 @@ Failures never reach the chat: a malformed answer, a timeout or an HTTP 5xx is r
 given up, a :class:`~memstack.capture.base.ClassifierFailure` is appended to ``failures`` (and passed to
 ``on_failure``), and the result is an empty list.
 
-The same model judges memory updates (:meth:`LLMClassifier.update_judge`,
-:class:`~memstack.capture.llm_updates.LLMUpdates`): whether a candidate adds to, updates, deletes or repeats one of
-the user's near memories.
+Whether a candidate replaces one of the user's memories is another role, chosen by its own setting
+(:mod:`memstack.capture.judge`; unset, it follows this classifier's model string).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifierFailure, ClassifyContext
-from memstack.capture.llm_updates import LLMUpdates
 from memstack.dates import expiry_for, find_dates, resolve
 from memstack.errors import InputError, MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
@@ -100,10 +98,6 @@ class LLMClassifier:
     @property
     def name(self) -> str:
         return f"llm:{self._model.name}"
-
-    def update_judge(self) -> LLMUpdates:
-        """The memory-update judge on this classifier's model (the classifier owns and closes the model)."""
-        return LLMUpdates(self._model, timeout_s=self.timeout_s, attempts=self.attempts)
 
     def _messages(self, message: str, at: datetime, context: ClassifyContext | None) -> list[Message]:
         recent = context.recent[-4:] if context else ()

@@ -5,13 +5,13 @@ The offline classifier keeps first-person self-disclosure, but news about a memo
 Bubbles didn't make it", "Robert passed away in February", "The Taylor Swift show got called off", "They made me
 store manager". After classification, :class:`NewsFinder` takes each statement of the message that no candidate
 came from and that has a change word (:data:`CHANGE_WORDS`: a cheap filter, so most messages cost nothing more),
-rewrites it about "User", embeds them in one batch and asks the offline update judge
-(:class:`~memstack.capture.updates.OfflineUpdates`) against the user's nearest memories. Only a sentence the judge
+rewrites it about "User", embeds them in one batch and asks the update judge (whichever is configured, one call for
+all of them) against the user's nearest memories. Only a sentence the judge
 says supersedes a memory becomes a candidate (in that memory's category, or ``schedule`` when it names a date ahead);
-the writer then applies it like any other candidate, guard included. Similar words alone never make news: the
-judge's frames decide (same subject, same attribute, a new value or an end).
+the writer then applies it like any other candidate, guard included (a model judge answers the writer's question
+from its cache). Similar words alone never make news: the judge decides.
 
-Used with the offline judge only: an LLM classifier reads the whole message and decides updates itself.
+Used with the offline classifier only: an LLM classifier reads the whole message.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
+from memstack.capture.judge import UPDATE_NEIGHBOURS, JudgeItem, UpdateJudge
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import statements
-from memstack.capture.updates import UPDATE_NEIGHBOURS, OfflineUpdates, UpdateKind
 from memstack.dates import expiry_for, find_dates, resolve
 from memstack.embed import Embedder
 from memstack.store.base import Store
@@ -50,7 +50,7 @@ MAX_SENTENCES = 8
 class NewsFinder:
     """Finds the sentences of a message that supersede a memory; see the module docstring."""
 
-    def __init__(self, store: Store, embedder: Embedder, judge: OfflineUpdates) -> None:
+    def __init__(self, store: Store, embedder: Embedder, judge: UpdateJudge) -> None:
         self.store = store
         self.embedder = embedder
         self.judge = judge
@@ -65,15 +65,19 @@ class NewsFinder:
         if not drafts or not await self.store.index.count_active(user):
             return []  # nothing to look at, or no memory it could be news about (and nothing is embedded)
         vectors = await self.embedder.embed([d.content for d in drafts])
-        out: list[Candidate] = []
+        where = MemoryFilter(agent_id=agent_id)
+        items: list[JudgeItem] = []
         for draft, vector in zip(drafts, vectors, strict=True):
-            hits = await self.store.index.nearest(user, vector, UPDATE_NEIGHBOURS, MemoryFilter(agent_id=agent_id))
-            if not hits:
-                continue  # none of the agent's
-            verdict = await self.judge.judge(draft, hits)
-            memory = next((h.memory for h in hits if h.memory.id == verdict.memory_id), None)
-            if verdict.kind is not UpdateKind.UPDATE or memory is None:
+            hits = await self.store.index.nearest(user, vector, UPDATE_NEIGHBOURS, where)
+            if hits:  # none: none of the agent's
+                items.append(JudgeItem(draft, tuple(hits)))
+        verdicts = await self.judge.judge(items) if items else []
+        out: list[Candidate] = []
+        for item, verdict in zip(items, verdicts, strict=True):
+            memory = next((h.memory for h in item.nearest if h.memory.id == verdict.memory_id), None)
+            if not verdict.replaces or memory is None:
                 continue
+            draft = item.candidate
             category = draft.category
             if draft.expires_at is None:
                 category = Category.GENERAL if memory.category is Category.SCHEDULE else memory.category

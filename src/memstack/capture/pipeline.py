@@ -14,7 +14,7 @@ What the task does, in order (DESIGN §1, §3):
    that key returns its recorded result;
 2. **classify** the message (candidates with confidence ≥ 0.7), bounded by ``classify_timeout_s``; a classifier that
    gives up (the LLM classifier after its retry) or raises is recorded on the job and reported as ``failed`` — never
-   raised into the chat. With the offline classifier and judge, the statements it passed over that have a change
+   raised into the chat. With the offline classifier, the statements it passed over that have a change
    word are checked against the user's memories too (:mod:`~memstack.capture.news`: "Sadly Bubbles didn't make
    it"), and those that supersede one join the candidates. Most messages stop here with nothing to save: the job is
    completed, nothing is embedded;
@@ -48,8 +48,8 @@ from typing import Any, Protocol, runtime_checkable
 from memstack.capture.base import MIN_CONFIDENCE, Classifier, ClassifierFailure, ClassifyContext
 from memstack.capture.checkpoint import candidate_from_dict, candidate_to_dict, outcome_from_dict, outcome_to_dict
 from memstack.capture.dedup import NEAREST_K, DedupParams, DedupRule, params_for
+from memstack.capture.judge import UpdateJudge, get_update_judge
 from memstack.capture.news import NewsFinder
-from memstack.capture.updates import JudgesUpdates, OfflineUpdates, UpdateJudge
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
 from memstack.embed import Embedder
@@ -235,8 +235,9 @@ class CapturePipeline:
     ``partial(check_memory_candidate, guard=SemanticGuard(embedder))`` to add the semantic layer: it runs off the
     event loop). ``on_event`` is called at each step of each detection. ``admission``: a slot per detection's work
     (the turns' ``FairGate.slot``, so detections share the machine fairly with the turns; default: none).
-    ``updates``: who decides whether a candidate supersedes a memory (default: the classifier's own judge when it
-    has one, the LLM classifier's model; else the offline frames, :class:`~memstack.capture.updates.OfflineUpdates`)."""
+    ``updates``: who decides whether a candidate supersedes a memory (:mod:`~memstack.capture.judge`; not owned;
+    default the offline judge). With the offline classifier (``offline:…``), which keeps only first-person
+    statements, news told otherwise is looked for too (:mod:`~memstack.capture.news`) and given to the same judge."""
 
     def __init__(
         self,
@@ -263,12 +264,11 @@ class CapturePipeline:
         self._admission = admission or _admit_all
         self._guard = guard or default_guard()
         rule = DedupRule(dedup or params_for(embedder.name))
-        if updates is None:
-            updates = classifier.update_judge() if isinstance(classifier, JudgesUpdates) else OfflineUpdates()
-        self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours, judge=updates)
-        self._news: NewsFinder | None = None  # the offline classifier and judge: news it passed over (news.py)
-        if isinstance(updates, OfflineUpdates) and not isinstance(classifier, JudgesUpdates):
-            self._news = NewsFinder(store, embedder, updates)
+        judge = updates if updates is not None else get_update_judge("offline", embedder=embedder)
+        self._writer = MemoryWriter(store, rule, neighbours=self.settings.neighbours, judge=judge)
+        self._news: NewsFinder | None = None  # the offline classifier: news it passed over (news.py)
+        if classifier.name.startswith("offline"):
+            self._news = NewsFinder(store, embedder, judge)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id('capture')}"
         self._tasks: set[asyncio.Task[DetectionResult]] = set()
         self._recorded: dict[asyncio.Task[DetectionResult], asyncio.Event] = {}
@@ -307,7 +307,7 @@ class CapturePipeline:
             user=user,
             message=message,
             at=at or self.clock(),
-            tier=(tier or self.tiers.default_tier).lower(),
+            tier=self.tiers.name_for(tier),
             session_id=session_id,
             turn=turn,
             agent_id=agent_id,
@@ -527,24 +527,25 @@ class CapturePipeline:
         self, job: Job, request: _Request, kept: Sequence[Candidate], done: dict[str, Any], state: dict[str, Any]
     ) -> list[WriteOutcome]:
         todo = [i for i in range(len(kept)) if str(i) not in done]
-        vectors = await self.embedder.embed([kept[i].content for i in todo]) if todo else None
-        limit = self.tiers.limit_for(request.tier)
-        turn_ref = request.turn_ref(job)
-        for row, i in enumerate(todo):
-            assert vectors is not None
-            outcome = await self._writer.write(
+        if todo:
+            vectors = await self.embedder.embed([kept[i].content for i in todo])
+
+            async def written(row: int, outcome: WriteOutcome) -> None:
+                i = todo[row]
+                self._emit("stored", job.id, index=i, action=outcome.update.action.value, memory_id=outcome.update.id)
+                done[str(i)] = outcome_to_dict(outcome)
+                state["done"] = done
+                await self.store.jobs.checkpoint(job.id, state, lease_s=self.settings.lease_s)
+
+            await self._writer.write_all(
                 request.user,
-                kept[i],
-                vectors[row],
+                [(kept[i], vectors[row]) for row, i in enumerate(todo)],
                 tier=request.tier,
-                limit=limit,
+                limit=self.tiers.limit_for(request.tier),
                 agent_id=request.agent_id,
-                turn_ref=turn_ref,
+                turn_ref=request.turn_ref(job),
+                on_written=written,
             )
-            self._emit("stored", job.id, index=i, action=outcome.update.action.value, memory_id=outcome.update.id)
-            done[str(i)] = outcome_to_dict(outcome)
-            state["done"] = done
-            await self.store.jobs.checkpoint(job.id, state, lease_s=self.settings.lease_s)
         return [outcome_from_dict(done[str(i)]) for i in range(len(kept))]
 
     # -- classifier failures ------------------------------------------------------------------------------------------

@@ -12,9 +12,10 @@
 * ``save_memory(content, category)`` — an **explicit** save: the poisoning check, the dedup rule and the tier limit
   apply as for automatic capture; at the limit the outcome carries the upgrade prompt;
 * ``forget_memory(id | query)`` — a **soft** delete by the assistant (``deleted_by=ai``): the memory stops being
-  used but the user can restore it. A query must point at one memory clearly (see :data:`FORGET_MIN_COSINE`);
-  otherwise the model is shown the closest ones and asked for an id. Permanent deletion is the user's alone
-  (``AsyncMemstack.delete``), never a tool.
+  used but the user can restore it. As with every forget the user asks for, what the memory came from and what was
+  derived from it are hidden with it (:mod:`memstack.capture.forget`). A query must point at one memory clearly
+  (see :data:`FORGET_MIN_COSINE`); otherwise the model is shown the closest ones and asked for an id. Permanent
+  deletion is the user's alone (``AsyncMemstack.delete``), never a tool.
 
 Mistakes in a call (unknown tool, missing or wrong arguments, unknown id) are answered to the model as an error
 object it can act on; they are not raised.
@@ -30,6 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.capture.dedup import DedupParams, DedupRule, params_for
+from memstack.capture.forget import FORGET_MIN_COSINE, Forgetter
 from memstack.capture.scoring import MemoryScorer
 from memstack.capture.writer import Guard, MemoryWriter, default_guard, screen_candidates
 from memstack.config import TierLimits
@@ -94,9 +96,9 @@ FORGET_MEMORY = ToolSpec(
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (RECALL_MEMORY, SAVE_MEMORY, FORGET_MEMORY)
 
-#: A forget query must be at least this close (cosine) to the memory it names, and clearly closer to it than to
-#: the next one (``FORGET_MARGIN``); otherwise the closest memories are listed and an id is asked for.
-FORGET_MIN_COSINE = 0.5
+#: A forget query must be at least :data:`FORGET_MIN_COSINE` close (cosine) to the memory it names, and clearly
+#: closer to it than to the next one (``FORGET_MARGIN``); otherwise the closest memories are listed and an id is
+#: asked for.
 FORGET_MARGIN = 0.05
 
 
@@ -128,7 +130,8 @@ class MemoryTools:
     """Executes the memory tools for one store (not owned). ``guard``: the poisoning check for saves (default
     ``memstack.context.guard.check_memory_candidate``); ``dedup``: the rule's parameters (default: calibrated for
     the embedder); ``writer``: pass the capture pipeline's (``pipeline.writer``) so saves by the tool and by
-    detection are serialised per user."""
+    detection are serialised per user; ``on_forget``: called with the user after a forget (the caller drops what
+    it keeps of the user's conversation in memory)."""
 
     def __init__(
         self,
@@ -141,6 +144,7 @@ class MemoryTools:
         scorer: MemoryScorer | None = None,
         writer: MemoryWriter | None = None,
         clock: Callable[[], datetime] = utcnow,
+        on_forget: Callable[[UserRef], None] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -149,6 +153,8 @@ class MemoryTools:
         self.scorer = scorer or MemoryScorer(store, clock=clock)
         self._guard = guard or default_guard()
         self._writer = writer or MemoryWriter(store, DedupRule(dedup or params_for(embedder.name)))
+        self._forgetter = Forgetter(store, embedder)
+        self._on_forget = on_forget
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -203,7 +209,7 @@ class MemoryTools:
         turn_ref: str | None = None,
     ) -> ToolOutcome:
         limit = self.tiers.limit_for(tier)
-        tier_name = (tier or self.tiers.default_tier).lower()
+        tier_name = self.tiers.name_for(tier)
         now = self.clock()
         candidate = Candidate(content.strip(), category, 1.0, explicit=True, observed_at=now, evidence=content)
         kept, held = await asyncio.to_thread(screen_candidates, [candidate], self._guard)  # the guard may embed
@@ -252,12 +258,16 @@ class MemoryTools:
                     ok=False,
                 )
             memory_id = hits[0].memory.id
+        target = await self.store.memories.get(user, memory_id)
+        hide = await self._forgetter.hidden_by(user, target) if target.is_active else []
         memory = await self.store.memories.forget(
-            user, memory_id, by=DeletedBy.AI, note="forgotten by the assistant at the user's request"
+            user, memory_id, by=DeletedBy.AI, note="forgotten by the assistant at the user's request", hide=hide
         )
+        if self._on_forget is not None:
+            self._on_forget(user)
         return ToolOutcome(
             FORGET_MEMORY.name,
-            {"forgotten": True, **_brief(memory), "restorable": True},
+            {"forgotten": True, **_brief(memory), "restorable": True, "hidden_with_it": len(hide)},
             ok=True,
             forgotten=(memory.id,),
         )

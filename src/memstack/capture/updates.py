@@ -1,31 +1,23 @@
 """Memory updates: is a new fact news that replaces one of the user's memories, or an addition beside them?
 
-One decision per candidate, against the memories the writer's single nearest-neighbour call returned
-(:data:`UPDATE_NEIGHBOURS` of them, best first). Two judges answer the same question (:class:`UpdateJudge`):
+The rules of the offline update judge (``offline:rules``), one decision per candidate against the memories the
+writer's single nearest-neighbour call returned (:data:`UPDATE_NEIGHBOURS` of them, best first; the contract is
+:mod:`memstack.capture.judge.base`). The candidate and each memory are read as frames
+(:mod:`~memstack.capture.frames`: who, which attribute, what value, holds / began / ended), and the candidate
+supersedes a memory when, **about the same subject**:
 
-* :class:`OfflineUpdates` (no model): the candidate and each memory are read as frames
-  (:mod:`~memstack.capture.frames`: who, which attribute, what value, holds / began / ended), and the candidate
-  supersedes a memory when, **about the same subject**:
+1. a single-valued attribute gets a new value (residence, job, partner, diet, school, commute, age, pay, a
+   favourite, a count, the date of one event): "moved to Berlin" replaces "lives in Paris";
+2. something the memory states ends, or something it says ended resumes, with the same key words ("no longer
+   plays tennis", "sold my Civic", "started smoking again"; a plain "not" or a finished task only with all of
+   them); a preference flips ("can't stand coffee anymore");
+3. the candidate switches from it ("switched to an Android phone" and the memory is close in meaning);
+4. the same statement with another number or date ("now earns 58000 a year");
+5. a goal or plan is reached ("ran my first marathon" and the memory "wants to run a marathon").
 
-  1. a single-valued attribute gets a new value (residence, job, partner, diet, school, commute, age, pay, a
-     favourite, a count, the date of one event): "moved to Berlin" replaces "lives in Paris";
-  2. something the memory states ends, or something it says ended resumes, with the same key words ("no longer
-     plays tennis", "sold my Civic", "started smoking again"; a plain "not" or a finished task only with all of
-     them); a preference flips ("can't stand coffee anymore");
-  3. the candidate switches from it ("switched to an Android phone" and the memory is close in meaning);
-  4. the same statement with another number or date ("now earns 58000 a year");
-  5. a goal or plan is reached ("ran my first marathon" and the memory "wants to run a marathon").
-
-  Anything said about someone else ("my sister moved to Berlin"), anything marked as an addition ("also", "too",
-  "as well") and anything the frames do not cover ("we visited Rome") is an addition: the memory stays. The
-  embedding cosine only gates the looser rules (2–4: :data:`MIN_COSINE`), so similar words alone never supersede.
-* :class:`~memstack.capture.llm_updates.LLMUpdates` (with an LLM classifier): the model chooses add / update /
-  delete / none against the memories it is shown; ids it names that it was not shown fall back to add.
-
-What the writer does with a verdict: ``update`` supersedes the memory in place (its old text stays in the history,
-``HistoryAction.SUPERSEDE``); ``delete`` stores the candidate and soft-deletes the memory with ``merged_into``
-pointing at what replaced it; ``none`` stores nothing (the memory already says it); ``add`` goes on to the dedup
-rule (duplicate or new).
+Anything said about someone else ("my sister moved to Berlin"), anything marked as an addition ("also", "too",
+"as well") and anything the frames do not cover ("we visited Rome") is an addition: the memory stays. The
+embedding cosine only gates the looser rules (2–4: :data:`MIN_COSINE`), so similar words alone never supersede.
 """
 
 from __future__ import annotations
@@ -33,9 +25,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Protocol, runtime_checkable
 
 from memstack.capture import slots as sl
 from memstack.capture.frames import (
@@ -51,21 +40,11 @@ from memstack.capture.frames import (
     keys,
     normalise,
 )
-from memstack.types import Candidate, ScoredMemory
+from memstack.capture.judge.base import UPDATE_NEIGHBOURS, JudgeItem, UpdateKind, UpdateVerdict
+from memstack.types import ScoredMemory
 
-__all__ = [
-    "MIN_COSINE",
-    "UPDATE_NEIGHBOURS",
-    "JudgesUpdates",
-    "OfflineUpdates",
-    "UpdateJudge",
-    "UpdateKind",
-    "UpdateVerdict",
-    "supersedes",
-]
+__all__ = ["MIN_COSINE", "UPDATE_NEIGHBOURS", "OfflineUpdates", "supersedes"]
 
-#: Memories a candidate is compared with (one nearest-neighbour call, best first).
-UPDATE_NEIGHBOURS = 8
 #: The looser rules (something ended, resumed, switched, renumbered) need at least this cosine between the two
 #: texts; a single-valued attribute with a new value does not (its frames say enough).
 MIN_COSINE = 0.3
@@ -73,42 +52,6 @@ MIN_COSINE = 0.3
 OFF_LOOP_CHARS = 1500
 #: Jaccard similarity of two statements' content words for rule 4 (same statement, another number or date).
 SAME_STATEMENT = 0.5
-
-
-class UpdateKind(StrEnum):
-    ADD = "add"  # new beside the memories (the dedup rule still decides duplicate / new)
-    UPDATE = "update"  # supersedes ``memory_id`` in place
-    DELETE = "delete"  # ``memory_id`` is no longer true: soft-deleted, the candidate stored
-    NONE = "none"  # nothing to store: ``memory_id`` already says it
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateVerdict:
-    kind: UpdateKind
-    memory_id: str | None = None
-    reason: str = ""
-    judge: str = "offline"  # who decided, for the history note
-
-    @classmethod
-    def add(cls, reason: str = "", judge: str = "offline") -> UpdateVerdict:
-        return cls(UpdateKind.ADD, None, reason, judge)
-
-
-@runtime_checkable
-class UpdateJudge(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    async def judge(self, candidate: Candidate, nearest: Sequence[ScoredMemory]) -> UpdateVerdict:
-        """What ``candidate`` does to the user's memories ``nearest`` (best first)."""
-        ...
-
-
-@runtime_checkable
-class JudgesUpdates(Protocol):
-    """A classifier that brings its own update judge (the LLM classifier: the same model decides)."""
-
-    def update_judge(self) -> UpdateJudge: ...
 
 
 def _words(stems: frozenset[str]) -> str:
@@ -292,15 +235,22 @@ class OfflineUpdates:
 
     name = "offline"
 
-    async def judge(self, candidate: Candidate, nearest: Sequence[ScoredMemory]) -> UpdateVerdict:
+    async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
         # ~0.5 ms for a short candidate against 8 short memories; long texts are read off the event loop
-        if len(candidate.content) + sum(len(h.memory.content) for h in nearest) > OFF_LOOP_CHARS:
-            return await asyncio.to_thread(self.decide, candidate.content, nearest)
-        return self.decide(candidate.content, nearest)
+        size = sum(len(i.candidate.content) + sum(len(h.memory.content) for h in i.nearest) for i in items)
+        if size > OFF_LOOP_CHARS:
+            return await asyncio.to_thread(self._decide_all, items)
+        return self._decide_all(items)
+
+    def _decide_all(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
+        return [self.decide(item.candidate.content, item.nearest) for item in items]
 
     def decide(self, content: str, nearest: Sequence[ScoredMemory]) -> UpdateVerdict:
         for hit in nearest:  # best first
             why = supersedes(content, hit.memory.content, hit.score)
             if why is not None:
-                return UpdateVerdict(UpdateKind.UPDATE, hit.memory.id, f"{why} (cosine {hit.score:.2f})", self.name)
+                return UpdateVerdict(UpdateKind.SUPERSEDE, hit.memory.id, f"{why} (cosine {hit.score:.2f})", self.name)
         return UpdateVerdict.add("no memory about the same subject and attribute", self.name)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""

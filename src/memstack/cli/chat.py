@@ -1,6 +1,7 @@
 """``memstack chat``: talk to the engine in the terminal, with the "Memory updated" badge after each reply.
 
-Commands inside the chat: ``/memories`` (what is remembered), ``/forget ID|words`` (forget one memory),
+Commands inside the chat: ``/memories`` (what is remembered), ``/forget ID`` (forget one memory) or ``/forget
+words`` (everything about them, after a preview),
 ``/explain`` (what the model saw for the last reply), ``/new`` (start a new session), ``/help``, ``/quit``.
 With no chat model configured the replies come from the offline responder, which says so.
 """
@@ -23,13 +24,24 @@ from rich.table import Table
 from memstack.cli._common import echo_json
 from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
-from memstack.types import ChatDone, ChatResult, ChatToken, ChatToolEvent, FragmentStatus, Manifest, Memory, UserRef
+from memstack.types import (
+    ChatDone,
+    ChatResult,
+    ChatToken,
+    ChatToolEvent,
+    FragmentStatus,
+    Manifest,
+    Memory,
+    UpdateAction,
+    UserRef,
+)
 
 __all__ = ["bench_turn", "chat", "print_badge", "print_explain", "register"]
 
 _HELP = (
     "/memories  list what is remembered about you\n"
-    "/forget ID|words  forget one memory (restorable with `memstack memories restore`)\n"
+    "/forget ID  forget one memory (restorable with `memstack memories restore`)\n"
+    "/forget words  forget everything about them (a preview first; each restorable)\n"
     "/explain  show what the model saw for the last reply\n"
     "/new  start a new session\n"
     "/quit  leave (Ctrl-D works too)"
@@ -42,9 +54,11 @@ def print_badge(console: Console, result: ChatResult) -> None:
     for update in result.badge:
         verb = "Memory updated" if update.action.value == "updated" else "Memory saved"
         console.print(f"  [bold green]✓ {verb}[/] [dim]({update.category.value})[/] {escape(update.content)}")
-    known = [u for u in result.memory_updates if u.action.value == "duplicate"]
-    for update in known:
-        console.print(f"  [dim]= already remembered: {escape(update.content)}[/]")
+    for update in result.memory_updates:
+        if update.action is UpdateAction.DUPLICATE:
+            console.print(f"  [dim]= already remembered: {escape(update.content)}[/]")
+        elif update.action is UpdateAction.DROPPED_LIMIT:  # the tier is full: never silent
+            console.print(f"  [bold yellow]! Memory full, {escape(update.note)}:[/] {escape(update.content)}")
     if result.upgrade_prompt:
         console.print(f"  [bold yellow]! {escape(result.upgrade_prompt)}[/]")
     if result.memory_pending:
@@ -110,19 +124,33 @@ def _memory_rows(console: Console, memories: Sequence[Memory]) -> None:
 
 
 async def _forget(ms: AsyncMemstack, console: Console, user: UserRef, target: str) -> None:
+    """``/forget ID`` forgets that memory; ``/forget words`` everything about them, after a preview and a yes."""
     target = target.strip()
     if not target:
-        console.print("[yellow]say which memory: /forget ID or /forget some words of it[/]")
+        console.print("[yellow]say what to forget: /forget ID, or /forget what it is about (e.g. my cat)[/]")
         return
-    memory_id = target
-    if not target.startswith("mem_"):
-        hits = await ms.search(user, target, k=1)
-        if not hits:
-            console.print("[yellow]no memory matches that[/]")
-            return
-        memory_id = hits[0].memory.id
-    forgotten = await ms.forget(user, memory_id, by="user", note="forgotten from memstack chat")
-    console.print(f"  [green]forgot[/] {escape(forgotten.content)} [dim]({forgotten.id}; restorable)[/]")
+    if target.startswith("mem_") and " " not in target:
+        forgotten = await ms.forget(user, target, by="user", note="forgotten from memstack chat")
+        console.print(f"  [green]forgot[/] {escape(forgotten.content)} [dim]({forgotten.id}; restorable)[/]")
+        return
+    preview = await ms.forget_about(user, target, dry_run=True)
+    if not preview.memories:
+        console.print("[yellow]no memory is about that[/]")
+        return
+    for memory in preview.memories:
+        console.print(f"  [yellow]-[/] {escape(memory.content)} [dim]({memory.id})[/]")
+    if preview.hidden:
+        kinds = Counter(item.kind.value for item in preview.hidden)
+        said = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(kinds.items()))
+        console.print(f"  [dim]and what they came from or what mentions them: {said}[/]")
+    which = "these" if len(preview.memories) > 1 else "this"
+    answer = await asyncio.to_thread(console.input, f"forget {which}? {escape('[y/N]')} ")
+    if answer.strip().lower() not in ("y", "yes"):
+        console.print("[dim]nothing forgotten[/]")
+        return
+    done = await ms.forget_about(user, target)
+    for memory in done.memories:
+        console.print(f"  [green]forgot[/] {escape(memory.content)} [dim]({memory.id}; restorable)[/]")
 
 
 async def _turn(ms: AsyncMemstack, console: Console, user: UserRef, text: str, options: dict[str, Any]) -> ChatResult:
@@ -182,7 +210,7 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
 @click.option("--session", "-s", "session_id", default=None, help="Continue this session.")
 @click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
 @click.option("--timezone", "timezone", default=None, help="Your IANA time zone, e.g. Europe/Paris.")
-@click.option("--tier", default=None, help="Subscription tier for memory limits (default: the default tier).")
+@click.option("--tier", default=None, help="Subscription tier for memory limits (when tiers are configured).")
 @click.option("--no-memory", is_flag=True, help="No long-term memory read or write.")
 @click.option("--temporary", is_flag=True, help="Temporary chat: nothing is stored.")
 @click.option("--verbose", "-v", is_flag=True, help="Show memstack's warnings (model failures, retries).")

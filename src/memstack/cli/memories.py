@@ -1,4 +1,5 @@
-"""``memstack memories``: list, add, search, edit, forget, restore, delete and show the history of a user's memories.
+"""``memstack memories``: list, add, search, edit, forget (one, or ``--about`` a topic after a preview), restore,
+delete and show the history of a user's memories.
 
 Every command takes ``--user`` (and ``--tenant``); the data directory comes from ``--home`` or ``$MEMSTACK_HOME``.
 Errors memstack raises on purpose print as one line (``Error: …``) with exit code 1.
@@ -17,7 +18,7 @@ from rich.table import Table
 
 from memstack.cli._common import echo_json, run_async, table_console
 from memstack.engine import AsyncMemstack
-from memstack.types import Category, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
+from memstack.types import Category, Forgetting, HiddenKind, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
 
 __all__ = ["memories"]
 
@@ -49,7 +50,10 @@ def _status(memory: Memory) -> str:
 
 def _usage_line(user: UserRef, usage: MemoryUsage) -> str:
     limit = "unlimited" if usage.limit is None else str(usage.limit)
-    return f"{user.user_id} ({user.tenant}): {usage.active} of {limit} memories, {usage.tier} tier"
+    line = f"{user.user_id} ({user.tenant}): {usage.active} of {limit} memories, {usage.tier} tier"
+    if usage.dropped:
+        line += f"; {usage.dropped} automatic capture(s) not saved because the tier was full"
+    return line
 
 
 def _memory_table(rows: Sequence[Memory | ScoredMemory], title: str) -> Table:
@@ -244,13 +248,82 @@ async def edit_memory(
 
 @memories.command("forget")
 @_user_options
-@click.argument("memory_id")
+@click.argument("memory_id", required=False)
+@click.option("--about", "query", help="Forget every memory about this instead (e.g. 'my cat'), after a preview.")
+@click.option("--dry-run", is_flag=True, help="With --about: only show what would be forgotten and hidden.")
+@click.option("--yes", "-y", is_flag=True, help="With --about: do not ask for confirmation after the preview.")
+@click.option("--json", "as_json", is_flag=True, help="With --about: print the outcome as JSON.")
 @run_async
-async def forget_memory(user_id: str, tenant: str, home: Path | None, memory_id: str) -> None:
-    """Stop using a memory; it can be restored."""
+async def forget_memory(
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    memory_id: str | None,
+    query: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Stop using a memory (MEMORY_ID), or every memory about something (--about); each can be restored. What a
+    memory came from in past conversations, and what was derived from it, stops reaching the model with it."""
+    if (memory_id is None) == (query is None):
+        raise click.UsageError("name one memory (MEMORY_ID) or what to forget everything about (--about)")
+    user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
-        await ms.forget(UserRef(user_id, tenant), memory_id)
-    click.echo(f"Forgot {memory_id}. Undo with: memstack memories restore --user {user_id} {memory_id}")
+        if memory_id is not None:
+            if dry_run or as_json:
+                raise click.UsageError("--dry-run and --json go with --about")
+            await ms.forget(user, memory_id)
+            click.echo(f"Forgot {memory_id}. Undo with: memstack memories restore --user {user_id} {memory_id}")
+            return
+        assert query is not None
+        preview = await ms.forget_about(user, query, dry_run=True)
+        if not preview.memories:
+            if as_json:
+                echo_json(_forgetting_json(preview))
+            else:
+                click.echo(f"No memory is about {query!r}; nothing forgotten.")
+            return
+        if not as_json:
+            _show_forgetting(preview)
+        if dry_run:
+            if as_json:
+                echo_json(_forgetting_json(preview))
+            return
+        if not yes and not as_json:
+            click.confirm(f"Forget these {len(preview.memories)} memories and hide what is listed?", abort=True)
+        done = await ms.forget_about(user, query)
+    if as_json:
+        echo_json(_forgetting_json(done))
+        return
+    ids = " ".join(m.id for m in done.memories)
+    click.echo(f"Forgot {len(done.memories)} memories. Undo one with: memstack memories restore --user {user_id} ID")
+    click.echo(f"  ({ids})")
+
+
+def _forgetting_json(f: Forgetting) -> dict[str, Any]:
+    return {
+        "query": f.query,
+        "dry_run": f.dry_run,
+        "memories": [_memory_json(m) for m in f.memories],
+        "hidden": [i.to_dict() for i in f.hidden],
+    }
+
+
+def _show_forgetting(f: Forgetting) -> None:
+    console = table_console()
+    console.print(_memory_table(f.memories, f"memories about {f.query!r}"))
+    if not f.hidden:
+        console.print("Nothing else mentions them.")
+        return
+    table = Table(title="hidden with them", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("kind", "session", "turn", "why"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("text", overflow="fold", ratio=1, min_width=16)
+    for item in f.hidden:
+        turn = str(item.turn) if item.kind is HiddenKind.TURN else ""
+        table.add_row(item.kind.value, item.session_id, turn, item.reason, item.text)
+    console.print(table)
 
 
 @memories.command("restore")

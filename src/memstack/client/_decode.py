@@ -12,6 +12,9 @@ from memstack.types import (
     ChatResult,
     DeletedBy,
     ErasureReport,
+    Forgetting,
+    HiddenItem,
+    HiddenKind,
     HistoryAction,
     IngestResult,
     Memory,
@@ -31,6 +34,7 @@ __all__ = [
     "chat_result",
     "erasure",
     "event",
+    "forgetting",
     "ingest_result",
     "memory",
     "recall_item",
@@ -64,6 +68,18 @@ def memory(data: Json, tenant: str) -> Memory:
         merged_into=data.get("merged_into"),
         source_turn_ids=tuple(data.get("source_turn_ids") or ()),
     )
+
+
+def forgetting(data: Json, tenant: str) -> Forgetting:
+    """``POST …/memories/forget``'s answer."""
+    hidden = tuple(
+        HiddenItem(
+            HiddenKind(h["kind"]), h["session_id"], int(h["turn"]), h["text"], h["memory_id"], h.get("reason", "")
+        )
+        for h in data["hidden"]
+    )
+    memories = tuple(memory(m, tenant) for m in data["memories"])
+    return Forgetting(data["query"], memories, hidden, bool(data["dry_run"]))
 
 
 def add_result(data: Json, tenant: str) -> AddResult:

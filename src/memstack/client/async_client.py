@@ -36,6 +36,7 @@ from memstack.types import (
     ChatToolEvent,
     DeletedBy,
     ErasureReport,
+    Forgetting,
     IngestResult,
     Memory,
     MemoryEvent,
@@ -384,6 +385,17 @@ class AsyncMemstackClient:
         data = await self._http.request("DELETE", self._memories(uid, memory_id))
         return _decode.memory(data["memory"], ten)
 
+    async def forget_about(
+        self, user: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
+    ) -> Forgetting:
+        """Forget every memory ``query`` is about, with what it came from (``POST …/memories/forget``);
+        ``dry_run``: the preview, nothing changed."""
+        uid, ten = await self._user(user, tenant)
+        body = {"query": query, "dry_run": dry_run}
+        return _decode.forgetting(
+            await self._http.request("POST", f"{self._memories(uid)}/forget", json_body=body), ten
+        )
+
     async def restore(
         self, user: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
     ) -> Memory:
@@ -411,7 +423,14 @@ class AsyncMemstackClient:
     async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
         uid, _ = await self._user(user, tenant)
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/usage", params={"tier": tier})
-        return MemoryUsage(data["tier"], int(data["active"]), data.get("limit"))
+        last = data.get("last_dropped_at")
+        return MemoryUsage(
+            data["tier"],
+            int(data["active"]),
+            data.get("limit"),
+            int(data.get("dropped") or 0),
+            None if last is None else datetime.fromisoformat(str(last)),
+        )
 
     # -- a user as a whole: data access and erasure ------------------------------------------------------------------
 

@@ -67,6 +67,7 @@ class MemstackClient:
     search = Blocking(AsyncMemstackClient.search)
     edit = Blocking(AsyncMemstackClient.edit)
     forget = Blocking(AsyncMemstackClient.forget)
+    forget_about = Blocking(AsyncMemstackClient.forget_about)
     restore = Blocking(AsyncMemstackClient.restore)
     delete = Blocking(AsyncMemstackClient.delete)
     history = Blocking(AsyncMemstackClient.history)

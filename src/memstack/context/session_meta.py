@@ -7,7 +7,8 @@ value and is recorded in ``SessionMeta.notes`` (which the manifest shows as the 
 field          accepted                                          fallback (note)
 =============  ================================================  =========================================
 timezone       an IANA name (``Europe/Paris``) or ``UTC``        UTC (``timezone_invalid``)
-local_time     ISO 8601; naive = wall time in ``timezone``       now (``local_time_invalid``)
+local_time     ISO 8601; naive = wall time in ``timezone``       now (``local_time_invalid``;
+               between the years 100 and 9899                    ``local_time_out_of_range``)
 user_agent     any text, parsed to browser / OS / device         dropped (``user_agent_invalid``)
 location       text, or {city, region, country}                  dropped (``location_invalid``)
 tier, tenant   short text                                        dropped (``tier_invalid`` / ...)
@@ -17,7 +18,9 @@ flags          a list of names, or {name: value}                 dropped (``flag
 
 Free-text fields are made single-line and capped, and a field that tries to give the model instructions is dropped
 (``<field>_quarantined``): session text sits above the data blocks, so it must stay data. The typed constructor
-:class:`SessionMeta` is strict instead: an unknown time zone there raises ``InputError``.
+:class:`SessionMeta` is strict instead: an unknown time zone, or a local time outside
+:data:`memstack.dates.EARLIEST` … :data:`~memstack.dates.LATEST` (whose "tomorrow" or offset could leave the
+calendar), raises ``InputError``; the chat turn (``memstack.turn.inputs``) refuses both notes the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memstack.dates import check_time, in_range
 from memstack.errors import InputError
 
 __all__ = ["ClientInfo", "SessionMeta", "build_session", "parse_user_agent", "render_session"]
@@ -65,6 +69,7 @@ class SessionMeta:
     def __post_init__(self) -> None:
         if self.local_time.tzinfo is None:
             raise InputError("SessionMeta.local_time must be timezone-aware; use build_session() for client values")
+        check_time(self.local_time, "SessionMeta.local_time")
         _zone(self.timezone)  # raises InputError for an unknown zone
 
 
@@ -171,6 +176,9 @@ def _local_time(value: Any, zone: tzinfo, now: datetime | None, notes: list[str]
         parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
     except ValueError:
         notes.append("local_time_invalid")
+        return fallback
+    if not in_range(parsed):  # checked on the wall time, before a zone's offset could overflow
+        notes.append("local_time_out_of_range")
         return fallback
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=zone)

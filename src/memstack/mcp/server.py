@@ -6,14 +6,16 @@
     MCP client ──HTTP /mcp + Bearer─▶ _RequireKey (401 without a valid key) ─▶ tools ─▶ AsyncMemstack
                                        (tenant: the key's, resolved per call by the HTTP API's KeyCache)
 
-Tools: ``add_memory``, ``search_memories``, ``list_memories``, ``forget_memory``, ``restore_memory`` and ``recall``
-(memories and past conversations ranked together). Each names its user with ``user_id``, unless the server was
-started for one user (``--user`` / ``$MEMSTACK_MCP_USER``): then ``user_id`` may be left out, and a call naming
-another user is refused. Over HTTP every request needs ``Authorization: Bearer KEY`` (keys from ``memstack keys
+Tools: ``add_memory``, ``search_memories``, ``list_memories``, ``forget_memory`` (one memory by id, or everything
+about something by query, with a ``dry_run`` preview; what it came from is hidden with it), ``restore_memory`` and
+``recall`` (memories and past conversations ranked together). Each names its user with ``user_id``, unless the
+server was started for one user (``--user`` / ``$MEMSTACK_MCP_USER``): then ``user_id`` may be left out, and a call
+naming another user is refused. Over HTTP every request needs ``Authorization: Bearer KEY`` (keys from ``memstack keys
 create``), even on loopback: the MCP endpoint has no local mode. A key sees only its tenant's users.
 
 memstack's own errors (unknown id, empty query, full tier, bad key) come back as tool errors carrying the message
-(``isError``); the server keeps serving.
+(``isError``); the server keeps serving. A full tier's names the tier and its limit and carries the upgrade prompt.
+The tools capture nothing automatically (``add_memory`` is an explicit save), so nothing is dropped unreported.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memstack.engine import AsyncMemstack
-from memstack.errors import InputError, MemstackError, Unauthorized
+from memstack.errors import InputError, LimitReached, MemstackError, Unauthorized
 from memstack.server.auth import KeyCache
 from memstack.server.settings import ServerSettings
-from memstack.server.wire import memory_json, scored_json
+from memstack.server.wire import forgetting_json, memory_json, scored_json
 from memstack.types import Category, UserRef
 
 __all__ = ["McpScope", "build_server", "http_app"]
@@ -81,9 +83,12 @@ class McpScope:
 
 
 async def _tool(call: Callable[[], Awaitable[T]]) -> T:
-    """memstack's errors become tool errors with their message; anything else stays a crash the SDK reports."""
+    """memstack's errors become tool errors with their message (a full tier's with the upgrade prompt, which the
+    assistant can pass on); anything else stays a crash the SDK reports."""
     try:
         return await call()
+    except LimitReached as exc:
+        raise ToolError(f"LimitReached: {exc} (tier {exc.tier}, limit {exc.limit}). {exc.upgrade_prompt}") from exc
     except MemstackError as exc:
         raise ToolError(str(exc)) from exc
 
@@ -144,14 +149,36 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
     @server.tool()
     async def forget_memory(
-        memory_id: Annotated[str, Field(description="The memory's id.", min_length=1, max_length=200)],
         ctx: Context,
+        memory_id: Annotated[
+            str | None, Field(description="The memory's id (or pass query instead).", min_length=1, max_length=200)
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                description="Instead of an id: forget everything about this, e.g. 'my cat' (every memory about it).",
+                min_length=1,
+                max_length=1000,
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, Field(description="With query: only list what would be forgotten and hidden; change nothing.")
+        ] = False,
         user_id: UserId = None,
     ) -> dict[str, Any]:
-        """Stop using a memory (soft delete: restore_memory brings it back)."""
+        """Stop using a memory (by memory_id), or every memory about something (by query: preview it first with
+        dry_run). What the memory came from in past conversations, and what was derived from it, is hidden with it.
+        By id: the memory. By query: {query, dry_run, memories, hidden}. restore_memory brings one back."""
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
+            if (memory_id is None) == (query is None):
+                raise InputError("pass memory_id (one memory) or query (everything about it), not both or neither")
+            if query is not None:
+                return forgetting_json(await engine.forget_about(user, query, dry_run=dry_run))
+            assert memory_id is not None
+            if dry_run:
+                raise InputError("dry_run previews a forget by query; pass query instead of memory_id")
             return memory_json(await engine.forget(user, memory_id))
 
         return await _tool(run)

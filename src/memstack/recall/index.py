@@ -14,6 +14,10 @@ Messages only go away all at once, when their user is erased (:meth:`memstack.en
 process drops its index of the user then, and an index kept by another process notices on its next query, which
 also reads the user's first message (one more indexed query, of one row) and starts over when it is not the one
 the index began with.
+Exchanges hidden by a forgotten memory (:class:`~memstack.store.base.HiddenStore`) stay in the index but are never
+ranked: each query also reads the user's hidden version (one indexed query, a count and a key), and when it moved
+(a forget or a restore, in this process or another) reads the hidden exchanges again and marks them
+(:meth:`~memstack.retrieval.archive.UserArchive.hide`).
 The cache holds at most ``max_messages`` messages, all users together: users are evicted least-recently-used, and a
 user larger than that is ranked by the store instead. ``max_messages=0`` turns the cache off.
 """
@@ -26,7 +30,7 @@ from collections import OrderedDict
 from memstack.retrieval import RetrievalSettings
 from memstack.retrieval.archive import ArchiveQuery, UserArchive, message_text
 from memstack.store.base import Store
-from memstack.types import ArchiveMatch, UserRef
+from memstack.types import ArchiveMatch, HiddenKind, UserRef
 
 __all__ = ["ArchiveIndex", "UserArchive", "message_text"]
 
@@ -45,6 +49,7 @@ class ArchiveIndex:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._too_large: set[tuple[str, str]] = set()
         self._first: dict[tuple[str, str], int] = {}  # the seq of the first message each index holds
+        self._hidden: dict[tuple[str, str], tuple[int, int]] = {}  # the hidden version each index applied
 
     @property
     def cached(self) -> bool:
@@ -81,6 +86,7 @@ class ArchiveIndex:
                 head = await self.store.archive_vectors.messages(user, after=0, limit=1)
                 if not head or head[0].seq != self._first.get(key):
                     archive = self._users[key] = UserArchive(self.settings)
+                    self._hidden.pop(key, None)
             while True:
                 rows = await self.store.archive_vectors.messages(user, after=archive.seq, limit=_PAGE)
                 if rows and archive.seq == 0:
@@ -92,6 +98,11 @@ class ArchiveIndex:
                     return None
                 if len(rows) < _PAGE:
                     break
+            version = await self.store.hidden.version(user)
+            if self._hidden.get(key) != version:
+                hidden = await self.store.hidden.hidden(user)
+                archive.hide((i.session_id, i.turn) for i in hidden if i.kind is HiddenKind.TURN)
+                self._hidden[key] = version
         self._evict(keep=key)
         return archive
 
@@ -101,6 +112,7 @@ class ArchiveIndex:
         self._users.pop(key, None)
         self._locks.pop(key, None)
         self._first.pop(key, None)
+        self._hidden.pop(key, None)
 
     def _evict(self, *, keep: tuple[str, str]) -> None:
         total = self.cached_messages
@@ -111,3 +123,4 @@ class ArchiveIndex:
                 total -= len(self._users.pop(key))
                 self._locks.pop(key, None)
                 self._first.pop(key, None)
+                self._hidden.pop(key, None)

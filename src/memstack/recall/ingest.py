@@ -36,6 +36,7 @@ from typing import Any
 
 from memstack.capture.base import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline
+from memstack.dates import check_time
 from memstack.errors import InputError
 from memstack.recall.vectors import ExchangeText, TurnVectorizer
 from memstack.session.base import Summarizer
@@ -88,6 +89,7 @@ def _time(value: Any, index: int, previous: datetime | None) -> datetime:
             raise InputError(f"message {index}: 'at' must be an ISO 8601 time, got {value!r}") from None
     if not isinstance(value, datetime):
         raise InputError(f"message {index}: 'at' must be a datetime or an ISO 8601 string, got {type(value).__name__}")
+    check_time(value, f"message {index}: 'at'")
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 

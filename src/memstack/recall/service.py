@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from memstack.capture.scoring import MemoryScorer
+from memstack.dates import check_time
 from memstack.embed import Embedder
 from memstack.errors import InputError
 from memstack.recall.index import ArchiveIndex
@@ -108,7 +109,7 @@ class Recaller:
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         wanted = _kinds(kinds)
-        now = _aware(at) if at is not None else self.clock()
+        now = _aware(check_time(at, "at")) if at is not None else self.clock()
         warm = asyncio.ensure_future(self.archive.current(user)) if RecallKind.TURN in wanted else None
         try:
             if vector is None:

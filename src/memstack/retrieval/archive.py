@@ -15,7 +15,7 @@ database hands over the part of it that can score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -61,7 +61,12 @@ def _order(message: ArchivedMessage) -> tuple[int, int]:
 @dataclass(eq=False)
 class UserArchive:
     """One user's indexed messages: ``messages[i]`` is passage ``i`` of ``retriever`` (without its vector), sessions
-    in the order they were first written, each in turn order; ``seq`` is the last store ``seq`` read."""
+    in the order they were first written, each in turn order; ``seq`` is the last store ``seq`` read.
+
+    Exchanges a forgotten memory hides (:meth:`hide`: ``(session_id, turn)`` pairs) stay indexed but are never
+    ranked nor shown as the message before one that is: a flag per message, set when the hidden set changes (a
+    forget or a restore: one pass over the messages) and for each message added, so a query pays one vectorised
+    mask, never a pass in Python."""
 
     settings: RetrievalSettings
     retriever: HybridRetriever = field(init=False)
@@ -69,12 +74,25 @@ class UserArchive:
     seq: int = 0
     _last: dict[str, tuple[int, int]] = field(default_factory=dict)
     _threads: dict[str, int] = field(default_factory=dict)
+    _hidden: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    _hidden_flags: list[bool] = field(default_factory=list)
+    _hidden_mask: npt.NDArray[np.bool_] | None = None  # the flags as an array, made again after a change
 
     def __post_init__(self) -> None:
         self.retriever = HybridRetriever(self.settings)
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    def hide(self, exchanges: Iterable[tuple[str, int]]) -> None:
+        """Leave the messages of these exchanges (``(session_id, turn)``) out of every ranking from now on (the
+        set replaces the one before: a restore shows its exchanges again)."""
+        hidden = frozenset(exchanges)
+        if hidden == self._hidden:
+            return
+        self._hidden = hidden
+        self._hidden_flags = [(m.session_id, m.turn) in hidden for m in self.messages] if hidden else []
+        self._hidden_mask = None
 
     def add(self, rows: Sequence[ArchivedMessage]) -> None:
         """Index ``rows`` (in ``seq`` order, with vectors); rebuilds in session order when one comes before its
@@ -104,6 +122,7 @@ class UserArchive:
         self.messages = []
         self._last = {}
         self._threads = {}
+        self._hidden_flags = []
         self._append(ordered)
 
     def _append(self, rows: Sequence[ArchivedMessage]) -> None:
@@ -115,10 +134,14 @@ class UserArchive:
         matrix = np.stack([np.asarray(r.embedding, dtype=np.float32) for r in rows])
         self.retriever.add(passages, matrix)
         self.messages.extend(replace(r, embedding=None) for r in rows)
+        if self._hidden:
+            self._hidden_flags.extend((r.session_id, r.turn) in self._hidden for r in rows)
+            self._hidden_mask = None
 
     def rank(self, query: ArchiveQuery, k: int, *, exclude_session: str | None = None) -> list[ArchiveMatch]:
-        """The ``k`` best messages with a positive score, best first; ``exclude_session``'s messages are left out
-        (they still count in the statistics and the scaling, as in every other ranking of the archive)."""
+        """The ``k`` best messages with a positive score, best first; ``exclude_session``'s messages and hidden ones
+        are left out (they still count in the statistics and the scaling, as in every other ranking of the
+        archive)."""
         if query.settings != self.settings:
             raise InputError("this archive was indexed with other retrieval settings; rank with its own")
         if not self.messages:
@@ -126,11 +149,19 @@ class UserArchive:
         scores, _ = self.retriever.scores(query.query, query.vector)
         if exclude_session is not None and exclude_session in self._threads:
             scores = np.where(np.asarray([m.session_id == exclude_session for m in self.messages]), 0.0, scores)
+        hidden = None
+        if self._hidden:
+            if self._hidden_mask is None:
+                self._hidden_mask = np.asarray(self._hidden_flags, dtype=bool)
+            hidden = self._hidden_mask
+            scores = np.where(hidden, 0.0, scores)
         out = []
         for i in top_k(scores, k):
             if scores[i] <= 0:
                 break
             before = self.retriever.previous(i)
+            if before is not None and hidden is not None and hidden[before]:
+                before = None
             out.append(
                 ArchiveMatch(self.messages[i], float(scores[i]), None if before is None else self.messages[before])
             )

@@ -1,6 +1,8 @@
-"""``/v1/users/{user_id}/memories…``: a user's long-term memories (list, add, get, edit, forget or delete, restore,
-search, history) and tier usage. Every call is scoped to the caller's tenant: another tenant's ids are 404. The
-writes honour an ``Idempotency-Key`` (:mod:`memstack.server.idempotency`)."""
+"""``/v1/users/{user_id}/memories…``: a user's long-term memories (list, add, get, edit, forget or delete, forget
+everything a query is about (with a preview), restore, search, history) and tier usage. A forget hides, with the
+memory, what it came from and what was derived from it (:mod:`memstack.capture.forget`). Every call is scoped to
+the caller's tenant: another tenant's ids are 404. The writes honour an ``Idempotency-Key``
+(:mod:`memstack.server.idempotency`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from memstack.server.schemas import (
     DeleteOut,
     ErrorOut,
     EventList,
+    ForgetIn,
+    ForgetOut,
     MemoryAddedOut,
     MemoryCreate,
     MemoryList,
@@ -25,7 +29,7 @@ from memstack.server.schemas import (
     UsageOut,
 )
 from memstack.server.state import CallerDep, ServerState, StateDep
-from memstack.server.wire import event_json, json_response, memory_json, usage_json
+from memstack.server.wire import event_json, forgetting_json, json_response, memory_json, usage_json
 from memstack.types import Category, DeletedBy, MemoryFilter
 
 __all__ = ["router"]
@@ -175,6 +179,25 @@ async def delete_memory(
         memory = await st.engine.forget(user, memory_id, by=DeletedBy.USER)
         return json_response({"id": memory_id, "permanent": False, "memory": memory_json(memory)})
 
+    return await idempotent(request, st, user, key, work)
+
+
+@router.post(
+    "/memories/forget",
+    response_model=ForgetOut,
+    summary="Forget everything about something (every memory a query is about, with what it came from); "
+    "dry_run previews it",
+)
+async def forget_about(
+    request: Request, st: StateDep, caller: CallerDep, user_id: UserId, body: ForgetIn, key: IdempotencyKey = None
+) -> Response:
+    user = caller.user(user_id)
+
+    async def work() -> Response:
+        return json_response(forgetting_json(await st.engine.forget_about(user, body.query, dry_run=body.dry_run)))
+
+    if body.dry_run:
+        return await work()
     return await idempotent(request, st, user, key, work)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HistoryAction, RecallKind, Source
+from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HiddenKind, HistoryAction, RecallKind, Source
 
 __all__ = [
     "AgentList",
@@ -27,6 +27,9 @@ __all__ = [
     "EventList",
     "EventOut",
     "ExportOut",
+    "ForgetIn",
+    "ForgetOut",
+    "HiddenOut",
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
@@ -132,6 +135,27 @@ class DeleteOut(BaseModel):
     memory: MemoryOut | None = Field(description="The forgotten memory (null after a permanent delete)")
 
 
+class ForgetIn(_In):
+    query: str = Field(min_length=1, max_length=1000, description="What to forget everything about, e.g. 'my cat'")
+    dry_run: bool = Field(default=False, description="Only show what would be forgotten and hidden; change nothing")
+
+
+class HiddenOut(BaseModel):
+    kind: HiddenKind = Field(description="turn: an exchange of a session; fact: a session fact; line: a summary line")
+    session_id: str
+    turn: int = Field(description="The exchange's number (kind turn; 0 otherwise)")
+    text: str = Field(description="The fact or line hidden; for an exchange, its user message (clipped)")
+    memory_id: str = Field(description="The memory whose forget hides it")
+    reason: str = Field(description="source: the memory came from it; mentions: it says what the memory says")
+
+
+class ForgetOut(BaseModel):
+    query: str
+    dry_run: bool = Field(description="True: a preview, nothing was changed")
+    memories: list[MemoryOut] = Field(description="Forgotten (restorable one by one), or what would be in a preview")
+    hidden: list[HiddenOut] = Field(description="What stops reaching the model with them (each thing once)")
+
+
 class EventOut(BaseModel):
     id: int
     memory_id: str
@@ -154,6 +178,8 @@ class UsageOut(BaseModel):
     limit: int | None = Field(description="null: unlimited")
     remaining: int | None
     display: str = Field(description='For the UI, e.g. "37 / 50" or "37 / unlimited"')
+    dropped: int = Field(description="Automatic captures a full tier kept from being stored, all time")
+    last_dropped_at: datetime | None = Field(description="When the last of them was")
 
 
 class AgentOut(BaseModel):
@@ -185,7 +211,12 @@ class MemoryUpdateOut(BaseModel):
     id: str | None
     content: str
     category: Category
-    action: str = Field(description="created, updated, duplicate or dropped_limit")
+    action: str = Field(
+        description="created, updated, duplicate, or dropped_limit: the user's tier is full and this automatic "
+        "capture was not stored (tier and limit say which)"
+    )
+    tier: str | None = Field(default=None, description="dropped_limit: the tier that is full")
+    limit: int | None = Field(default=None, description="dropped_limit: that tier's memory limit")
 
 
 class TokenUsageOut(BaseModel):
@@ -370,6 +401,10 @@ class ExportOut(BaseModel):
     )
     contexts: list[dict[str, Any]] = Field(description="Stored context manifests (what the model saw per reply)")
     jobs: list[dict[str, Any]] = Field(description="Background jobs recorded for the user (memory detection, merges)")
+    dropped_captures: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Automatic captures a full tier kept from being stored: count, first_at, last_at (0 or 1 entry)",
+    )
 
 
 class ErasureOut(BaseModel):

@@ -84,7 +84,7 @@ async def info(st: StateDep) -> Response:
             "version": __version__,
             "auth": "local" if st.keys.local else "keys",
             "tiers": dict(tiers.limits),
-            "default_tier": tiers.default_tier,
+            "default_tier": tiers.name_for(None),
             "categories": [c.value for c in Category],
             "layers": _layers(DEFAULT_STACK),
         }

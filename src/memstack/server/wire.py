@@ -11,12 +11,22 @@ from typing import Any
 
 from starlette.responses import Response
 
-from memstack.types import AgentRecord, IngestResult, Memory, MemoryEvent, MemoryUsage, ScoredMemory, SessionSummary
+from memstack.types import (
+    AgentRecord,
+    Forgetting,
+    IngestResult,
+    Memory,
+    MemoryEvent,
+    MemoryUsage,
+    ScoredMemory,
+    SessionSummary,
+)
 
 __all__ = [
     "MemoryFragments",
     "agent_json",
     "event_json",
+    "forgetting_json",
     "ingest_json",
     "json_response",
     "memory_json",
@@ -50,6 +60,15 @@ def memory_json(m: Memory) -> dict[str, Any]:
     }
 
 
+def forgetting_json(f: Forgetting) -> dict[str, Any]:
+    return {
+        "query": f.query,
+        "dry_run": f.dry_run,
+        "memories": [memory_json(m) for m in f.memories],
+        "hidden": [i.to_dict() for i in f.hidden],
+    }
+
+
 def scored_json(hit: ScoredMemory) -> dict[str, Any]:
     return {"score": float(hit.score), "memory": memory_json(hit.memory)}
 
@@ -76,6 +95,8 @@ def usage_json(user_id: str, usage: MemoryUsage) -> dict[str, Any]:
         "limit": usage.limit,
         "remaining": usage.remaining,
         "display": f"{usage.active} / {limit}",
+        "dropped": usage.dropped,
+        "last_dropped_at": None if usage.last_dropped_at is None else usage.last_dropped_at.isoformat(),
     }
 
 

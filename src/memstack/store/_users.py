@@ -18,6 +18,8 @@ from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef
 __all__ = [
     "ARTIFACT",
     "CONTEXT",
+    "DROPPED",
+    "HIDES",
     "HISTORY",
     "JOB",
     "MEMORY",
@@ -53,6 +55,7 @@ MEMORY = (
     "source_turn_ids",
 )
 HISTORY = ("memory_id", "action", "before", "after", "at", "actor", "note")
+HIDES = ("memory_id", "kind", "session_id", "turn", "text")
 SESSION = (
     "id",
     "agent",
@@ -87,6 +90,7 @@ ARTIFACT = ("turn", "idx", "kind", "role", "language", "label", "content", "crea
 SNAPSHOT = ("turn", "reason", "facts", "at")
 CONTEXT = ("context_id", "session_id", "created_at", "manifest")
 JOB = ("id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error")
+DROPPED = ("count", "first_at", "last_at")
 
 #: Columns a backend may hand over as JSON text (SQLite) rather than parsed (PostgreSQL's jsonb and arrays).
 _JSON = frozenset({"source_turn_ids", "before", "after", "facts", "flags", "manifest", "payload", "result"})
@@ -99,13 +103,16 @@ Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
 class ExportSql:
     """A backend's statements. Parameters, in order: ``memories``: tenant, user, after key, limit (rows: the key,
     then :data:`MEMORY`); ``history``: tenant, user, memory ids (:data:`HISTORY`, oldest first); ``orphans``:
-    tenant, user (ids of memories permanently deleted whose history remains); ``sessions``: tenant, user, after
+    tenant, user (ids of memories permanently deleted whose history remains); ``hides``: tenant, user, memory ids
+    (:data:`HIDES`, what each memory's forget hides, in the order hidden); ``sessions``: tenant, user, after
     key, limit (the key, then :data:`SESSION`); ``turns``, ``messages``, ``artifacts``, ``snapshots``: tenant, user,
     session key; ``contexts`` and ``jobs``: tenant, user, after key, limit (the key, then :data:`CONTEXT` or
-    :data:`JOB`; a job's key is its id). ``ids`` turns a list of ids into the parameter ``history`` expects."""
+    :data:`JOB`; a job's key is its id); ``dropped``: tenant, user (at most one row, :data:`DROPPED`: automatic
+    captures a full tier kept out). ``ids`` turns a list of ids into the parameter ``history`` expects."""
 
     memories: str
     history: str
+    hides: str
     orphans: str
     sessions: str
     turns: str
@@ -114,6 +121,7 @@ class ExportSql:
     snapshots: str
     contexts: str
     jobs: str
+    dropped: str
     ids: Callable[[list[str]], Any]
 
 
@@ -137,30 +145,37 @@ def record(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     return {name: _plain(name, value) for name, value in zip(columns, row, strict=True)}
 
 
-def _history(rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+def _grouped(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        event = record(HISTORY, row)
-        grouped.setdefault(str(event.pop("memory_id")), []).append(event)
+        item = record(columns, row)
+        grouped.setdefault(str(item.pop("memory_id")), []).append(item)
     return grouped
 
 
 async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterator[UserRecord]:
-    """Every record of ``user``, section by section (memories, sessions, contexts, jobs), read a page at a time."""
+    """Every record of ``user``, section by section (memories, sessions, contexts, jobs, dropped captures), read a
+    page at a time."""
     who = (user.tenant, user.user_id)
     after: Any = 0
     while page := await rows(sql.memories, (*who, after, PAGE)):
         after = page[-1][0]
-        ids = [str(r[1]) for r in page]
-        history = _history(await rows(sql.history, (*who, sql.ids(ids))))
+        ids = sql.ids([str(r[1]) for r in page])
+        history = _grouped(HISTORY, await rows(sql.history, (*who, ids)))
+        hides = _grouped(HIDES, await rows(sql.hides, (*who, ids)))
         for row in page:
             memory = record(MEMORY, row[1:])
-            yield UserRecord("memory", {**memory, "stored": True, "history": history.get(memory["id"], [])})
+            extra = {"history": history.get(memory["id"], []), "hides": hides.get(memory["id"], [])}
+            yield UserRecord("memory", {**memory, "stored": True, **extra})
     orphans = [str(r[0]) for r in await rows(sql.orphans, who)]
     for start in range(0, len(orphans), PAGE):
-        history = _history(await rows(sql.history, (*who, sql.ids(orphans[start : start + PAGE]))))
+        ids = sql.ids(orphans[start : start + PAGE])
+        history = _grouped(HISTORY, await rows(sql.history, (*who, ids)))
+        hides = _grouped(HIDES, await rows(sql.hides, (*who, ids)))
         for memory_id, events in history.items():
-            yield UserRecord("memory", {"id": memory_id, "stored": False, "history": events})
+            yield UserRecord(
+                "memory", {"id": memory_id, "stored": False, "history": events, "hides": hides.get(memory_id, [])}
+            )
     after = 0
     while page := await rows(sql.sessions, (*who, after, SESSION_PAGE)):
         after = page[-1][0]
@@ -187,3 +202,5 @@ async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterato
             after = page[-1][0]
             for row in page:
                 yield UserRecord(kind, record(columns, row[1:]))
+    for row in await rows(sql.dropped, who):
+        yield UserRecord("dropped", record(DROPPED, row))

@@ -28,7 +28,10 @@ from memstack.types import (
     Artifact,
     BaseTruthSnapshot,
     DeletedBy,
+    DroppedCaptures,
     ErasureReport,
+    Fact,
+    HiddenItem,
     HistoryAction,
     Job,
     Manifest,
@@ -54,9 +57,11 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "AgentStore",
     "ArchiveVectors",
+    "CaptureDrops",
     "ChatThreads",
     "ContextStore",
     "HeldLock",
+    "HiddenStore",
     "IdempotencyStore",
     "JobStore",
     "KeyStore",
@@ -108,17 +113,29 @@ class MemoryStore(Protocol):
         ...
 
     async def forget(
-        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+        self,
+        user: UserRef,
+        memory_id: str,
+        *,
+        by: DeletedBy,
+        merged_into: str | None = None,
+        note: str = "",
+        hide: Sequence[HiddenItem] = (),
     ) -> Memory:
-        """Soft delete: inactive, restorable, history kept. ``merged_into`` records a consolidation."""
+        """Soft delete: inactive, restorable, history kept. ``merged_into`` records a consolidation. ``hide``: what
+        the forget keeps from the model besides the memory (:class:`HiddenStore`), written in the same
+        transaction, each item recorded as hidden by this memory."""
         ...
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
-        """Make a soft-deleted memory active again (tier limit applies)."""
+        """Make a soft-deleted memory active again (tier limit applies); in the same transaction, what its forget
+        hid is shown again (unless another forgotten memory hides it too)."""
         ...
 
-    async def delete(self, user: UserRef, memory_id: str) -> None:
-        """Permanent delete: the row and its vector are gone; a ``delete`` history row remains."""
+    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
+        """Permanent delete: the row and its vector are gone; a ``delete`` history row remains. What the memory's
+        forget hid (and ``hide``, written in the same transaction) stays hidden for good: no restore can show it
+        again; it goes when the user is erased."""
         ...
 
 
@@ -313,6 +330,49 @@ class ArchiveVectors(Protocol):
 
 
 @runtime_checkable
+class HiddenStore(Protocol):
+    """What forgotten memories hide from the model besides themselves (:mod:`memstack.types.forget`): one row per
+    hidden item and the memory whose forget hides it, written by ``MemoryStore.forget`` / ``delete`` and removed by
+    ``restore``. The stored texts themselves are never changed, so a restore shows exactly what was hidden again.
+
+    Every read that feeds a model applies them inside its queries: ``SessionStore.open`` (the raw window, the turn
+    log and base truth leave hidden exchanges and facts out), ``SessionArchive.sessions`` (a hidden line reads as
+    empty, and ``with_line`` skips it), ``SessionArchive.search`` and ``ArchiveVectors.search`` (hidden exchanges'
+    messages are never found, nor shown as the message before one that is). ``SessionArchive.turns`` and the export
+    are the record: they include hidden exchanges. A process that ranks an archive in memory asks :meth:`version`
+    with each query and reads :meth:`hidden` again when it moved."""
+
+    async def hidden(self, user: UserRef, *, memory_id: str | None = None) -> builtins.list[HiddenItem]:
+        """The user's hidden items (those one memory hides, with ``memory_id``), in the order they were hidden."""
+        ...
+
+    async def version(self, user: UserRef) -> tuple[int, int]:
+        """Changes whenever the user's hidden items do (a hide or a restore, in any process): one indexed read."""
+        ...
+
+    async def mentions(
+        self,
+        user: UserRef,
+        terms: Sequence[str],
+        *,
+        turn_ids: Sequence[str] = (),
+        said_at: Sequence[datetime] = (),
+        limit: int = 1000,
+    ) -> builtins.list[ArchivedTurn]:
+        """The user's archived exchanges holding any of ``terms`` (stored stems, :mod:`memstack.text`; the newest
+        ``limit``), named in ``turn_ids`` (``session_id:turn``) or said at one of the times ``said_at`` (exactly),
+        hidden ones included, newest first: the exchanges a forget looks at."""
+        ...
+
+    async def session_texts(
+        self, user: UserRef, session_ids: Sequence[str]
+    ) -> builtins.list[tuple[str, str, tuple[Fact, ...]]]:
+        """``(session_id, line, base truth)`` of each of the user's sessions named, as stored (hidden facts and
+        lines included)."""
+        ...
+
+
+@runtime_checkable
 class ContextStore(Protocol):
     """Context manifests, one per response: what the model saw (``memstack context explain``).
 
@@ -453,6 +513,20 @@ class AgentStore(Protocol):
 
 
 @runtime_checkable
+class CaptureDrops(Protocol):
+    """Automatic captures a full tier kept from being stored, counted per user (what ``usage`` reports as
+    ``dropped``): one row per user, exported and erased with the user's other data."""
+
+    async def record(self, user: UserRef, *, at: datetime) -> None:
+        """Count one more for ``user`` (the first time is kept, the last one moves to ``at``)."""
+        ...
+
+    async def get(self, user: UserRef) -> DroppedCaptures:
+        """The user's count; zero (and no times) for a user no limit ever stopped."""
+        ...
+
+
+@runtime_checkable
 class ChatThreads(Protocol):
     """Where a conversation that a client keeps (and sends whole with every call, as OpenAI's chat completions API
     does) continues: after each turn, a digest of the messages the client then holds names the turn's session and
@@ -507,18 +581,19 @@ class UserData(Protocol):
     def export(self, user: UserRef) -> AsyncIterator[UserRecord]:
         """The user's data a record at a time, read in pages (a large user is never held in memory at once):
         memories (active, forgotten, superseded; and those permanently deleted whose history remains), each with
-        its history; sessions, each with its facts, turn log, archived messages, artifacts and snapshots; stored
-        context manifests; background jobs recorded for the user. Vectors and kept HTTP responses
-        (``idempotency``) are not exported. A user the store has never seen yields nothing."""
+        its history and what its forget hides (``hides``); sessions, each with its facts, turn log, archived
+        messages, artifacts and snapshots; stored context manifests; background jobs recorded for the user. Vectors
+        and kept HTTP responses (``idempotency``) are not exported. A user the store has never seen yields
+        nothing."""
         ...
 
     async def erase(self, user: UserRef) -> ErasureReport:
-        """Remove every row of the user in one transaction (memories, history, full-text terms, vectors and
-        per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive statistics,
-        context manifests, session leases, background jobs, responses kept under idempotency keys) and say how
-        many rows of each table went. A pending job removed here is never claimed again; a turn in flight loses its
-        lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing and is not
-        an error."""
+        """Remove every row of the user in one transaction (memories, history, hidden items, full-text terms,
+        vectors and per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive
+        statistics, context manifests, session leases, background jobs, responses kept under idempotency keys) and
+        say how many rows of each table went. A pending job removed here is never claimed again; a turn in flight
+        loses its lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing
+        and is not an error."""
         ...
 
 
@@ -563,10 +638,16 @@ class Store(Protocol):
     def users(self) -> UserData: ...
 
     @property
+    def hidden(self) -> HiddenStore: ...
+
+    @property
     def threads(self) -> ChatThreads: ...
 
     @property
     def idempotency(self) -> IdempotencyStore: ...
+
+    @property
+    def drops(self) -> CaptureDrops: ...
 
     @property
     def dim(self) -> int: ...

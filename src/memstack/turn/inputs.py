@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.context import DelegatedTask, SessionMeta, build_session
+from memstack.dates import out_of_range
 from memstack.errors import InputError
 from memstack.types import check_data, check_text
 
@@ -44,8 +45,9 @@ def session_meta(
     metadata: Mapping[str, Any] | SessionMeta | None, *, tenant: str, now: datetime | None = None
 ) -> SessionMeta:
     """Layer 3 for this request. Client values go through :func:`memstack.context.build_session` (bad optional
-    fields fall back and are noted in the manifest), except a time zone that names no zone: that is the caller's
-    mistake and raises ``InputError``, because every date the model computes would silently be wrong."""
+    fields fall back and are noted in the manifest), except a time zone that names no zone or a local time off the
+    calendar memstack computes with: those are the caller's mistakes and raise ``InputError``, because every date
+    the model computes would silently be wrong."""
     if isinstance(metadata, SessionMeta):
         return metadata
     if metadata is not None and not isinstance(metadata, Mapping):
@@ -60,6 +62,8 @@ def session_meta(
             f"unknown time zone {raw.get('timezone')!r}; send an IANA name such as 'Europe/Paris' or 'UTC', "
             "or leave it out"
         )
+    if "local_time_out_of_range" in meta.notes:
+        raise out_of_range("metadata.local_time", repr(raw.get("local_time")))
     return meta
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from memstack.capture import Classifier, get_classifier
+from memstack.capture.judge import OFFLINE_JUDGES, UpdateJudge, get_update_judge
 from memstack.capture.pipeline import PipelineSettings
 from memstack.config import Config
 from memstack.context import Agent
@@ -38,6 +39,7 @@ __all__ = [
     "build_classifier",
     "build_guard",
     "build_summarizer",
+    "build_update_judge",
     "check_models",
 ]
 
@@ -51,11 +53,13 @@ class Models:
     """Ready-made models to use instead of the configuration's model strings (tests, custom clients).
 
     ``chat`` answers turns whose agent names no model; ``classifier`` detects memories; ``summarizer`` writes turn
-    summaries. What is handed in here is not closed by the engine: its owner closes it."""
+    summaries; ``updates`` judges whether news supersedes a memory. What is handed in here is not closed by the
+    engine: its owner closes it."""
 
     chat: ChatModel | None = None
     classifier: Classifier | None = None
     summarizer: Summarizer | None = None
+    updates: UpdateJudge | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +137,10 @@ def check_models(config: Config, given: Models) -> None:
     wanted = (
         ("classifier", config.classifier_model, given.classifier),
         ("summarizer", config.summarizer_model, given.summarizer),
+        ("update", config.update_model, given.updates),
     )
     for role, spec, ready in wanted:
-        if ready is not None or spec is None or spec in _OFFLINE:
+        if ready is not None or spec is None or spec in _OFFLINE or spec in OFFLINE_JUDGES:
             continue
         what = f"{role} model {spec!r} ({role}_model, $MEMSTACK_{role.upper()}_MODEL)"
         _built(lambda s: resolve_endpoint(parse_model_spec(s).provider), spec, what)
@@ -149,6 +154,18 @@ def build_classifier(config: Config, embedder: Embedder, given: Classifier | Non
     spec = config.classifier_model
     what = f"classifier model {spec!r} (classifier_model, $MEMSTACK_CLASSIFIER_MODEL)"
     return _built(get_classifier, spec or "offline", what, embedder=embedder), True
+
+
+def build_update_judge(config: Config, embedder: Embedder, given: UpdateJudge | None) -> tuple[UpdateJudge, bool]:
+    """The update judge and whether the engine owns (closes) it: ``update_model``, else the classifier's model
+    string, else offline (:attr:`~memstack.config.Config.update_judge`); ``ConfigError`` naming the setting and the
+    variable to set when the model cannot be built."""
+    if given is not None:
+        return given, False
+    spec = config.update_judge
+    setting = "update_model, $MEMSTACK_UPDATE_MODEL" if config.update_model else "classifier_model, followed"
+    what = f"update judge {spec!r} ({setting})"
+    return _built(get_update_judge, spec, what, embedder=embedder), True
 
 
 def build_summarizer(config: Config, given: Summarizer | None) -> Summarizer:

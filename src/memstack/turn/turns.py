@@ -37,6 +37,7 @@ from memstack.turn.models import (
     build_classifier,
     build_guard,
     build_summarizer,
+    build_update_judge,
     check_models,
 )
 from memstack.turn.phase1 import ToolBox
@@ -62,6 +63,7 @@ class Turns:
         self._sweeper: asyncio.Task[None] | None = None
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
+        self.updates, self._owns_updates = build_update_judge(config, embedder, models.updates)
         self.summarizer = build_summarizer(config, models.summarizer)
         self._owns_summarizer = models.summarizer is None
         self.guard = build_guard(tuning.guard, embedder)
@@ -76,10 +78,17 @@ class Turns:
             settings=tuning.capture,
             guard=write_guard,
             admission=self.admission.slot,
+            updates=self.updates,
         )
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(
-            store, embedder, tiers=config.tiers, scorer=self.scorer, writer=self.pipeline.writer, guard=write_guard
+            store,
+            embedder,
+            tiers=config.tiers,
+            scorer=self.scorer,
+            writer=self.pipeline.writer,
+            guard=write_guard,
+            on_forget=self.forgotten,
         )
         fact_guard = partial(check_session_fact, guard=self.guard)  # the poisoning check of every base-truth entry
         self.sessions = SessionService(store, self.summarizer, tuning.session, guard=fact_guard)
@@ -111,9 +120,16 @@ class Turns:
 
     def forget(self, user: UserRef) -> None:
         """Drop every cache of ``user`` in this process (recall's index of their archive, the recent exchanges the
-        classifier reads, message vectors waiting for phase 2): the user was erased."""
+        classifier reads, message vectors waiting for phase 2, whether their full tier was logged): the user was
+        erased."""
         self.recaller.archive.forget(user)
         self.runner.forget(user)
+        self.pipeline.writer.forget(user)
+
+    def forgotten(self, user: UserRef) -> None:
+        """A memory of ``user`` was forgotten: drop the recent exchanges this process keeps for the classifier (they
+        may hold what is now hidden; the next turn reads the session's visible raw window instead)."""
+        self.runner.parts.recent.forget(user)
 
     def resume(self) -> None:
         """Start the startup scan: re-run detections and phase-2 work a previous process left unfinished; then scan
@@ -212,5 +228,7 @@ class Turns:
             await self.chat_models.aclose()
             if self._owns_classifier:
                 await self.classifier.aclose()
+            if self._owns_updates:
+                await self.updates.aclose()
             if self._owns_summarizer and isinstance(self.summarizer, ModelSummarizer):
                 await self.summarizer.aclose()

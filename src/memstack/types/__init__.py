@@ -28,12 +28,14 @@ from memstack.types.chat import (
     ToolUse,
 )
 from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
+from memstack.types.forget import Forgetting, HiddenItem, HiddenKind
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
     AddResult,
     Candidate,
     Category,
     DeletedBy,
+    DroppedCaptures,
     HistoryAction,
     Memory,
     MemoryEvent,
@@ -98,11 +100,15 @@ __all__ = [
     "ChatToken",
     "ChatToolEvent",
     "DeletedBy",
+    "DroppedCaptures",
     "ErasureReport",
     "Exchange",
     "Fact",
+    "Forgetting",
     "Fragment",
     "FragmentStatus",
+    "HiddenItem",
+    "HiddenKind",
     "HistoryAction",
     "IngestResult",
     "Job",

@@ -16,6 +16,7 @@ __all__ = [
     "Candidate",
     "Category",
     "DeletedBy",
+    "DroppedCaptures",
     "HistoryAction",
     "Memory",
     "MemoryEvent",
@@ -223,12 +224,26 @@ class MemoryFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class DroppedCaptures:
+    """Automatic captures a full tier kept from being stored, for one user: how many, the first and the last time
+    (kept in the store: user data, exported and erased with the user)."""
+
+    count: int = 0
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryUsage:
-    """How much of a user's tier limit their active memories use."""
+    """How much of a user's tier limit their active memories use (``limit`` ``None``: unlimited), and how many
+    automatic captures the limit kept from being stored (``dropped``, the last at ``last_dropped_at``; counted
+    whatever tier was full at the time)."""
 
     tier: str
     active: int
     limit: int | None  # None: unlimited
+    dropped: int = 0
+    last_dropped_at: datetime | None = None
 
     @property
     def remaining(self) -> int | None:
@@ -258,7 +273,7 @@ class UpdateAction(StrEnum):
     CREATED = "created"  # stored as a new memory
     UPDATED = "updated"  # superseded an older memory it contradicts (history kept)
     DUPLICATE = "duplicate"  # already remembered: nothing stored
-    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored
+    DROPPED_LIMIT = "dropped_limit"  # the user's tier is full: nothing stored (``tier`` and ``limit`` say which)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,26 +281,47 @@ class MemoryUpdate:
     """One entry of a response's ``memory_updates`` badge.
 
     ``id`` is the memory created, updated or duplicated (``None`` when nothing was stored); ``content`` is what is
-    remembered now (for a duplicate, the existing memory's text)."""
+    remembered now (for a duplicate, the existing memory's text; for ``dropped_limit``, what was not stored).
+    ``tier`` and ``limit``: for ``dropped_limit``, the full tier and its limit (``None`` otherwise)."""
 
     id: str | None
     content: str
     category: Category
     action: UpdateAction
+    tier: str | None = None
+    limit: int | None = None
+
+    @property
+    def note(self) -> str:
+        """What an interface says beside the content: empty, except for an update the limit stopped."""
+        if self.action is not UpdateAction.DROPPED_LIMIT:
+            return ""
+        return f"not saved: the {self.tier} tier keeps at most {self.limit} memories"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "content": self.content, "category": self.category.value, "action": self.action.value}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "content": self.content,
+            "category": self.category.value,
+            "action": self.action.value,
+        }
+        if self.action is UpdateAction.DROPPED_LIMIT:
+            out.update(tier=self.tier, limit=self.limit)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryUpdate:
         try:
+            limit = data.get("limit")
             return cls(
                 id=None if data.get("id") is None else str(data["id"]),
                 content=str(data["content"]),
                 category=Category.parse(str(data["category"])),
                 action=UpdateAction(str(data["action"])),
+                tier=None if data.get("tier") is None else str(data["tier"]),
+                limit=None if limit is None else int(limit),
             )
-        except (KeyError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"not a memory update ({exc}); it must come from MemoryUpdate.to_dict()") from None
 
 

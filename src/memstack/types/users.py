@@ -9,13 +9,14 @@ from typing import Any, Literal
 __all__ = ["ErasureReport", "RecordKind", "UserRecord"]
 
 #: The sections of an export, in the order a store yields them.
-RecordKind = Literal["memory", "session", "context", "job"]
+RecordKind = Literal["memory", "session", "context", "job", "dropped"]
 
 
 @dataclass(frozen=True, slots=True)
 class UserRecord:
     """One item of a user's export: a memory with its history, a session with its facts, turn log and archived
-    messages, a stored context manifest, or a background job of the user. ``data`` is plain JSON (the shapes are
+    messages, a stored context manifest, a background job of the user, or the count of automatic captures a full
+    tier kept out. ``data`` is plain JSON (the shapes are
     documented in :mod:`memstack.users`)."""
 
     kind: RecordKind

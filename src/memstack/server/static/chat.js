@@ -102,6 +102,17 @@ function footer(result, temporary) {
   } else if (result.memory_pending) {
     parts.push(h("span", { class: "muted" }, "Memory check still running; anything found is saved."));
   }
+  // The user's tier is full: what this message would have saved is not stored, and the reply says so.
+  const dropped = (result.memory_updates || []).filter((u) => u.action === "dropped_limit");
+  if (dropped.length) {
+    const { tier, limit } = dropped[0];
+    parts.push(h("span", { class: "badge full" }, "Memory full: not saved"));
+    parts.push(h("ul", { class: "updates dropped" }, dropped.map((u) => h("li", {}, `${u.content} `,
+      h("span", { class: "tag" }, u.category)))));
+    parts.push(h("p", { class: "limit-note" },
+      `The ${tier} tier keeps at most ${limit} memories: forget some in Memories to make room.`));
+    $("#badge-live").textContent = `Memory full, not saved: ${dropped.map((u) => u.content).join("; ")}`;
+  }
   if (result.upgrade_prompt) parts.push(h("p", { class: "upgrade" }, result.upgrade_prompt));
   if (result.context_id) {
     const href = `#/inspect/${encodeURIComponent(result.context_id)}?user=${encodeURIComponent(state.user)}`;
@@ -112,6 +123,7 @@ function footer(result, temporary) {
   if (result.offline) parts.push(h("span", { class: "muted" }, "offline responder"));
   else if (result.model) parts.push(h("span", { class: "muted" }, result.model));
   if (saved.length) announce("Memory updated.");
+  else if (dropped.length) announce("Memory full: not saved.");
   return h("div", { class: "reply-footer" }, parts);
 }
 

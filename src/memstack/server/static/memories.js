@@ -1,6 +1,7 @@
 // The memory manager: a user's memories grouped by category, full-text and semantic search, inline edit, manual
-// add, forget / restore ("Recently forgotten"), permanent delete with confirmation, tier usage and history; and the
-// whole user: export (a JSON download) and erase (with confirmation), for data access and deletion requests.
+// add, forget / restore ("Recently forgotten"), forget everything about something (after a preview of the memories
+// and of what mentions them), permanent delete with confirmation, tier usage and history; and the whole user:
+// export (a JSON download) and erase (with confirmation), for data access and deletion requests.
 
 import { $, announce, download, guarded, h, request, when } from "./api.js";
 
@@ -28,12 +29,17 @@ export function setupMemories(info) {
     tier.append(h("option", { value: name }, `${name} (${limit === null ? "unlimited" : limit})`));
   }
   tier.value = info.default_tier;
+  // No tiers configured (a self-hosted install): nothing is limited, so there is no tier to choose.
+  const noTiers = Object.keys(info.tiers).length === 0;
+  tier.hidden = noTiers;
+  $("#tier-label").hidden = noTiers;
 
   tier.addEventListener("change", () => refreshUsage());
   filter.addEventListener("change", () => { state.category = filter.value; refresh(); });
   $("#show-active").addEventListener("click", () => showForgotten(false));
   $("#show-forgotten").addEventListener("click", () => showForgotten(true));
   $("#add-form").addEventListener("submit", addMemory);
+  $("#forget-form").addEventListener("submit", forgetAbout);
   $("#export-user").addEventListener("click", exportUser);
   $("#erase-user").addEventListener("click", eraseUser);
   $("#search-form").addEventListener("submit", (event) => {
@@ -72,6 +78,12 @@ async function refreshUsage() {
   const usage = await guarded(() => request("GET", `${base()}/usage`, { query: { tier: $("#tier").value } }));
   if (!usage) return;
   $("#usage").textContent = `${usage.display} memories`;
+  // Automatic captures a full tier kept out: never silent.
+  const dropped = $("#usage-dropped");
+  dropped.hidden = !usage.dropped;
+  dropped.textContent = usage.dropped
+    ? `${usage.dropped} automatic ${usage.dropped === 1 ? "capture" : "captures"} not saved: the tier was full`
+    : "";
   const meter = $("#usage-meter");
   meter.hidden = usage.limit === null;
   if (usage.limit !== null) {
@@ -275,6 +287,47 @@ async function forget(memory) {
   announce("Memory forgotten. It is in Recently forgotten, where it can be restored.");
   await Promise.all([refreshUsage(), refresh()]);
   $("#show-forgotten").focus();
+}
+
+const HIDDEN_KIND = { turn: "Conversation turn", fact: "Session fact", line: "Summary of a past conversation" };
+
+// "Forget everything about my cat": the server previews (dry_run) what would go; the dialog lists it; only a
+// confirmation forgets, with the same query.
+async function forgetAbout(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const query = form.query.value.trim();
+  if (!query) return;
+  const url = `${base()}/memories/forget`;
+  const preview = await guarded(() => request("POST", url, { body: { query, dry_run: true } }));
+  if (!preview) return;
+  if (!preview.memories.length) {
+    announce(`No memory is about “${query}”; nothing to forget.`);
+    return;
+  }
+  const dialog = $("#forget-dialog");
+  const n = preview.memories.length;
+  $("#forget-summary").textContent =
+    `${n} ${n === 1 ? "memory is" : "memories are"} about “${query}”. Forgetting ${n === 1 ? "it" : "them"} also ` +
+    `keeps ${preview.hidden.length} thing${preview.hidden.length === 1 ? "" : "s"} that mention${
+      preview.hidden.length === 1 ? "s" : ""} ${n === 1 ? "it" : "them"} from the assistant.`;
+  $("#forget-memories").replaceChildren(...preview.memories.map((m) => h("li", {}, m.content)));
+  $("#forget-hidden").replaceChildren(...preview.hidden.map((item) => h("li", {},
+    h("strong", {}, `${HIDDEN_KIND[item.kind] || item.kind}: `), item.text || `turn ${item.turn}`,
+    h("span", { class: "muted" }, ` (session ${item.session_id}${item.kind === "turn" ? `, turn ${item.turn}` : ""})`))));
+  $("#forget-hidden-title").hidden = !preview.hidden.length;
+  const answer = await new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue), { once: true });
+    dialog.returnValue = "cancel";
+    dialog.showModal();
+  });
+  if (answer !== "confirm") return;
+  const done = await guarded(() => request("POST", url, { body: { query } }));
+  if (!done) return;
+  form.query.value = "";
+  announce(`Forgot ${done.memories.length} ${done.memories.length === 1 ? "memory" : "memories"} about “${query}”. ` +
+    "They are in Recently forgotten, where each can be restored.");
+  await Promise.all([refreshUsage(), refresh()]);
 }
 
 async function restore(memory) {

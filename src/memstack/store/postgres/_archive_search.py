@@ -181,10 +181,15 @@ async def session_totals(conn: Conn, user: UserRef, sessions: Iterable[int]) -> 
 
 #: The columns ranking reads, of ``archive_vectors AS v``: id, previous id,
 #: session, the query terms' counts (``{tf}``: ``NULL`` when it holds none), terms, key terms, dot product
-#: (``{dot}``), time (epoch seconds), excluded; then its turn and side (the order).
+#: (``{dot}``), time (epoch seconds), excluded (the excluded session's, and the exchanges forgotten memories hide:
+#: one hashed set per statement); then its turn and side (the order).
 _COLUMNS = """v.seq, coalesce(v.prev_seq, -1), v.session_seq, {tf}, v.n_terms, v.key_len, {dot},
     extract(epoch FROM v.at)::float8, v.session_seq IS NOT DISTINCT FROM (
         SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(exclude)s
+    ) OR (v.session_seq, v.turn) IN (
+        SELECT hs.seq, h.turn FROM hidden_items AS h JOIN sessions AS hs ON hs.tenant = h.tenant
+        AND hs.user_id = h.user_id AND hs.id = h.session_id
+        WHERE h.tenant = %(tenant)s AND h.user_id = %(user)s AND h.kind = 'turn'
     ), v.turn, v.side"""
 _USER = "tenant = %(tenant)s AND user_id = %(user)s AND embedding IS NOT NULL"
 _V_USER = "v.tenant = %(tenant)s AND v.user_id = %(user)s AND v.embedding IS NOT NULL"
@@ -252,7 +257,9 @@ _TIMED = f""", timed AS (
 _DOT = "-(v.embedding <#> %(v)s::vector)"
 _MESSAGES = (
     "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
-    "v.speaker FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq "
+    "v.speaker, EXISTS (SELECT 1 FROM hidden_items AS h WHERE h.tenant = v.tenant AND h.user_id = v.user_id "
+    "AND h.kind = 'turn' AND h.session_id = s.id AND h.turn = t.turn) "
+    "FROM archive_vectors AS v JOIN session_turns AS t ON t.seq = v.turn_seq "
     "JOIN sessions AS s ON s.seq = t.session_seq WHERE v.seq = ANY(%s) AND v.tenant = %s AND v.user_id = %s"
 )
 
@@ -348,8 +355,13 @@ class ArchiveSearch:
         before = {int(r[4]): int(r[5]) for r in rows}
         wanted = [seq for seq, _ in best] + [before[seq] for seq, _ in best if before[seq] >= 0]
         cur = await conn.execute(_MESSAGES.encode(), (wanted, user.tenant, user.user_id))
-        messages = {int(r[0]): _message(r) for r in await cur.fetchall()}
-        return [ArchiveMatch(messages[seq], score, messages.get(before[seq])) for seq, score in best]
+        rows = await cur.fetchall()
+        messages = {int(r[0]): _message(r[:-1]) for r in rows}
+        hidden = {int(r[0]) for r in rows if r[-1]}  # never shown as the message before a recalled one
+        return [
+            ArchiveMatch(messages[seq], score, None if before[seq] in hidden else messages.get(before[seq]))
+            for seq, score in best
+        ]
 
 
 def _candidates(rows: Sequence[tuple[Any, ...]], n_terms: int, stats: ArchiveStats, *, whole: bool) -> Candidates:

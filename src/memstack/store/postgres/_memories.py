@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
+from memstack.store._hidden import check_hidden
 from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
@@ -31,8 +32,10 @@ from memstack.store.postgres._rows import (
     unit_vector,
     user_lock_key,
 )
+from memstack.store.postgres.hidden import hide_rows, unhide_rows
 from memstack.types import (
     DeletedBy,
+    HiddenItem,
     HistoryAction,
     Memory,
     MemoryPatch,
@@ -281,9 +284,17 @@ class PgMemories:
         return after
 
     async def forget(
-        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+        self,
+        user: UserRef,
+        memory_id: str,
+        *,
+        by: DeletedBy,
+        merged_into: str | None = None,
+        note: str = "",
+        hide: Sequence[HiddenItem] = (),
     ) -> Memory:
         who = check_forget(memory_id, by, merged_into)
+        hidden = check_hidden(memory_id, hide)
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
@@ -301,6 +312,7 @@ class PgMemories:
             await self._history(
                 conn, user, memory_id, action, before, after, at=after.updated_at, actor=who.value, note=note
             )
+            await hide_rows(conn, user, memory_id, hidden)
         return after
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
@@ -321,9 +333,11 @@ class PgMemories:
             await self._history(
                 conn, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at, actor="user"
             )
+            await unhide_rows(conn, user, memory_id)
         return after
 
-    async def delete(self, user: UserRef, memory_id: str) -> None:
+    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
+        hidden = check_hidden(memory_id, hide)
         async with self._db.connection() as conn, conn.transaction():
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
@@ -332,3 +346,4 @@ class PgMemories:
                 (memory_id, user.tenant, user.user_id),
             )
             await self._history(conn, user, memory_id, HistoryAction.DELETE, before, None, at=utcnow(), actor="user")
+            await hide_rows(conn, user, memory_id, hidden)

@@ -35,6 +35,8 @@ from memstack.errors import ConfigError, MigrationError, ReembedInProgress, Stor
 from memstack.store.postgres._archive_search import migrate_archive_search
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
+from memstack.store.postgres.drops import migrate_capture_drops
+from memstack.store.postgres.hidden import migrate_hidden_items
 from memstack.store.postgres.idempotency import migrate_idempotency_keys
 from memstack.store.postgres.jobs import migrate_job_users
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
@@ -191,6 +193,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0015_job_users", migrate_job_users),
     ("0016_chat_threads", migrate_chat_threads),
     ("0017_idempotency_keys", migrate_idempotency_keys),
+    ("0018_capture_drops", migrate_capture_drops),
+    ("0019_hidden_items", migrate_hidden_items),
 ]
 
 

@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import NotFound
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
+from memstack.store._hidden import visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -45,6 +46,7 @@ from memstack.store.base import HeldLock
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import check_k, utc
+from memstack.store.postgres.hidden import session_hidden
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
     ArchivedTurn,
@@ -174,8 +176,17 @@ SELECT (SELECT turn_count FROM s), (SELECT count(*) FROM counted), (SELECT count
 """
 _SEQ = "SELECT seq FROM sessions WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s"
 _USER = "d.tenant = %(tenant)s AND d.user_id = %(user)s"
+#: The new base truth, and after it the stored facts a forgotten memory hides (the turn never saw them; a restore
+#: must find them): :func:`memstack.store._hidden.keep_hidden_facts` in SQL.
+_KEEP_HIDDEN = """%(bt)s || coalesce((
+    SELECT jsonb_agg(f.value ORDER BY f.n) FROM jsonb_array_elements(sessions.base_truth) WITH ORDINALITY AS f(value, n)
+    WHERE EXISTS (SELECT 1 FROM hidden_items h WHERE h.tenant = %(tenant)s AND h.user_id = %(user)s
+                  AND h.session_id = %(sid)s AND h.kind = 'fact' AND h.text = f.value->>'text')
+    AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(%(bt)s::jsonb) AS b(value)
+                    WHERE b.value->>'text' = f.value->>'text')
+), '[]'::jsonb)"""
 _COMMIT_SESSION = (
-    "UPDATE sessions SET base_truth = %(bt)s, version = version + 1, last_consolidated_turn = "
+    f"UPDATE sessions SET base_truth = {_KEEP_HIDDEN}, version = version + 1, last_consolidated_turn = "
     "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
     "updated_at = GREATEST(updated_at, %(stamp)s) "
     "WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s AND version = %(expected)s RETURNING seq"
@@ -193,16 +204,29 @@ _INSERT_SNAPSHOT = (
     "INSERT INTO session_snapshots (session_seq, turn, reason, facts, at) "
     f"VALUES (({_SEQ}), %(at_turn)s, %(reason)s, %(facts)s, %(stamp)s)"
 )
-#: Full-text search of the archive (all sessions, one session): BM25 over the user's exchanges, the best ``k``.
+#: True for a row of ``session_turns d`` that a forgotten memory hides.
+_HIDDEN_TURN = (
+    " AND NOT EXISTS (SELECT 1 FROM hidden_items h JOIN sessions hs ON hs.tenant = h.tenant AND hs.user_id = h.user_id "
+    "AND hs.id = h.session_id WHERE h.tenant = %(tenant)s AND h.user_id = %(user)s AND h.kind = 'turn' "
+    "AND hs.seq = d.session_seq AND h.turn = d.turn)"
+)
+#: Full-text search of the archive (all sessions, one session): BM25 over the user's exchanges, the best ``k``
+#: (hidden exchanges are never matched).
 _SEARCH = tuple(
     f"SELECT s.id, t.turn, t.user_text, t.assistant_text, t.at, r.score "
-    f"FROM ({pg_bm25('session_turns', 'seq', _USER, m)}) AS r JOIN session_turns AS t ON t.seq = r.key "
-    "JOIN sessions AS s ON s.seq = t.session_seq "
+    f"FROM ({pg_bm25('session_turns', 'seq', _USER, m + _HIDDEN_TURN)}) AS r JOIN session_turns AS t "
+    "ON t.seq = r.key JOIN sessions AS s ON s.seq = t.session_seq "
     "ORDER BY r.score DESC, t.seq DESC LIMIT %(k)s"
     for m in ("", f" AND d.session_seq = ({_SEQ})")
 )
+#: True when the session's line is hidden by a forgotten memory.
+_HIDDEN_LINE = (
+    "EXISTS (SELECT 1 FROM hidden_items h WHERE h.tenant = s.tenant AND h.user_id = s.user_id "
+    "AND h.session_id = s.id AND h.kind = 'line' AND h.text = s.line)"
+)
 _SUMMARY_COLUMNS = (
-    "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
+    f"s.id, s.user_id, s.tenant, s.agent, s.turn_count, CASE WHEN {_HIDDEN_LINE} THEN '' ELSE s.line END, "
+    "s.line_turn, "
     "(SELECT count(*) FROM session_turns f WHERE f.session_seq = s.seq AND f.status IN ('pending', 'unsummarized')), "
     "s.created_at, s.updated_at, s.ended_at"
 )
@@ -306,7 +330,8 @@ class PgSessions:
                 flagged.append(int(turn))
             if int(turn) > cut:
                 recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
-        return state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
+        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
+        return visible_state(state, await session_hidden(conn, user, sid))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -431,7 +456,7 @@ class PgSessionArchive:
         named = [check_session_id(session_id)] if session_id is not None else []
         rows = await self._rows(
             f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = %s AND s.user_id = %s "
-            f"{'AND s.id = %s' if named else ''} {'AND s.line <> %s' if with_line else ''} "
+            f"{'AND s.id = %s' if named else ''} {f'AND s.line <> %s AND NOT {_HIDDEN_LINE}' if with_line else ''} "
             "ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s OFFSET %s",
             (user.tenant, user.user_id, *named, *([""] if with_line else []), limit, offset),
         )

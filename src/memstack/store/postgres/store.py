@@ -6,9 +6,9 @@ The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memori
 ``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock is a
 lease row: :mod:`memstack.store.postgres.leases`) and ``store.archive_vectors`` (:class:`PgArchiveVectors`,
 vectors of archived messages) and ``store.users`` (:class:`PgUserData`, one user's data as a whole: export and
-erasure), ``store.threads`` and ``store.idempotency`` (responses kept under an HTTP write's idempotency key); they
-share the pool, and the first two the per-user HNSW index bookkeeping
-(:class:`~memstack.store.postgres._ann.AnnIndexes`).
+erasure), ``store.threads``, ``store.idempotency`` (responses kept under an HTTP write's idempotency key) and
+``store.drops`` (automatic captures a full tier kept out); they share the pool, and the first two the per-user HNSW
+index bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
 from memstack.store.postgres.contexts import PgContexts
+from memstack.store.postgres.drops import PgDrops
+from memstack.store.postgres.hidden import PgHidden
 from memstack.store.postgres.idempotency import PgIdempotency
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.keys import PgAgents, PgKeys
@@ -73,6 +75,8 @@ class PostgresStore:
         self._users = PgUserData(db, self._ann)
         self._threads = PgThreads(db)
         self._idempotency = PgIdempotency(db)
+        self._drops = PgDrops(db)
+        self._hidden = PgHidden(db)
 
     @classmethod
     async def open(
@@ -192,12 +196,20 @@ class PostgresStore:
         return self._users
 
     @property
+    def hidden(self) -> PgHidden:
+        return self._hidden
+
+    @property
     def threads(self) -> PgThreads:
         return self._threads
 
     @property
     def idempotency(self) -> PgIdempotency:
         return self._idempotency
+
+    @property
+    def drops(self) -> PgDrops:
+        return self._drops
 
     @property
     def dim(self) -> int:

@@ -34,6 +34,10 @@ _SQL = ExportSql(
         "SELECT memory_id, action, before, after, at, actor, note FROM memory_history "
         "WHERE tenant = %s AND user_id = %s AND memory_id = ANY(%s) ORDER BY id"
     ),
+    hides=(
+        "SELECT memory_id, kind, session_id, turn, text FROM hidden_items "
+        "WHERE tenant = %s AND user_id = %s AND memory_id = ANY(%s) ORDER BY seq"
+    ),
     orphans=(
         "SELECT DISTINCT h.memory_id FROM memory_history h WHERE h.tenant = %s AND h.user_id = %s "
         "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.tenant = h.tenant "
@@ -71,6 +75,7 @@ _SQL = ExportSql(
         "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
         "WHERE tenant = %s AND user_id = %s AND id > %s ORDER BY id LIMIT %s"
     ),
+    dropped="SELECT count, first_at, last_at FROM capture_drops WHERE tenant = %s AND user_id = %s",
     ids=list,
 )
 
@@ -90,12 +95,14 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
     ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
     ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
+    ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
     ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
     ("memory_ann_indexes", f"DELETE FROM memory_ann_indexes WHERE {_MINE}"),
     ("memories", f"DELETE FROM memories WHERE {_MINE}"),
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
+    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
 )
 
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"

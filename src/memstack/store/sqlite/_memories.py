@@ -16,13 +16,16 @@ import numpy as np
 from memstack.errors import InputError, LimitReached
 from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
+from memstack.store._hidden import check_hidden
 from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key
 from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, to_ts, unit_matrix, unit_vector
+from memstack.store.sqlite.hidden import hide_rows, unhide_rows
 from memstack.types import (
     Category,
     DeletedBy,
+    HiddenItem,
     HistoryAction,
     Memory,
     MemoryPatch,
@@ -243,13 +246,28 @@ class SQLiteMemories:
         return after
 
     async def forget(
-        self, user: UserRef, memory_id: str, *, by: DeletedBy, merged_into: str | None = None, note: str = ""
+        self,
+        user: UserRef,
+        memory_id: str,
+        *,
+        by: DeletedBy,
+        merged_into: str | None = None,
+        note: str = "",
+        hide: Sequence[HiddenItem] = (),
     ) -> Memory:
         who = check_forget(memory_id, by, merged_into)
-        return await self._core.run(partial(self._forget_sync, user, memory_id, who, merged_into, note))
+        hidden = check_hidden(memory_id, hide)
+        return await self._core.run(partial(self._forget_sync, user, memory_id, who, merged_into, note, hidden))
 
     def _forget_sync(
-        self, user: UserRef, memory_id: str, by: DeletedBy, merged_into: str | None, note: str, conn: sqlite3.Connection
+        self,
+        user: UserRef,
+        memory_id: str,
+        by: DeletedBy,
+        merged_into: str | None,
+        note: str,
+        hide: Sequence[HiddenItem],
+        conn: sqlite3.Connection,
     ) -> Memory:
         def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
             pk, before = self._core.fetch(conn, user, memory_id)
@@ -269,6 +287,7 @@ class SQLiteMemories:
                 user, memory_id, action, before, after, at=after.updated_at, actor=by.value, note=note
             )
             conn.execute(_HISTORY, history)
+            hide_rows(conn, user, memory_id, hide)
             return pk, after
 
         pk, after = self._core.write(conn, body)
@@ -296,20 +315,23 @@ class SQLiteMemories:
                 _HISTORY,
                 self._history_row(user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at),
             )
+            unhide_rows(conn, user, memory_id)
             return pk, after, before.embedding
 
         pk, after, vector = self._core.write(conn, body)
         self._core.cached_change(user, pk, after, vector, was_active=False)
         return after
 
-    async def delete(self, user: UserRef, memory_id: str) -> None:
-        await self._core.run(partial(self._delete_sync, user, memory_id))
+    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
+        hidden = check_hidden(memory_id, hide)
+        await self._core.run(partial(self._delete_sync, user, memory_id, hidden))
 
-    def _delete_sync(self, user: UserRef, memory_id: str, conn: sqlite3.Connection) -> None:
+    def _delete_sync(self, user: UserRef, memory_id: str, hide: Sequence[HiddenItem], conn: sqlite3.Connection) -> None:
         def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
             pk, before = self._core.fetch(conn, user, memory_id)
             conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))  # the FTS trigger drops its text too
             conn.execute(_HISTORY, self._history_row(user, memory_id, HistoryAction.DELETE, before, None))
+            hide_rows(conn, user, memory_id, hide)
             return pk, before
 
         pk, before = self._core.write(conn, body)

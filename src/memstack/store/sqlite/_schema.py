@@ -15,6 +15,8 @@ from memstack.errors import ConfigError, MigrationError, ReembedInProgress, Stor
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
+from memstack.store.sqlite.drops import migrate_capture_drops
+from memstack.store.sqlite.hidden import migrate_hidden_items
 from memstack.store.sqlite.idempotency import migrate_idempotency_keys
 from memstack.store.sqlite.jobs import migrate_job_users
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
@@ -176,6 +178,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("014_job_users", migrate_job_users),
     ("015_chat_threads", migrate_chat_threads),
     ("016_idempotency_keys", migrate_idempotency_keys),
+    ("017_capture_drops", migrate_capture_drops),
+    ("018_hidden_items", migrate_hidden_items),
 ]
 
 

@@ -7,7 +7,8 @@ float32 vector (``NULL`` for a blank message: recorded, so the backfill does not
 than any write a reader could already see. Rows go with their exchange (``ON DELETE CASCADE``).
 
 ``search`` reads the user's messages and ranks them in memory (:class:`~memstack.retrieval.archive.UserArchive`):
-the reference ranking, O(the user's archive) per query. Recall normally answers from its own index, kept current
+the reference ranking, O(the user's archive) per query, without the exchanges forgotten memories hide
+(:mod:`memstack.store.sqlite.hidden`). Recall normally answers from its own index, kept current
 with ``messages(after=...)`` (``embedded``: the store is in this process), and calls this only for a user larger
 than that index may hold.
 """
@@ -29,6 +30,7 @@ from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import unit_vector
+from memstack.store.sqlite.hidden import hidden_turns
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, ArchiveMatch, TurnVectors, UserRef
 
 __all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
@@ -96,6 +98,7 @@ class SQLiteArchiveVectors:
             archive.add(rows)
             if len(rows) < _PAGE:
                 break
+        archive.hide(await self._core.run(lambda conn: hidden_turns(conn, user)))
         return archive.rank(query, k, exclude_session=exclude_session)
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:

@@ -29,6 +29,7 @@ from typing import Any
 
 from memstack.errors import InputError, NotFound
 from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
+from memstack.store._hidden import keep_hidden_facts, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -39,6 +40,7 @@ from memstack.store._session_rows import (
     check_session_agent,
     check_session_id,
     check_turn,
+    facts_from_json,
     facts_to_json,
     log_entry,
     needs_write,
@@ -54,12 +56,14 @@ from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases,
 from memstack.store.sqlite._core import Core, opt_ts
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
+from memstack.store.sqlite.hidden import HIDDEN_TURN, session_hidden
 from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
     Artifact,
     BaseTruthSnapshot,
+    HiddenKind,
     SessionState,
     SessionSummary,
     TurnCommit,
@@ -169,8 +173,14 @@ def migrate_sessions(conn: sqlite3.Connection) -> None:
 
 
 _SESSION = f"SELECT pk, {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
+#: True when the session's line is hidden by a forgotten memory.
+_HIDDEN_LINE = (
+    "EXISTS (SELECT 1 FROM hidden_items h WHERE h.tenant = s.tenant AND h.user_id = s.user_id "
+    "AND h.session_id = s.id AND h.kind = 'line' AND h.text = s.line)"
+)
 _SUMMARY_COLUMNS = (
-    "s.id, s.user_id, s.tenant, s.agent, s.turn_count, s.line, s.line_turn, "
+    f"s.id, s.user_id, s.tenant, s.agent, s.turn_count, CASE WHEN {_HIDDEN_LINE} THEN '' ELSE s.line END, "
+    "s.line_turn, "
     "(SELECT COUNT(*) FROM session_turns f WHERE f.session_pk = s.pk AND f.status IN ('pending', 'unsummarized')), "
     "s.created_at, s.updated_at, s.ended_at"
 )
@@ -184,7 +194,7 @@ def _summary(row: tuple[Any, ...]) -> SessionSummary:
     return summary_from_row(row, when=from_ts)
 
 
-_WITH_LINE = "AND s.line != ''"
+_WITH_LINE = f"AND s.line != '' AND NOT {_HIDDEN_LINE}"
 
 
 class SQLiteSessions:
@@ -265,7 +275,8 @@ class SQLiteSessions:
                 "SELECT turn FROM session_turns WHERE session_pk = ? AND status IN (?, ?) ORDER BY turn", (pk, *FLAGGED)
             )
         ]
-        return state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
+        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
+        return visible_state(state, session_hidden(conn, user, sid))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -343,10 +354,12 @@ class SQLiteSessions:
                 [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
             )
             consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
+            hidden = [i.text for i in session_hidden(conn, user, session_id) if i.kind is HiddenKind.FACT]
+            facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
             conn.execute(
                 "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ?, "
                 "updated_at = MAX(updated_at, ?) WHERE pk = ?",
-                (facts_to_json(commit.base_truth), consolidated, stamp, pk),
+                (facts_to_json(facts), consolidated, stamp, pk),
             )
 
         await self._core.run(lambda conn: self._core.write(conn, body))
@@ -438,7 +451,7 @@ class SQLiteSessionArchive:
             return []
         sql = (
             "SELECT t.pk, t.terms FROM session_turns_fts JOIN session_turns t ON t.pk = session_turns_fts.rowid "
-            "WHERE session_turns_fts MATCH ? AND t.tenant = ? AND t.user_id = ? "
+            f"WHERE session_turns_fts MATCH ? AND t.tenant = ? AND t.user_id = ? AND NOT {HIDDEN_TURN} "
         )
         args: builtins.list[Any] = [fts5_match(fts_owner(user), terms, any_word=True), user.tenant, user.user_id]
         if session_id is not None:

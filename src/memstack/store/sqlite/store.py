@@ -6,9 +6,10 @@ Every statement runs on one database thread; the roles of the :class:`~memstack.
 (:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), the session roles ``store.sessions``
 and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`) and ``store.archive_vectors`` (vectors of archived
 messages, :mod:`memstack.store.sqlite.archive_vectors`) and ``store.users`` (one user's data as a whole: export
-and erasure, :mod:`memstack.store.sqlite.users`), ``store.threads`` and ``store.idempotency`` (responses kept under
-an HTTP write's idempotency key), sharing one :class:`~memstack.store.sqlite._core.Core`
-(connection, caches, staleness checks).
+and erasure, :mod:`memstack.store.sqlite.users`), ``store.hidden`` (what forgotten memories hide,
+:mod:`memstack.store.sqlite.hidden`), ``store.threads``, ``store.idempotency`` (responses kept under an HTTP
+write's idempotency key) and ``store.drops`` (automatic captures a full tier kept out), sharing one
+:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite.archive_vectors import SQLiteArchiveVectors
 from memstack.store.sqlite.contexts import SQLiteContexts
+from memstack.store.sqlite.drops import SQLiteDrops
+from memstack.store.sqlite.hidden import SQLiteHidden
 from memstack.store.sqlite.idempotency import SQLiteIdempotency
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
@@ -64,6 +67,8 @@ class SQLiteStore:
         self._users = SQLiteUserData(core)
         self._threads = SQLiteThreads(core)
         self._idempotency = SQLiteIdempotency(core)
+        self._drops = SQLiteDrops(core)
+        self._hidden = SQLiteHidden(core)
 
     @classmethod
     async def open(
@@ -155,12 +160,20 @@ class SQLiteStore:
         return self._users
 
     @property
+    def hidden(self) -> SQLiteHidden:
+        return self._hidden
+
+    @property
     def threads(self) -> SQLiteThreads:
         return self._threads
 
     @property
     def idempotency(self) -> SQLiteIdempotency:
         return self._idempotency
+
+    @property
+    def drops(self) -> SQLiteDrops:
+        return self._drops
 
     @property
     def dim(self) -> int:

@@ -31,6 +31,10 @@ _SQL = ExportSql(
         "SELECT memory_id, action, before, after, at, actor, note FROM memory_history "
         f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY id"
     ),
+    hides=(
+        "SELECT memory_id, kind, session_id, turn, text FROM hidden_items "
+        f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY pk"
+    ),
     orphans=(
         f"SELECT DISTINCT h.memory_id FROM memory_history h WHERE h.{_MINE.replace(' AND ', ' AND h.')} "
         "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.tenant = h.tenant "
@@ -66,6 +70,7 @@ _SQL = ExportSql(
         "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
         f"WHERE {_MINE} AND id > ? ORDER BY id LIMIT ?"
     ),
+    dropped=f"SELECT count, first_at, last_at FROM capture_drops WHERE {_MINE}",
     ids=lambda ids: json.dumps(ids),
 )
 
@@ -84,11 +89,13 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
     ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
     ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
+    ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
     ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
     ("memories", f"DELETE FROM memories WHERE {_MINE}"),
     ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
+    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
 )
 
 
