@@ -36,7 +36,7 @@ THURSDAY = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # Thursday 9 May 2024
         ("we go camping next month", date(2024, 6, 1), Granularity.MONTH),
         ("I ran a race last Saturday", date(2024, 5, 4), Granularity.DAY),
         ("it happened 3 days ago", date(2024, 5, 6), Granularity.DAY),
-        ("my birthday is the 5th of August", date(2024, 8, 5), Granularity.DAY),
+        ("my appointment is the 5th of August", date(2024, 8, 5), Granularity.DAY),
         ("the trip starts 2024-07-01", date(2024, 7, 1), Granularity.DAY),
         ("I graduate in June", date(2024, 6, 1), Granularity.MONTH),
         ("the party is next weekend", date(2024, 5, 18), Granularity.WEEKEND),
@@ -55,7 +55,7 @@ def test_mentions_resolve_against_the_message_time(text: str, first: date, granu
 
 def test_resolve_rewrites_with_absolute_dates() -> None:
     assert resolve("my quiz is next Thursday", THURSDAY)[0] == "my quiz is on Thursday, 16 May 2024"
-    assert resolve("my exam was moved to May 10", THURSDAY)[0] == "my exam was moved to Friday, 10 May 2024"
+    assert resolve("my exam was moved to May 10", THURSDAY)[0] == "my exam was moved to 10 May 2024"  # no weekday said
     assert resolve("I have a test by Friday", THURSDAY)[0] == "I have a test by Friday, 10 May 2024"
 
 
@@ -144,6 +144,85 @@ def test_several_is_a_fuzzy_count_for_a_question_only() -> None:
     assert found is not None and found.start == datetime(2023, 11, 16) and found.slack >= timedelta(days=1)
     assert find_dates("I went there several days ago", THURSDAY) == []  # a statement's date is exact or left alone
     assert WEEKDAYS["thurs"] == THURSDAY.weekday()
+
+
+# What a statement says stays what it said: recurrences, fuzzy times, no weekday that was not named
+
+FRIDAY = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)  # Friday 27 November 2026
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I visit her every August.",
+        "I go swimming every Monday and Thursday morning",
+        "Book club meets every other Wednesday at my place",
+        "I volunteer at the food bank on Saturday mornings",
+        "Spanish class is Tuesdays 7-9pm",
+        "On weekends I'm out hiking",
+        "I work nights Thursday to Sunday",
+        "First Friday of every month is poker night",
+        "I get paid on the 25th of every month",
+        "I get my hair cut once a month, usually the first Saturday",
+        "I usually fly home in August",
+        "My birthday is on March 3rd",
+        "my boyfriend's birthday is the 22nd of october",
+        "Our wedding anniversary is June 14",
+        "the 3rd floor is closed",
+    ],
+)
+def test_what_recurs_is_not_a_date(text: str) -> None:
+    assert find_dates(text, FRIDAY) == []
+    assert resolve(text, FRIDAY)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We moved to Lisbon two weeks ago",
+        "I ran a half marathon a few months ago",
+        "I started the cello a couple of years back",
+        "I want to move to Osaka in a few years",
+        "I lost my job a couple weeks ago",
+    ],
+)
+def test_a_fuzzy_time_is_left_as_said(text: str) -> None:
+    assert find_dates(text, FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
+        ("it happened 3 days ago", "it happened on 24 November 2026"),  # a count of days is a day
+        ("the draft is due in two weeks", "the draft is due on 11 December 2026"),  # and so is a deadline ahead
+        ("my review is a week from today", "my review is on 4 December 2026"),
+    ],
+)
+def test_an_exact_count_is_a_day(text: str, rewritten: str) -> None:
+    assert resolve(text, FRIDAY)[0] == rewritten
+
+
+def test_a_weekday_naming_a_kind_of_thing_is_not_a_day() -> None:
+    assert find_dates("keep that in mind for the Sunday lunch menu", FRIDAY) == []
+    assert resolve("see you on the Sunday morning", FRIDAY)[0] == "see you on Sunday, 29 November 2026 morning"
+
+
+def test_a_birthday_named_by_a_relative_day_is_still_that_day() -> None:
+    assert resolve("my birthday is tomorrow", FRIDAY)[0] == "my birthday is on 28 November 2026"
+
+
+def test_a_day_alone_is_the_next_one_or_the_last_one_in_a_past_sentence() -> None:
+    assert resolve("My flight leaves on the 23rd", FRIDAY)[0] == "My flight leaves on 23 December 2026"
+    assert resolve("I paid the rent on the 3rd", FRIDAY)[0] == "I paid the rent on 3 November 2026"
+    assert resolve("I paid the rent on the 30th", FRIDAY)[0] == "I paid the rent on 30 October 2026"
+    # "have got" is not a past tense
+    assert resolve("I've got an interview on the 14th", FRIDAY)[0] == "I've got an interview on 14 December 2026"
+
+
+def test_a_day_is_written_with_a_weekday_only_where_one_was_named() -> None:
+    assert resolve("dentist tomorrow at 3", FRIDAY)[0] == "dentist on 28 November 2026 at 3"
+    assert resolve("surgery on Monday", FRIDAY)[0] == "surgery on Monday, 30 November 2026"
+    assert resolve("my exam is on January 9th", FRIDAY)[0] == "my exam is on 9 January 2027"
 
 
 # Bounds: no count and no reference time makes a date computation fail (issue 24)

@@ -19,7 +19,17 @@ Conventions of a statement's dates (documented, not guessed per call):
   (weeks start on Monday).
 - ``in N days|weeks|months|years``, ``N … from now``, ``N … ago``: calendar arithmetic from today.
 - A month with or without a day and no year ("June 5th", "in June", "last June"): the next one in a future sentence,
-  the last one in a past-tense sentence; ``last``/``next`` force the direction.
+  the last one in a past-tense sentence; ``last``/``next`` force the direction. A day alone ("on the 23rd"): the
+  next such day (the last one in a past-tense sentence).
+- What recurs is not a date: "every August", "every Monday and Thursday", "on Mondays", "Saturday mornings", "every
+  other Wednesday", "the first Friday of every month", "the 25th of every month" are left as said, and so is a bare
+  weekday or month in a habitual sentence ("usually", "every year", "twice a month") and a birthday or anniversary
+  without a year ("my birthday is March 3rd": it comes back every year).
+- A fuzzy time is not a day: "two weeks ago", "a few months ago", "in a few years" (a count of weeks, months or years
+  back, or a vague count) are left as said (the memory records when it was said); "3 days ago" and "in two weeks"
+  are days.
+- The rewritten date names a weekday only where the words did ("next Thursday" → "on Thursday, 16 May 2024",
+  "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
 
 Bounds: every computation here is bounded, whatever the text and the time it is read against. A mention is kept
@@ -139,10 +149,13 @@ _COUNTS: dict[str, int] = {
     "a": 1,
     "an": 1,
     "a couple of": 2,
+    "a couple": 2,
     "a few": 3,
     "several": 4,
 }
 _FUZZY_COUNTS = frozenset({"several"})
+#: Counts that name no number: a statement's "a few weeks ago" stays in its words, never a day.
+_VAGUE_COUNTS = frozenset({"a couple of", "a couple", "a few", "several"})
 
 
 def _alternation(names: Iterable[str]) -> str:
@@ -152,7 +165,6 @@ def _alternation(names: Iterable[str]) -> str:
 
 _MONTH_NAMES = _alternation(MONTHS)
 _DAY_NAMES = _alternation(d for d in WEEKDAYS if len(d) > 3)  # no "sun", "sat", "wed" alone
-_COUNT_WORDS = _alternation(c for c in _COUNTS if c not in _FUZZY_COUNTS)
 _ANY_COUNT_WORDS = _alternation(_COUNTS)
 
 
@@ -191,6 +203,7 @@ class DateMention:
     first: date  # first day the mention covers
     last: date  # last day it covers (== first for a single day)
     granularity: Granularity
+    weekday: bool = True  # a day is written with its weekday (only where the words named one)
 
     def render(self, *, bare: bool = False) -> str:
         """Absolute wording that can replace the mention in a sentence (``bare``: without "on"/"in")."""
@@ -200,6 +213,8 @@ class DateMention:
     def _render(self) -> str:
         f = self.first
         if self.granularity is Granularity.DAY:
+            if not self.weekday:
+                return f"on {f.day} {calendar.month_name[f.month]} {f.year}"
             return f"on {calendar.day_name[f.weekday()]}, {f.day} {calendar.month_name[f.month]} {f.year}"
         if self.granularity is Granularity.WEEKEND:
             return f"on the weekend of {f.day} {calendar.month_name[f.month]} {f.year}"
@@ -212,7 +227,7 @@ class DateMention:
 
 _MONTH = r"(?P<month>" + _MONTH_NAMES + r")\.?"
 _WEEKDAY = r"(?P<weekday>" + _DAY_NAMES + r")"
-_COUNT = r"(?P<count>\d+|" + _COUNT_WORDS + r")"
+_COUNT = r"(?P<count>\d+|" + _ANY_COUNT_WORDS + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _DAYNUM = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -224,7 +239,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ("month_day", _MONTH + r" " + _DAYNUM + r"(?:,? " + _YEAR + r")?"),
         ("day_month", _DAYNUM + r" (?:of )?" + _MONTH + r"(?:,? " + _YEAR + r")?"),
         ("relday", r"(?P<rel>day after tomorrow|day before yesterday|today|tonight|tomorrow|yesterday)"),
-        ("ago", _COUNT + r" " + _UNIT + r" (?P<dir>ago|from now|later)"),
+        ("ago", _COUNT + r" " + _UNIT + r" (?P<dir>ago|back|from now|from today|later)"),
+        # a day alone, where no word follows that makes it something else ("the 3rd floor", "the 25th of every")
+        (
+            "day_only",
+            r"the (?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"
+            r"(?=\s*(?:$|[,.;:!?)]|(?:at|and|to|till|until|through|so|but|or|because|when|if|is|was|for)\b))",
+        ),
         ("weekday", r"(?:(?P<which>next|last|this|this past|this coming|coming) )?" + _WEEKDAY),
         ("unit", r"(?P<which>next|last|this|this past|this coming) (?P<unit>weekend|week|month|year)"),
         ("month", r"(?:(?P<which>next|last|this) )?" + _MONTH + r"(?:,? " + _YEAR + r")?"),
@@ -236,10 +257,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 _PAST = re.compile(
-    r"\b(was|were|went|did|had|got|made|took|saw|met|came|ago|last|yesterday|used to|"
+    # "got" is past unless it is "have got" ("I've got a cold", "she's got an interview on the 14th")
+    r"\b(was|were|went|did|had|(?<!'ve )(?<!have )(?<!has )(?<!'s )got|made|took|saw|met|came|ago|last|"
+    r"yesterday|used to|"
     r"\w{3,}ed|bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
-    # irregular past forms that are not also present forms ("read", "put", "cut" are left out)
-    r"led|sent|kept|held|brought|thought|taught|caught|sold|paid|heard|wore|drove|flew|rode|swam|sang|sat|stood|"
+    # irregular past forms that are not also present forms ("read", "put", "cut" are left out; "I quit …" in a
+    # statement is news, not a habit)
+    r"quit|led|sent|kept|held|brought|thought|taught|caught|sold|paid|heard|wore|drove|flew|rode|swam|sang|sat|stood|"
     r"slept|fell|broke|chose|forgot|grew|knew|threw|built|lent|meant|drank|fought|hid|shook|spoke|stole|tore|woke|"
     r"became|froze|fed|fled|shot|stuck|swung|dug|hung|understood)\b",
     re.IGNORECASE,
@@ -283,6 +307,8 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
         elif not past and this_year < today:
             this_year = _safe_date(today.year + 1, month, dnum) or this_year
         return this_year, this_year, day
+    if kind == "day_only":
+        return _day_only(int(g["day"] or 0), today, past)
     if kind == "relday":
         offset = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}
         rel = (g["rel"] or "").lower()
@@ -349,6 +375,82 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
     return None
 
 
+def _day_only(dnum: int, today: date, past: bool) -> tuple[date, date, Granularity] | None:
+    """The next day numbered ``dnum`` from today (the last one before it in a past sentence), skipping months
+    without it."""
+    step = -1 if past else 1
+    month = today.replace(day=1)
+    for _ in range(13):
+        d = _safe_date(month.year, month.month, dnum)
+        if d is not None and (d < today if past else d >= today):
+            return d, d, Granularity.DAY
+        month = _add_months(month, step)
+    return None
+
+
+# What recurs (see the module docstring): the mentions inside these spans are not dates.
+_DAY_WORDS = _alternation(WEEKDAY_NAMES)
+_PLURAL_DAYS = _alternation([f"{d}s" for d in WEEKDAY_NAMES] + ["weekends", "weekdays"])
+_RECUR_TEXT = """weekend weekday day week fortnight month year morning afternoon evening night summer winter spring
+    autumn fall christmas easter"""
+_RECUR_UNITS = "(?:" + _alternation([*WEEKDAY_NAMES, *MONTH_NAMES, *_RECUR_TEXT.split()]) + ")s?"
+_RECURRING = re.compile(
+    rf"\b(?:every|each|most|alternate)\s+(?:(?:other|second|third|single)\s+)?{_RECUR_UNITS}"
+    rf"(?:\s*(?:,|and|&|/|or)\s*{_RECUR_UNITS})*(?:\s+(?:morning|afternoon|evening|night)s?)?|"
+    rf"\b(?:on\s+|at\s+)?(?:{_PLURAL_DAYS})(?:\s*(?:,|and|&|/|or)\s*(?:{_DAY_WORDS})s?)*|"
+    rf"\b(?:on\s+)?(?:{_DAY_WORDS})\s+(?:mornings|afternoons|evenings|nights)\b|"
+    rf"(?:\bthe\s+(?:first|second|third|fourth|last)|\b(?:first|second|third|fourth))\s+(?:{_DAY_WORDS})"
+    r"(?:\s+(?:of|in)\s+(?:every|each|the|a)\s+month)?|"
+    rf"(?<!from )\b(?:{_DAY_WORDS})\s*(?:to|through|thru|till|until|-)\s*(?:{_DAY_WORDS})\b|"
+    r"\b(?:on\s+)?the\s+\d{1,2}(?:st|nd|rd|th)?\s+of\s+(?:every|each|the)\s+month\b",
+    re.IGNORECASE,
+)
+# A habitual sentence: its bare weekdays and months recur ("I usually fly home in August").
+_HABITUAL = re.compile(
+    r"\b(?:every|each)\s+(?:year|month|week|day|time|summer|winter|spring|autumn|fall)\b|"
+    r"\b(?:annually|yearly|weekly|monthly|usually|always|normally|typically|generally|often|sometimes)\b|"
+    r"\b(?:once|twice|\w+ times)\s+(?:a|an|per|every)\s+(?:year|month|week|day)\b",
+    re.IGNORECASE,
+)
+# A yearly occasion: its day and month without a year come back every year.
+_YEARLY = re.compile(r"\b(?:birthday|bday|b-day|anniversary|name day)s?\b", re.IGNORECASE)
+#: The kinds of mention that name a weekday or month without saying which one: recurring in a habitual sentence.
+_BARE_KINDS = frozenset({"weekday", "month"})
+
+
+def _recurs(kind: str, m: re.Match[str], habitual: bool, yearly: bool) -> bool:
+    """Whether a mention names a recurring time rather than a date (its span lies in a recurring phrase is checked
+    by the caller)."""
+    groups = m.groupdict()
+    if habitual and kind in _BARE_KINDS and not groups.get("which") and not groups.get("year"):
+        return True
+    return yearly and kind in ("month_day", "day_month", "day_only") and not groups.get("year")
+
+
+def _vague(kind: str, m: re.Match[str]) -> bool:
+    """A count of days, weeks, months or years that names no exact day: a vague count ("a few weeks ago", "in a
+    couple of years"), or weeks, months or years back ("two weeks ago": said loosely, as a rule)."""
+    if kind not in ("ago", "in_n"):
+        return False
+    count = (m.group("count") or "").lower()
+    unit = (m.group("unit") or "").lower()
+    back = kind == "ago" and (m.group("dir") or "").lower() in ("ago", "back")
+    return count in _VAGUE_COUNTS or (back and unit != "day")
+
+
+_TIME_OF_DAY = re.compile(
+    r"\s*(?:$|[^\w\s]|(?:morning|afternoon|evening|night|at|and|or|to|before|after|until|till|from|is|was|will)\b)",
+    re.IGNORECASE,
+)
+
+
+def _attributive(kind: str, m: re.Match[str], text: str) -> bool:
+    """ "the Sunday lunch menu", "the Friday meeting": a weekday naming a kind of thing, not a day."""
+    if kind != "weekday" or m.group("which") or not m.group(0).lower().startswith("the "):
+        return False
+    return _TIME_OF_DAY.match(text, m.end()) is None
+
+
 def _modal_may(m: re.Match[str]) -> bool:
     """ "I may go" is not a month: a bare May/Mar counts only as "in May", "next May" or with a year."""
     if (m.group("month") or "").lower() not in ("may", "mar") or m.group("which") or m.group("year"):
@@ -363,7 +465,9 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
     today = at.date()
     tense = is_past_tense(text) if past is None else past
     found: list[DateMention] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = [m.span() for m in _RECURRING.finditer(text)]  # what recurs is no date
+    habitual = _HABITUAL.search(text) is not None
+    yearly = _YEARLY.search(text) is not None
     candidates: list[tuple[str, re.Match[str]]] = []
     for kind, pattern in _PATTERNS:
         candidates.extend((kind, m) for m in pattern.finditer(text))
@@ -374,15 +478,20 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
             continue
         if kind == "month" and _modal_may(m):
             continue
+        taken.append((m.start(), m.end()))
+        if _recurs(kind, m, habitual, yearly) or _vague(kind, m) or _attributive(kind, m, text):
+            continue
+        if text[m.end() : m.end() + 2] in ("'s", "’s"):
+            continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
         try:
             resolved = _resolve(kind, m.groupdict(), today, tense)
         except (OverflowError, ValueError):  # "in 99999999 days": off the calendar (or too many digits for an int)
             resolved = None
-        taken.append((m.start(), m.end()))
         if resolved is None or not _in_bounds(resolved[0], resolved[1]):
             continue  # "February 30", "in 99999999 days": not a date (left as written), and not "February" either
         first, last, granularity = resolved
-        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity))
+        named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
+        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
     return sorted(found, key=lambda d: d.start)
 
 

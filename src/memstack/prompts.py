@@ -37,24 +37,36 @@ def get_prompt(name: str) -> Prompt:
 CLASSIFY_MEMORY = _register(
     Prompt(
         name="capture.classify",
-        version=1,
+        version=2,
         template="""\
 You decide whether a user's chat message contains durable facts worth remembering about the user for future
 conversations. Most messages contain none: then return an empty list.
 
 Save only facts about the user that will still matter later, in one of these categories:
 - preference: likes, dislikes, how they want answers ("I prefer short explanations")
-- fact: who they are, what they do, people and things in their life ("I'm a sophomore at UCLA")
+- fact: who they are, what they do, their habits, people and things in their life ("I'm a sophomore at UCLA")
 - goal: what they want to achieve ("I want to ace my physics final")
 - learningstyle: how they learn best ("Visual explanations help me")
 - schedule: dated events and deadlines ("My quiz is next Thursday")
 - general: any other durable fact about the user
 
-Never save: task requests ("write me an essay"), greetings and thanks, questions about the assistant, or
-temporary context (how they feel right now, what they are looking at, the current question).
+Never save: task requests ("write me an essay"), greetings and thanks, questions, or temporary context (how they
+feel right now, what they are looking at, the current question).
 
-Write each memory as one short third-person statement starting with "User" ("User is a sophomore at UCLA").
-Today is $today: turn relative dates into absolute ones ("User's quiz is on Thursday, 16 May 2024").
+Write what the user said, no more and no less:
+- One fact per memory: "I'm Ivo and I'm a vegan" is two memories ("User is Ivo", "User is a vegan").
+- Each memory is one third-person sentence starting with "User", or with someone of the user's ("User's sister
+  Gina lives in Rome"). Once User is the subject, what is theirs is "their" ("User quit their job at Stripe").
+- Keep who did it: "we" stays "User and their wife" when the user said who, otherwise "User and others".
+- Today is $today. Turn a relative date that names a day into that day ("next Thursday" → "on Thursday,
+  16 May 2024", "tomorrow" → "on 10 May 2024"); name a weekday only when the user named one.
+- Never add a date, a year, a number, a negation or a detail the user did not give. What recurs stays a
+  recurrence ("every August", "on Mondays", a birthday "on March 3", with no year); a vague time stays as said
+  ("two weeks ago", "a few months ago", "a while ago").
+- A standing instruction about how to answer them ("always answer in Spanish", "keep it short", "don't call me
+  Thomas") is a preference, written as "User's preference for replies: " followed by their words about User
+  ("User's preference for replies: do not call User Thomas.").
+- When you cannot rewrite a statement faithfully, keep the user's words: "User said: ...".
 Set "explicit" to true only when the user asked you to remember it. "confidence" is between 0 and 1.
 
 Recent conversation (for reference only; classify only the new message):

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_WORD_CHARS",
     "NEGATIONS",
     "NUMBER_WORDS",
+    "RELATION_WORDS",
     "REQUEST_WORDS",
     "STOP_WORDS",
     "code_words",
@@ -81,6 +82,18 @@ FRAMING_WORDS = frozenset(
 GENERIC_TOPIC_WORDS = frozenset(
     """like love enjoy prefer hate dislike want wants need feel think know get go make have use try lot
     really favorite favourite good great new thing things time day week year people name named""".split()  # noqa: SIM905
+)
+
+#: The people (and pets) of a user's life, singular and plural: who "my …" names when it is someone ("my sister",
+#: "our dog"), and whom a later "she" or "they" can mean.
+RELATION_WORDS = frozenset(
+    """sister sisters brother brothers sibling siblings mom mum mother dad father parents parent wife husband partner
+    boyfriend girlfriend fiance fiancee spouse son sons daughter daughters kid kids child children baby babies boy
+    boys girl girls twin twins friend friends roommate roommates flatmate flatmates housemate housemates cousin
+    cousins aunt aunts uncle uncles grandma grandmother grandpa grandfather grandparents granny gran nan niece nephew
+    neighbour neighbor neighbours neighbors boss manager colleague colleagues coworker coworkers teammate teammates
+    classmate classmates teacher coach doctor therapist landlord family stepmom stepdad ex dog dogs cat cats puppy
+    kitten pet pets""".split()  # noqa: SIM905
 )
 
 #: Words a request to forget wraps its topic in ("forget everything about my cat"): left out of what a forget by

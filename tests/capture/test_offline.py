@@ -32,7 +32,7 @@ async def test_schedule_memory_gets_the_resolved_date_and_an_expiry(classifier: 
     [
         ("I'm a sophomore at UCLA", Category.FACT, "User is a sophomore at UCLA"),
         ("I prefer short explanations", Category.PREFERENCE, "User prefers short explanations"),
-        ("I want to ace my physics final", Category.GOAL, "User wants to ace User's physics final"),
+        ("I want to ace my physics final", Category.GOAL, "User wants to ace their physics final"),
         ("Visual explanations help me learn", Category.LEARNINGSTYLE, "Visual explanations help User learn"),
     ],
 )
@@ -78,5 +78,5 @@ async def test_context_is_accepted_and_factory_defaults_offline() -> None:
     assert clf.name == "offline:rules-v1"
     ctx = ClassifyContext(recent=(("assistant", "Where do you live these days?"),))
     found = await clf.classify("I live in Lisbon with my partner", at=AT, context=ctx)
-    assert [c.content for c in found] == ["User lives in Lisbon with User's partner"]
+    assert [c.content for c in found] == ["User lives in Lisbon with their partner"]
     await clf.aclose()

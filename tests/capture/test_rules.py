@@ -46,7 +46,9 @@ def test_questions_tasks_greetings_and_passing_states_are_dropped(message: str) 
 
 
 def test_the_fast_path_needs_no_first_person_word() -> None:
-    assert not might_disclose("Explain the French revolution in three bullet points.")
+    assert not might_disclose("What caused the French revolution?")
+    # a task may look like a standing instruction to the fast path; the screen keeps nothing of it
+    assert screen("Explain the French revolution in three bullet points.") == []
     assert might_disclose("My exam is on Friday")
     assert might_disclose("remember: the wifi password is on the fridge")
 

@@ -61,6 +61,7 @@ _RUN_ELSEWHERE = {
     "bench turn": "tests/engine/test_cli.py",
     "context scan": "tests/context/test_cli.py",
     "eval answers": "tests/evals/test_answers.py",
+    "eval capture": "tests/evals/test_eval_capture.py",
     "eval dedup": "tests/evals/test_eval_commands.py",
     "eval extraction": "tests/evals/test_eval_commands.py",
     "eval guard": "tests/evals/test_eval_guard.py",

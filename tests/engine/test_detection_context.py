@@ -30,3 +30,12 @@ async def test_a_session_id_the_caller_chose_starts_without_context(rig: Rig) ->
         await ms.chat("ana", "Hello there, I'm new here.", session_id="my-own-session")
     [request] = rig.classifier_requests()
     assert "(none)" in request.text
+
+
+async def test_the_classifier_reads_the_message_at_the_users_local_time(rig: Rig) -> None:
+    """23:30 in New York on 28 February is already 29 February in UTC: the user's today is the 28th."""
+    async with rig.engine() as ms:
+        meta = {"local_time": "2024-02-28T23:30:00", "timezone": "America/New_York"}
+        await ms.chat("ana", "My dentist appointment is tomorrow.", metadata=meta)
+    [request] = rig.classifier_requests()
+    assert "Today is Wednesday, 28 February 2024" in request.text

@@ -63,17 +63,22 @@ class OfflineClassifier:
             return self._exemplars
 
     async def classify(self, message: str, *, at: datetime, context: ClassifyContext | None = None) -> list[Candidate]:
-        clauses = screen(message, context.recent if context else ())
+        clauses = screen(message, context.recent if context else (), limit=MAX_CANDIDATES * 2)
         if not clauses:
             return []
-        clauses = clauses[: MAX_CANDIDATES * 2]
+        out: list[Candidate] = []
+        for clause in clauses:
+            if clause.content is not None:  # a standing instruction: the rule wrote it, no comparison needed
+                out.append(self._written(clause, at))
+        rest = [c for c in clauses if c.content is None]
+        if not rest:
+            return out[:MAX_CANDIDATES]
         positives, labels, negatives = await self._exemplar_vectors()
         embedder = await self._get_embedder()
-        vectors = await embedder.embed([c.text for c in clauses])
+        vectors = await embedder.embed([c.text for c in rest])
         pos_sim = vectors @ positives.T
         neg_best = (vectors @ negatives.T).max(axis=1)
-        out: list[Candidate] = []
-        for i, clause in enumerate(clauses):
+        for i, clause in enumerate(rest):
             best = int(np.argmax(pos_sim[i]))
             margin = float(pos_sim[i, best] - neg_best[i])
             confidence = 1.0 if clause.explicit else min(1.0, max(0.0, clause.strength + MARGIN_WEIGHT * margin))
@@ -93,7 +98,9 @@ class OfflineClassifier:
             category = Category.SCHEDULE  # a dated event ahead: kept with its date, expires after it
         elif category is Category.SCHEDULE and expires is None:
             category = Category.GENERAL  # a past or undated event is a plain statement
-        content = third_person(text).rstrip(" ,;:-")
+        content = third_person(text, their=True).rstrip(" ,;:-")
+        if clause.said:  # no subject to rewrite: what the user said, attributed (and dated by observed_at)
+            content = f"User said: {text[:1]}{content[1:]}" if text[:1].isalpha() else f"User said: {content}"
         if clause.reply_to is not None:
             content = f"Asked {clause.reply_to!r}, User said: {content}"
         if len(content.split()) < 3:
@@ -107,6 +114,18 @@ class OfflineClassifier:
             explicit=clause.explicit,
             observed_at=at,
             expires_at=expires if category is Category.SCHEDULE else None,
+            evidence=clause.text,
+        )
+
+    @staticmethod
+    def _written(clause: Clause, at: datetime) -> Candidate:
+        content = clause.content or clause.text
+        return Candidate(
+            content=content[: MAX_CONTENT_CHARS - 1] + "…" if len(content) > MAX_CONTENT_CHARS else content,
+            category=clause.category or Category.PREFERENCE,
+            confidence=round(clause.strength, 3),
+            explicit=clause.explicit,
+            observed_at=at,
             evidence=clause.text,
         )
 

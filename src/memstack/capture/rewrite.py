@@ -4,13 +4,19 @@ The convention is fixed: the subject is the word ``User`` ("I'm a sophomore at U
 UCLA", "my quiz is …" → "User's quiz is …", "visual examples help me" → "Visual examples help User"); "we" becomes
 "User and others". Verbs after "I" are put in the third person with a small set of rules and irregulars. Where a
 sentence cannot be rewritten cleanly the result is still readable, never invented.
+
+A memory (``their=True``, what capture stores) reads as a sentence someone would write: once the user is the
+subject, what is the user's is "their" ("I quit my job" → "User quit their job", not "User quit User's job"), a
+subject shared with someone stays shared ("my wife and I are vegetarian" → "User and their wife are vegetarian",
+"me and my flatmates" → "User and their flatmates"), and a lower-case "i" is the user too. The default keeps
+"User's" everywhere, which the update judge's patterns read.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["SUBJECT", "strip_preamble", "third_person"]
+__all__ = ["SUBJECT", "strip_preamble", "third_person", "user_possessives"]
 
 #: The subject every captured memory is written about.
 SUBJECT = "User"
@@ -79,11 +85,16 @@ def strip_preamble(sentence: str) -> str:
     return stripped or sentence.strip()
 
 
+def _present_eed(word: str) -> bool:
+    """ "need", "feed", "succeed": present tenses that end in "-ed" ("agreed", "freed" are past)."""
+    return word.endswith("eed") and word not in ("agreed", "freed", "guaranteed", "decreed", "refereed")
+
+
 def _third(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _INVARIANT or low.endswith("ed") or not low.isalpha():
+    if low in _INVARIANT or (low.endswith("ed") and not _present_eed(low)) or not low.isalpha():
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -110,9 +121,36 @@ def _split_contraction(word: str) -> tuple[str, str | None]:
     return word, None
 
 
-def third_person(sentence: str) -> str:
-    """The sentence with the speaker as "User"; capitalised, trailing space trimmed."""
-    parts = _WORD.findall(sentence.replace("’", "'"))
+#: What the user's own words become once the user is the subject of the clause (``their=True``).
+_OWN = {"my": "their", "mine": "theirs", "myself": "themselves", "me": "them", "our": "their", "ours": "theirs"}
+_SHARED_SUBJECT = re.compile(
+    r"^(?:(?:my|our)\s+(?P<who>(?:[\w'-]+\s+){0,2}?[\w'-]+)|(?P<name>[A-Z][a-z]+))\s+and\s+(?:I|me)\b|"
+    r"^(?:me|I)\s+and\s+(?:my|our)\s+(?P<others>(?:[\w'-]+\s+){0,2}?[\w'-]+)(?=\s+(?!and\b)[a-z])",
+    re.IGNORECASE,
+)
+
+
+def _shared_subject(sentence: str) -> str:
+    """ "My wife and I …" → "User and their wife …"; "Sam and I …" → "User and Sam …"."""
+    m = _SHARED_SUBJECT.match(sentence)
+    if m is None:
+        return sentence
+    who = m.group("who") or m.group("others")
+    partner = f"their {who}" if who else m.group("name")
+    return f"{SUBJECT} and {partner}{sentence[m.end() :]}"
+
+
+def third_person(sentence: str, *, their: bool = False) -> str:
+    """The sentence with the speaker as "User"; capitalised, trailing space trimmed. ``their``: as a memory is
+    written (see the module docstring)."""
+    text = sentence.replace("’", "'")
+    user_subject = False  # the user is the clause's subject: their own things are "their"
+    if their:
+        shared = _shared_subject(text)
+        user_subject = shared != text
+        text = shared
+    parts = _WORD.findall(text)
+    shouting = text.upper() == text
     out: list[str] = []
     expect_verb = False  # just after "I": the next word is the verb to conjugate
     for part in parts:
@@ -121,7 +159,12 @@ def third_person(sentence: str) -> str:
             continue
         word, suffix = _split_contraction(part)
         low = word.lower()
+        if their and len(word) > 1 and word.isupper() and not shouting:
+            out.append(part)  # "US", "IT": an acronym, not "us" or "it"
+            expect_verb = False
+            continue
         if suffix is not None:
+            user_subject = user_subject or their
             out.append("User")
             out.append(" " + ("would" if suffix == "'d" else "will" if suffix == "'ll" else _third(suffix)))
             expect_verb = False
@@ -133,13 +176,38 @@ def third_person(sentence: str) -> str:
             out.append(_third(word))
             expect_verb = False
             continue
-        if word == "I":
+        if word == "I" or (their and word == "i"):
             out.append("User")
             expect_verb = True
+            user_subject = their
+        elif user_subject and low in _OWN:
+            out.append(_OWN[low])
         elif low in _PRONOUNS:
             out.append(_PRONOUNS[low])
+            user_subject = user_subject or (their and low in ("we", "we're", "we've", "we'll"))
         else:
             out.append(part)
     text = "".join(out).strip()
     text = re.sub(r"\s+", " ", text)
     return text[:1].upper() + text[1:]
+
+
+_THEIR = re.compile(r"\b(?:their|theirs|them|themselves)\b", re.IGNORECASE)
+_USER_AND = re.compile(
+    r"^User and (?P<who>(?:their|User's) )?(?P<other>[^,.;]+?)(?= (?:are|were|have|had|moved|got|broke|finali[sz]ed|"
+    r"split|share|co-own|own|live|met|adopted|bought|sold|separated|divorced)\b)"
+)
+
+
+def user_possessives(memory: str) -> str:
+    """A memory as :func:`third_person` writes it by default: "their" read back as the user's where the user is the
+    subject ("User quit their job" → "User quit User's job", "User and their wife are …" → "User's wife and User
+    are …"). For readers written for that form (the update judge's patterns); the stored text keeps "their"."""
+    if not memory.startswith(f"{SUBJECT} "):
+        return memory
+    shared = _USER_AND.match(memory)
+    if shared is not None:
+        other = f"User's {shared.group('other')}" if shared.group("who") else shared.group("other")
+        memory = f"{other} and {SUBJECT}{memory[shared.end() :]}"
+    words = {"their": "User's", "theirs": "User's", "them": "User", "themselves": "User"}
+    return _THEIR.sub(lambda m: words[m.group(0).lower()], memory)

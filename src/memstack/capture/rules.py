@@ -9,10 +9,14 @@ that a message without any first-person word or "remember" needs no further work
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
+from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_subject
+from memstack.capture.instructions import might_instruct, standing_instruction
 from memstack.capture.rewrite import strip_preamble
-from memstack.dates import MONTHS, WEEKDAY_NAMES
+from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
+from memstack.text import RELATION_WORDS
 from memstack.types import Category
 
 __all__ = ["Clause", "might_disclose", "screen", "statements"]
@@ -25,6 +29,8 @@ class Clause:
     category: Category | None  # the rule's guess; None leaves it to the exemplars
     strength: float  # rule evidence, 0..1
     reply_to: str | None = None  # the question this sentence answers, when it is a bare answer
+    content: str | None = None  # the memory as the rule wrote it (a standing instruction), when it is not a rewrite
+    said: bool = False  # a statement without a subject ("dentist tomorrow at 3"): kept as what the user said
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -39,7 +45,8 @@ _OBJECT = _rx(r"\b(?:me|myself|mine)\b")
 
 _EXPLICIT = _rx(
     r"^(?:please\s+)?(?:remember|don'?t forget|do not forget|never forget|keep in mind|note|make a note|"
-    r"save|store|for (?:future )?reference)(?:\s+(?:this|that|:))?[\s,:]+(?:that\s+)?(?P<body>.+)$"
+    # not "don't forget to call her": a reminder to do something, said to the other side
+    r"save|store|for (?:future )?reference)(?:\s+(?:this|that|:))?[\s,:]+(?:that\s+)?(?!to\s)(?P<body>.+)$"
 )
 _TASK = _rx(
     r"^(?:please|pls|can you|could you|would you|will you|can u|i need you to|i want you to|i'd like you to|"
@@ -54,7 +61,8 @@ _TASK = _rx(
 _LEAD_IN = _rx(r"^(?:(?:and|so|then|now|next|also|finally|lastly|first|plus|ok(?:ay)?|alright)\b[\s,:]*)+")
 _REQUEST = _rx(
     r"\b(?:i need|i want|i'd like|i would like|i'm looking for|im looking for)\s+(?:you|help|some help|to know|"
-    r"to find out|an? (?:example|explanation|list|summary|answer|recipe|idea|suggestion)|ideas|suggestions|"
+    r"to find out|an? (?:[\w-]+ )?(?:example|explanation|list|summary|answer|recipe|idea|suggestion)|"
+    r"(?:[\w-]+ )?(?:ideas|suggestions|recommendations|recs|tips)|"
     r"advice|tips)\b|\bi (?:was|am) wondering\b|\bi have a question\b|"
     # Asking for something the assistant makes: "I need a checklist for my midterm", "I'd like a summary of my notes".
     r"\b(?:i need|i want|i'd like|i would like|i'd love|i would love|i could use|i'd appreciate)\s+(?:a|an|the|some|"
@@ -70,7 +78,8 @@ _GREETING = _rx(
 _REACTION = _rx(
     r"^i(?:'m| am)?\s+(?:so |really |totally |truly |very |just )*(?:glad|happy|proud|sorry|thrilled|excited|"
     r"stoked|jealous|impressed)\s+(?:for|of|to hear|that you|about your|you)\b|"
-    r"^i\s+(?:totally |completely |really |fully |so )*(?:agree|know(?! how)|see|understand|guess|bet|hope so|"
+    r"^i\s+(?:totally |completely |really |fully |so )*(?:agree|know(?! how)|see(?=\s*(?:$|[,.!?]|what|that|why|how|"
+    r"where|your|it|now|so)\b)|understand|guess|bet|hope so|"
     r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean)\b|"
     r"^i\s+(?:can't|cannot|couldn't) (?:wait to (?:see|hear)|believe|imagine)\b|^(?:i hope|i wish) you\b"
 )
@@ -78,12 +87,23 @@ _ABOUT_ASSISTANT = _rx(r"\b(?:you|your|you're|youre|yourself|u)\b")
 _TEMPORARY = _rx(
     r"\b(?:right now|at the moment|atm|just now|for now|this (?:morning|afternoon|evening)|tonight)\b|"
     r"\bi(?:'m| am)\s+(?:so |really |a bit |kinda |pretty |super )*(?:tired|hungry|sleepy|bored|stuck|confused|"
-    r"lost|thirsty|cold|hot|sick|late|on my way|in a hurry|waiting|typing|driving|eating|back)\b|"
+    r"lost|thirsty|cold|hot|sick|late|on my way|in a hurry|waiting|typing|driving|eating|back|panicking|"
+    r"freaking out|stressed(?: out)?|nervous|worried|anxious|upset|annoyed|frustrated|exhausted|done)\b|"
     r"\b(?:this|that) (?:question|problem|answer|essay|code|message|chat|conversation|page|exercise|reply)\b"
 )
 _QUESTION_START = _rx(
     r"^(?:what|why|how|when|where|who|whom|which|whose|do|does|did|are|is|was|were|can|could|would|will|should|"
     r"have|has|had|any|anything|ever)\b"
+)
+
+_RELATIONS = "|".join(sorted(RELATION_WORDS, key=len, reverse=True))
+_MONTHS = "|".join(MONTH_NAMES)
+_WEEKDAYS = "|".join(WEEKDAY_NAMES)
+# A habit is a fact about the user: "every six months", "on Saturdays", "twice a month", "every January".
+_HABIT = _rx(
+    rf"\b(?:every|each)\s+(?:other\s+|second\s+|\w+\s+)?(?:day|week|month|year|morning|evening|night|weekend|"
+    rf"weekday|summer|winter|{_WEEKDAYS}|{_MONTHS})s?\b|\b(?:on|at)\s+(?:weekends|weekdays|(?:{_WEEKDAYS})s)\b|"
+    r"\b(?:once|twice|\w+ times)\s+a\s+(?:day|week|month|year)\b|\b(?:daily|weekly|monthly|yearly|annually)\b"
 )
 
 _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
@@ -121,9 +141,17 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
             r"i graduated|i teach|i own|i volunteer|i joined|i started|i adopted|i play|i used to|"
             r"my (?:name|job|major|wife|husband|partner|boyfriend|girlfriend|kids?|children|son|daughter|mom|dad|"
             r"mother|father|sister|brother|family|dog|cat|pets?|friends?|parents|grandma|grandpa|home|house|city|"
-            r"school|college|university|degree|birthday|age|team|band|car))\b"
+            r"school|college|university|degree|birthday|age|team|band|car))\b|"
+            # someone of the user's ("my cousin Arjun works at …"), the user with others ("we're Jewish"), a standing
+            # "no" ("I don't eat meat on Fridays", "we don't do Christmas"; not a reaction: "I don't know")
+            rf"\b(?:my|our) (?:[\w-]+ )?(?:{_RELATIONS})\b|^(?:we're|we are) (?:a |an |(?-i:[A-Z]))|"
+            r"^we (?:have|own|live|rent) (?:a |an |two |three |\d|(?-i:[A-Z])|in )|\bi use (?:a|an)\b|"
+            r"\b(?:i|we) (?:don't|do not|never|no longer|can't|cannot) (?:really |actually |even )?"
+            r"(?!know|think|get|understand|mind|care|remember|see|agree|believe|mean|feel|want to|need to|have time|"
+            r"wait|imagine|stand|tell|say|help)\w+"
         ),
     ),
+    (Category.FACT, _HABIT),
 )
 
 
@@ -131,7 +159,8 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
 _EVENT = _rx(
     r"\b(?:i|we)\s+(?:just |recently |finally |also |actually )?(?:went|took|made|got|visited|attended|finished|"
     r"started|bought|read|watched|saw|met|joined|won|lost|ran|tried|learned|learnt|found|built|painted|wrote|"
-    r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had)\b"
+    r"adopted|moved|graduated|volunteered|signed up|launched|released|received|completed|travell?ed|had|broke|hurt|"
+    r"injured|sprained|fractured|quit|sold|left|retired|married|became|turned|switched|changed|used to)\b"
 )
 # News that changes what is known about the user ("I moved to Berlin", "Sam and I broke up", "I don't eat meat
 # anymore"): as durable as a category cue, whatever the exemplars say (they are mostly about states).
@@ -160,15 +189,24 @@ _MONTH = "(?:" + "|".join(sorted({name[:3] for name in MONTHS})) + ")[a-z]*"
 _DATED = _rx(
     rf"\b(?:today|tonight|tomorrow|yesterday|next (?:week|month|year|weekend|{_WEEKDAY})|this (?:week|weekend|month)|"
     rf"(?:on |this |last )(?:{_WEEKDAY})|in (?:a|an|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?)|"
-    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH})"
+    rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|(?:in|next) (?:{_MONTHS})\b|"
+    r"\bthe \d{1,2}(?:st|nd|rd|th)\b|\bday after tomorrow\b|\b(?:from today|from now(?! on))\b)"
 )
+# "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
+_POINTING = _rx(r"^(?:here|there|it|that|this|these|those|what)(?:'s|\s+is|\s+are|\s+was)\b")
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
 _ADDRESSED = _rx(r"\b(?:you|your|you're|yours)\b")
 
 
 def might_disclose(message: str) -> bool:
-    """The no-save fast path: ``False`` means no sentence of ``message`` can be self-disclosure."""
-    return _ANY_SELF.search(message) is not None
+    """The no-save fast path: ``False`` means no sentence of ``message`` can be self-disclosure (nor a standing
+    instruction, which may have no first-person word: "always answer in Spanish")."""
+    return (
+        _ANY_SELF.search(message) is not None
+        or might_instruct(message)
+        or drops_subject(message)  # "Flying to Nairobi in three days!"
+        or _DATED.search(message) is not None  # "dentist tomorrow at 3"
+    )
 
 
 def _is_question(sentence: str) -> bool:
@@ -207,41 +245,129 @@ def _last_question(recent: tuple[tuple[str, str], ...]) -> str | None:
     return question if _ABOUT_ASSISTANT.search(question) else None
 
 
-def screen(message: str, recent: tuple[tuple[str, str], ...] = ()) -> list[Clause]:
-    """Sentences of ``message`` that may be durable facts about the user, with rule evidence."""
+# A sentence that only elaborates the one before ("Keep it short. Like 2-3 sentences max.") belongs to it.
+_ELABORATION = _rx(r"^(?:like|e\.?g\.?|i\.?e\.?|say|max|maximum|at most|no more than|tops)\b")
+
+
+# A full stop that ends an abbreviation, not a sentence: "Dr. Okafor", "vs. the others".
+_ABBREVIATION = _rx(r"\b(?:dr|mr|mrs|ms|prof|st|jr|sr|vs|etc|e\.g|i\.e|approx|no)\.$")
+# Symbols around a sentence ("🌱 vegan since 2020 🌱", "🎉🎉 turning 30"): not words of it.
+_SYMBOLS = re.compile(r"^[^\w'\"(]+|[^\w'\")?!.]+$")
+
+
+# Text in quotes is what the user asks about ("rewrite 'hey guys, meeting moved to 3'"), not the user speaking.
+_QUOTED = re.compile(r"(?<!\w)(['\"“‘])(?:(?!\1).){3,200}?\s(?:(?!\1).){0,300}?(?:['\"”’])(?!\w)")
+
+
+def _sentences(message: str) -> list[str]:
+    """The sentences of ``message``, interjections stripped, an elaboration joined to the instruction before it."""
+    pieces: list[str] = []
+    for raw in _SPLIT.split(_QUOTED.sub(" … ", message.strip())):
+        if pieces and _ABBREVIATION.search(pieces[-1]):
+            pieces[-1] = f"{pieces[-1]} {raw}"
+        else:
+            pieces.append(raw)
+    out: list[str] = []
+    for raw in pieces:
+        sentence = strip_preamble(_SYMBOLS.sub("", raw))
+        if out and _ELABORATION.match(sentence) and standing_instruction(out[-1]) is not None:
+            out[-1] = f"{out[-1].rstrip(' .!')}, {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _is_request(text: str) -> bool:
+    return standing_instruction(text) is not None
+
+
+def _asks_for_work(sentence: str) -> bool:
+    """A task request or a question for the assistant ("Can you help me write a note?"): a form asked for in the
+    same message ("keep it friendly") is about that work, not every reply."""
+    stripped = _LEAD_IN.sub("", sentence)
+    return _is_question(sentence) or _TASK.match(stripped) is not None or _REQUEST.search(sentence) is not None
+
+
+def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int | None = None) -> list[Clause]:
+    """Sentences of ``message`` that may be durable facts about the user, with rule evidence: each split into the
+    clauses that stand alone (:func:`~memstack.capture.clauses.clauses`: one fact per memory), standing
+    instructions to the assistant as preferences. ``limit``: stop after that many clauses (the caller keeps no
+    more; a 32,000-character message of short sentences is not read to its end)."""
     question = _last_question(recent)
     if not might_disclose(message) and question is None:
         return []
     out: list[Clause] = []
-    for index, raw in enumerate(_SPLIT.split(message.strip())):
-        sentence = strip_preamble(raw)
-        if len(sentence) < 4 or _is_question(sentence):
+    sentences = _sentences(message)
+    asks: list[bool] = []
+
+    def working() -> bool:  # read once, and only when an instruction needs it
+        if not asks:
+            asks.append(any(_asks_for_work(s) and standing_instruction(s) is None for s in sentences))
+        return asks[0]
+
+    for index, sentence in enumerate(sentences):
+        if limit is not None and len(out) >= limit:
+            break
+        if len(sentence) < 4:
             continue
         if m := _EXPLICIT.match(sentence):
             body = m.group("body").strip()
-            if len(body) >= 4:
+            if len(body) >= 4 and not _is_question(sentence):
                 out.append(Clause(body, True, _category(body), 1.0))
             continue
-        if _TASK.match(_LEAD_IN.sub("", sentence)) or _REQUEST.search(sentence) or _GREETING.match(sentence):
-            continue
-        if _REACTION.match(sentence) or _TEMPORARY.search(sentence):
-            continue
-        has_subject = _SUBJECT.search(sentence) is not None
-        if not has_subject and _ABOUT_ASSISTANT.search(sentence):
-            continue  # about the other side, not the user
-        if has_subject:
-            category = _category(sentence)
-            if category is None and _DATED.search(sentence):
-                category = Category.SCHEDULE
-            strength = 0.8 if category else 0.7 if _EVENT.search(sentence) else 0.55
-            if _CHANGE.search(sentence):
-                strength = max(strength, 0.85)
-            if _ADDRESSED.search(sentence):
-                strength -= 0.2
-            out.append(Clause(sentence, False, category, strength))
-        elif _OBJECT.search(sentence):
-            category = _category(sentence)
-            out.append(Clause(sentence, False, category, 0.7 if category else 0.45))
-        elif question is not None and index == 0 and len(sentence.split()) >= 2:
-            out.append(Clause(sentence, False, None, 0.4, reply_to=question))
+        parts = clauses(sentence, _is_request)
+        about_user = len(parts) > 1 and _SUBJECT.search(restore_subject(sentence)) is not None
+        # a clause cut from a durable statement is durable too ("I have two kids, Leo is 7 and Nina is 4"), and one
+        # cut from news is news ("My insomnia is gone, I sleep through the night now")
+        whole = restore_subject(sentence)
+        inherited = 0.0
+        if about_user:
+            inherited = 0.85 if _CHANGE.search(whole) else 0.7 if _category(whole) is not None else 0.0
+        for part in parts:
+            reply = question if index == 0 and len(parts) == 1 else None
+            clause = _clause(part, about_user, reply, working)
+            if clause is not None:
+                out.append(replace(clause, strength=max(clause.strength, inherited)) if not clause.said else clause)
     return out
+
+
+def _clause(text: str, about_user: bool, question: str | None, working: Callable[[], bool]) -> Clause | None:
+    """One clause's evidence (``about_user``: it was cut from a sentence about the user, so a clause about "the kids"
+    or "Leo" is the user's too; ``working``: the message asks for a piece of work, so only an instruction meant to
+    last is a preference), or ``None``."""
+    text = strip_preamble(_SYMBOLS.sub("", text))
+    preference = standing_instruction(text, lasting_only=True)
+    if preference is None and (form := standing_instruction(text)) is not None and not working():
+        preference = form
+    if preference is not None:
+        return Clause(text, False, Category.PREFERENCE, 0.9, content=preference)
+    if len(text) < 4 or _is_question(text):
+        return None
+    text = restore_subject(text)
+    if _TASK.match(_LEAD_IN.sub("", text)) or _REQUEST.search(text) or _GREETING.match(text):
+        return None
+    if _REACTION.match(text) or _TEMPORARY.search(text):
+        return None
+    has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
+    if not has_subject and _ABOUT_ASSISTANT.search(text):
+        return None  # about the other side, not the user
+    if has_subject:
+        category = _category(text)
+        if category is None and _DATED.search(text):
+            category = Category.SCHEDULE
+        strength = 0.8 if category else 0.7 if _EVENT.search(text) else 0.55
+        if _CHANGE.search(text):
+            strength = max(strength, 0.85)
+        if _ADDRESSED.search(text):
+            strength -= 0.2
+        return Clause(text, False, category, strength)
+    if _OBJECT.search(text):
+        category = _category(text)
+        return Clause(text, False, category, 0.7 if category else 0.45)
+    if question is not None and len(text.split()) >= 2:
+        return Clause(text, False, None, 0.4, reply_to=question)
+    if names_someone(text):
+        return None  # news about someone else ("Robert passed away in February"): not the user's words about self
+    if len(text.split()) >= 2 and _DATED.search(text) and not _POINTING.match(text):  # "dentist tomorrow at 3"
+        return Clause(text, False, Category.SCHEDULE, 0.8, said=True)
+    return None

@@ -1,6 +1,6 @@
-"""Commands of memory capture: ``memstack bench capture`` and ``memstack eval memories``.
+"""Commands of memory capture: ``memstack bench capture``, ``memstack eval memories`` and ``memstack eval capture``.
 
-Both print one JSON object as their last line with ``--json``; progress goes to stderr.
+Each prints one JSON object as their last line with ``--json``; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from memstack.bench.capture import NO_SAVE_MESSAGES
 from memstack.cli._common import echo_json
 from memstack.errors import MemstackError
 
-__all__ = ["bench_capture", "eval_memories", "register"]
+__all__ = ["bench_capture", "eval_capture", "eval_memories", "register"]
 
 
 @click.command("capture")
@@ -92,9 +92,65 @@ def eval_memories(data: Path, embedder: str, as_json: bool) -> None:
         click.echo(f"{name:>12}  " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
 
 
+@click.command("capture")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSON Lines, one case a line: {id, message, at, points: [{text, keys, category}], not}.",
+)
+@click.option("--classifier", default="offline", show_default=True, help="offline, or a model string for the LLM.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option(
+    "--report", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Each case's outcome (JSONL)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def eval_capture(
+    data: Path, classifier: str, embedder: str, report: Path | None, as_json: bool, progress: bool
+) -> None:
+    """Send each case's message in a chat turn (at its time) to a fresh user, read back the memories stored, and
+    score them against the case's gold points: point recall, precision, distortion (an invented or shifted date, a
+    phrase the case rules out, an added negation, a fact with a part dropped), fused memories; per category.
+
+    Last line: {"cases","points","stored","point_recall","precision","distorted","distortion","fused",…,
+    "distorted_by","per_category","no_point_cases","no_point_cases_stored",…,"p50_ms","p95_ms","classifier"}.
+    """
+    from memstack.evals.capture import load_cases, run_capture, write_report
+    from memstack.evals.common import progress as progress_bar
+
+    try:
+        cases = load_cases(data)
+        with progress_bar("cases", len(cases), enabled=progress) as bar:
+            summary, outcomes = asyncio.run(
+                run_capture(cases, embedder=embedder, classifier=classifier, progress=bar.advance)
+            )
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if report is not None:
+        write_report(report, outcomes)
+    if as_json:
+        echo_json(summary)
+        return
+    for outcome in outcomes:
+        for point, hit in zip(outcome.case.points, outcome.recalled, strict=True):
+            if not hit:
+                click.echo(f"{outcome.case.id}: missed {point.text!r}")
+        for memory in outcome.memories:
+            if memory.distorted:
+                click.echo(f"{outcome.case.id}: distorted {memory.content!r} ({'; '.join(memory.distorted)})")
+    click.echo(
+        f"{summary['cases']} cases ({summary['classifier']}): point recall {summary['point_recall']:.3f} of "
+        f"{summary['points']}, precision {summary['precision']:.3f} and distortion {summary['distortion']:.3f} of "
+        f"{summary['stored']} stored, {summary['fused']} fused; p50 {summary['p50_ms']} ms"
+    )
+
+
 def register(main: click.Group) -> None:
-    """Add ``bench capture`` and ``eval memories`` to their groups, creating a group no other module made yet."""
-    for group_name, command in (("bench", bench_capture), ("eval", eval_memories)):
+    """Add ``bench capture``, ``eval memories`` and ``eval capture`` to their groups, creating a group no other
+    module made yet."""
+    for group_name, command in (("bench", bench_capture), ("eval", eval_memories), ("eval", eval_capture)):
         group = main.commands.get(group_name)
         if not isinstance(group, click.Group):
             group = click.Group(group_name, help="Measuring commands; each prints one JSON object as its last line.")

@@ -98,8 +98,14 @@ class TurnSettings:
 
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
-    """One checked chat call (made by :meth:`TurnRunner.prepare`). ``at``: when the message was received.
-    ``capture``: run detection on the message (off when the message is not the user's, as in a delegated run)."""
+    """One checked chat call (made by :meth:`TurnRunner.prepare`). ``at``: when the message was received (the
+    engine's clock: what the session records). ``capture``: run detection on the message (off when the message is
+    not the user's, as in a delegated run).
+
+    Detection reads the message at ``meta.local_time``, the time the client says the user wrote it, in the user's
+    zone (the server's time when the client sends none): "tomorrow" is the user's tomorrow, the day the model is
+    told it is (layer 3), and a message sent with an earlier local time (an import, a replay, an evaluation) is
+    dated when it was written."""
 
     user: UserRef
     message: str
@@ -251,7 +257,13 @@ class TurnRunner:
         if remember and req.capture:
             recent = ClassifyContext(recent=await self.detection_context(req))
             detection = p.pipeline.start(
-                req.user, req.message, at=now, tier=meta.tier, session_id=session_id, agent_id=None, context=recent
+                req.user,
+                req.message,
+                at=meta.local_time,
+                tier=meta.tier,
+                session_id=session_id,
+                agent_id=None,
+                context=recent,
             )
         handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
         replied = False

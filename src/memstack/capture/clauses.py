@@ -1,0 +1,310 @@
+"""One fact per memory: a statement split into clauses that each stand alone, with their subject.
+
+"I'm Ivo and I'm a vegan" holds two facts; stored as one memory, forgetting one forgets both. :func:`clauses` cuts a
+sentence where a conjunction or a comma ("and", "but", "so", "because", "though", ",", ";") is followed by a clause
+with **its own subject**:
+
+* the user ("I …", "we …"); someone of the user's ("my sister …", "our dog …", "the kids …") followed by a verb;
+* "he", "she" or "they" when the clause before names whom it means ("my manager is called Priya and she's based in
+  Singapore" → "my manager Priya is based in Singapore"); an object "her", "him" or "them" is resolved the same way
+  ("My sister Gina lives in Rome and I visit her every August" → "I visit my sister Gina every August");
+* a request to the assistant ("…, so please keep accessibility in mind", "…, can you help me prep?").
+
+Where a cut would leave a clause that cannot stand alone, there is no cut: a pronoun with nothing to point to ("I
+quit smoking and I'm trying to stay off it"), a shared subject ("my wife and I are vegetarian", "me and my flatmates
+share a house"), a clause without a subject ("and still does the crossword"). A fact kept whole is still true; a
+fact cut in two may not be.
+
+:func:`restore_subject` gives back the "I" that chat leaves out ("Sold my car last year" → "I sold my car last year",
+"Moving into the new flat on Tuesday" → "I'm moving …", "Got a job interview on the 14th" → "I've got …").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memstack.dates import MONTH_NAMES, WEEKDAY_NAMES
+from memstack.text import RELATION_WORDS, STOP_WORDS
+
+__all__ = ["MAX_SPLIT_CHARS", "clauses", "drops_subject", "names_someone", "restore_subject"]
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_BOUNDARY = _rx(
+    r"\s*[,;]\s*(?:(?:and|but|so|because|cause|cos|though|although|whereas|plus)\s+)?|"
+    r"\s+(?:and|but|so|because|cause|cos|though|although|whereas|plus)\s+"
+)
+_FIRST = _rx(r"(?:i|i'm|im|i've|ive|i'd|i'll|we|we're|we've|we'll|we'd|me and)\b")
+_POSSESSIVE = _rx(r"(?:my|our)\s+")
+_THE_PEOPLE = _rx(r"the\s+(?:kids|children|boys|girls|twins)\s+")
+_NAMED = re.compile(r"(?P<name>[A-Z][a-z]+)\s+")  # "Leo is 7": someone the user names
+_NOT_NAMES = STOP_WORDS | set(MONTH_NAMES) | set(WEEKDAY_NAMES)
+# A question after the statement ("…, any last tips?", "…, what should I bring?"): a clause of its own.
+_TAIL_QUESTION = _rx(r"(?:any|what|how|why|where|which|who|when|should|can|could|would|do|does|is|are)\b.*\?$")
+# A clause that leans on the one after it ("when you draft emails for me, sign off …") is not cut from it.
+_SUBORDINATE = _rx(
+    r"^(?:when|whenever|if|because|since|although|though|even though|while|as|as soon as|once|until|before|after|"
+    r"unless|now that|so that|given that|in case)\b"
+)
+_NOT_VERBS_AFTER_PLURAL = frozenset(
+    """of and or with in at to from the a an by for on as like than that who which so very really too more most all
+    both also just only still always never here there now""".split()  # noqa: SIM905
+)
+_PRONOUN = _rx(r"(?P<p>he|she|they)(?:'(?P<c>s|re|ve|ll|d))?\b")
+_REQUEST = _rx(r"(?:so\s+)?(?:please|pls|plz|kindly)\b|(?:can|could|would|will)\s+(?:you|u)\b")
+# A shared subject is one subject: "my wife and I", "Sam and I", "me and my flatmates".
+_SHARED_LEFT = _rx(r"^(?:(?:my|our)\s+\S+(?:\s+\S+){0,2}|[A-Z][a-z]+)$")
+_AUXILIARIES = frozenset(
+    """am is are was were be been 's 're 'm 've 'd 'll has have had do does did can could will would shall should may
+    might must isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't can't cannot couldn't won't
+    wouldn't shouldn't""".split()  # noqa: SIM905
+)
+_WORD = re.compile(r"[\w'-]+")
+_ADJECTIVES = frozenset("best older younger little big eldest oldest youngest late new old dear".split())  # noqa: SIM905
+_PLURAL_PEOPLE = frozenset(w for w in RELATION_WORDS if w.endswith("s") and w[:-1] in RELATION_WORDS) | {
+    "children",
+    "parents",
+    "grandparents",
+    "family",
+}
+_OBJECT = _rx(r"\b(?P<p>him|her|them)\b(?P<after>\s+\w+)?")
+# After an object pronoun: where a clause goes on ("I visit her every August"), not a noun it owns ("her cooking").
+_AFTER_OBJECT = frozenset(
+    """every each on at in to with for from about again often sometimes tomorrow today yesterday last next this
+    twice once a an the and but so because when if more less lots too as""".split()  # noqa: SIM905
+)
+# A reference to something the clause before names: a cut would lose what it means.
+_IT = _rx(r"\b(?:it|them|this|that|those|these|there|mine|yours|ours|theirs|one|ones|instead|either)\b")
+
+
+def _has_verb(words: list[str]) -> bool:
+    """A verb among the first words after a subject noun: an auxiliary, a past tense, a third-person "-s"."""
+    for i, word in enumerate(words[:6]):
+        low = word.lower().replace("’", "'")
+        if low in _AUXILIARIES or (low.endswith("'s") and i > 0) or low.endswith(("n't", "ed")):
+            return True
+        if i > 0 and low.endswith("s") and not low.endswith("ss") and low not in RELATION_WORDS:
+            return True
+    return False
+
+
+def _referent(left: str, plural: bool | None) -> str | None:
+    """The person the clause ``left`` names ("my sister Gina", "my manager Priya", "our dog Pepper"), or ``None``."""
+    words = _WORD.findall(left)
+    for i, word in enumerate(words):
+        if word.lower() not in ("my", "our"):
+            continue
+        j = i + 1
+        while j < len(words) and words[j].lower() in _ADJECTIVES:
+            j += 1
+        if j >= len(words):
+            return None
+        head = words[j].lower().removesuffix("'s").removesuffix("’s")
+        if head not in RELATION_WORDS:
+            continue
+        if plural is not None and (head in _PLURAL_PEOPLE) != plural:
+            return None
+        phrase = [word.lower(), *words[i + 1 : j + 1]]
+        phrase[-1] = phrase[-1].removesuffix("'s").removesuffix("’s")
+        name = words[j + 1] if j + 1 < len(words) and words[j + 1][:1].isupper() else None
+        if name is None and (m := re.search(r"\b(?:is|'s) (?:called|named) ([A-Z][\w-]+)", left)):
+            name = m.group(1)
+        if name is not None:
+            phrase.append(name.removesuffix("'s").removesuffix("’s"))
+        return " ".join(phrase)
+    return None
+
+
+def _resolve_subject(left: str, right: str) -> str | None:
+    """``right`` with its leading he/she/they replaced by whom ``left`` names; ``None`` when it names no one."""
+    m = _PRONOUN.match(right)
+    if m is None:
+        return right
+    pronoun = m.group("p").lower()
+    who = _referent(left, None if pronoun == "they" else False)
+    if who is None:
+        return None
+    rest = right[m.end() :]
+    contraction = (m.group("c") or "").lower()
+    if contraction == "s":
+        verb = " has" if re.match(r"\s+(?:been|got|gotten|had)\b", rest) else " is"
+    else:
+        verb = {"re": " are", "ve": " have", "ll": " will", "d": " would"}.get(contraction, "")
+    return f"{who}{verb}{rest}"
+
+
+def _resolve_objects(left: str, right: str) -> str | None:
+    """``right`` with an object "her", "him" or "them" replaced by whom ``left`` names; ``None`` when it cannot be."""
+    found = _OBJECT.search(right)
+    if found is None:
+        return None if _IT.search(right) else right
+    who = _referent(left, found.group("p").lower() == "them")
+    if who is None:
+        return None
+    after = (found.group("after") or "").strip().lower()
+    possessive = found.group("p").lower() == "her" and after and after not in _AFTER_OBJECT  # "her cooking"
+    replacement = f"{who}'s" if possessive else who
+    return right[: found.start("p")] + replacement + right[found.end("p") :]
+
+
+def _about_user(clause: str) -> bool:
+    """Whether ``clause`` has the user as its subject, said ("I …", "we …") or left out ("Renting a flat …")."""
+    return _FIRST.match(clause) is not None or restore_subject(clause) != clause
+
+
+def _standalone(left: str, right: str, is_request: Callable[[str], bool], *, we: bool = False) -> str | None:
+    """``right`` as a clause of its own (pronouns resolved against ``left``), or ``None`` when it is not one. ``we``:
+    the clause before is about "we" (a subject left out is "we" too)."""
+    if _REQUEST.match(right) or _TAIL_QUESTION.match(right) or is_request(right):
+        return right
+    if _FIRST.match(right):
+        return _resolve_objects(left, right)
+    if (restored := restore_subject(right, we=we)) != right and _about_user(left):
+        return _resolve_objects(left, restored)  # "Renting a flat, saving up for a deposit": the same subject again
+    if _NAMED.match(right) or _POSSESSIVE.match(right) or _THE_PEOPLE.match(right):
+        return _resolve_objects(left, right) if _someone_acts(right) else None
+    if _PRONOUN.match(right):
+        resolved = _resolve_subject(left, right)
+        return None if resolved is None else _resolve_objects(left, resolved)
+    return None
+
+
+#: A longer sentence is kept whole: cutting reads its clauses again after each cut (quadratic), and a sentence that
+#: long is a paste or a story, not a compound fact.
+MAX_SPLIT_CHARS = 400
+
+
+def clauses(sentence: str, is_request: Callable[[str], bool] = lambda _: False) -> list[str]:
+    """The clauses of ``sentence`` that stand alone, in order (``[sentence]`` when it has one or is longer than
+    :data:`MAX_SPLIT_CHARS`). ``is_request`` says whether a text is a request to the assistant (a clause of its own
+    without a subject)."""
+    if len(sentence) > MAX_SPLIT_CHARS:
+        return [sentence]
+    out: list[str] = []
+    rest = sentence.strip()
+    while cut := _first_cut(rest, out[-1] if out else "", is_request):
+        out.append(cut[0])
+        rest = cut[1]  # later cuts read the clause as resolved
+    out.append(rest)
+    return [c for c in out if c]
+
+
+def names_someone(clause: str) -> bool:
+    """Whether ``clause`` starts with someone of the user's doing something ("my cousin works …", "the kids eat …",
+    "Leo is 7")."""
+    return _someone_acts(clause) or re.match(r"(?:user's|their)\s", clause, re.IGNORECASE) is not None
+
+
+def _someone_acts(right: str) -> bool:
+    if (named := _NAMED.match(right)) and named.group("name").lower() not in _NOT_NAMES:
+        after = _WORD.findall(right[named.end() :])  # a name's verb comes right after it
+        return bool(after) and _has_verb(after[:1])
+    if m := _POSSESSIVE.match(right) or _THE_PEOPLE.match(right):
+        after = _WORD.findall(right[m.end() :])
+        plural = bool(after) and after[0].lower() in _PLURAL_PEOPLE
+        if plural and len(after) > 1 and after[1].lower() not in _NOT_VERBS_AFTER_PLURAL:
+            return True  # "our kids go …", "the kids eat meat": a plural subject's verb has no -s
+        if _THE_PEOPLE.match(right) and after and after[0].lower() not in _NOT_VERBS_AFTER_PLURAL:
+            return True
+        return _has_verb(after)
+    return False
+
+
+def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tuple[str, str] | None:
+    for boundary in _BOUNDARY.finditer(text):
+        left = text[: boundary.start()].strip()
+        right = text[boundary.end() :].strip()
+        if len(left.split()) < 2 or len(right.split()) < 2 or _SUBORDINATE.match(left):
+            continue
+        if boundary.group(0).strip().lower() == "and" and (
+            (_SHARED_LEFT.match(left) and re.match(r"(?:i|me)\b", right, re.IGNORECASE))
+            or (left.lower() in ("me", "i") and _POSSESSIVE.match(right))
+        ):
+            continue
+        we = re.match(r"(?:we|we're|we've|we'll|we'd)\b", left, re.IGNORECASE) is not None
+        standalone = _standalone(f"{before} {left}".strip(), right, is_request, we=we)  # named a clause earlier?
+        if standalone is not None:
+            return left, standalone
+    return None
+
+
+# -- the subject chat leaves out -------------------------------------------------------------------------------------
+
+_DROPPED_PAST = _rx(
+    r"^(?:(?:just|finally|recently|also|already|actually)\s+)?(?:went|got|had|made|took|saw|met|came|bought|ran|won|"
+    r"lost|left|sold|quit|started|finished|moved|adopted|joined|visited|tried|learned|learnt|graduated|broke|booked|"
+    r"signed|switched|found|built|wrote|spent|paid|passed|failed|applied|accepted|decided|picked|began|became|grew|"
+    r"flew|drove|turned|retired|dropped|gave|used to)\b"
+)
+_DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
+# "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
+_DROPPED_NEGATION = _rx(
+    r"^(?:can't|cannot|can not|didn't|haven't|never|won't|am not)\s+(?!worry|mind|panic|stress|bother|judge|forget)|"
+    r"^(?:don't|do not)\s+(?:have|eat|drink|like|own|smoke|drive|use|watch|celebrate|do|work|live|speak|play|need|"
+    r"want|drink|cook|read|get|go)\b"
+)
+_DROPPED_ING = _rx(r"^(?:(?:currently|still|also|just|now)\s+)?(?P<verb>[a-z]{3,}ing)\b(?P<next>\s+\w+)?")
+_NOT_VERBS = frozenset(
+    """nothing something anything everything morning evening thing things spring string during ceiling wedding
+    building clothing pudding king ring wing sibling darling awning bring sing swing sting exciting amazing
+    interesting inspiring boring annoying relaxing rewarding fulfilling challenging surprising refreshing calming
+    soothing heartwarming uplifting touching stunning charming frustrating exhausting""".split()  # noqa: SIM905
+)
+_GERUND_SUBJECT = frozenset("is was are were has makes helps keeps gets seems feels".split())  # noqa: SIM905
+_PAST_AFTER = re.compile(r"\w+ed$")  # "meeting moved to 3": a noun and its verb
+# A verb later in the clause makes the "-ing" word its subject: "Creating a space for customers is the key",
+# "Parenting can be tough", "Supporting each other - that's so inspiring".
+_MAIN_VERB_LATER = _rx(
+    r"\b(?:is|are|was|were|can|could|will|would|must|should|may|might|makes|made|helps|pays|brings|means|seems|"
+    r"feels|keeps|gives|takes|fills|sounds|looks|that's|it's|this is|that is)\b"
+)
+# Feelings and reactions said with "-ing" ("Loving the support!", "Missing that", "Looking forward to it"): the
+# moment's, not a fact; and a clause that points at something said before ("it", "that") is the moment's too.
+_REACTING = _rx(
+    r"^(?:(?:currently|still|also|just|now)\s+)?(?:loving|missing|hoping|wishing|thinking|wondering|guessing|looking|"
+    r"feeling|enjoying|appreciating|trying|getting)\b|\b(?:it|them)\b|\b(?:that|this)\s*(?:$|[.!?,;])"
+)
+_GOT_IT = _rx(r"^got\s+(?:it|you|that|this|ya)\b")
+# What ties an "-ing" clause to the user's life: their own things, a place, a time ("Renting a flat in Leeds",
+# "Flying to Nairobi in three days"); without it, "Supporting each other", "Making videos" are remarks.
+_ANCHORED = re.compile(r"(?i:\b(?:my|our|to|in|at|on|for|into|from|next|this|tomorrow|tonight|today)\b)|\s[A-Z]|\d")
+
+
+_STARTS = r"(?:^|(?<=[.!?;,\n])\s*)"
+_MAY_DROP = re.compile(
+    "|".join(
+        _STARTS + p.pattern.removeprefix("^")
+        for p in (_DROPPED_GOT, _DROPPED_PAST, _DROPPED_NEGATION, _rx(r"^[a-z]{3,}ing\b"))
+    ),
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def drops_subject(message: str) -> bool:
+    """Whether a sentence of ``message`` may start with a verb, its "I" left out (the no-save fast path asks; one
+    search, a little looser than :func:`restore_subject`)."""
+    return _MAY_DROP.search(message) is not None
+
+
+def restore_subject(clause: str, *, we: bool = False) -> str:
+    """``clause`` with the "I" it leaves out put back, when it starts with a verb (see the module docstring); "we"
+    when ``we`` (the clause before spoke of "we": "We moved to Lisbon, still unpacking" → "we're still …")."""
+    subject, be, have = ("We", "We're", "We've") if we else ("I", "I'm", "I've")
+    if _DROPPED_GOT.match(clause):
+        return f"{have} {clause[:1].lower()}{clause[1:]}"
+    if _GOT_IT.match(clause):
+        return clause  # "Got it": understood
+    if _DROPPED_PAST.match(clause) or _DROPPED_NEGATION.match(clause):
+        return f"{subject} {clause[:1].lower()}{clause[1:]}"
+    if m := _DROPPED_ING.match(clause):
+        following = (m.group("next") or "").strip().lower()
+        gerund = following in _GERUND_SUBJECT or _PAST_AFTER.match(following) is not None
+        gerund = gerund or _MAIN_VERB_LATER.search(clause, m.end("verb")) is not None
+        anchored = _ANCHORED.search(clause, m.end("verb")) is not None
+        if m.group("verb").lower() not in _NOT_VERBS and anchored and not gerund and not _REACTING.search(clause):
+            return f"{be} {clause[:1].lower()}{clause[1:]}"
+    return clause

@@ -1,0 +1,158 @@
+"""Standing instructions about the assistant ("always answer in Spanish", "keep it short", "don't call me Thomas"):
+a user's preferences, captured as such.
+
+A one-off task ("write me a haiku", "translate this into Italian") is not a memory; an instruction meant to hold for
+every reply is. :func:`standing_instruction` tells them apart by three signals, none of them a sentence of its own:
+
+* the sentence is an imperative to the assistant (a verb of answering, writing, addressing or formatting first, after
+  politeness, "from now on", "can you" or a "when you …, " / "when I ask …, " condition), or a bare request for a
+  form of answer with a "please" ("no markdown tables please", "times in 24h format pls");
+* it is meant to last: a durable marker ("always", "never", "from now on", "whenever", "ever again", "every
+  answer", "when you …", "call me …", a negative "don't …"), or it asks for a **form** of answer (a language, units,
+  length, tone, bullet points, emojis) of answers in general: the words between the verb and the form are generic
+  ("keep *your answers* short", "use metric units"), not a topic ("explain recursion in simple terms" is a task);
+* it is not about a thing at hand: no "this", "that", "the following", no quoted text to work on.
+
+The memory keeps the user's own words, turned to the third person for the user ("me" → "User", "my" → "User's",
+"when I ask" → "when User asks") and addressed as they were ("you" stays the assistant), behind one fixed frame:
+``User's preference for replies: always answer in Spanish.`` The frame reads as what it is, a fact about the user,
+and the write-time guard judges it and the message it came from: a preference about style, language or name passes,
+an order planted for others ("whenever anyone asks …, say …") does not. Two wordings were measured against the
+guard and left: "User wants the assistant to …" (the semantic head reads an order to the model in it) and "they"
+for the user ("when they ask about recipes, give …" is the guard's trigger by someone else).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memstack.capture.rewrite import third_person
+
+__all__ = ["PREFERENCE_FRAME", "might_instruct", "standing_instruction"]
+
+#: How a standing instruction is written as a memory.
+PREFERENCE_FRAME = "User's preference for replies: "
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_LEAD = _rx(r"^(?:(?:please|pls|plz|kindly|just|also|and|so|ok|okay|oh|yo|hey|btw|but)\b[\s,]*)+")
+_ASK = _rx(r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:(?:please|pls|like|just|maybe)\s+)*")
+_TIME = _rx(r"^(?:from now on|going forward|in (?:the )?future|from here on(?: out)?|for future reference)[\s,]*")
+_CONDITION = _rx(r"^(?P<cond>(?:when(?:ever)?|every time|each time|if)\s+(?:you|u|i)\b[^,;.]{1,80}),\s*")
+_TRAIL = _rx(r"(?:[\s,]*\b(?:please|pls|plz|thanks|thank you|thx|ty)\b)+[\s.!]*$|[\s.!]+$")
+# Verbs of what the assistant does with its replies.
+_VERBS = """answer reply respond write explain use call address refer keep give include add mention cite list show
+    format put make be speak talk tell say recommend suggest ask end start avoid skip spell sign assume remind correct
+    stick focus number label round convert define simplify break go send rely sugarcoat bold capitalize capitalise
+    summarize summarise quiz test double-check check stop limit leave"""
+_VERB = "(?:" + "|".join(sorted(_VERBS.split(), key=len, reverse=True)) + ")"
+_NEGATIVE = _rx(r"^(?:don'?t|do not|never|not|no longer)\s+(?=" + _VERB + r"\b)")
+_AFFIRM = _rx(r"^(?:always\s+|only\s+)?(?=" + _VERB + r"\b)")
+_STOP = _rx(r"^stop\s+\w+ing\b")
+# A bare request for a form of answer: "no markdown tables please", "times in 24h format pls".
+_BARE = _rx(r"^(?:no\s+\S+|\S+(?:\s+\S+)?\s+in\s+\S+(?:\s+(?:format|units|style))?)")
+_DURABLE = _rx(
+    r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
+    r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
+    r"when(?:ever)? (?:you|u|i)\b|call me\b|refer to me\b|address me\b|like i'?m\b|like i am\b)"
+)
+_FORM = _rx(
+    r"\b(?:short|shorter|brief|concise|simple|simpler|plain|blunt|direct|honest|detailed|formal|informal|casual|"
+    r"friendly|bullet(?: points?)?|bullets|tables?|emojis?|markdown|metric|imperial|units|spelling|format|formatting|"
+    r"language|pronouns?|jargon|sources?|citations?|tone|careful|gentle|patient|polite|thorough|precise|"
+    r"step[- ]by[- ]step)\b|'(?:they|she|he|them|her|him)'|"
+    # a language is a form of answer only as the one to answer in ("in Spanish"; not "the French revolution")
+    r"\b(?:in|into)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
+    r"russian|polish|hindi|swedish|turkish|greek)\b"
+)
+# Words that may stand between the verb and the form asked for without making it a task on a topic.
+_GENERIC = frozenset(
+    """me your the my answers answer replies reply responses response explanations explanation things everything
+    stuff words text a an more less really very super always only in with to and all of for""".split()  # noqa: SIM905
+)
+_AT_HAND = _rx(
+    r"\b(?:this|that|these|those|the following|below|above|attached)\b|[\"“”]|"
+    r"(?<!\w)'(?!(?:they|she|he|them|her|him)')\w"  # quoted text to work on (a quoted pronoun is a form)
+)
+_POLITE = _rx(r"[\s,]*\b(?:please|pls|plz)\b")
+
+
+# One search decides whether a message without a first-person word may still hold an instruction.
+_HINT = _rx(
+    r"\b(?:always|never|from now on|going forward|please|pls|plz|don'?t|do not|stop|whenever|every time)\b|"
+    r"(?:^|[.!?]\s+)(?:(?:can|could|would|will)\s+(?:you|u)\s+)?" + _VERB + r"\b"
+)
+
+
+def might_instruct(message: str) -> bool:
+    """``False`` means no sentence of ``message`` can be a standing instruction (the no-save fast path)."""
+    return _HINT.search(message) is not None
+
+
+def _durable_or_form(body: str) -> bool:
+    if _DURABLE.search(body):
+        return True
+    form = _FORM.search(body)
+    if form is None:
+        return False
+    verb, *between = re.findall(r"[\w']+", body[: form.start()]) or [""]
+    allowed = _GENERIC | {"it"} if verb.lower() in ("keep", "make") else _GENERIC  # "keep it short": the reply
+    return all(w.lower() in allowed for w in between)
+
+
+_NOT = _rx(r"^(?:don'?t|do not|not)\b")
+_LOWER_I = re.compile(r"\bi(?='m\b|'ve\b|'d\b|'ll\b|\b)")
+
+
+def _third_person(text: str) -> str:
+    """The user's words about themselves with "User" for "I" and "me" (never "they": a request triggered by
+    "they" reads as someone else's, and the guard rightly stops those)."""
+    text = _LOWER_I.sub(lambda m: "I" + m.group(0)[1:], text.replace("’", "'"))
+    return third_person(_NOT.sub("do not", text))
+
+
+# What a reply instruction is about: the user, the replies, or a form of answer. Advice to the other side ("never
+# give up", "don't forget to stretch") has none of it.
+_ANCHOR = _rx(
+    r"\b(?:me|my|i|i'm|answers?|repl(?:y|ies)|responses?|respond|explanations?|explain|messages?|code|examples?|"
+    r"sources?|words?|language|lists?|steps|sentences?|recommend\w*|suggest\w*|mention)\b"
+)
+
+
+def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | None:
+    """The memory for a standing instruction to the assistant (see the module docstring), or ``None``.
+
+    ``lasting_only``: the message also asks for a piece of work, so a form asked for without a word that makes it
+    last ("keep it friendly", beside "help me write a note") is about that work: ``None``."""
+    text = sentence.strip().replace("’", "'")
+    text = _LEAD.sub("", text)
+    asked = _ASK.match(text)
+    text = text[asked.end() :] if asked else text
+    text = _LEAD.sub("", text)
+    lasting = _TIME.match(text) is not None  # "from now on …"
+    text = _TIME.sub("", text)
+    condition = ""
+    if m := _CONDITION.match(text):
+        condition, text = m.group("cond"), text[m.end() :]
+    text = _TRAIL.sub("", _LEAD.sub("", text)).rstrip(" ,;:?!-")
+    if len(text.split()) < 2 or _AT_HAND.search(text):
+        return None
+    if not (_ANCHOR.search(f"{condition} {text}") or _FORM.search(text) or _BARE.match(text)):
+        return None
+    if _NEGATIVE.match(text) or _STOP.match(text):
+        pass  # "don't call me Thomas", "stop ending every answer with a question": meant to last
+    elif _AFFIRM.match(text):
+        durable = condition or lasting or _DURABLE.search(text) is not None
+        if not (durable or (not lasting_only and _durable_or_form(text))):
+            return None
+    elif lasting_only or not (
+        _BARE.match(text)
+        and (_FORM.search(text) or text.lower().startswith("no "))
+        and re.search(r"\b(?:please|pls|plz)\b", sentence, re.I)
+    ):
+        return None
+    body = _third_person(_POLITE.sub("", f"{condition}, {text}" if condition else text))
+    return f"{PREFERENCE_FRAME}{body[:1].lower()}{body[1:]}."
