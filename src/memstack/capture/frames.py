@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memstack.capture import slots as sl
-from memstack.capture.rewrite import third_person
+from memstack.capture.rewrite import third_person, user_possessives
 from memstack.capture.slots import Mode
 from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import STOP_WORDS, tokenize, words
@@ -116,8 +116,9 @@ _CONTRACTIONS = (
 
 
 def normalise(text: str) -> str:
-    """Lower case, "User" as the subject of first-person text, curly quotes straightened, "n't" expanded."""
-    text = text.replace("’", "'").replace("‘", "'").strip()
+    """Lower case, "User" as the subject of first-person text, a memory's "their" read as the user's, curly quotes
+    straightened, "n't" expanded."""
+    text = user_possessives(text.replace("’", "'").replace("‘", "'").strip())
     low = text.lower()
     if _FIRST_PERSON.search(low) and not re.search(r"\buser\b", low):
         low = third_person(text).lower()
