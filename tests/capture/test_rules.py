@@ -1,7 +1,7 @@
 import pytest
 
 from memstack.capture.rewrite import strip_preamble, third_person
-from memstack.capture.rules import might_disclose, screen
+from memstack.capture.rules import might_disclose, screen, statements
 from memstack.types import Category
 
 
@@ -136,3 +136,23 @@ def test_requests_after_a_lead_in_or_for_a_deliverable_are_dropped(message: str)
 def test_filler_and_lead_ins_are_not_part_of_the_fact(message: str, kept: str) -> None:
     (clause,) = screen(message)
     assert clause.text == kept
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Did my first ever pull-up today, full dead hang",
+        "Had to cancel my massage on Thursday, work emergency",
+        "Can't stand horror films anymore",
+        "Was promoted to team lead last week",
+    ],
+)
+def test_an_auxiliary_not_followed_by_its_subject_starts_a_statement(sentence: str) -> None:
+    assert statements(sentence) == [sentence]
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Is it normal to feel this tired after a run", "did you see the game", "where do you live"]
+)
+def test_a_question_without_its_question_mark_is_still_a_question(sentence: str) -> None:
+    assert statements(sentence) == []

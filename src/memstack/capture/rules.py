@@ -91,9 +91,14 @@ _TEMPORARY = _rx(
     r"freaking out|stressed(?: out)?|nervous|worried|anxious|upset|annoyed|frustrated|exhausted|done)\b|"
     r"\b(?:this|that) (?:question|problem|answer|essay|code|message|chat|conversation|page|exercise|reply)\b"
 )
+# A question without its "?": a wh-word, or an auxiliary followed by its subject ("did you", "is it"). An auxiliary
+# followed by anything else starts a statement whose "I" chat left out ("Did my first pull-up today", "Had to cancel
+# the trip", "Can't stand horror films").
+_AUX = r"(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|may|might|have|has|had)"
 _QUESTION_START = _rx(
-    r"^(?:what|why|how|when|where|who|whom|which|whose|do|does|did|are|is|was|were|can|could|would|will|should|"
-    r"have|has|had|any|anything|ever)\b"
+    rf"^(?:what(?! a\b)|why|how|who|whom|which|whose|any|anything|ever)\b|^(?:when|where)\s+{_AUX}\b|"
+    rf"^{_AUX}\s+(?:you|u|ya|i|he|she|it|we|they|there|anyone|anybody|someone|somebody|everyone|this|that|these|"
+    r"those)\b"
 )
 
 _RELATIONS = "|".join(sorted(RELATION_WORDS, key=len, reverse=True))
