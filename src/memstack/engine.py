@@ -42,7 +42,7 @@ from memstack.embed import Embedder, get_embedder
 from memstack.embed.batching import BatchingEmbedder
 from memstack.errors import ConfigError, InputError, LimitReached, NotFound
 from memstack.store import Store, open_store
-from memstack.store.fence import Fence, fenced
+from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
     AddResult,
@@ -652,5 +652,5 @@ class AsyncMemstack:
         return report
 
     async def _pin(self, user: UserRef) -> Fence:
-        """The fence of work for ``user`` that starts now: the user's erasure epoch, read before anything else."""
-        return Fence(user, await self.store.users.epoch(user))
+        """The fence of work for ``user`` that starts now (:func:`memstack.store.fence.pin`)."""
+        return await pin(self.store.users, user)

@@ -40,11 +40,23 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 from memstack.errors import UserErased
 from memstack.types import UserRef
 
-__all__ = ["KEEP_S", "NEVER_ERASED", "Fence", "current", "detached", "erasure_key", "fenced", "new_epoch"]
+__all__ = [
+    "KEEP_S",
+    "NEVER_ERASED",
+    "Epochs",
+    "Fence",
+    "current",
+    "detached",
+    "erasure_key",
+    "fenced",
+    "new_epoch",
+    "pin",
+]
 
 #: The epoch of a user never erased (or erased longer than :data:`KEEP_S` ago).
 NEVER_ERASED = 0
@@ -70,6 +82,22 @@ class Fence:
                 f"user {self.user.user_id!r} of tenant {self.user.tenant!r} was erased after this work began; "
                 "nothing more of it is written (what it wrote before went with the erasure)"
             )
+
+
+class Epochs(Protocol):
+    """What reads a user's epoch: a store's ``users`` role."""
+
+    async def epoch(self, user: UserRef) -> int: ...
+
+
+async def pin(epochs: Epochs, user: UserRef) -> Fence:
+    """The fence of work for ``user`` starting now: the enclosing work's, when the caller already runs under a
+    pinned fence of that user (an HTTP request that imports a conversation, then answers a turn in it, is one piece
+    of work), else the user's epoch read now, before anything else of the user is."""
+    outer = current()
+    if outer is not None and outer.user == user and outer.epoch is not None:
+        return outer
+    return Fence(user, await epochs.epoch(user))
 
 
 def current() -> Fence | None:

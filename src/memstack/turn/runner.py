@@ -61,7 +61,7 @@ from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
-from memstack.store.fence import NEVER_ERASED, Fence, fenced
+from memstack.store.fence import NEVER_ERASED, Fence, fenced, pin
 from memstack.store.fence import current as current_fence
 from memstack.tokens import TokenCounter
 from memstack.turn.admission import DEFAULT_ACTIVE_TURNS, FairGate
@@ -224,6 +224,7 @@ class TurnRunner:
     def __init__(self, parts: TurnParts) -> None:
         self.parts = parts
         self._vectors: OrderedDict[tuple[str, str, str, int, int], Vector] = OrderedDict()
+        self._pins: dict[tuple[str, str], asyncio.Future[Fence]] = {}  # epoch reads in flight, by user
 
     def forget(self, user: UserRef) -> None:
         """Drop what this process keeps of ``user`` between turns (the user was erased)."""
@@ -274,7 +275,7 @@ class TurnRunner:
     async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         """Token and tool events (tokens only when ``stream``), then one ``ChatDone``; every step under the turn's
         erasure fence (pinned first: a temporary chat writes nothing and needs none)."""
-        fence = None if req.temporary else Fence(req.user, await self.parts.store.users.epoch(req.user))
+        fence = None if req.temporary else await self._pin(req.user)
         steps = self._run(req, stream=stream)
         try:
             while True:
@@ -286,6 +287,21 @@ class TurnRunner:
                 yield event
         finally:
             await steps.aclose()
+
+    async def _pin(self, user: UserRef) -> Fence:
+        """The turn's fence (:func:`memstack.store.fence.pin`). Turns of a user that start while a read of their
+        epoch is in flight share it, and resume in the order they asked: the turns of a session reach its lock in
+        the order they arrived (a pin read each could finish in any order on a pool of connections). A shared read
+        began before the later turns did: pinning earlier is always safe."""
+        outer = current_fence()
+        if outer is not None and outer.user == user and outer.epoch is not None:  # part of a larger piece of work
+            return outer
+        key = (user.tenant, user.user_id)
+        shared = self._pins.get(key)
+        if shared is None:
+            shared = self._pins[key] = asyncio.ensure_future(pin(self.parts.store.users, user))
+            shared.add_done_callback(lambda done: self._pins.pop(key, None) if self._pins.get(key) is done else None)
+        return await asyncio.shield(shared)
 
     async def _run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         p = self.parts
