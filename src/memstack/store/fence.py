@@ -15,8 +15,9 @@ id. The erasure's answer is given after its commit, so from the moment a caller 
 
 The epoch is ``0`` for a user never erased; each erasure stores a new random one in the ``user_erasures`` table,
 keyed by a digest of (tenant, user id) (:func:`erasure_key`), never the id itself, with the time of the erasure.
-Later erasures remove rows older than :data:`KEEP_S`: after that not even the digest is left, and only work that
-ran longer than that across the erasure could write past it (it would find the epoch back at ``0``). The epoch is
+Rows older than :data:`KEEP_S` are removed by the next erasure or the next opening of the store: after that not
+even the digest is left, and only work that ran longer than that across the erasure could write past it (it would
+find the epoch back at ``0``). The epoch is
 random rather than counted so that a row removed and written again never repeats one.
 
 How each backend holds the check: SQLite has one writer at a time, so reading the epoch inside a write transaction

@@ -21,7 +21,14 @@ from memstack.store.fence import current as current_fence
 from memstack.store.postgres._rows import user_lock_key
 from memstack.types import UserRef
 
-__all__ = ["USER_ERASED", "enter_fence", "erasure_epoch", "migrate_user_erasures", "record_erasure"]
+__all__ = [
+    "USER_ERASED",
+    "enter_fence",
+    "erasure_epoch",
+    "migrate_user_erasures",
+    "prune_erasures",
+    "record_erasure",
+]
 
 Conn = psycopg.AsyncConnection[Any]
 
@@ -85,4 +92,10 @@ async def record_erasure(conn: Conn, user: UserRef) -> None:
         b"ON CONFLICT (key) DO UPDATE SET epoch = excluded.epoch, erased_at = excluded.erased_at",
         (erasure_key(user), new_epoch()),
     )
+    await prune_erasures(conn)
+
+
+async def prune_erasures(conn: Conn) -> None:
+    """Forget erasures older than ``KEEP_S``: as an erasure commits, and when a store opens (so a database without
+    later erasures does not keep their digests)."""
     await conn.execute(b"DELETE FROM user_erasures WHERE erased_at < now() - make_interval(secs => %s)", (KEEP_S,))

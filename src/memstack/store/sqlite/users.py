@@ -37,7 +37,7 @@ from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.types import ErasureReport, UserRecord, UserRef, check_id
 
-__all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures"]
+__all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
 log = logging.getLogger("memstack.store")
 
@@ -162,6 +162,15 @@ def finish_purges(conn: sqlite3.Connection) -> bool:
     with transaction(conn, write=True):
         conn.executemany("UPDATE user_erasures SET purged = 1 WHERE key = ? AND epoch = ?", open_)
     return True
+
+
+def prune_erasures(conn: sqlite3.Connection) -> None:
+    """Database thread, when the store opens: forget erasures older than ``KEEP_S`` whose purge is done (erasures
+    also do it as they commit), so a store without later erasures does not keep their digests."""
+    cutoff = time.time() - KEEP_S
+    if conn.execute("SELECT 1 FROM user_erasures WHERE erased_at < ? AND purged = 1 LIMIT 1", (cutoff,)).fetchone():
+        with transaction(conn, write=True):
+            conn.execute("DELETE FROM user_erasures WHERE erased_at < ? AND purged = 1", (cutoff,))
 
 
 class SQLiteUserData:
