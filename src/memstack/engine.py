@@ -42,6 +42,7 @@ from memstack.embed import Embedder, get_embedder
 from memstack.embed.batching import BatchingEmbedder
 from memstack.errors import ConfigError, InputError, LimitReached, NotFound
 from memstack.store import Store, open_store
+from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import (
     AddResult,
@@ -81,9 +82,6 @@ log = logging.getLogger("memstack")
 
 #: Seconds a graceful shutdown waits for background work (detections, phase 2 of turns) before cancelling it.
 DRAIN_TIMEOUT_S = 30.0
-
-#: Seconds an erasure waits for this process's background work to settle before its second pass.
-ERASE_SETTLE_S = 5.0
 
 #: What a delegated run sends as the current message: the task itself stays in layer 4.
 DELEGATED_MESSAGE = "Carry out the delegated task described in your context and answer in its output format."
@@ -341,7 +339,9 @@ class AsyncMemstack:
         self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
     ) -> SessionSummary | None:
         """Close a session and write its one-line summary, which later sessions of the user see (layer 7)."""
-        return await self._chat().sessions.end_session(_user(user_id, tenant), session_id)
+        sessions, ref = self._chat().sessions, _user(user_id, tenant)
+        with fenced(await self._pin(ref)):
+            return await sessions.end_session(ref, session_id)
 
     def register_agent(self, agent: Agent | str | Path) -> Agent:
         """Make an agent available by name to :meth:`chat` (an :class:`~memstack.context.Agent` or a YAML path)."""
@@ -379,10 +379,12 @@ class AsyncMemstack:
         user's ``tier``), every message is embedded for :meth:`recall`, and with ``end`` the session is closed
         with its cross-session line. Importing into an existing session appends to it, except what it has archived
         already (the same side, text and time): importing twice changes nothing (:mod:`memstack.recall.ingest`)."""
-        return await self._chat().ingestor.ingest(
-            _user(user_id, tenant), session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture,
-            tier=tier, end=end,
-        )  # fmt: skip
+        ingestor, ref = self._chat().ingestor, _user(user_id, tenant)
+        with fenced(await self._pin(ref)):
+            return await ingestor.ingest(
+                ref, session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture, tier=tier,
+                end=end,
+            )  # fmt: skip
 
     # -- memory management ------------------------------------------------------------------------------------------
 
@@ -416,7 +418,8 @@ class AsyncMemstack:
         new = NewMemory(content, Category.parse(category), src, confidence, agent_id)
         tier_name, limit = self._limit(tier)
         try:
-            return await self._adds().add(ref, new, await self._embed(content), limit=limit, force=force)
+            with fenced(Fence(ref, None)):
+                return await self._adds().add(ref, new, await self._embed(content), limit=limit, force=force)
         except LimitReached as full:
             raise LimitReached(tier_name, full.limit) from None
 
@@ -480,7 +483,8 @@ class AsyncMemstack:
         patch = MemoryPatch(content, Category.parse(category) if category is not None else None, confidence)
         embedding = await self._embed(content) if content is not None else None
         ref = _user(user, tenant)
-        return await self.store.memories.update(ref, memory_id, patch, embedding, action=HistoryAction.UPDATE)
+        with fenced(Fence(ref, None)):
+            return await self.store.memories.update(ref, memory_id, patch, embedding, action=HistoryAction.UPDATE)
 
     async def forget(
         self,
@@ -499,9 +503,10 @@ class AsyncMemstack:
         except ValueError:
             raise InputError(f"forgotten by must be 'ai' or 'user', got {by!r}") from None
         ref = _user(user, tenant)
-        memory = await self.store.memories.get(ref, memory_id)
-        hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
-        forgotten = await self.store.memories.forget(ref, memory_id, by=who, note=note, hide=hide)
+        with fenced(await self._pin(ref)):  # what it hides is read first: an erasure meanwhile refuses the write
+            memory = await self.store.memories.get(ref, memory_id)
+            hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
+            forgotten = await self.store.memories.forget(ref, memory_id, by=who, note=note, hide=hide)
         self._forgot(ref)
         return forgotten
 
@@ -516,19 +521,21 @@ class AsyncMemstack:
 
         ref = _user(user, tenant)
         forgetter = self._forgetter()
-        memories = await forgetter.matching(ref, query)
-        plans = [(m, await forgetter.hidden_by(ref, m)) for m in memories]
-        if dry_run:
-            return Forgetting(query, tuple(memories), tuple(unique(i for _, items in plans for i in items)), True)
-        done: builtins.list[Memory] = []
-        hidden: builtins.list[HiddenItem] = []
-        note = f"forgotten with everything about {query.strip()[:200]!r}"
-        for memory, items in plans:
-            try:
-                done.append(await self.store.memories.forget(ref, memory.id, by=DeletedBy.USER, note=note, hide=items))
-            except (InputError, NotFound):  # forgotten or deleted meanwhile: nothing of it left to do
-                continue
-            hidden += items
+        with fenced(await self._pin(ref)):
+            memories = await forgetter.matching(ref, query)
+            plans = [(m, await forgetter.hidden_by(ref, m)) for m in memories]
+            if dry_run:
+                return Forgetting(query, tuple(memories), tuple(unique(i for _, items in plans for i in items)), True)
+            done: builtins.list[Memory] = []
+            hidden: builtins.list[HiddenItem] = []
+            note = f"forgotten with everything about {query.strip()[:200]!r}"
+            for memory, items in plans:
+                try:
+                    forgot = await self.store.memories.forget(ref, memory.id, by=DeletedBy.USER, note=note, hide=items)
+                except (InputError, NotFound):  # forgotten or deleted meanwhile: nothing of it left to do
+                    continue
+                done.append(forgot)
+                hidden += items
         self._forgot(ref)
         return Forgetting(query, tuple(done), tuple(unique(hidden)), False)
 
@@ -550,8 +557,10 @@ class AsyncMemstack:
     ) -> Memory:
         """Make a forgotten memory active again, and show again what its forget hid; the tier limit applies."""
         tier_name, limit = self._limit(tier)
+        ref = _user(user, tenant)
         try:
-            return await self.store.memories.restore(_user(user, tenant), memory_id, limit=limit)
+            with fenced(Fence(ref, None)):
+                return await self.store.memories.restore(ref, memory_id, limit=limit)
         except LimitReached as full:
             raise LimitReached(tier_name, full.limit) from None
 
@@ -560,9 +569,10 @@ class AsyncMemstack:
         what was derived from it stay hidden from the model for good (hidden now if the memory was active); the
         conversation itself stays the user's record (:meth:`export`) until :meth:`erase`."""
         ref = _user(user, tenant)
-        memory = await self.store.memories.get(ref, memory_id)
-        hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
-        await self.store.memories.delete(ref, memory_id, hide=hide)
+        with fenced(await self._pin(ref)):
+            memory = await self.store.memories.get(ref, memory_id)
+            hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
+            await self.store.memories.delete(ref, memory_id, hide=hide)
         self._forgot(ref)
 
     async def history(
@@ -598,13 +608,14 @@ class AsyncMemstack:
         from memstack.capture.consolidate import Consolidator, LLMMerger
 
         ref = _user(user, tenant)
-        if self.config.summarizer_model is None:
-            return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
-        from memstack.models import get_model
+        with fenced(await self._pin(ref)):
+            if self.config.summarizer_model is None:
+                return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
+            from memstack.models import get_model
 
-        async with get_model(self.config.summarizer_model) as model:
-            consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
-            return await consolidator.consolidate(ref, dry_run=dry_run)
+            async with get_model(self.config.summarizer_model) as model:
+                consolidator = Consolidator(self.store, self.embedder, merger=LLMMerger(model))
+                return await consolidator.consolidate(ref, dry_run=dry_run)
 
     # -- a user as a whole: data access and erasure ------------------------------------------------------------------
 
@@ -625,20 +636,21 @@ class AsyncMemstack:
     async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
         history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
-        kept HTTP responses), then this process's caches of them; returns the rows removed per table. Pending
-        background work of the user is gone with its job row (never resumed, here or in another process); a turn
-        of the user in flight loses its session lease and its remaining writes are refused (``LeaseLost``); a
-        memory detection in flight is refused at its next checkpoint (its job is gone). Afterwards the user looks
-        like one never seen."""
+        kept HTTP responses), then this process's caches of them; returns the rows removed per table.
+
+        The erasure is a fence (:mod:`memstack.store.fence`): work for the user that began before its commit (an
+        import, a chat turn, the background work turns leave: detection, phase 2 and its retries, the cross-session
+        lines; here or in any process sharing the store) writes nothing after it: its writes are refused with
+        ``UserErased`` and roll back, what it wrote before went with the erasure, and its pending jobs are gone
+        (never resumed). Work that begins after the erasure returned writes data of a new user of that id. On
+        SQLite the erased text is gone from every file of the store when this returns (the write-ahead log and the
+        full-text indexes included). Afterwards the user looks like one never seen."""
         ref = _user(user, tenant)
         report = await self.store.users.erase(ref)
         if self._turns is not None:
-            # Background work of the user that was past its last refusable write when the rows went (a detection
-            # storing what it found, phase 2 of a turn) finishes within moments: wait for this process's
-            # background work to settle (up to ``ERASE_SETTLE_S``) and erase once more, so what it wrote goes too.
-            await self._turns.wait_idle(ERASE_SETTLE_S)
-            again = await self.store.users.erase(ref)
-            removed = {t: n + again.removed.get(t, 0) for t, n in report.removed.items()}
-            report = replace(report, removed=removed, indexes_dropped=report.indexes_dropped + again.indexes_dropped)
             self._turns.forget(ref)
         return report
+
+    async def _pin(self, user: UserRef) -> Fence:
+        """The fence of work for ``user`` that starts now (:func:`memstack.store.fence.pin`)."""
+        return await pin(self.store.users, user)

@@ -15,6 +15,7 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
     ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
     ├── RequestInFlight          a request with the same idempotency key is still being answered (HTTP 409)
+    ├── UserErased               the user was erased while this work ran; nothing more of it is kept (HTTP 409)
     ├── StoreError               the database failed; nothing was half-written
     │   ├── StoreUnavailable     cannot connect (server down, bad URL, missing pgvector)
     │   ├── StoreBusy            another writer holds the database
@@ -50,6 +51,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "Unauthorized",
+    "UserErased",
 ]
 
 
@@ -154,6 +156,12 @@ class OverrideViolation(MemstackError):
 class RequestInFlight(MemstackError):
     """Another request sent with the same ``Idempotency-Key`` is still being answered: retry in a moment, and the
     retry gets its answer (HTTP 409 with ``Retry-After``)."""
+
+
+class UserErased(MemstackError):
+    """The user was erased after this work began (``AsyncMemstack.erase``): its write was refused and rolled back,
+    and it writes nothing more. What it wrote before the erasure went with it. Start again to write for a user of
+    that id from now on (HTTP 409)."""
 
 
 class StoreError(MemstackError):

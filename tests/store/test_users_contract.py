@@ -60,6 +60,7 @@ NOT_USER_DATA = {
     "sqlite_sequence": "SQLite's AUTOINCREMENT counters",
     "api_keys": "per tenant, not per user",
     "agents": "agent definitions, per tenant",
+    "user_erasures": "erasure fences: a digest of an erased (tenant, user) and a random epoch, kept a day",
 }
 #: SQLite's full-text indexes (FTS5) and their shadow tables: kept in step by triggers on the tables they index
 #: (checked through the public API below: a text search finds nothing of an erased user).

@@ -35,6 +35,7 @@ from memstack.errors import InputError, MemstackError, ProviderError
 from memstack.models import ChatModel, Message, with_retry
 from memstack.prompts import get_prompt
 from memstack.store.base import Store
+from memstack.store.fence import Fence, fenced
 from memstack.text import GENERIC_TOPIC_WORDS, STOP_WORDS, comparison_words, stem, words
 from memstack.types import (
     MAX_CONTENT_CHARS,
@@ -286,7 +287,11 @@ class Consolidator:
         done = 0
         while jobs := await self.store.jobs.claim_pending(CONSOLIDATE, 8, owner=self.owner, lease_s=self.lease_s):
             for job in jobs:
-                await self._apply(job)
+                # Pinned before the merge reads the originals (gone if the user was erased since the claim); an
+                # erasure after it refuses the merge's writes (memstack.store.fence).
+                user = UserRef(str(job.payload["user_id"]), str(job.payload["tenant"]))
+                with fenced(Fence(user, await self.store.users.epoch(user))):
+                    await self._apply(job)
                 done += 1
         return done
 

@@ -25,6 +25,10 @@ What the task does, in order (DESIGN §1, §3):
    what was stored;
 5. **complete** the job with the result.
 
+Erasure: a detection runs under the erasure fence of the turn that started it, or, resumed, under one it pins
+before it reads anything of the user (:mod:`memstack.store.fence`); once the user is erased its writes are refused
+(``UserErased``) and it stops, leaving nothing.
+
 Crash safety: a job left unfinished (process killed) is claimed again by :meth:`CapturePipeline.resume_pending` once
 its lease lapsed; the checkpoint says which candidates are done, and each write carries the turn in
 ``source_turn_ids`` so a write that landed just before the crash (but after the last checkpoint) is recognised
@@ -53,8 +57,9 @@ from memstack.capture.news import NewsFinder
 from memstack.capture.writer import Guard, MemoryWriter, Quarantined, WriteOutcome, default_guard, screen_candidates
 from memstack.config import TierLimits
 from memstack.embed import Embedder
-from memstack.errors import InputError, MemstackError
+from memstack.errors import InputError, MemstackError, NotFound, UserErased
 from memstack.store.base import DEFAULT_LEASE_S, Store
+from memstack.store.fence import Fence, fenced
 from memstack.types import (
     Candidate,
     Job,
@@ -416,6 +421,9 @@ class CapturePipeline:
             job = await self.store.jobs.enqueue(
                 DETECT, request.key(), request.payload(), owner=self.owner, lease_s=self.settings.lease_s
             )
+        except UserErased as exc:  # the turn's user was erased since it began: nothing to detect for
+            log.info("memory detection not recorded: %s", exc)
+            return DetectionResult(failed=True, error=f"{type(exc).__name__}: {exc}")
         except MemstackError as exc:
             log.warning("memory detection not recorded, so not run: %s: %s", type(exc).__name__, exc)
             return DetectionResult(failed=True, error=f"{type(exc).__name__}: {exc}")
@@ -436,12 +444,22 @@ class CapturePipeline:
         except InputError as exc:
             await self.store.jobs.fail(job.id, str(exc), retry_at=None)
             return DetectionResult(failed=True, job_id=job.id, error=str(exc))
-        return await self._run(job, request)
+        # Claimed before the user's erasure fence could be pinned: pin it, then make sure the job is still there (an
+        # erasure between the claim and the pin took it); from then on an erasure refuses the job's writes.
+        with fenced(Fence(request.user, await self.store.users.epoch(request.user))):
+            try:
+                await self.store.jobs.get(job.id)
+            except NotFound:
+                return DetectionResult(failed=True, job_id=job.id, error="the user was erased")
+            return await self._run(job, request)
 
     async def _run(self, job: Job, request: _Request) -> DetectionResult:
         try:
             async with self._admission(request.user.tenant):
                 return await self._work(job, request)
+        except UserErased as exc:  # its job went with the user: nothing to record
+            log.info("memory detection %s stopped: %s", job.id, exc)
+            return DetectionResult(failed=True, job_id=job.id, error=f"{type(exc).__name__}: {exc}")
         except _ClassifierGaveUp as exc:
             return await self._give_up(job, str(exc), retry=False)
         except MemstackError as exc:  # the store or the embedder failed: retried later, a few times

@@ -195,6 +195,32 @@ def plans(users: int, per_user: int, top: int, as_json: bool) -> None:
     click.echo(f"statements on user data that do not name the user: {result['unscoped']}")
 
 
+@bench.command("erase")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option("--memories", type=click.IntRange(min=0), default=1000, show_default=True, help="Of the erased user.")
+@click.option("--turns", type=click.IntRange(min=0), default=50, show_default=True, help="Of the erased user.")
+@click.option("--others", type=click.IntRange(min=0), default=200, show_default=True, help="Other users.")
+@click.option("--per-other", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def erase(backend: str, memories: int, turns: int, others: int, per_other: int, runs: int, as_json: bool) -> None:
+    """How long erasing a user takes (see memstack.bench.erase): the median of RUNS erasures, each of a fresh
+    user, beside OTHERS users. PostgreSQL: an embedded server unless MEMSTACK_DATABASE_URL names one."""
+    from memstack.bench.erase import EraseConfig, run_erase
+
+    url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
+    cfg = EraseConfig(backend, memories, turns, others, per_other, runs)
+    try:
+        result = asyncio.run(run_erase(cfg, database_url=url))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        echo_json(result)
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>10}  {value}")
+
+
 @bench.command("chat")
 @click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
 @click.option("--clients", default=16, show_default=True, type=click.IntRange(1, 1000))

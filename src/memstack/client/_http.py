@@ -6,7 +6,8 @@ The server answers every error as ``{"error": {"type", "message", …}}`` (:mod:
     401                 → Unauthorized
     404                 → NotFound (kind and key from the body)
     400, 413            → InputError (BudgetExceeded and OverrideViolation by their type; any other 4xx too)
-    409                 → LimitReached (tier, limit), RequestInFlight or SessionConflict / LeaseLost, by type
+    409                 → LimitReached (tier, limit), RequestInFlight, UserErased or SessionConflict / LeaseLost
+                          (by type)
     502, 504            → ProviderError, ProviderTimeout (status and body kept)
     503                 → StoreBusy or StoreUnavailable, by type
     other 5xx           → StoreError
@@ -49,6 +50,7 @@ from memstack.errors import (
     StoreError,
     StoreUnavailable,
     Unauthorized,
+    UserErased,
 )
 
 __all__ = ["IDEMPOTENCY_HEADER", "Transport", "error_from"]
@@ -65,6 +67,7 @@ _BY_TYPE: dict[str, type[MemstackError]] = {
     "SessionConflict": SessionConflict,
     "LeaseLost": LeaseLost,
     "RequestInFlight": RequestInFlight,
+    "UserErased": UserErased,
     "StoreBusy": StoreBusy,
     "StoreUnavailable": StoreUnavailable,
 }

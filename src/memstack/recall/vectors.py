@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from memstack.embed import Embedder
-from memstack.errors import MemstackError
+from memstack.errors import MemstackError, NotFound, UserErased
 from memstack.recall.index import message_text
 from memstack.store.base import Store
+from memstack.store.fence import Fence, fenced
 from memstack.types import ArchivedTurn, TurnVectors, UserRef, Vector
 
 __all__ = ["ExchangeText", "TurnVectorizer"]
@@ -105,7 +106,14 @@ class TurnVectorizer:
                 by_user.setdefault((turn.tenant, turn.user_id), []).append(turn)
             try:
                 for (tenant, user_id), turns in by_user.items():
-                    await self.embed(UserRef(user_id, tenant), [ExchangeText.of(t) for t in turns])
+                    user = UserRef(user_id, tenant)
+                    # Under a fence pinned now (the turns were read before it): a user erased since has no turns to
+                    # embed (NotFound), one erased during it has its write refused; neither stops the backfill.
+                    with fenced(Fence(user, await self.store.users.epoch(user))):
+                        try:
+                            await self.embed(user, [ExchangeText.of(t) for t in turns])
+                        except (NotFound, UserErased):
+                            log.info("archived turns of %s/%s not embedded: the user was erased", tenant, user_id)
             except MemstackError as exc:
                 log.warning("embedding archived turns stopped after %d: %s: %s", done, type(exc).__name__, exc)
                 return done

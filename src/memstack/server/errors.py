@@ -18,6 +18,7 @@ error                      status  when
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
 ``RequestInFlight``        409     a request with the same ``Idempotency-Key`` is still being answered (``Retry-After``)
+``UserErased``             409     the user was erased while the request ran; nothing more of it was kept
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
 ``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
 other ``MemstackError``    500     server-side configuration or storage failure
@@ -51,6 +52,7 @@ from memstack.errors import (
     StoreBusy,
     StoreUnavailable,
     Unauthorized,
+    UserErased,
 )
 
 __all__ = ["error_response", "install_error_handlers", "response_for", "status_for"]
@@ -64,6 +66,7 @@ _STATUS: tuple[tuple[type[MemstackError], int], ...] = (
     (LimitReached, 409),
     (SessionConflict, 409),
     (RequestInFlight, 409),
+    (UserErased, 409),
     (BudgetExceeded, 400),
     (OverrideViolation, 400),
     (StoreBusy, 503),

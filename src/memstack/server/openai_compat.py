@@ -49,6 +49,7 @@ from memstack.server.schemas import ErrorOut
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.threads import Said, continue_thread, mark_turn
 from memstack.server.wire import json_response
+from memstack.store.fence import Fence, fenced, pin
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, UserRef, new_id
 
 __all__ = ["router"]
@@ -290,7 +291,24 @@ async def _complete(
     agent: Any,
 ) -> Response:
     """The turn itself: the session the conversation continues (its history imported first when memstack never
-    saw it), then the answer, as one completion or as chunks."""
+    saw it), then the answer, as one completion or as chunks. All of it is one piece of work under one erasure fence
+    (:mod:`memstack.store.fence`): an erasure of the user meanwhile leaves none of it, the conversation's mark
+    included."""
+    fence = None if body.temporary else await pin(st.engine.store.users, user)
+    with fenced(fence):
+        return await _complete_fenced(st, user, body, message, system, earlier, agent, fence)
+
+
+async def _complete_fenced(
+    st: ServerState,
+    user: UserRef,
+    body: CompletionIn,
+    message: str,
+    system: str | None,
+    earlier: list[Said],
+    agent: Any,
+    fence: Fence | None,
+) -> Response:
     follow = body.session_id is None and not body.temporary
     if follow:
         thread = await continue_thread(st.engine, user, system, earlier)
@@ -303,7 +321,10 @@ async def _complete(
 
     async def done(result: ChatResult) -> None:
         if follow:
-            await mark_turn(st.engine, user, system, earlier, ("user", message), result.reply, session_id, result.turn)
+            with fenced(fence):  # also when a stream's last event calls it, outside the request's context
+                await mark_turn(
+                    st.engine, user, system, earlier, ("user", message), result.reply, session_id, result.turn
+                )
 
     options: dict[str, Any] = {
         "session_id": session_id,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError, MemstackError, StoreBusy, StoreError
+from memstack.errors import InputError, MemstackError, StoreBusy, StoreError, UserErased
 from memstack.session.artifacts import extract_artifacts
 from memstack.session.base import Summarizer
 from memstack.session.consolidate import consolidate_base_truth, consolidation_due
@@ -45,6 +45,7 @@ from memstack.session.settings import SessionSettings
 from memstack.session.temporary import TemporarySessions
 from memstack.session.window import evict, keep_extra
 from memstack.store.base import HeldLock, Store
+from memstack.store.fence import Fence, fenced
 from memstack.store.leases import Lease
 from memstack.types import (
     ArchivedTurn,
@@ -310,12 +311,24 @@ class SessionService:
             return await self._resume_turns(turns)
 
     async def _resume_turns(self, turns: Sequence[ArchivedTurn]) -> int:
+        """One session's flagged turns, in order, under an erasure fence pinned now (they were read before it): the
+        session must still be there after the pin, or the user was erased meanwhile and there is nothing to do."""
+        first = turns[0]
+        user = UserRef(first.user_id, first.tenant)
+        with fenced(Fence(user, await self.store.users.epoch(user))):
+            if not await self.store.archive.sessions(user, session_id=first.session_id):
+                return 0
+            return await self._resummarize_all(user, turns)
+
+    async def _resummarize_all(self, user: UserRef, turns: Sequence[ArchivedTurn]) -> int:
         done = 0
         for t in sorted(turns, key=lambda t: t.turn):
             try:
-                done += await self._resummarize(UserRef(t.user_id, t.tenant), t, wait=False)
+                done += await self._resummarize(user, t, wait=False)
             except StoreBusy:  # held: its holder finishes it, or the next scan takes it
                 log.debug("session %s is held; turn %d is left to its holder or the next scan", t.session_id, t.turn)
+                return done
+            except UserErased:  # the user was erased since the pin: the turns went with them
                 return done
             except MemstackError as exc:  # stays flagged: the next start tries again
                 log.warning("session %s turn %d could not be summarized again: %s", t.session_id, t.turn, exc)
@@ -413,6 +426,8 @@ class SessionService:
         """Background work logs its failures; what it was doing stays flagged in the store for the next try."""
         try:
             return await work
+        except UserErased as exc:  # nothing of it is kept, as it should be
+            log.info("session background work stopped: %s", exc)
         except MemstackError as exc:
             log.warning("session background work failed: %s", exc)
         except Exception:

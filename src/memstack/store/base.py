@@ -591,9 +591,16 @@ class UserData(Protocol):
         """Remove every row of the user in one transaction (memories, history, hidden items, full-text terms,
         vectors and per-user search indexes, sessions with their turn log, archive, artifacts and snapshots, archive
         statistics, context manifests, session leases, background jobs, responses kept under idempotency keys) and
-        say how many rows of each table went. A pending job removed here is never claimed again; a turn in flight
-        loses its lease (``LeaseLost`` on its next write). Erasing a user the store has never seen removes nothing
-        and is not an error."""
+        say how many rows of each table went. The same transaction gives the user a new erasure epoch
+        (:mod:`memstack.store.fence`): from its commit on, every write of work that pinned the old one is refused
+        (``UserErased``), in any process sharing the store. A pending job removed here is never claimed again.
+        Erasing a user the store has never seen removes nothing and is not an error. On SQLite the erased text is
+        then gone from every file of the store (the database, its write-ahead log, its full-text indexes)."""
+        ...
+
+    async def epoch(self, user: UserRef) -> int:
+        """The user's erasure epoch (``0`` when never erased): what work pins before it reads the user's data
+        (:mod:`memstack.store.fence`)."""
         ...
 
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memstack.errors import InputError, LeaseLost, MemstackError, StoreBusy
+from memstack.store.fence import detached
 from memstack.types import UserRef, new_id
 
 __all__ = [
@@ -310,7 +311,9 @@ class SessionLeases:
 
     def _start_renewing(self) -> None:
         if self._renewer is None or self._renewer.done():
-            self._renewer = asyncio.get_running_loop().create_task(self._renew_loop(), name="memstack-session-leases")
+            self._renewer = asyncio.get_running_loop().create_task(
+                self._renew_loop(), name="memstack-session-leases", context=detached()
+            )
 
     async def _renew_loop(self) -> None:
         while self._held:

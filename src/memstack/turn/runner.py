@@ -19,6 +19,14 @@ does not need: detection only joins at the badge race (and keeps running, and sa
 starts after the reply. A turn that fails before replying (the model, or the record: ``LeaseLost`` when another
 process took the session over) releases the session lock (``abort_turn``) and acknowledges nothing; its detection
 still completes, since the user did say the message.
+
+A turn is erasure-fenced (:mod:`memstack.store.fence`): before it reads anything of the user it pins the user's
+erasure epoch, and every write of the turn and of the work it leaves running (detection, the manifest, phase 2, its
+retries) is refused once the user has been erased since (``UserErased``): an erasure during a turn leaves nothing of
+it. The fence is set around each step of the turn's event stream rather than across the stream (a stream may be
+read from several tasks), and the tasks a step starts inherit it. Per-process copies of the turn's data (the recent
+exchanges, the message's vector) are keyed by the epoch too, so a turn of the same user id after an erasure never
+reads them.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
 from memstack.store import Store
+from memstack.store.fence import NEVER_ERASED, Fence, fenced, pin
+from memstack.store.fence import current as current_fence
 from memstack.tokens import TokenCounter
 from memstack.turn.admission import DEFAULT_ACTIVE_TURNS, FairGate
 from memstack.turn.background import Background
@@ -133,10 +143,10 @@ class RecentExchanges:
         self._keep = keep
         self._max_chars = max_chars
         self._chars = 0
-        self._recent: OrderedDict[tuple[str, str, str], tuple[tuple[str, str], ...]] = OrderedDict()
+        self._recent: OrderedDict[_RecentKey, tuple[tuple[str, str], ...]] = OrderedDict()
 
     def get(self, user: UserRef, session_id: str) -> tuple[tuple[str, str], ...]:
-        return self._recent.get((user.tenant, user.user_id, session_id), ())
+        return self._recent.get(_key(user, session_id), ())
 
     def forget(self, user: UserRef) -> None:
         """Drop every session of ``user`` (the user was erased)."""
@@ -145,16 +155,16 @@ class RecentExchanges:
 
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
         """One exchange; a blank reply (none was given: the offline responder) is left out."""
-        key = (user.tenant, user.user_id, session_id)
+        key = _key(user, session_id)
         said = (("user", message), ("assistant", reply)) if reply.strip() else (("user", message),)
         self._put(key, (*self._recent.get(key, ()), *said))
 
     def load(self, user: UserRef, session_id: str, window: Sequence[RawMessage]) -> tuple[tuple[str, str], ...]:
         """Fill the copy of a session from its stored raw window; what the classifier will read."""
         pairs = tuple((m.role, m.content) for m in window if m.role in ("user", "assistant") and m.content.strip())
-        return self._put((user.tenant, user.user_id, session_id), pairs)
+        return self._put(_key(user, session_id), pairs)
 
-    def _put(self, key: tuple[str, str, str], pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    def _put(self, key: _RecentKey, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
         self._chars -= _chars(self._recent.pop(key, ()))
         self._recent[key] = pairs = pairs[-self._keep :]
         self._chars += _chars(pairs)
@@ -165,6 +175,20 @@ class RecentExchanges:
 
 def _chars(pairs: tuple[tuple[str, str], ...]) -> int:
     return sum(len(text) for _, text in pairs)
+
+
+#: (tenant, user, session, erasure epoch of the running turn's fence).
+_RecentKey = tuple[str, str, str, int]
+
+
+def _epoch() -> int:
+    """The erasure epoch the running work pinned (that of a user never erased when it runs under no fence)."""
+    fence = current_fence()
+    return fence.epoch if fence is not None and fence.epoch is not None else NEVER_ERASED
+
+
+def _key(user: UserRef, session_id: str) -> _RecentKey:
+    return (user.tenant, user.user_id, session_id, _epoch())
 
 
 @dataclass(slots=True)
@@ -199,7 +223,8 @@ _KEEP_VECTORS = 1024
 class TurnRunner:
     def __init__(self, parts: TurnParts) -> None:
         self.parts = parts
-        self._vectors: OrderedDict[tuple[str, str, str, int], Vector] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str, str, int, int], Vector] = OrderedDict()
+        self._pins: dict[tuple[str, str], asyncio.Future[Fence]] = {}  # epoch reads in flight, by user
 
     def forget(self, user: UserRef) -> None:
         """Drop what this process keeps of ``user`` between turns (the user was erased)."""
@@ -248,7 +273,37 @@ class TurnRunner:
         return p.recent.load(req.user, req.session_id, state.raw_window)
 
     async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
-        """Token and tool events (tokens only when ``stream``), then one ``ChatDone``."""
+        """Token and tool events (tokens only when ``stream``), then one ``ChatDone``; every step under the turn's
+        erasure fence (pinned first: a temporary chat writes nothing and needs none)."""
+        fence = None if req.temporary else await self._pin(req.user)
+        steps = self._run(req, stream=stream)
+        try:
+            while True:
+                with fenced(fence):
+                    try:
+                        event = await anext(steps)
+                    except StopAsyncIteration:
+                        return
+                yield event
+        finally:
+            await steps.aclose()
+
+    async def _pin(self, user: UserRef) -> Fence:
+        """The turn's fence (:func:`memstack.store.fence.pin`). Turns of a user that start while a read of their
+        epoch is in flight share it, and resume in the order they asked: the turns of a session reach its lock in
+        the order they arrived (a pin read each could finish in any order on a pool of connections). A shared read
+        began before the later turns did: pinning earlier is always safe."""
+        outer = current_fence()
+        if outer is not None and outer.user == user and outer.epoch is not None:  # part of a larger piece of work
+            return outer
+        key = (user.tenant, user.user_id)
+        shared = self._pins.get(key)
+        if shared is None:
+            shared = self._pins[key] = asyncio.ensure_future(pin(self.parts.store.users, user))
+            shared.add_done_callback(lambda done: self._pins.pop(key, None) if self._pins.get(key) is done else None)
+        return await asyncio.shield(shared)
+
+    async def _run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         p = self.parts
         now, meta = req.at, req.meta
         remember = req.memory and req.agent.memory.enabled and not req.temporary
@@ -357,7 +412,7 @@ class TurnRunner:
         p = self.parts
         vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
         if p.vectorizer is not None and not handle.temporary:  # phase 2 stores it as the archived message's
-            self._vectors[(req.user.tenant, req.user.user_id, handle.session_id, handle.turn)] = vector
+            self._vectors[(req.user.tenant, req.user.user_id, handle.session_id, handle.turn, _epoch())] = vector
             while len(self._vectors) > _KEEP_VECTORS:
                 self._vectors.popitem(last=False)
         top = req.agent.memory.top_k
@@ -389,7 +444,7 @@ class TurnRunner:
                 await p.sessions.abort_turn(handle)
                 raise
             if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
-                key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn)
+                key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn, _epoch())
                 known = self._vectors.pop(key, None)
                 exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
                 known_vectors = {message: known} if known is not None else None

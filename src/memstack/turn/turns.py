@@ -27,6 +27,7 @@ from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, Tu
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
 from memstack.store import Store
+from memstack.store.fence import detached
 from memstack.turn.admission import FairGate
 from memstack.turn.agents import AgentRegistry
 from memstack.turn.background import Background
@@ -137,7 +138,9 @@ class Turns:
         self.background.spawn(self._resume(), name="resume-pending")
         every = self.runner.parts.settings.resume_every_s
         if every > 0 and self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(every), name="memstack-resume-sweep")
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep(every), name="memstack-resume-sweep", context=detached()
+            )
 
     async def _resume(self, *, backfill: bool = True) -> None:
         detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())

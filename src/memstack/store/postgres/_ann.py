@@ -37,7 +37,9 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MemstackError
+from memstack.store.fence import Fence
 from memstack.store.postgres._db import Database
+from memstack.store.postgres._fence import USER_ERASED, enter_fence, erasure_epoch
 from memstack.store.postgres._rows import user_lock_key
 from memstack.types import UserRef
 
@@ -233,6 +235,8 @@ class AnnIndexes:
                     return str(registered)
                 _log.warning("%s indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user))
                 return None
+            # Pinned before the build reads the user's rows: an erasure of the user meanwhile leaves no index behind.
+            fence = Fence(user, await erasure_epoch(conn, user))
             # An index under this name that is not registered is a build that died half-way: start again.
             await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
             started = time.perf_counter()
@@ -250,12 +254,21 @@ class AnnIndexes:
                     user=sql.Literal(user.user_id),
                 )
             )
-            await conn.execute(
-                "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
-                "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
-                "ON CONFLICT DO NOTHING",
-                (user.tenant, user.user_id, name, user.tenant, user.user_id),
-            )
+            try:
+                async with conn.transaction():
+                    await enter_fence(conn, fence)
+                    await conn.execute(
+                        "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
+                        "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
+                        "ON CONFLICT DO NOTHING",
+                        (user.tenant, user.user_id, name, user.tenant, user.user_id),
+                    )
+            except psycopg.Error as exc:
+                if getattr(exc, "sqlstate", None) != USER_ERASED:
+                    raise
+                await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+                _log.info("%s/%s was erased while their HNSW index was built; the index was dropped", *_who(user))
+                return None
             self.builds += 1
             _log.info("built %s for %s/%s in %.1f s", name, *_who(user), time.perf_counter() - started)
             return name

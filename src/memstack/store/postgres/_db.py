@@ -26,7 +26,17 @@ import psycopg
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
-from memstack.errors import ConfigError, InputError, MemstackError, MigrationError, StoreError, StoreUnavailable
+from memstack.errors import (
+    ConfigError,
+    InputError,
+    MemstackError,
+    MigrationError,
+    StoreError,
+    StoreUnavailable,
+    UserErased,
+)
+from memstack.store.fence import current as current_fence
+from memstack.store.postgres._fence import USER_ERASED, enter_fence
 
 __all__ = ["Database", "VectorCodec", "connect", "describe_url", "map_error"]
 
@@ -74,6 +84,11 @@ def map_error(exc: BaseException, where: str) -> MemstackError:
     if isinstance(exc, PoolClosed):
         return StoreError("this PostgreSQL store is closed; open it again with PostgresStore.open()")
     state = getattr(exc, "sqlstate", None) or ""
+    if state == USER_ERASED:
+        return UserErased(
+            "the user was erased after this work began; nothing more of it is written (what it wrote before went "
+            "with the erasure)"
+        )
     if isinstance(exc, UnicodeEncodeError) or state in _UNSTORABLE or _NUL.search(str(exc)):
         # The shared checks (memstack.types.check_text) refuse such text before any work; this is the last line.
         return InputError(
@@ -207,6 +222,20 @@ class Database:
             raise
         except (psycopg.Error, PoolTimeout, PoolClosed, UnicodeEncodeError) as exc:
             raise map_error(exc, self.where) from exc
+
+    @asynccontextmanager
+    async def writing(self, *, single: bool = False) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection for a write of a user's data, in one transaction whose first statement holds the erasure
+        fence the caller runs under, if any (:mod:`memstack.store.postgres._fence`; ``UserErased``, and nothing
+        written, when the user was erased after the fence was pinned). ``single``: the block needs no transaction
+        of its own (one statement, or a write and a read), so without a fence it runs in autocommit."""
+        if single and current_fence() is None:
+            async with self.connection() as conn:
+                yield conn
+            return
+        async with self.connection() as conn, conn.transaction():
+            await enter_fence(conn)
+            yield conn
 
     @asynccontextmanager
     async def searching(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:

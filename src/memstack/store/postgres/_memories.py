@@ -185,7 +185,7 @@ class PgMemories:
         actor = check_actor(actor)
         indexed = self._ann.indexed(user)
         active: int | None = None
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             if limit is not None or not indexed:
                 active = await self._count(conn, user)
@@ -214,7 +214,7 @@ class PgMemories:
         now = utcnow()
         ids = new_ids("mem", len(batch))
         new = [self._prepare(user, m, now, ids[i], matrix[i]) for i, m in enumerate(batch)]
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             cur = conn.cursor()
             async with cur.copy(f"COPY memories ({_INSERT_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
@@ -250,7 +250,7 @@ class PgMemories:
         vector = unit_vector(embedding, self._dim) if embedding is not None else None
         category = parse_category(patch.category) if patch.category is not None else None
         actor = check_actor(actor)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
             after = patched(
@@ -295,7 +295,7 @@ class PgMemories:
     ) -> Memory:
         who = check_forget(memory_id, by, merged_into)
         hidden = check_hidden(memory_id, hide)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
             if not before.is_active:
@@ -317,7 +317,7 @@ class PgMemories:
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
         check_limit(limit)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
             if before.is_active:
@@ -338,7 +338,7 @@ class PgMemories:
 
     async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
         hidden = check_hidden(memory_id, hide)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._lock(conn, user)
             before = await self._fetch(conn, user, memory_id)
             await conn.execute(

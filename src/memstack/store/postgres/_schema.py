@@ -33,6 +33,7 @@ from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
 from memstack.store.postgres._archive_search import migrate_archive_search
+from memstack.store.postgres._fence import migrate_user_erasures, prune_erasures
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.drops import migrate_capture_drops
@@ -195,6 +196,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0017_idempotency_keys", migrate_idempotency_keys),
     ("0018_capture_drops", migrate_capture_drops),
     ("0019_hidden_items", migrate_hidden_items),
+    ("0020_user_erasures", migrate_user_erasures),
 ]
 
 
@@ -211,6 +213,7 @@ async def prepare(
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         await _ensure_pgvector(conn, where)
         await _migrate(conn, dim)
+        await prune_erasures(conn)
         if check_model:
             await _check_model(conn, dim, embedder, where)
 

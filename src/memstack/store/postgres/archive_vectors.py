@@ -90,7 +90,7 @@ class PgArchiveVectors:
         if not rows:
             return 0
         keys = list(dict.fromkeys((sid, turn) for sid, turn, *_ in rows))
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user, "archive_vectors"),))
             cur = await conn.execute(
                 _TURN_SEQS, ([k[0] for k in keys], [k[1] for k in keys], user.tenant, user.user_id)

@@ -24,7 +24,7 @@ class PgContexts:
 
     async def save(self, user: UserRef, manifest: Manifest, *, session_id: str | None = None) -> None:
         check_manifest(manifest, session_id)  # refuses temporary chats and bad ids
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             cur = await conn.execute(
                 "INSERT INTO context_manifests (context_id, tenant, user_id, session_id, created_at, manifest) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (context_id) DO NOTHING",

@@ -39,7 +39,7 @@ class PgDrops:
         self._db = db
 
     async def record(self, user: UserRef, *, at: datetime) -> None:
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             await conn.execute(
                 "INSERT INTO capture_drops (tenant, user_id, count, first_at, last_at) VALUES (%s, %s, 1, %s, %s) "
                 "ON CONFLICT (tenant, user_id) DO UPDATE SET count = capture_drops.count + 1, "

@@ -83,7 +83,7 @@ class PgJobs:
         lease = check_enqueue(kind, key, owner, lease_s)
         body = _json(payload, "payload")
         status = JobStatus.RUNNING if owner is not None else JobStatus.PENDING
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             cur = await conn.execute(
                 "INSERT INTO jobs (id, kind, key, payload, status, attempts, owner, lease_until, created_at, "
                 "updated_at, tenant, user_id) VALUES (%s, %s, %s, %s, %s, %s, %s, "
@@ -130,7 +130,7 @@ class PgJobs:
     async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
         body = _json(state, "state")
         lease = check_lease_s(lease_s)
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             cur = await conn.execute(
                 "UPDATE jobs SET state = %s, lease_until = CASE WHEN status = 'running' "
                 "THEN now() + make_interval(secs => %s) ELSE lease_until END, updated_at = now() "
@@ -144,7 +144,7 @@ class PgJobs:
 
     async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
         body = _json(result, "result") if result is not None else None
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             await self._change(
                 conn,
                 job_id,
@@ -155,7 +155,7 @@ class PgJobs:
 
     async def fail(self, job_id: str, error: str, *, retry_at: datetime | None) -> None:
         message = check_error(error)
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             if retry_at is not None:
                 sets = (
                     "status = 'pending', error = %s, run_after = %s, owner = NULL, lease_until = NULL, "

@@ -77,7 +77,7 @@ class PgLeaseTable:
 
     async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
         params = {"tenant": key[0], "user": key[1], "sid": key[2], "owner": owner, "ttl": ttl_s, "dead": dead}
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             row = await (await conn.execute(_TAKE, params)).fetchone()
         return None if row is None else int(row[0])
 

@@ -45,6 +45,7 @@ from memstack.store._session_rows import (
 from memstack.store.base import HeldLock
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
+from memstack.store.postgres._fence import enter_fence
 from memstack.store.postgres._rows import check_k, utc
 from memstack.store.postgres.hidden import session_hidden
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
@@ -285,6 +286,7 @@ class PgSessions:
                 raise NotFound("session", session_id)
             if row is None or (create and needs_write(row, agent)):
                 async with conn.transaction():
+                    await enter_fence(conn)  # work begun before the user's erasure creates no session after it
                     row = await self._create_or_resume(conn, key, agent, stamp)
             return await self._state(conn, user, session_id, row, window_turns)
 
@@ -343,7 +345,7 @@ class PgSessions:
         }  # fmt: skip
         terms = exchange_terms(turn.user, turn.assistant)
         params.update(terms=terms, n_terms=len(terms))
-        async with self._db.connection() as conn:  # one statement, so one round trip (and one WAL flush)
+        async with self._db.writing(single=True) as conn:  # one statement: one round trip (and one WAL flush)
             row = await (await conn.execute(_RECORD, params)).fetchone()
         turn_count, recorded, held = row if row is not None else (None, 0, 0)
         if turn_count is None:
@@ -386,8 +388,9 @@ class PgSessions:
         async with self._db.connection() as conn, conn.pipeline(), conn.transaction():
             # The record of the turn is durable already; if a crash loses this commit, the turn is pending again
             # and is summarized on restart. So it need not wait for its WAL flush (the next durable commit flushes it).
+            await enter_fence(conn)  # first: the erasure fence, then the lease's (both held until the end)
             await conn.execute("SET LOCAL synchronous_commit = off")
-            fence = await conn.execute(FENCE, p) if lease is not None else None  # first: held until the end
+            fence = await conn.execute(FENCE, p) if lease is not None else None
             session = await conn.execute(_COMMIT_SESSION, p)
             turn = await conn.execute(_COMMIT_TURN, p)
             await conn.execute(f"DELETE FROM session_artifacts WHERE session_seq = ({_SEQ}) AND turn = %(turn)s", p)
@@ -421,7 +424,7 @@ class PgSessions:
     ) -> SessionSummary:
         check_session_id(session_id)
         stamp = utc(now) or utcnow()
-        async with self._db.connection() as conn, conn.transaction():
+        async with self._db.writing() as conn:
             cur = await conn.execute(
                 "UPDATE sessions SET line = %s, line_turn = %s, ended_at = CASE WHEN %s THEN %s ELSE ended_at END "
                 "WHERE tenant = %s AND user_id = %s AND id = %s",

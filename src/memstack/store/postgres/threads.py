@@ -39,7 +39,7 @@ class PgThreads:
         self._db = db
 
     async def mark(self, user: UserRef, digest: str, session_id: str, turn: int) -> None:
-        async with self._db.connection() as conn:
+        async with self._db.writing(single=True) as conn:
             await conn.execute(
                 "INSERT INTO chat_threads (tenant, user_id, digest, session_id, turn) VALUES (%s, %s, %s, %s, %s) "
                 "ON CONFLICT (tenant, user_id, digest) DO UPDATE SET session_id = excluded.session_id, "

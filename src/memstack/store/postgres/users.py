@@ -1,5 +1,16 @@
 """The PostgreSQL store's ``UserData`` role: export one user's rows, or erase them in one transaction.
 
+The erasure's first statements take the user's erasure lock exclusively and give the user a new epoch
+(:mod:`memstack.store.postgres._fence`): it waits for the user's fenced writes in flight, so its deletes see (and
+remove) what they wrote, and every fenced write after its commit is refused.
+
+What PostgreSQL keeps after the commit: the deleted rows stay in their pages as dead tuples (and their index entries)
+until (auto)vacuum reclaims the space, and even then the bytes may stay in free space until it is reused; the
+write-ahead log keeps them until its segments are recycled, and so do replicas, WAL archives and backups. memstack
+does not run ``VACUUM`` after an erasure: it cannot run inside a transaction, it scans every index of each table in
+full (on a store in use that costs far more than the erasure), and it would not clear the log or the copies
+anyway. Where the law asks for the bytes to go, rely on autovacuum and the retention of WAL archives and backups.
+
 Every statement names the tenant and the user (sharding by user, docs/scaling.md; ``tests/store/test_shard_keys.py``).
 A very large user's own HNSW index (:mod:`memstack.store.postgres._ann`) is dropped in the same transaction
 (``DROP INDEX`` is transactional; it locks ``memories`` until the commit, which comes right after), and this
@@ -17,6 +28,7 @@ from psycopg import sql
 from memstack.store._users import ExportSql, export_user
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
+from memstack.store.postgres._fence import erasure_epoch, record_erasure
 from memstack.types import ErasureReport, UserRecord, UserRef, check_id
 
 __all__ = ["PgUserData"]
@@ -125,6 +137,11 @@ class PgUserData:
         async for item in export_user(self._rows, _SQL, user):
             yield item
 
+    async def epoch(self, user: UserRef) -> int:
+        check_id(user.user_id, "user_id")
+        async with self._db.connection() as conn:
+            return await erasure_epoch(conn, user)
+
     async def erase(self, user: UserRef) -> ErasureReport:
         check_id(user.user_id, "user_id")
         await self._ann.forget(user)  # a build of their index in flight would hold the lock DROP INDEX needs
@@ -132,6 +149,7 @@ class PgUserData:
         name = index_name(user)
         removed: dict[str, int] = {}
         async with self._db.connection() as conn, conn.transaction():
+            await record_erasure(conn, user)  # first: waits for the user's fenced writes in flight
             row = await (await conn.execute(_INDEX.encode(), {"name": name})).fetchone()
             dropped = int(row[0]) if row else 0
             if dropped:

@@ -17,12 +17,14 @@ from datetime import datetime
 from typing import TypeVar
 
 from memstack.errors import ConfigError, NotFound, StoreError
+from memstack.store.fence import NEVER_ERASED, erasure_key
+from memstack.store.fence import current as current_fence
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector, check_id
 
-__all__ = ["Core", "opt_ts", "user_key"]
+__all__ = ["Core", "erasure_epoch", "opt_ts", "user_key"]
 
 T = TypeVar("T")
 
@@ -33,6 +35,12 @@ def user_key(user: UserRef) -> tuple[str, str]:
 
 def opt_ts(value: datetime | None) -> str | None:
     return to_ts(value) if value is not None else None
+
+
+def erasure_epoch(conn: sqlite3.Connection, user: UserRef) -> int:
+    """Database thread: the user's erasure epoch (:mod:`memstack.store.fence`; ``0`` when never erased)."""
+    row = conn.execute("SELECT epoch FROM user_erasures WHERE key = ?", (erasure_key(user),)).fetchone()
+    return NEVER_ERASED if row is None else int(row[0])
 
 
 class Core:
@@ -54,10 +62,17 @@ class Core:
         self.calls += 1
         return await self.db.run(fn)
 
-    def write(self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T]) -> T:
-        """Database thread: ``body`` in a write transaction, after catching up with other processes' commits."""
+    def write(self, conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], T], *, fenced: bool = True) -> T:
+        """Database thread: ``body`` in a write transaction, after catching up with other processes' commits.
+
+        Under an erasure fence (:mod:`memstack.store.fence`) the transaction first checks that the fenced user was
+        not erased since the fence was pinned (``UserErased``, nothing written). ``fenced=False``: writes that
+        cannot carry a user's data back (a lease renewed or given back)."""
         with transaction(conn, write=True):
             self.note_foreign(conn)
+            fence = current_fence() if fenced else None
+            if fence is not None and fence.epoch is not None:
+                fence.check(erasure_epoch(conn, fence.user))
             return body(conn)
 
     # -- other processes' writes ----------------------------------------------------------------------------------

@@ -1,13 +1,19 @@
 """One SQLite connection and the one thread that uses it.
 
 Every statement runs on a dedicated single-worker executor, so the event loop never waits on the database and the
-connection is never shared between threads. ``sqlite3`` errors never escape: they are mapped to the typed tree of
-:mod:`memstack.errors` with a message that says what to do.
+connection is never shared between threads; it runs in a copy of the caller's context, so the caller's
+:mod:`erasure fence <memstack.store.fence>` holds there. ``sqlite3`` errors never escape: they are mapped to the typed
+tree of :mod:`memstack.errors` with a message that says what to do.
+
+Every connection deletes securely (``PRAGMA secure_delete``): the bytes of a deleted or rewritten row are overwritten
+with zeros, in its page and in pages given back to the free list, so what a user said is not left in the file after
+the row is gone (an erasure then empties the write-ahead log too, :mod:`memstack.store.sqlite.users`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sqlite3
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -113,6 +119,7 @@ class Database:
             conn.execute("PRAGMA wal_autocheckpoint=16000")
             conn.execute("PRAGMA journal_size_limit=67108864")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA secure_delete=ON")
         except BaseException:
             conn.close()
             raise
@@ -123,7 +130,8 @@ class Database:
         if self._executor is None:
             raise StoreError(f"the store on {self.path} is closed; open it again")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(self._call, fn, connect))
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(self._executor, partial(context.run, self._call, fn, connect))
 
     def _call(self, fn: Callable[[sqlite3.Connection], T], connect: bool) -> T:
         try:

@@ -24,6 +24,7 @@ from memstack.store.sqlite.leases import migrate_session_leases
 from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.store.sqlite.threads import migrate_chat_threads
+from memstack.store.sqlite.users import migrate_user_erasures
 from memstack.types import utcnow
 
 __all__ = ["MIGRATIONS", "check_embedder", "migrate"]
@@ -180,6 +181,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("016_idempotency_keys", migrate_idempotency_keys),
     ("017_capture_drops", migrate_capture_drops),
     ("018_hidden_items", migrate_hidden_items),
+    ("019_user_erasures", migrate_user_erasures),
 ]
 
 

@@ -92,7 +92,7 @@ class SQLiteLeaseTable:
                     kept.add(key)
             return kept
 
-        return await self._core.run(lambda conn: self._core.write(conn, body))
+        return await self._core.run(lambda conn: self._core.write(conn, body, fenced=False))
 
     async def give_back(self, key: LeaseKey, lease: Lease) -> None:
         def body(conn: sqlite3.Connection) -> None:
@@ -102,4 +102,4 @@ class SQLiteLeaseTable:
                 (*key, lease.owner, lease.token),
             )
 
-        await self._core.run(lambda conn: self._core.write(conn, body))
+        await self._core.run(lambda conn: self._core.write(conn, body, fenced=False))

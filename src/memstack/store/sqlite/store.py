@@ -36,7 +36,7 @@ from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 from memstack.store.sqlite.threads import SQLiteThreads
-from memstack.store.sqlite.users import SQLiteUserData
+from memstack.store.sqlite.users import SQLiteUserData, finish_purges, prune_erasures
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -111,6 +111,8 @@ class SQLiteStore:
     def _setup(self, conn: sqlite3.Connection) -> None:
         migrate(conn, self.path)
         check_embedder(conn, self.path, embedder=self._core.embedder, dim=self._core.dim)
+        finish_purges(conn)  # an erasure whose process died before it emptied the write-ahead log
+        prune_erasures(conn)
         self._core.open_watch()
         self._core.sync(conn)
 
