@@ -99,3 +99,11 @@ def test_sqlite_cache_defaults_to_the_whole_data_set() -> None:
     cfg = RetrievalConfig(users=1000, per_user=500, dim=384)
     assert cfg.sqlite_cache_mb * 2**20 >= 1000 * 500 * 384 * 4
     assert RetrievalConfig(cache_mb=64).sqlite_cache_mb == 64
+
+
+def test_erase_bench_prints_one_json_line() -> None:
+    args = ["bench", "erase", "--memories", "20", "--turns", "3", "--others", "3", "--per-other", "5", "--runs", "2"]
+    result = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert len(summary["runs"]) == 2 and summary["median_s"] >= 0 and summary["memories"] == 20

@@ -53,6 +53,7 @@ _RUN_ELSEWHERE = {
     "bench capture": "tests/capture/test_bench_capture.py",
     "bench chat": "tests/server/test_bench_chat.py",
     "bench context": "tests/context/test_cli.py",
+    "bench erase": "tests/test_bench.py",
     "bench http": "tests/server/test_bench_http.py",
     "bench plans": "needs PostgreSQL with pg_stat_statements; its workload runs in tests/store/test_shard_keys.py",
     "bench retrieval": "tests/test_bench.py",
