@@ -7,7 +7,7 @@ import pytest
 
 from memstack.capture.clauses import clauses, restore_subject
 from memstack.capture.instructions import standing_instruction
-from memstack.capture.rewrite import third_person, user_possessives
+from memstack.capture.rewrite import third_person
 
 P = "User's preference for replies: "
 
@@ -164,18 +164,5 @@ def test_a_memory_is_written_as_a_sentence_someone_would_write(sentence: str, me
     assert third_person(sentence, their=True) == memory
 
 
-def test_the_default_third_person_is_what_the_update_judge_reads() -> None:
+def test_without_their_the_users_things_are_written_as_users() -> None:
     assert third_person("I quit my job at Stripe") == "User quit User's job at Stripe"
-
-
-@pytest.mark.parametrize(
-    ("memory", "judged"),
-    [
-        ("User quit their job at KPMG.", "User quit User's job at KPMG."),
-        ("User and their girlfriend moved in together.", "User's girlfriend and User moved in together."),
-        ("User and Tom finalized their divorce.", "Tom and User finalized User's divorce."),
-        ("User's sister visits their mom.", "User's sister visits their mom."),  # the sister's: left alone
-    ],
-)
-def test_a_memory_reads_back_in_the_form_the_update_judge_reads(memory: str, judged: str) -> None:
-    assert user_possessives(memory) == judged

@@ -11,9 +11,9 @@ import pytest
 
 from memstack.capture.judge import UpdateKind, get_update_judge
 from memstack.capture.judge.model import ModelJudge, parse_decisions
+from memstack.capture.judge.offline import LearnedJudge
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.pipeline import CapturePipeline
-from memstack.capture.updates import OfflineUpdates
 from memstack.embed import Embedder
 from memstack.errors import ConfigError, MalformedResponse
 from memstack.store import Store
@@ -40,7 +40,7 @@ async def store(tmp_path: Path, minilm: Embedder) -> AsyncIterator[Store]:
 
 
 def _judge(server: ScriptedOpenAIServer, **options: float) -> ModelJudge:
-    return ModelJudge(server.chat_model(JUDGE), OfflineUpdates(), owns_model=True, **options)  # type: ignore[arg-type]
+    return ModelJudge(server.chat_model(JUDGE), LearnedJudge(), owns_model=True, **options)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -221,7 +221,7 @@ async def test_a_failing_model_leaves_the_decision_to_the_offline_judge(
         await judge.aclose()
     assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
     note = (await store.index.history(ALICE, old.id))[-1].note
-    assert f"llm:openai:{JUDGE} failed" in note and "(offline)" in note and "residence" in note
+    assert f"llm:openai:{JUDGE} failed" in note and "(offline)" in note and "the head reads it as news" in note
     assert len(_judge_requests(server)) == 2  # the call and its one retry
 
 

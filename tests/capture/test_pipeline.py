@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from memstack.capture.judge.model import ModelJudge
+from memstack.capture.judge.offline import LearnedJudge
 from memstack.capture.pipeline import CapturePipeline, DetectionResult, PipelineEvent, PipelineSettings
 from memstack.config import TierLimits
 from memstack.embed import Embedder
@@ -242,9 +244,17 @@ async def test_a_contradiction_supersedes_the_older_memory_with_history(
     make.server.script(
         MODEL,
         found(mem("User hates spicy food", "preference")),
-        Reply.json({"action": "update", "id": "m1", "reason": "opposite polarity about spicy food"}),  # the judge
+        Reply.json(
+            {"decisions": [{"fact": "f1", "action": "supersede", "memory": "m1", "reason": "opposite polarity"}]}
+        ),
     )
-    result = await make().start(ALICE, "Ugh, I actually hate spicy food", at=AT, session_id="s2", turn=7)
+    judge = ModelJudge(make.server.chat_model(MODEL), LearnedJudge(minilm), owns_model=True)  # the same model judges
+    try:
+        result = await make(updates=judge).start(
+            ALICE, "Ugh, I actually hate spicy food", at=AT, session_id="s2", turn=7
+        )
+    finally:
+        await judge.aclose()
     (update,) = result.updates
     assert update.action is UpdateAction.UPDATED and update.id == old.id and update.content == "User hates spicy food"
     (memory,) = await store.index.list(ALICE)  # one active fact, never both

@@ -333,7 +333,7 @@ class DedupRule:
     """Decides duplicate / update / new for a candidate against its nearest existing memories.
 
     ``updates=False`` leaves updates to someone else (the capture writer's update judge,
-    :mod:`~memstack.capture.updates`): the rule then only says duplicate or new.
+    :mod:`~memstack.capture.judge`): the rule then only says duplicate or new.
     """
 
     def __init__(self, params: DedupParams, *, updates: bool = True) -> None:

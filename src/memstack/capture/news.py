@@ -4,7 +4,8 @@ memories.
 The offline classifier keeps first-person self-disclosure, but news about a memory is often told otherwise: "Sadly
 Bubbles didn't make it", "Robert passed away in February", "The Taylor Swift show got called off", "They made me
 store manager". After classification, :class:`NewsFinder` takes each statement of the message that no candidate
-came from and that has a change word (:data:`CHANGE_WORDS`: a cheap filter, so most messages cost nothing more),
+came from and that has a change word (:data:`~memstack.capture.judge.features.CHANGE_WORDS`, the judge's own list:
+a cheap filter, so most messages cost nothing more),
 rewrites it about "User", embeds them in one batch and asks the update judge (whichever is configured, one call for
 all of them) against the user's nearest memories. Only a sentence the judge
 says supersedes a memory becomes a candidate (in that memory's category, or ``schedule`` when it names a date ahead);
@@ -16,11 +17,11 @@ Used with the offline classifier only: an LLM classifier reads the whole message
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 
 from memstack.capture.judge import UPDATE_NEIGHBOURS, JudgeItem, UpdateJudge
+from memstack.capture.judge.features import CHANGE_WORDS
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import statements
 from memstack.dates import expiry_for, find_dates, resolve
@@ -28,19 +29,8 @@ from memstack.embed import Embedder
 from memstack.store.base import Store
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, MemoryFilter, UserRef
 
-__all__ = ["CHANGE_WORDS", "NEWS_CONFIDENCE", "NewsFinder"]
+__all__ = ["NEWS_CONFIDENCE", "NewsFinder"]
 
-#: Words without which a sentence is not looked at (the judge's patterns all contain one of them).
-CHANGE_WORDS = re.compile(
-    r"\b(?:no longer|anymore|any more|any longer|no more|after all|stopp?ed|quit|gave up|given up|left|moved|"
-    r"moving|relocated|transferred|switched|changed|swapped|traded|replaced|sold|lost|stole|stolen|broke|broken|"
-    r"split|divorced|separated|ended|over|passed away|died|put down|make it|made \w+|rehomed|ran away|"
-    r"called off|cancell?ed|scrapped|postponed|rescheduled|pushed back|delayed|fell through|decided|"
-    r"retired|resigned|fired|laid off|let go|promoted|became|these days|nowadays|from now on|instead|used to|"
-    r"again|new|deleted|done with|cut out|ditched|dumped|dropped|withdrew|pulled out|backed out|stepped down|"
-    r"quits|goodbye|off the table|healed|recovered|since)\b",
-    re.IGNORECASE,
-)
 #: Confidence of a candidate found this way (the judge's rules matched; like a change cue of the classifier).
 NEWS_CONFIDENCE = 0.85
 #: At most this many sentences of one message are looked at.
@@ -101,7 +91,7 @@ def _covered(sentence: str, kept: Sequence[Candidate]) -> bool:
 def _draft(sentence: str, at: datetime) -> Candidate | None:
     """The sentence as a candidate about "User", dates made absolute (``schedule`` when it names a date ahead)."""
     text, _ = resolve(sentence, at)
-    content = third_person(text).rstrip(" ,;:-")
+    content = third_person(text, their=True).rstrip(" ,;:-")
     if len(content.split()) < 3:
         return None
     if len(content) > MAX_CONTENT_CHARS:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SUBJECT", "strip_preamble", "third_person", "user_possessives"]
+__all__ = ["SUBJECT", "strip_preamble", "third_person"]
 
 #: The subject every captured memory is written about.
 SUBJECT = "User"
@@ -190,24 +190,3 @@ def third_person(sentence: str, *, their: bool = False) -> str:
     text = "".join(out).strip()
     text = re.sub(r"\s+", " ", text)
     return text[:1].upper() + text[1:]
-
-
-_THEIR = re.compile(r"\b(?:their|theirs|them|themselves)\b", re.IGNORECASE)
-_USER_AND = re.compile(
-    r"^User and (?P<who>(?:their|User's) )?(?P<other>[^,.;]+?)(?= (?:are|were|have|had|moved|got|broke|finali[sz]ed|"
-    r"split|share|co-own|own|live|met|adopted|bought|sold|separated|divorced)\b)"
-)
-
-
-def user_possessives(memory: str) -> str:
-    """A memory as :func:`third_person` writes it by default: "their" read back as the user's where the user is the
-    subject ("User quit their job" → "User quit User's job", "User and their wife are …" → "User's wife and User
-    are …"). For readers written for that form (the update judge's patterns); the stored text keeps "their"."""
-    if not memory.startswith(f"{SUBJECT} "):
-        return memory
-    shared = _USER_AND.match(memory)
-    if shared is not None:
-        other = f"User's {shared.group('other')}" if shared.group("who") else shared.group("other")
-        memory = f"{other} and {SUBJECT}{memory[shared.end() :]}"
-    words = {"their": "User's", "theirs": "User's", "them": "User", "themselves": "User"}
-    return _THEIR.sub(lambda m: words[m.group(0).lower()], memory)

@@ -3,7 +3,7 @@
 Chosen by its own setting, never by another role's type (``update_model`` / ``$MEMSTACK_UPDATE_MODEL``; unset, it
 follows ``classifier_model``, and with neither it is offline)::
 
-    judge = get_update_judge("offline")                  # no model: see memstack.capture.judge.offline
+    judge = get_update_judge("offline")                  # no model: a learned head, memstack.capture.judge.offline
     judge = get_update_judge("openai:gpt-4o-mini")       # one structured call per batch, offline fallback
     verdicts = await judge.judge([JudgeItem(candidate, nearest)])
 
@@ -30,14 +30,14 @@ __all__ = [
 ]
 
 
-def _rules(**_: Any) -> UpdateJudge:
-    from memstack.capture.updates import OfflineUpdates
+def _learned(*, embedder: Any = None) -> UpdateJudge:
+    from memstack.capture.judge.offline import LearnedJudge
 
-    return OfflineUpdates()
+    return LearnedJudge(embedder)
 
 
 #: Offline judges by name; ``offline`` is the default one. Each factory takes the engine's embedder as ``embedder``.
-OFFLINE_JUDGES: dict[str, Callable[..., UpdateJudge]] = {"offline": _rules, "offline:rules": _rules}
+OFFLINE_JUDGES: dict[str, Callable[..., UpdateJudge]] = {"offline": _learned}
 
 
 def register_offline_judge(name: str, factory: Callable[..., UpdateJudge]) -> None:
