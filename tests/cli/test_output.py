@@ -68,6 +68,7 @@ _RUN_ELSEWHERE = {
     "eval guard": "tests/evals/test_eval_guard.py",
     "eval locomo": "tests/retrieval/test_locomo_eval.py",
     "eval memories": "tests/evals/test_eval_commands.py",
+    "eval supersedes": "tests/evals/test_eval_commands.py",
     "eval updates": "tests/evals/test_eval_updates.py",
     "reembed": "tests/cli/test_reembed_cli.py",
     "users delete": "tests/cli/test_users_cli.py",

@@ -144,3 +144,26 @@ def test_eval_extraction_rejects_what_is_not_locomo(tmp_path: Path, payload: str
     data.write_text(payload, encoding="utf-8")
     result = CliRunner().invoke(main, ["eval", "extraction", "--data", str(data), "--json"])
     assert result.exit_code == 1 and "Error" in result.output
+
+
+def test_eval_supersedes_chats_every_user_turn_and_lists_what_was_replaced(tmp_path: Path) -> None:
+    data, report = tmp_path / "locomo.json", tmp_path / "replaced.jsonl"
+    locomo(data)
+    args = ["eval", "supersedes", "--data", str(data), "--report", str(report), "--json", "--no-progress"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out = last_json(result.stdout)
+    assert list(out) == [
+        "conversations",
+        "turns",
+        "memories",
+        "superseded",
+        "superseded_per_1000_turns",
+        "seconds",
+        "judge",
+    ]
+    user_turns = 3  # the speaker_a side of the sample: Ana
+    assert (out["conversations"], out["turns"], out["judge"]) == (1, user_turns, "offline")
+    assert out["memories"] >= 1  # "My pottery exam is next Thursday" is kept
+    rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == out["superseded"] and all({"before", "after", "note"} <= set(r) for r in rows)

@@ -298,3 +298,66 @@ def updates_command(
         f"updates applied ({summary['update_rate']:.1%}), {summary['compatible_superseded']} of "
         f"{summary['compatible']} compatible superseded; p50 {summary['p50_ms']} ms"
     )
+
+
+@eval_group.command("supersedes")
+@_data_option("LoCoMo-format JSON (e.g. ../shared/eval/locomo/locomo-dev.json).")
+@click.option("--classifier", default="offline", show_default=True, help="offline, or a model string for the LLM.")
+@click.option("--update-model", default=None, help="The update judge: offline or a model string.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N conversations.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write each memory replaced here (JSONL).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def supersedes_command(
+    data: Path,
+    classifier: str,
+    update_model: str | None,
+    embedder: str,
+    limit: int | None,
+    report: Path | None,
+    as_json: bool,
+    progress: bool,
+) -> None:
+    """Chat every user turn of each conversation in order and list every memory the turns replaced.
+
+    Last line: {"conversations","turns","memories","superseded","superseded_per_1000_turns","seconds","judge"}.
+    """
+    import json
+
+    from memstack.evals.common import emit
+    from memstack.evals.common import progress as progress_bar
+    from memstack.evals.locomo_data import read_locomo
+    from memstack.evals.supersedes import scan_conversations
+
+    try:
+        conversations = read_locomo(data)[:limit]
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from exc
+    total = sum(1 for c in conversations for t in c.turns if t.speaker == c.user_speaker)
+    with progress_bar("turns", total, enabled=progress) as bar:
+        summary, found = run_async(
+            lambda: scan_conversations(
+                conversations,
+                embedder=embedder,
+                classifier=classifier,
+                update_model=update_model,
+                progress=bar.advance,
+            )
+        )
+    if report is not None:
+        report.write_text("".join(json.dumps(f.to_dict(), ensure_ascii=False) + "\n" for f in found), "utf-8")
+    if as_json:
+        emit(summary)
+        return
+    for f in found:
+        click.echo(f"{f.conversation}: {f.before!r} → {f.after!r} ({f.note})")
+    click.echo(
+        f"{summary['turns']} turns of {summary['conversations']} conversations ({summary['judge']}): "
+        f"{summary['superseded']} memories replaced of {summary['memories']}"
+    )
