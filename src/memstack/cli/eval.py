@@ -328,12 +328,10 @@ def supersedes_command(
 
     Last line: {"conversations","turns","memories","superseded","superseded_per_1000_turns","seconds","judge"}.
     """
-    import json
-
     from memstack.evals.common import emit
     from memstack.evals.common import progress as progress_bar
     from memstack.evals.locomo_data import read_locomo
-    from memstack.evals.supersedes import scan_conversations
+    from memstack.evals.supersedes import scan_conversations, write_report
 
     try:
         conversations = read_locomo(data)[:limit]
@@ -351,7 +349,7 @@ def supersedes_command(
             )
         )
     if report is not None:
-        report.write_text("".join(json.dumps(f.to_dict(), ensure_ascii=False) + "\n" for f in found), "utf-8")
+        write_report(report, found)
     if as_json:
         emit(summary)
         return

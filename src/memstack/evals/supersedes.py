@@ -12,6 +12,7 @@ not an accuracy: most superseded memories in a conversation about a life that ba
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from memstack.config import Config
 from memstack.evals.locomo_data import Conversation
 from memstack.types import HistoryAction, Memory
 
-__all__ = ["Superseded", "scan_conversations"]
+__all__ = ["Superseded", "scan_conversations", "write_report"]
 
 _REPLACED = (HistoryAction.SUPERSEDE, HistoryAction.UPDATE)
 
@@ -97,3 +98,8 @@ async def _all_memories(ms: Any, user: str) -> list[Memory]:
     while page := await ms.list(user, include_deleted=True, limit=500, offset=len(out)):
         out.extend(page)
     return out
+
+
+def write_report(path: Path, found: Sequence[Superseded]) -> None:
+    """Each memory replaced as one JSON line (``--report``)."""
+    path.write_text("".join(json.dumps(f.to_dict(), ensure_ascii=False) + "\n" for f in found), encoding="utf-8")
