@@ -193,7 +193,9 @@ def test_the_shipped_head_reads_the_features_this_memstack_computes() -> None:
     unit = np.ones(384, dtype=np.float32) / np.sqrt(384)
     kinds = head.attributes.probabilities(unit)[0]
     assert head.model == "local:minilm" and head.features == FEATURES_VERSION
-    assert head.weights.shape == pair_features("User moved.", "User lives in Porto.", unit, unit, kinds, kinds).shape
+    x = pair_features("User moved.", "User lives in Porto.", unit, unit, kinds, kinds)
+    assert head.linear.shape == x.shape == head.mean.shape and head.hidden.shape[0] == x.shape[0]
+    assert head.logits(x[None, :]).shape == (1,)
     assert head.about["cross_validation"]["compatible"] > 100  # chosen on the development cases, out of fold
 
 

@@ -106,7 +106,7 @@ def test_news_that_replaces_a_memory_shows_as_updated_in_the_badge(rig: ChatRig)
         assert update["id"] == old and "Berlin" in update["content"]
         history = acme.get(f"/v1/users/pia/memories/{old}/history").json()["events"]
         assert [e["action"] for e in history] == ["create", "supersede"]
-        assert history[-1]["before"]["content"] == "User lives in Paris." and "residence" in history[-1]["note"]
+        assert history[-1]["before"]["content"] == "User lives in Paris." and "(offline)" in history[-1]["note"]
 
 
 def test_chat_streams_tokens_then_a_final_event_with_memory_updates(rig: ChatRig) -> None:

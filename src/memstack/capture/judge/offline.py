@@ -1,8 +1,9 @@
 """The offline update judge (``offline``): a learned head over the embeddings memstack computes, no phrase tables.
 
 For each candidate, the memories nearest to it (at most :data:`TOP`, cosine ≥ :data:`MIN_COSINE`: a memory about
-something else is not read) are scored with the candidate by a logistic head over
-:func:`~memstack.capture.judge.features.pair_features` (the two embeddings and a few general cues); the head answers
+something else is not read) are scored with the candidate by two readers of
+:func:`~memstack.capture.judge.features.pair_features` (the two embeddings and a few general cues), a logistic
+regression and a small network with one hidden layer, averaged; the head answers
 how likely the candidate makes the memory no longer true. The most likely memory is superseded when the head's logit
 reaches its threshold, unless the candidate is news about someone else ("User's sister moved to Berlin", "Robert's
 father passed away") and the memory is about the user: that never ends what the user's memory says. Otherwise the
@@ -47,42 +48,76 @@ TOP = 4
 
 @dataclass(frozen=True, slots=True)
 class JudgeHead:
-    """A logistic head: ``logit = weights · features + bias``; a memory is superseded from ``threshold`` up.
-    ``attributes``: the attribute head the features read (:mod:`~memstack.capture.judge.attributes`)."""
+    """Two readers of the pair features, averaged: a logistic regression (``linear``, ``linear_bias``) and a small
+    network (standardised inputs, one hidden ReLU layer, one logit). Each score is put on the scale of its
+    compatible development cases (``norms``: mean and spread of the linear, then of the network's out-of-fold
+    scores) before the two are averaged; a memory is superseded from ``threshold`` up. ``attributes``: the
+    attribute head the features read (:mod:`~memstack.capture.judge.attributes`)."""
 
     model: str  # the embedding model the head reads
     features: int  # FEATURES_VERSION it was trained on
-    weights: npt.NDArray[np.float32]
-    bias: float
+    linear: npt.NDArray[np.float32]
+    linear_bias: float
+    norms: tuple[float, float, float, float]
+    mean: npt.NDArray[np.float32]
+    scale: npt.NDArray[np.float32]
+    hidden: npt.NDArray[np.float32]  # features × units
+    hidden_bias: npt.NDArray[np.float32]
+    out: npt.NDArray[np.float32]  # units
+    out_bias: float
     threshold: float
     attributes: AttributeHead
     about: dict[str, Any] = field(default_factory=dict)
 
     def logits(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        return np.asarray(x @ self.weights + self.bias, dtype=np.float32)
+        linear_mean, linear_spread, net_mean, net_spread = self.norms
+        linear = (x @ self.linear + self.linear_bias - linear_mean) / linear_spread
+        h = np.maximum(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias, 0.0)
+        net = (h @ self.out + self.out_bias - net_mean) / net_spread
+        return np.asarray((linear + net) / 2, dtype=np.float32)
 
     def to_json(self) -> str:
+        def rounded(a: npt.NDArray[np.float32]) -> Any:
+            return np.round(a.astype(np.float64), 5).tolist()
+
         return json.dumps(
             {
                 "model": self.model,
                 "features": self.features,
                 "threshold": round(self.threshold, 5),
-                "bias": round(self.bias, 6),
-                "weights": [round(float(w), 6) for w in self.weights],
+                "linear": rounded(self.linear),
+                "linear_bias": round(self.linear_bias, 6),
+                "norms": [round(n, 6) for n in self.norms],
+                "mean": rounded(self.mean),
+                "scale": rounded(self.scale),
+                "hidden": rounded(self.hidden),
+                "hidden_bias": rounded(self.hidden_bias),
+                "out": rounded(self.out),
+                "out_bias": round(self.out_bias, 6),
                 "attributes": self.attributes.to_dict(),
                 "about": self.about,
-            },
-            indent=1,
+            }
         )
 
     @classmethod
     def from_json(cls, text: str) -> JudgeHead:
         data = json.loads(text)
+
+        def array(key: str) -> npt.NDArray[np.float32]:
+            return np.asarray(data[key], dtype=np.float32)
+
         return cls(
             str(data["model"]),
             int(data["features"]),
-            np.asarray(data["weights"], dtype=np.float32),
-            float(data["bias"]),
+            array("linear"),
+            float(data["linear_bias"]),
+            (float(data["norms"][0]), float(data["norms"][1]), float(data["norms"][2]), float(data["norms"][3])),
+            array("mean"),
+            array("scale"),
+            array("hidden"),
+            array("hidden_bias"),
+            array("out"),
+            float(data["out_bias"]),
             float(data["threshold"]),
             AttributeHead.from_dict(data["attributes"]),
             dict(data.get("about", {})),
