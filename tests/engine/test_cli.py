@@ -41,13 +41,13 @@ def test_offline_chat_with_badge_memories_explain_and_forget(tmp_path: Path) -> 
 
 
 def test_news_that_replaces_a_memory_shows_the_memory_updated_badge(tmp_path: Path) -> None:
-    stdin = "Remember that I live in Paris.\nRemember that I moved to Berlin.\n/memories\n/quit\n"
+    stdin = "Remember that I live in Porto.\nRemember that I moved to Lisbon.\n/memories\n/quit\n"
     result = _run(tmp_path, ["chat", "--user", "ana"], stdin)
     assert result.exit_code == 0, result.output
-    assert "✓ Memory saved (fact) User lives in Paris." in result.output
-    assert "✓ Memory updated (fact) User moved to Berlin." in result.output
+    assert "✓ Memory saved (fact) User lives in Porto." in result.output
+    assert "✓ Memory updated (fact) User moved to Lisbon." in result.output
     with sqlite3.connect(tmp_path / "home" / "memstack.db") as conn:
-        assert conn.execute("SELECT content FROM memories WHERE is_active").fetchall() == [("User moved to Berlin.",)]
+        assert conn.execute("SELECT content FROM memories WHERE is_active").fetchall() == [("User moved to Lisbon.",)]
 
 
 def test_a_full_tier_says_what_it_did_not_save(tmp_path: Path) -> None:

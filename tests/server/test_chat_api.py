@@ -98,15 +98,15 @@ def test_chat_turns_keep_the_session_and_capture_memories(rig: ChatRig) -> None:
 
 def test_news_that_replaces_a_memory_shows_as_updated_in_the_badge(rig: ChatRig) -> None:
     with rig.client(rig.key_a) as acme:
-        added = acme.post("/v1/users/pia/memories", json={"content": "User lives in Paris.", "category": "fact"})
+        added = acme.post("/v1/users/pia/memories", json={"content": "User lives in Porto.", "category": "fact"})
         assert added.status_code == 201, added.text
         old = added.json()["id"]
-        body = acme.post("/v1/chat", json={"user_id": "pia", "message": "Remember that I moved to Berlin."}).json()
+        body = acme.post("/v1/chat", json={"user_id": "pia", "message": "Remember that I moved to Lisbon."}).json()
         (update,) = [u for u in body["memory_updates"] if u["action"] == "updated"]  # the "Memory updated" badge
-        assert update["id"] == old and "Berlin" in update["content"]
+        assert update["id"] == old and "Lisbon" in update["content"]
         history = acme.get(f"/v1/users/pia/memories/{old}/history").json()["events"]
         assert [e["action"] for e in history] == ["create", "supersede"]
-        assert history[-1]["before"]["content"] == "User lives in Paris." and "(offline)" in history[-1]["note"]
+        assert history[-1]["before"]["content"] == "User lives in Porto." and "(offline)" in history[-1]["note"]
 
 
 def test_chat_streams_tokens_then_a_final_event_with_memory_updates(rig: ChatRig) -> None:
