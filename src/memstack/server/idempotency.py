@@ -9,7 +9,8 @@ The writes (``POST /v1/users/{user_id}/memories``, ``PATCH`` and ``DELETE …/me
   database sees the claim, and it survives a restart), runs, and its answer (status and body) is kept for
   ``ServerSettings.idempotency_ttl_s`` (a day);
 * a retry with the same key and the same request (method, path, query, and the JSON body, whatever its spacing and
-  key order) is answered with the kept answer and ``Idempotent-Replayed: true``, without the work being done again;
+  key order; a repeated query parameter's values in the order sent, since a route reads the last) is answered
+  with the kept answer and ``Idempotent-Replayed: true``, without the work being done again;
 * the same key with another request: 400 (``InputError``) saying so; use a new key for a new request;
 * a retry while the first request is still being answered: 409 (``RequestInFlight``) with ``Retry-After``;
 * answers that ask for a retry (409: a session conflict, a full tier; 5xx) are not kept: the claim is released and
@@ -35,6 +36,7 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated
+from urllib.parse import parse_qsl
 
 from fastapi import Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -47,7 +49,7 @@ from memstack.server.state import ServerState
 from memstack.store.base import IdempotencyStore
 from memstack.types import StoredResponse, UserRef, utcnow
 
-__all__ = ["HEADER", "REPLAYED", "IdempotencyKey", "fingerprint", "idempotent", "sweep_forever"]
+__all__ = ["HEADER", "REPLAYED", "IdempotencyKey", "canonical_query", "fingerprint", "idempotent", "sweep_forever"]
 
 log = logging.getLogger("memstack.server")
 
@@ -77,15 +79,24 @@ def _check_key(key: str) -> None:
         raise InputError(f"the {HEADER} header must be 1-255 printable ASCII characters, e.g. a UUID")
 
 
+def canonical_query(query: str) -> str:
+    """The query string as the routes read it: its parameters decoded, ordered by name, and a repeated name's values
+    in the order sent. Two parameters with different names may come in either order (no route reads them in
+    order), but ``?permanent=true&permanent=false`` is not ``?permanent=false&permanent=true``: a route reads the
+    last value of a repeated name, so those are a soft delete and a permanent one."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return json.dumps(sorted(pairs, key=lambda pair: pair[0]), ensure_ascii=False, separators=(",", ":"))
+
+
 async def fingerprint(request: Request) -> str:
-    """What makes two requests the same: method, path, query and body (JSON compared as data: spacing and key order
-    aside)."""
+    """What makes two requests the same: method, path, query (:func:`canonical_query`) and body (JSON compared as
+    data: spacing and key order aside)."""
     raw = await request.body()
     try:
         body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     except ValueError:
         body = raw
-    query = "&".join(sorted(request.url.query.split("&"))) if request.url.query else ""
+    query = canonical_query(request.url.query)
     digest = hashlib.sha256()
     for part in (request.method.encode(), request.url.path.encode(), query.encode(), body):
         digest.update(len(part).to_bytes(8, "big") + part)
