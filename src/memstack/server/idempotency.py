@@ -49,7 +49,18 @@ from memstack.server.state import ServerState
 from memstack.store.base import IdempotencyStore
 from memstack.types import StoredResponse, UserRef, utcnow
 
-__all__ = ["HEADER", "REPLAYED", "IdempotencyKey", "canonical_query", "fingerprint", "idempotent", "sweep_forever"]
+__all__ = [
+    "HEADER",
+    "REPLAYED",
+    "IdempotencyKey",
+    "canonical_query",
+    "fingerprint",
+    "idempotent",
+    "kept_status",
+    "recorded",
+    "settle",
+    "sweep_forever",
+]
 
 log = logging.getLogger("memstack.server")
 
@@ -103,7 +114,8 @@ async def fingerprint(request: Request) -> str:
     return digest.hexdigest()
 
 
-def _kept(status: int) -> bool:
+def kept_status(status: int) -> bool:
+    """Whether an answer is kept: not one that asks for a retry (409: a session conflict, a full tier; 5xx)."""
     return status < 500 and status != 409
 
 
@@ -147,17 +159,17 @@ async def idempotent(
     except (MemstackError, RequestValidationError, ValidationError) as exc:  # answered as the app's handlers do
         response = response_for(request, exc)
     except BaseException:
-        await _settle(store, user, key, fp, None)
+        await settle(store, user, key, fp, None)
         raise
     if isinstance(response, StreamingResponse):
-        response.body_iterator = _recorded(response.body_iterator, store, user, key, fp)
+        response.body_iterator = recorded(response.body_iterator, store, user, key, fp)
         return response
     kept = (response.status_code, bytes(response.body), response.media_type or "application/json")
-    await _settle(store, user, key, fp, kept if _kept(response.status_code) else None)
+    await settle(store, user, key, fp, kept if kept_status(response.status_code) else None)
     return response
 
 
-async def _settle(
+async def settle(
     store: IdempotencyStore, user: UserRef, key: str, fp: str, answer: tuple[int, bytes, str] | None
 ) -> None:
     """Keep the answer (or release the claim). A store failure here is logged, not raised: the request itself is
@@ -171,7 +183,7 @@ async def _settle(
         log.warning("the answer under an %s was not kept: %s: %s", HEADER, type(exc).__name__, exc)
 
 
-async def _recorded(
+async def recorded(
     chunks: AsyncIterable[str | bytes | memoryview], store: IdempotencyStore, user: UserRef, key: str, fp: str
 ) -> AsyncIterator[bytes]:
     """The stream as it is sent, kept whole once it ended without an error event; released otherwise. Settled in a
@@ -187,7 +199,7 @@ async def _recorded(
         whole = True
     finally:
         answer = (200, b"".join(sent), "text/event-stream") if whole and not failed else None
-        task = asyncio.ensure_future(_settle(store, user, key, fp, answer))
+        task = asyncio.ensure_future(settle(store, user, key, fp, answer))
         _pending.add(task)
         task.add_done_callback(_pending.discard)
 
