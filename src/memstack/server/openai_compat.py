@@ -280,8 +280,13 @@ async def chat_completions(
         )
     agent = await _agent(st, caller.tenant, body, system)
 
+    # Pinned as the call arrives, before it waits for its turn: a call that waited while the user was erased writes
+    # nothing (see _complete).
+    fence = None if body.temporary else await pin(st.engine.store.users, user)
+
     async def work() -> Response:
-        return await _complete(st, user, body, message, system, earlier, agent)
+        with fenced(fence):
+            return await _complete(st, user, body, message, system, earlier, agent, fence)
 
     async def in_turn() -> Response:
         # Calls from one history take turns (copies of one call are one turn); a call that starts a conversation or
@@ -303,26 +308,12 @@ async def _complete(
     system: str | None,
     earlier: list[Said],
     agent: Any,
+    fence: Fence | None,
 ) -> Response:
     """The turn itself: the session the conversation continues (its history imported first when memstack never
     saw it), then the answer, as one completion or as chunks. All of it is one piece of work under one erasure fence
-    (:mod:`memstack.store.fence`): an erasure of the user meanwhile leaves none of it, the conversation's mark
-    included."""
-    fence = None if body.temporary else await pin(st.engine.store.users, user)
-    with fenced(fence):
-        return await _complete_fenced(st, user, body, message, system, earlier, agent, fence)
-
-
-async def _complete_fenced(
-    st: ServerState,
-    user: UserRef,
-    body: CompletionIn,
-    message: str,
-    system: str | None,
-    earlier: list[Said],
-    agent: Any,
-    fence: Fence | None,
-) -> Response:
+    (:mod:`memstack.store.fence`), pinned when the call arrived and held by the caller: an erasure of the user
+    meanwhile leaves none of it, the conversation's mark included."""
     follow = body.session_id is None and not body.temporary
     if follow:
         thread = await continue_thread(st.engine, user, system, earlier)
