@@ -1,7 +1,8 @@
 """Issue 24: calls of ``POST /v1/chat/completions`` sent at once, through two ``memstack serve`` processes on the same
 data (one SQLite directory, or one PostgreSQL database). Copies of one call (the OpenAI SDK retries a call that
 timed out, without an idempotency key) are one turn, every copy answered with it; calls with other messages from
-one history continue its session once, and the others branch as a regenerated reply does. The chat model is a
+one history continue its session once, and the others branch as a regenerated reply does; a call that waited for
+its turn while its user was erased writes nothing. The chat model is a
 scripted OpenAI-compatible server that holds its answer to a message with "slowly" until the test lets it go, so the
 calls are all in flight together."""
 
@@ -145,3 +146,22 @@ def test_calls_from_one_history_sent_at_once_continue_it_once(rig: Rig) -> None:
     assert sorted(s == session for s, _ in where) == [False, True]  # one continued the session, one branched
     assert [turn for _, turn in where] == [2, 2]  # each is the conversation's second turn
     assert rig.calls("slowly about soil") == rig.calls("slowly about water") == 1  # each answered, once
+
+
+def test_a_call_waiting_for_its_turn_while_its_user_is_erased_writes_nothing(rig: Rig) -> None:
+    """The erasure fence is pinned as a call arrives: a call that waited for its turn while the user was erased
+    does not run afterwards as the call of a new user (it would import the history again)."""
+    said, _ = _opened(rig, "gone", "I keep snails.")
+    calls = [_body("gone", [*said, ("user", f"Tell me slowly about {what}")]) for what in ("shells", "slime")]
+    rig.gate.clear()
+    with ThreadPoolExecutor(2) as pool:
+        sent = [pool.submit(_post, url, call) for url, call in zip(rig.urls, calls, strict=True)]
+        rig.held("slowly about shells", "slowly about slime")  # one is with the model, the other waits its turn
+        assert httpx.delete(f"{rig.urls[0]}/v1/users/gone", timeout=60).status_code == 200
+        rig.gate.set()
+        answers = [future.result(timeout=120) for future in sent]
+    assert [a.status_code for a in answers] == [409, 409], [a.text for a in answers]
+    assert {a.json()["error"]["type"] for a in answers} == {"UserErased"}
+    time.sleep(1.0)  # what the turns left to run in the background, refused as well
+    exported = httpx.get(f"{rig.urls[1]}/v1/users/gone/export", timeout=60).json()
+    assert {name: value for name, value in exported.items() if isinstance(value, list) and value} == {}
