@@ -280,6 +280,43 @@ async def test_http_sessions_are_scoped_by_key(tmp_path: Path, http_server: str)
         assert await ms.get(UserRef("alice", "acme"), secret["id"])  # untouched by globex's forget
 
 
+def _rpc(url: str, key: str, method: str, session: str | None = None, **params: Any) -> httpx.Response:
+    """One JSON-RPC request over streamable HTTP, as an MCP client sends it (a notification when it has no id)."""
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+    if session is not None:
+        headers |= {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if not method.startswith("notifications/"):
+        message["id"] = 1
+    return httpx.post(url, json=message, headers=headers, timeout=30)
+
+
+def _opened(url: str, key: str) -> str:
+    """A session opened (initialize, then initialized) with ``key``; its id."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+    opened = _rpc(url, key, "initialize", **hello)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    assert _rpc(url, key, "notifications/initialized", session).status_code == 202
+    return session
+
+
+async def test_http_a_session_answers_only_the_key_that_opened_it(tmp_path: Path, http_server: str) -> None:
+    """Issue 24: a session id alone is no credential. Another tenant's key (or another key of the same tenant)
+    naming the session gets the 404 of an unknown session, for a request or a DELETE, and the session goes on."""
+    acme, globex, acme_too = await _keys(tmp_path, "acme", "globex", "acme")
+    session = _opened(http_server, acme)
+    headers = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+    for stranger in (globex, acme_too):
+        ended = httpx.delete(http_server, headers={**headers, "Authorization": f"Bearer {stranger}"}, timeout=30)
+        assert ended.status_code == 404, ended.text
+        assert _rpc(http_server, stranger, "tools/list", session).status_code == 404
+    listed = _rpc(http_server, acme, "tools/list", session)  # the owner's session is untouched
+    assert listed.status_code == 200 and "add_memory" in listed.text
+    assert httpx.delete(http_server, headers={**headers, "Authorization": f"Bearer {acme}"}, timeout=30).is_success
+    assert _rpc(http_server, acme, "tools/list", session).status_code == 404  # its owner may end it
+
+
 def _leaves(error: BaseException) -> Iterator[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:

@@ -144,6 +144,23 @@ def test_every_write_route_is_done_once(rig: Rig) -> None:
         assert rig.chat_calls("Completion once") == 1
 
 
+def test_a_repeated_query_parameter_in_another_order_is_another_request(rig: Rig) -> None:
+    """Issue 24: a route reads the last value of a repeated parameter, so ``permanent=true&permanent=false`` is a
+    forget and the reverse a permanent delete: under one key, the second is refused, not answered as the first."""
+    with rig.client() as http:
+        memory = _post(http, "/v1/users/ivy/memories", None, json={"content": "Ivy paints murals"}).json()
+        one = f"/v1/users/ivy/memories/{memory['id']}"
+        soft = http.delete(f"{one}?permanent=true&permanent=false", headers={"Idempotency-Key": "qs-1"})
+        assert soft.status_code == 200 and soft.json()["permanent"] is False
+        hard = http.delete(f"{one}?permanent=false&permanent=true", headers={"Idempotency-Key": "qs-1"})
+        assert hard.status_code == 400 and REPLAYED not in hard.headers
+        assert hard.json()["error"]["type"] == "InputError" and "different request" in hard.json()["error"]["message"]
+        again = http.delete(f"{one}?permanent=true&permanent=false", headers={"Idempotency-Key": "qs-1"})
+        assert again.headers[REPLAYED] == "true" and again.json() == soft.json()  # the same request still replays
+        kept = http.get(one).json()
+        assert kept["content"] == "Ivy paints murals" and kept["is_active"] is False  # forgotten, not deleted
+
+
 def test_a_streamed_turn_is_kept_whole_and_replayed(rig: Rig) -> None:
     with rig.client() as http:
         chat = {"user_id": "dan", "message": "Stream me once", "stream": True}

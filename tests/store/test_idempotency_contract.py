@@ -48,6 +48,21 @@ async def test_a_released_or_abandoned_claim_can_be_taken_again(store: Store) ->
     assert (await keys.claim(ALICE, "k2", "fp-a", now=later, ttl_s=DAY, stale_s=600)) is not None
 
 
+async def test_an_answered_record_is_taken_only_when_asked(store: Store) -> None:
+    """``take_answered``: the key is a turn (one request at a time, :mod:`memstack.server.single_flight`), so a done
+    request's record is free for the next, whichever it is; one in flight is not."""
+    keys = store.idempotency
+    assert await keys.claim(ALICE, "turn", "fp-a", now=NOW, ttl_s=600, stale_s=600, take_answered=True) is None
+    busy = await keys.claim(ALICE, "turn", "fp-b", now=NOW, ttl_s=600, stale_s=600, take_answered=True)
+    assert busy is not None and busy.pending and busy.fingerprint == "fp-a"  # in flight: not taken
+    await keys.complete(ALICE, "turn", "fp-a", 200, b"{}", "application/json")
+    answered = await keys.claim(ALICE, "turn", "fp-a", now=NOW, ttl_s=600, stale_s=600)
+    assert answered is not None and answered.status == 200  # without take_answered: the answer, to replay
+    assert await keys.claim(ALICE, "turn", "fp-b", now=NOW, ttl_s=600, stale_s=600, take_answered=True) is None
+    taken = await keys.claim(ALICE, "turn", "fp-a", now=NOW, ttl_s=600, stale_s=600)
+    assert taken is not None and taken.pending and taken.fingerprint == "fp-b"
+
+
 async def test_expired_records_are_taken_over_and_swept(store: Store) -> None:
     keys = store.idempotency
     for key in ("old", "new"):

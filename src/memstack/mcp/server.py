@@ -11,7 +11,8 @@ about something by query, with a ``dry_run`` preview; what it came from is hidde
 ``recall`` (memories and past conversations ranked together). Each names its user with ``user_id``, unless the
 server was started for one user (``--user`` / ``$MEMSTACK_MCP_USER``): then ``user_id`` may be left out, and a call
 naming another user is refused. Over HTTP every request needs ``Authorization: Bearer KEY`` (keys from ``memstack keys
-create``), even on loopback: the MCP endpoint has no local mode. A key sees only its tenant's users.
+create``), even on loopback: the MCP endpoint has no local mode. A key sees only its tenant's users, and only
+the sessions it opened (another key naming one gets the 404 of an unknown session).
 
 memstack's own errors (unknown id, empty query, full tier, bad key) come back as tool errors carrying the message
 (``isError``); the server keeps serving. A full tier's names the tier and its limit and carries the upgrade prompt.
@@ -24,6 +25,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
@@ -217,7 +220,11 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
 
 class _RequireKey:
-    """Refuses an HTTP request without a valid bearer key (401) before the MCP layer sees it."""
+    """Refuses an HTTP request without a valid bearer key (401) before the MCP layer sees it, and names the key as
+    the request's principal (``scope["user"]``), to which the SDK's session manager binds each session it opens:
+    a request for that session with any other key (another tenant's, or another key of the same tenant) is answered
+    404 exactly as an unknown session is, and the session goes on. A session id alone is no credential: without the
+    binding, a key that learnt another tenant's session id could post into that session or end it (``DELETE``)."""
 
     def __init__(self, app: ASGIApp, keys: KeyCache) -> None:
         self._app = app
@@ -230,11 +237,14 @@ class _RequireKey:
                 if name == b"authorization":
                     authorization = value.decode("latin-1")
             try:
-                await self._keys.caller(authorization)
+                caller = await self._keys.caller(authorization)
             except Unauthorized as exc:
                 response = JSONResponse({"error": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
                 await response(scope, receive, send)
                 return
+            principal = caller.key_id or f"tenant:{caller.tenant}"  # a key always has an id (keys mode)
+            token = AccessToken(token=principal, client_id=principal, scopes=[], subject=caller.tenant)
+            scope = {**scope, "user": AuthenticatedUser(token)}
         await self._app(scope, receive, send)
 
 

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from memstack.context.agent import Agent, default_agent, parse_agent
 from memstack.errors import InputError, NotFound
+from memstack.server.media import YAML_TYPES
 from memstack.server.schemas import AgentList, AgentOut, ErrorOut
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.wire import agent_json, json_response
@@ -98,7 +99,7 @@ async def _parse(request: Request) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("the agent definition is not UTF-8 text") from None
-    if kind not in ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"):
+    if kind not in YAML_TYPES:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:

@@ -31,6 +31,7 @@ from memstack.server.embedding import QueryEmbedder
 from memstack.server.errors import error_response, install_error_handlers, response_for
 from memstack.server.hosts import LoopbackHosts
 from memstack.server.idempotency import sweep_forever
+from memstack.server.media import JsonBodies
 from memstack.server.schemas import ErrorOut, SearchIn, WhoAmIOut
 from memstack.server.settings import AuthMode, ServerSettings
 from memstack.server.state import CallerDep, ServerState
@@ -275,6 +276,7 @@ def create_app(
     mount_ui(app)  # the web UI at /
     app.add_middleware(_SearchFastPath)
     app.add_middleware(_StorableText)
+    app.add_middleware(JsonBodies)  # outside _StorableText: a refused body is never read
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
     if settings.auth != "keys":
         app.add_middleware(LoopbackHosts)  # added last: outermost, before anything reads the request
@@ -333,6 +335,12 @@ _BAD_INPUT = (
 )
 
 
+_UNSUPPORTED = (
+    "The body is not sent as JSON (Content-Type: application/json; an agent definition may also be "
+    "application/yaml), or has no content type at all (`memstack.server.media`)."
+)
+
+
 def _document_bad_input(schema: dict[str, Any]) -> None:
     """The status rule of :mod:`memstack.server.errors` in the document: FastAPI lists a 422 for request validation
     on every operation with input; memstack answers those with 400, so each such operation lists the 400 instead."""
@@ -343,6 +351,8 @@ def _document_bad_input(schema: dict[str, Any]) -> None:
             responses.pop("422", None)
             if operation.get("parameters") or operation.get("requestBody") or "400" in responses:
                 responses["400"] = {**responses.get("400", error), "description": _BAD_INPUT}
+            if operation.get("requestBody"):
+                responses["415"] = {**error, "description": _UNSUPPORTED}
     models = schema.get("components", {}).get("schemas", {})
     for unused in ("HTTPValidationError", "ValidationError"):
         models.pop(unused, None)

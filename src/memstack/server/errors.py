@@ -5,6 +5,7 @@ not JSON (or YAML) or nested too deep, a field that fails the endpoint's schema 
 range: ``fields`` lists each), text no store can keep, or a value memstack refuses (``InputError``), a request that
 cannot fit the agent's token budget (``BudgetExceeded``) or that would change an agent's core (``OverrideViolation``).
 The ``type`` says which. 422 is never used; the OpenAPI document lists the 400 on every operation that takes input.
+Two answers come before the body is read: 413 for one too large, 415 for one not sent as JSON (:mod:`.media`).
 
 =========================  ======  =========================================================
 error                      status  when
@@ -15,6 +16,7 @@ error                      status  when
 ``Unauthorized``           401     no key, unknown or revoked key
 ``NotFound``               404     unknown id, or one of another user or tenant (never 403); ``kind``, ``key``
 ``PayloadTooLarge``        413     the body exceeds the server's limit
+``UnsupportedMediaType``   415     a body not sent as JSON (an agent may be YAML), or sent without a content type
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
 ``RequestInFlight``        409     a request with the same ``Idempotency-Key`` is still being answered (``Retry-After``)

@@ -9,7 +9,8 @@ The writes (``POST /v1/users/{user_id}/memories``, ``PATCH`` and ``DELETE …/me
   database sees the claim, and it survives a restart), runs, and its answer (status and body) is kept for
   ``ServerSettings.idempotency_ttl_s`` (a day);
 * a retry with the same key and the same request (method, path, query, and the JSON body, whatever its spacing and
-  key order) is answered with the kept answer and ``Idempotent-Replayed: true``, without the work being done again;
+  key order; a repeated query parameter's values in the order sent, since a route reads the last) is answered
+  with the kept answer and ``Idempotent-Replayed: true``, without the work being done again;
 * the same key with another request: 400 (``InputError``) saying so; use a new key for a new request;
 * a retry while the first request is still being answered: 409 (``RequestInFlight``) with ``Retry-After``;
 * answers that ask for a retry (409: a session conflict, a full tier; 5xx) are not kept: the claim is released and
@@ -35,6 +36,7 @@ import logging
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated
+from urllib.parse import parse_qsl
 
 from fastapi import Header, Request
 from fastapi.exceptions import RequestValidationError
@@ -47,7 +49,18 @@ from memstack.server.state import ServerState
 from memstack.store.base import IdempotencyStore
 from memstack.types import StoredResponse, UserRef, utcnow
 
-__all__ = ["HEADER", "REPLAYED", "IdempotencyKey", "fingerprint", "idempotent", "sweep_forever"]
+__all__ = [
+    "HEADER",
+    "REPLAYED",
+    "IdempotencyKey",
+    "canonical_query",
+    "fingerprint",
+    "idempotent",
+    "kept_status",
+    "recorded",
+    "settle",
+    "sweep_forever",
+]
 
 log = logging.getLogger("memstack.server")
 
@@ -77,22 +90,32 @@ def _check_key(key: str) -> None:
         raise InputError(f"the {HEADER} header must be 1-255 printable ASCII characters, e.g. a UUID")
 
 
+def canonical_query(query: str) -> str:
+    """The query string as the routes read it: its parameters decoded, ordered by name, and a repeated name's values
+    in the order sent. Two parameters with different names may come in either order (no route reads them in
+    order), but ``?permanent=true&permanent=false`` is not ``?permanent=false&permanent=true``: a route reads the
+    last value of a repeated name, so those are a soft delete and a permanent one."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return json.dumps(sorted(pairs, key=lambda pair: pair[0]), ensure_ascii=False, separators=(",", ":"))
+
+
 async def fingerprint(request: Request) -> str:
-    """What makes two requests the same: method, path, query and body (JSON compared as data: spacing and key order
-    aside)."""
+    """What makes two requests the same: method, path, query (:func:`canonical_query`) and body (JSON compared as
+    data: spacing and key order aside)."""
     raw = await request.body()
     try:
         body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     except ValueError:
         body = raw
-    query = "&".join(sorted(request.url.query.split("&"))) if request.url.query else ""
+    query = canonical_query(request.url.query)
     digest = hashlib.sha256()
     for part in (request.method.encode(), request.url.path.encode(), query.encode(), body):
         digest.update(len(part).to_bytes(8, "big") + part)
     return digest.hexdigest()
 
 
-def _kept(status: int) -> bool:
+def kept_status(status: int) -> bool:
+    """Whether an answer is kept: not one that asks for a retry (409: a session conflict, a full tier; 5xx)."""
     return status < 500 and status != 409
 
 
@@ -136,17 +159,17 @@ async def idempotent(
     except (MemstackError, RequestValidationError, ValidationError) as exc:  # answered as the app's handlers do
         response = response_for(request, exc)
     except BaseException:
-        await _settle(store, user, key, fp, None)
+        await settle(store, user, key, fp, None)
         raise
     if isinstance(response, StreamingResponse):
-        response.body_iterator = _recorded(response.body_iterator, store, user, key, fp)
+        response.body_iterator = recorded(response.body_iterator, store, user, key, fp)
         return response
     kept = (response.status_code, bytes(response.body), response.media_type or "application/json")
-    await _settle(store, user, key, fp, kept if _kept(response.status_code) else None)
+    await settle(store, user, key, fp, kept if kept_status(response.status_code) else None)
     return response
 
 
-async def _settle(
+async def settle(
     store: IdempotencyStore, user: UserRef, key: str, fp: str, answer: tuple[int, bytes, str] | None
 ) -> None:
     """Keep the answer (or release the claim). A store failure here is logged, not raised: the request itself is
@@ -160,7 +183,7 @@ async def _settle(
         log.warning("the answer under an %s was not kept: %s: %s", HEADER, type(exc).__name__, exc)
 
 
-async def _recorded(
+async def recorded(
     chunks: AsyncIterable[str | bytes | memoryview], store: IdempotencyStore, user: UserRef, key: str, fp: str
 ) -> AsyncIterator[bytes]:
     """The stream as it is sent, kept whole once it ended without an error event; released otherwise. Settled in a
@@ -176,7 +199,7 @@ async def _recorded(
         whole = True
     finally:
         answer = (200, b"".join(sent), "text/event-stream") if whole and not failed else None
-        task = asyncio.ensure_future(_settle(store, user, key, fp, answer))
+        task = asyncio.ensure_future(settle(store, user, key, fp, answer))
         _pending.add(task)
         task.add_done_callback(_pending.discard)
 

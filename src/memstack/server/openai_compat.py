@@ -24,8 +24,12 @@ How the request maps onto a turn:
 The answer is a ``chat.completion`` (or ``chat.completion.chunk`` events then ``[DONE]`` when streaming) with
 ``usage`` (in the last chunk when streaming: as the model reported it, else memstack's count) and an extra
 ``memstack`` object carrying ``session_id``, ``context_id`` and ``memory_updates``. An ``Idempotency-Key`` header makes
-a retry safe (:mod:`memstack.server.idempotency`), except for a temporary turn. ``GET /v1/models`` lists what
-``model`` may name (the value only picks the reply's label: the agent chooses the model).
+a retry safe (:mod:`memstack.server.idempotency`), except for a temporary turn. Without one, a copy of a call still in
+flight (the OpenAI SDK retries a call that timed out, with no key) waits for that call's answer instead of adding a
+turn, and calls from one history take turns, so that only one of them continues its session and the others branch
+as a regenerated reply does (:mod:`memstack.server.single_flight`), in every process sharing the store.
+``GET /v1/models`` lists what ``model`` may name (the value only picks the reply's label: the agent chooses the
+model).
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ from memstack.server.chat import chat_json
 from memstack.server.errors import status_for
 from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ErrorOut
+from memstack.server.single_flight import flight_key, single_flight
 from memstack.server.state import CallerDep, ServerState, StateDep
-from memstack.server.threads import Said, continue_thread, mark_turn
+from memstack.server.threads import Said, continue_thread, history_digest, mark_turn
 from memstack.server.wire import json_response
 from memstack.store.fence import Fence, fenced, pin
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, UserRef, new_id
@@ -275,10 +280,24 @@ async def chat_completions(
         )
     agent = await _agent(st, caller.tenant, body, system)
 
-    async def work() -> Response:
-        return await _complete(st, user, body, message, system, earlier, agent)
+    # Pinned as the call arrives, before it waits for its turn: a call that waited while the user was erased writes
+    # nothing (see _complete).
+    fence = None if body.temporary else await pin(st.engine.store.users, user)
 
-    return await idempotent(request, st, user, key, work, keep=not body.temporary)  # a temporary turn: not kept
+    async def work() -> Response:
+        with fenced(fence):
+            return await _complete(st, user, body, message, system, earlier, agent, fence)
+
+    async def in_turn() -> Response:
+        # Calls from one history take turns (copies of one call are one turn); a call that starts a conversation or
+        # names its session shares no state with others, so only its own copies wait for it.
+        follows = body.session_id is None and earlier
+        flight = flight_key(user, history_digest(system, earlier)) if follows else None
+        return await single_flight(request, st, user, flight, work)
+
+    if body.temporary:  # nothing about a temporary turn may be stored, not even its answer for a copy
+        return await work()
+    return await idempotent(request, st, user, key, in_turn)
 
 
 async def _complete(
@@ -289,26 +308,12 @@ async def _complete(
     system: str | None,
     earlier: list[Said],
     agent: Any,
+    fence: Fence | None,
 ) -> Response:
     """The turn itself: the session the conversation continues (its history imported first when memstack never
     saw it), then the answer, as one completion or as chunks. All of it is one piece of work under one erasure fence
-    (:mod:`memstack.store.fence`): an erasure of the user meanwhile leaves none of it, the conversation's mark
-    included."""
-    fence = None if body.temporary else await pin(st.engine.store.users, user)
-    with fenced(fence):
-        return await _complete_fenced(st, user, body, message, system, earlier, agent, fence)
-
-
-async def _complete_fenced(
-    st: ServerState,
-    user: UserRef,
-    body: CompletionIn,
-    message: str,
-    system: str | None,
-    earlier: list[Said],
-    agent: Any,
-    fence: Fence | None,
-) -> Response:
+    (:mod:`memstack.store.fence`), pinned when the call arrived and held by the caller: an erasure of the user
+    meanwhile leaves none of it, the conversation's mark included."""
     follow = body.session_id is None and not body.temporary
     if follow:
         thread = await continue_thread(st.engine, user, system, earlier)

@@ -13,6 +13,10 @@ earlier messages are digested the same way:
   runs there, replacing the old reply instead of adding a turn after it;
 - not found (a history memstack never saw: another server, a client that kept its own): a new session gets those
   messages imported (with memory capture), so the model still sees the conversation.
+
+The decision holds because calls from one state make it one at a time, in every process sharing the store
+(:mod:`memstack.server.single_flight`): a call made while another from the same state runs waits, and then finds
+the session gone further (a branch), or, a copy of the same call, gets that call's answer.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from memstack.engine import AsyncMemstack
 from memstack.errors import NotFound
 from memstack.types import UserRef, new_id
 
-__all__ = ["Said", "Thread", "continue_thread", "mark_turn"]
+__all__ = ["Said", "Thread", "continue_thread", "history_digest", "mark_turn"]
 
 Said = tuple[str, str]  # (role, text): "user" or "assistant"
 
@@ -41,7 +45,8 @@ class Thread:
     capture: bool = False
 
 
-def _digest(system: str | None, said: Sequence[Said]) -> str:
+def history_digest(system: str | None, said: Sequence[Said]) -> str:
+    """A conversation's state as the client holds it: its system text and its messages, in order."""
     body = json.dumps([system or "", [list(s) for s in said]], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()
 
@@ -50,7 +55,7 @@ async def continue_thread(ms: AsyncMemstack, user: UserRef, system: str | None, 
     """Where a call whose messages before the current one are ``earlier`` goes on (see the module docstring)."""
     if not earlier:
         return Thread(new_id("ses"))
-    found = await ms.store.threads.find(user, _digest(system, earlier))
+    found = await ms.store.threads.find(user, history_digest(system, earlier))
     if found is None:
         return Thread(new_id("ses"), tuple(earlier), capture=True)
     session_id, turn = found
@@ -76,4 +81,4 @@ async def mark_turn(
 ) -> None:
     """Record the conversation as the client now holds it (``earlier``, this turn's message and the reply)."""
     said = [*earlier, exchange, ("assistant", reply)]
-    await ms.store.threads.mark(user, _digest(system, said), session_id, turn)
+    await ms.store.threads.mark(user, history_digest(system, said), session_id, turn)

@@ -549,11 +549,21 @@ class IdempotencyStore(Protocol):
     retry is answered from it, in any process sharing the store. Records belong to a user (erased with them)."""
 
     async def claim(
-        self, user: UserRef, key: str, fingerprint: str, *, now: datetime, ttl_s: float, stale_s: float
+        self,
+        user: UserRef,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        ttl_s: float,
+        stale_s: float,
+        take_answered: bool = False,
     ) -> StoredResponse | None:
         """``None`` when the key is now this request's (kept ``ttl_s`` seconds): there was no record, an expired
-        one, or a claim by the same request still unanswered after ``stale_s`` seconds (its process died). Else the
-        record as it stands: another request's, or this one's in flight or answered."""
+        one, or a claim by the same request still unanswered after ``stale_s`` seconds (its process died), or, with
+        ``take_answered``, an answered one (the key is a turn to take, not a request done once:
+        :mod:`memstack.server.single_flight`). Else the record as it stands: another request's, or this one's in
+        flight or answered."""
         ...
 
     async def complete(

@@ -48,6 +48,7 @@ ON CONFLICT (tenant, key) DO UPDATE SET user_id = excluded.user_id, fingerprint 
     created_at = excluded.created_at, expires_at = excluded.expires_at, status = NULL, body = NULL, content_type = ''
 WHERE k.expires_at <= %(now)s
     OR (k.status IS NULL AND k.fingerprint = excluded.fingerprint AND k.created_at <= %(stale)s)
+    OR (%(take)s AND k.status IS NOT NULL)
 RETURNING 1
 """
 _READ = (
@@ -63,11 +64,20 @@ class PgIdempotency:
         self._db = db
 
     async def claim(
-        self, user: UserRef, key: str, fingerprint: str, *, now: datetime, ttl_s: float, stale_s: float
+        self,
+        user: UserRef,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        ttl_s: float,
+        stale_s: float,
+        take_answered: bool = False,
     ) -> StoredResponse | None:
         args = {
             "tenant": user.tenant, "key": key, "user": user.user_id, "fp": fingerprint, "now": now,
             "expires": now + timedelta(seconds=ttl_s), "stale": now - timedelta(seconds=stale_s),
+            "take": take_answered,
         }  # fmt: skip
         async with self._db.connection() as conn, conn.transaction():
             if await (await conn.execute(_CLAIM, args)).fetchone() is not None:

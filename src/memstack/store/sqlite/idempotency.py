@@ -55,7 +55,15 @@ class SQLiteIdempotency:
         self._core = core
 
     async def claim(
-        self, user: UserRef, key: str, fingerprint: str, *, now: datetime, ttl_s: float, stale_s: float
+        self,
+        user: UserRef,
+        key: str,
+        fingerprint: str,
+        *,
+        now: datetime,
+        ttl_s: float,
+        stale_s: float,
+        take_answered: bool = False,
     ) -> StoredResponse | None:
         tenant, user_id = user_key(user)
         stamp, stale = to_ts(now), to_ts(now - timedelta(seconds=stale_s))
@@ -67,7 +75,7 @@ class SQLiteIdempotency:
             if row is not None:
                 found = _record(row)
                 abandoned = found.pending and found.fingerprint == fingerprint and row[4] <= stale
-                if row[5] > stamp and not abandoned:
+                if row[5] > stamp and not abandoned and not (take_answered and not found.pending):
                     return found
             conn.execute(
                 "INSERT OR REPLACE INTO idempotency_keys (tenant, key, user_id, fingerprint, created_at, expires_at) "
