@@ -211,6 +211,25 @@ def test_a_birthday_named_by_a_relative_day_is_still_that_day() -> None:
     assert resolve("my birthday is tomorrow", FRIDAY)[0] == "my birthday is on 28 November 2026"
 
 
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("the cat is getting neutered on the 2nd", date(2024, 6, 2)),  # a progressive arrangement: ahead
+        ("we're driving up to the lake on the 3rd", date(2024, 6, 3)),
+        ("I bought tickets for the opera on March 8th", date(2025, 3, 8)),  # bought now, for later
+        ("booked a table at Nando's for the 1st", date(2024, 6, 1)),
+        ("the kids went back to school on the 2nd", date(2024, 5, 2)),  # plainly past: stays past
+        ("I saw the opera on March 8th", date(2024, 3, 8)),
+        ("it's amazing, we ran the relay on the 2nd", date(2024, 5, 2)),  # an -ing adjective is no arrangement
+        ("I quit smoking in March and I'm really trying to stay off it", date(2024, 3, 1)),  # each clause its tense
+        ("we moved in on the 2nd and I'm still unpacking", date(2024, 5, 2)),
+    ],
+)
+def test_an_arrangement_said_in_the_past_or_progressive_is_ahead(text: str, first: date) -> None:
+    (mention,) = find_dates(text, THURSDAY)
+    assert mention.first == first
+
+
 def test_a_day_alone_is_the_next_one_or_the_last_one_in_a_past_sentence() -> None:
     assert resolve("My flight leaves on the 23rd", FRIDAY)[0] == "My flight leaves on 23 December 2026"
     assert resolve("I paid the rent on the 3rd", FRIDAY)[0] == "I paid the rent on 3 November 2026"

@@ -270,7 +270,14 @@ _PAST = re.compile(
 )
 _FUTURE = re.compile(
     r"\b(will|'ll|going to|gonna|next|tomorrow|plan|planning|upcoming|coming|soon|is on|due|moved to|"
-    r"rescheduled|postponed|pushed back|pushed to)\b",
+    r"rescheduled|postponed|pushed back|pushed to|"
+    # an arrangement: what was booked, bought a ticket for or signed up for happens later ("got tickets for the
+    # show on the 14th", "booked a table for Friday")
+    r"tickets?|booked|reserved|signed up|registered|"
+    # the present progressive of an arrangement ("Pepper is getting spayed on the 12th", "I'm flying out on the 3rd")
+    # (not "it's amazing", "that is boring": an -ing adjective after it/that/this says nothing of the time)
+    r"(?<!\bit )(?<!\bthat )(?<!\bthis )(?:am|is|are)\s+(?:\w+ly\s+)?\w{2,}ing|"
+    r"(?<!\bit)(?<!\bthat)(?<!\bthis)(?:'m|'s|'re)\s+(?:\w+ly\s+)?\w{2,}ing)\b",
     re.IGNORECASE,
 )
 _BARE_BEFORE = re.compile(r"\b(to|by|until|till|before|after|from|since|of|for|through)\s*$", re.IGNORECASE)
@@ -279,6 +286,21 @@ _BARE_BEFORE = re.compile(r"\b(to|by|until|till|before|after|from|since|of|for|t
 def is_past_tense(text: str) -> bool:
     """A rough tense guess for resolving bare weekdays and months: past markers without future ones."""
     return bool(_PAST.search(text)) and not _FUTURE.search(text)
+
+
+# Where a clause ends: punctuation, or a conjunction that starts another one.
+_CLAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|because|though|although|while|whereas)\s", re.IGNORECASE)
+
+
+def _clause_tense(text: str, start: int, end: int, default: bool) -> bool:
+    """The tense of the clause holding ``text[start:end]`` ("I quit smoking in March and I'm trying to stay off it":
+    the quitting is past, the trying does not move March ahead); the whole text's where the clause has no marker."""
+    left = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+    right = next((m.start() for m in _CLAUSE_END.finditer(text, end)), len(text))
+    clause = text[left:right]
+    if _PAST.search(clause) or _FUTURE.search(clause):
+        return is_past_tense(clause)
+    return default
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
@@ -484,7 +506,8 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
         if text[m.end() : m.end() + 2] in ("'s", "’s"):
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
         try:
-            resolved = _resolve(kind, m.groupdict(), today, tense)
+            own = tense if past is not None else _clause_tense(text, m.start(), m.end(), tense)
+            resolved = _resolve(kind, m.groupdict(), today, own)
         except (OverflowError, ValueError):  # "in 99999999 days": off the calendar (or too many digits for an int)
             resolved = None
         if resolved is None or not _in_bounds(resolved[0], resolved[1]):

@@ -109,6 +109,8 @@ def test_a_negation_the_message_does_not_have_is_a_distortion() -> None:
     assert _score(case, "User no longer eats meat on Fridays.") == [((0,), ("negation",))]
     negated = CaptureCase("no-meat", "I don't eat meat on Fridays.", AT, case.points)
     assert _score(negated, "User never eats meat on Fridays.") == [((0,), ())]
+    bare = CaptureCase("bare", "i dont eat meat on fridays", AT, case.points)  # chat drops the apostrophe
+    assert _score(bare, "User doesn't eat meat on Fridays.") == [((0,), ())]
 
 
 def test_a_fact_with_a_part_dropped_is_a_distortion() -> None:

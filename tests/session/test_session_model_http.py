@@ -91,8 +91,10 @@ async def test_timeout_falls_back_and_flags_for_a_background_retry(server: Scrip
         first = await runner.run(EX, BT)
         assert first.outcome is Outcome.FALLBACK_TIMEOUT and first.unsummarized and first.base_truth == BT
         assert first.elapsed_s < 2.0
-        # the background retry, with room for a slow machine: only the first call is meant to time out
-        retried = await SummaryRunner(s, SessionSettings(timeout_s=5.0)).run(EX, first.base_truth)
+    # the background retry, with room for a slow machine (its client too): only the first call is meant to time out
+    patient = SessionSettings(timeout_s=5.0)
+    async with summarizer(server, patient) as s:
+        retried = await SummaryRunner(s, patient).run(EX, first.base_truth)
     assert retried.outcome is Outcome.SUMMARIZED and not retried.unsummarized
 
 

@@ -181,9 +181,33 @@ def _has_negation(stems: Sequence[str]) -> bool:
     return any(_phrase_in(neg, stems) for neg in _MEMORY_NEGATIONS)
 
 
+#: Contractions chat writes without the apostrophe ("i dont eat pork"): a negation the message has all the same.
+_BARE_CONTRACTIONS = frozenset(
+    [
+        "dont",
+        "doesnt",
+        "didnt",
+        "cant",
+        "cannot",
+        "wont",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "havent",
+        "hasnt",
+        "hadnt",
+        "shouldnt",
+        "wouldnt",
+        "couldnt",
+    ]
+)
+
+
 def _message_negates(message: str) -> bool:
     words = comparison_words(message)
-    return any(w in NEGATIONS for w in words) or _phrase_in(("no", "longer"), words)
+    bare = _BARE_CONTRACTIONS & set(message.lower().split())
+    return bool(bare) or any(w in NEGATIONS for w in words) or _phrase_in(("no", "longer"), words)
 
 
 def score_case(case: CaptureCase, stored: Sequence[StoredMemory], *, ms: float = 0.0) -> CaseScore:
