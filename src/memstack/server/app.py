@@ -240,10 +240,10 @@ def create_app(
         if owned:
             await engine.open()
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
-        keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
+        keys = KeyCache(engine.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
-        sweeper = asyncio.create_task(sweep_forever(engine.store.idempotency, settings.idempotency_sweep_s))
+        sweeper = asyncio.create_task(sweep_forever(engine.answers, settings.idempotency_sweep_s))
         try:
             yield
         finally:
