@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
-from memstack.server import agents, chat, memories, openai_compat, recall, sessions, users
+from memstack.server import agents, chat, contexts, memories, openai_compat, recall, sessions, users
 from memstack.server.auth import KeyCache
 from memstack.server.docs import mount_docs
 from memstack.server.embedding import QueryEmbedder
@@ -270,6 +270,7 @@ def create_app(
     app.include_router(recall.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    app.include_router(contexts.router)
     app.include_router(users.router)
     app.include_router(chat.router)
     app.include_router(openai_compat.router)
