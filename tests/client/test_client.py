@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstack.blocking import BlockingAgents, BlockingContexts, BlockingSessions, Memstack
-from memstack.client import AsyncMemstackClient, MemstackClient, UserPage
+from memstack.client import AsyncMemstackClient, MemstackClient
 from memstack.client._http import error_from
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions
 from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions
@@ -28,7 +28,7 @@ from memstack.errors import (
     StoreUnavailable,
     Unauthorized,
 )
-from memstack.types import ChatDone, Memory, UserRef
+from memstack.types import ChatDone, Memory, UserRef, UserSummary
 
 from .conftest import Servers
 
@@ -228,9 +228,11 @@ async def test_the_users_of_a_tenant_a_page_at_a_time(servers: Servers) -> None:
         for name in ("u-page-1", "u-page-2", "u-page-3"):
             await ms.add(name, "User likes paging")
         first = await ms.users.list(limit=2)
-        assert isinstance(first, UserPage) and len(first.user_ids) == 2 and first.next_cursor is not None
-        rest = await ms.users.list(limit=2, cursor=first.next_cursor)
-        assert {"u-page-1", "u-page-2", "u-page-3"} <= {*first.user_ids, *rest.user_ids}
+        assert len(first) == 2 and all(isinstance(u, UserSummary) for u in first)
+        rest = await ms.users.list(after=first[-1].user_id, limit=1000)
+        listed = {u.user_id: u for u in (*first, *rest)}
+        assert {"u-page-1", "u-page-2", "u-page-3"} <= set(listed) and listed["u-page-2"].memories == 1
+        assert [u.user_id for u in (*first, *rest)] == sorted(listed)
 
 
 def test_the_blocking_client_has_the_namespaces(servers: Servers) -> None:

@@ -32,6 +32,7 @@ from memstack.types import (
     TokenUsage,
     TurnSummary,
     UpdateAction,
+    UserSummary,
 )
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "scored",
     "session_state",
     "session_summary",
+    "user_summary",
 ]
 
 Json = Mapping[str, Any]
@@ -214,3 +216,7 @@ def ingest_result(data: Json, tenant: str) -> IngestResult:
 def erasure(data: Json) -> ErasureReport:
     removed = {str(k): int(v) for k, v in (data.get("removed") or {}).items()}
     return ErasureReport(data["tenant"], data["user_id"], removed, int(data.get("indexes_dropped") or 0))
+
+
+def user_summary(data: Json) -> UserSummary:
+    return UserSummary(data["user_id"], int(data["memories"]), int(data["sessions"]), _ts(data.get("last_active")))

@@ -5,27 +5,26 @@ other methods do: ``sessions.get(window_turns=)`` other than its default, and th
 ``snapshots``, ``artifacts`` and ``search``, ``agents.load`` and the ``keys`` (an administrator's, never a tenant
 key's) are the library's only.
 
-``users.list`` lists the tenant's users a page at a time (``GET /v1/users?limit=&cursor=``, answering
-``{"users": [...], "next_cursor": ...}``): each user as an id (an item of the page may be the id itself or an
-object with a ``user_id``), and the cursor of the next page (``None`` after the last).
+``users.list`` lists the tenant's users a page at a time (``GET /v1/users?after=&limit=``): each user with its
+active memories, sessions and last change, in user-id order; the last ``user_id`` of a page is the ``after`` of the
+next.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from memstack.client import _decode
 from memstack.errors import InputError, MalformedResponse
-from memstack.types import AgentRecord, Manifest, SessionState, SessionSummary, UserRef
+from memstack.types import AgentRecord, Manifest, SessionState, SessionSummary, UserRef, UserSummary
 
 if TYPE_CHECKING:
     from memstack.client.async_client import AsyncMemstackClient
 
-__all__ = ["RemoteAgents", "RemoteContexts", "RemoteSessions", "RemoteUsers", "UserPage"]
+__all__ = ["RemoteAgents", "RemoteContexts", "RemoteSessions", "RemoteUsers"]
 
 
 def _seg(value: str) -> str:
@@ -131,21 +130,14 @@ def _manifest(data: Mapping[str, Any]) -> Manifest:
         raise MalformedResponse(f"the server's context is not a manifest: {exc}", status=200) from None
 
 
-@dataclass(frozen=True, slots=True)
-class UserPage:
-    """One page of a tenant's users: their ids, and the cursor of the next page (``None`` after the last)."""
-
-    user_ids: tuple[str, ...]
-    next_cursor: str | None = None
-
-
 class RemoteUsers(_Remote):
     """The tenant's users (``GET /v1/users``)."""
 
-    async def list(self, *, limit: int = 100, cursor: str | None = None, tenant: str | None = None) -> UserPage:
-        """One page of the tenant's users; pass ``next_cursor`` back for the next one."""
+    async def list(
+        self, *, after: str | None = None, limit: int = 100, tenant: str | None = None
+    ) -> builtins.list[UserSummary]:
+        """A page of the tenant's users (anyone with a memory or a session), in user-id order, each with its active
+        memories, sessions and last change: pass the last ``user_id`` as ``after`` for the next page (1-1000)."""
         await self._tenant(tenant)
-        data = await self._http.request("GET", "/v1/users", params={"limit": limit, "cursor": cursor})
-        ids = [item if isinstance(item, str) else item["user_id"] for item in data["users"]]
-        after = data.get("next_cursor")
-        return UserPage(tuple(str(i) for i in ids), None if after is None else str(after))
+        data = await self._http.request("GET", "/v1/users", params={"after": after, "limit": limit})
+        return [_decode.user_summary(u) for u in data["users"]]
