@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar
 
 from memstack.config import Config
-from memstack.engine import AsyncMemstack
+from memstack.engine import Agents, AsyncMemstack, Contexts, Keys, Sessions
 from memstack.turn.models import Models, Tuning
 from memstack.types import ChatEvent, UserRef
 
 if TYPE_CHECKING:
     from memstack.context import Agent
 
-__all__ = ["Memstack"]
+__all__ = ["BlockingAgents", "BlockingContexts", "BlockingKeys", "BlockingSessions", "Memstack"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -105,6 +105,53 @@ class Blocking(Generic[C, P, R]):
         return call
 
 
+class _Namespace(Generic[C]):
+    """The blocking form of one of the engine's namespaces (``sessions``, ``agents``…): its coroutines, run on the
+    owner's loop thread by :class:`Blocking` descriptors."""
+
+    def __init__(self, loop: _LoopThread, core: C) -> None:
+        self._loop = loop
+        self._core = core
+
+
+class BlockingSessions(_Namespace[Sessions]):
+    """:class:`~memstack.engine.Sessions`, blocking."""
+
+    list = Blocking(Sessions.list)
+    get = Blocking(Sessions.get)
+    turns = Blocking(Sessions.turns)
+    snapshots = Blocking(Sessions.snapshots)
+    artifacts = Blocking(Sessions.artifacts)
+    search = Blocking(Sessions.search)
+
+
+class BlockingAgents(_Namespace[Agents]):
+    """:class:`~memstack.engine.Agents`, blocking."""
+
+    parse = staticmethod(Agents.parse)
+    list = Blocking(Agents.list)
+    get = Blocking(Agents.get)
+    put = Blocking(Agents.put)
+    delete = Blocking(Agents.delete)
+    load = Blocking(Agents.load)
+
+
+class BlockingContexts(_Namespace[Contexts]):
+    """:class:`~memstack.engine.Contexts`, blocking."""
+
+    get = Blocking(Contexts.get)
+    recent = Blocking(Contexts.recent)
+
+
+class BlockingKeys(_Namespace[Keys]):
+    """:class:`~memstack.engine.Keys`, blocking."""
+
+    create = Blocking(Keys.create)
+    list = Blocking(Keys.list)
+    revoke = Blocking(Keys.revoke)
+    authenticate = Blocking(Keys.authenticate)
+
+
 class Memstack:
     """The blocking API: the methods of :class:`AsyncMemstack`, run on a private event-loop thread.
 
@@ -121,6 +168,10 @@ class Memstack:
     ) -> None:
         self._loop = _LoopThread()
         self._core = AsyncMemstack(config, models=models, tuning=tuning, resume=resume, **settings)
+        self.sessions = BlockingSessions(self._loop, self._core.sessions)
+        self.agents = BlockingAgents(self._loop, self._core.agents)
+        self.contexts = BlockingContexts(self._loop, self._core.contexts)
+        self.keys = BlockingKeys(self._loop, self._core.keys)
         try:
             self._loop.run(self._core.open())
         except BaseException:

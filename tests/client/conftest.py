@@ -41,7 +41,7 @@ class Servers:
 
 async def _key(home: Path) -> str:
     async with AsyncMemstack(make_config(home)) as ms:
-        return (await ms.store.keys.create("acme", name="client-tests"))[1]
+        return (await ms.keys.create("acme", name="client-tests"))[1]
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from memstack.context import SessionMeta
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.recall import IngestMessage
 from memstack.types import (
+    AgentRecord,
     Category,
     ChatDone,
     ChatResult,
@@ -19,14 +20,17 @@ from memstack.types import (
     DeletedBy,
     ErasureReport,
     Forgetting,
+    FragmentStatus,
     HiddenKind,
     HistoryAction,
     IngestResult,
+    Manifest,
     Memory,
     MemoryUsage,
     RecallItem,
     RecallKind,
     ScoredMemory,
+    SessionState,
     SessionSummary,
     UpdateAction,
 )
@@ -255,3 +259,73 @@ async def test_export_then_erase(ms: Backend, user: str) -> None:
     assert empty["memories"] == [] and empty["sessions"] == []
     with pytest.raises(NotFound):
         await ms.get(user, memory.id)
+
+
+async def test_sessions_are_listed_and_read_back(ms: Backend, user: str) -> None:
+    first = await ms.chat(user, "I am learning the cello.")
+    await ms.chat(user, "Scales every morning.", session_id=first.session_id)
+    await ms.end_session(user, first.session_id)  # waits for the turns' summaries
+    later = await ms.chat(user, "A new conversation.")
+    await ms.end_session(user, later.session_id)
+    listed = await ms.sessions.list(user)
+    assert [s.session_id for s in listed] == [later.session_id, first.session_id]
+    assert all(isinstance(s, SessionSummary) and s.tenant == "default" for s in listed)
+    assert (listed[1].turn_count, listed[1].ended_at is not None) == (2, True)
+    assert [s.session_id for s in await ms.sessions.list(user, limit=1, offset=1)] == [first.session_id]
+    state = await ms.sessions.get(user, first.session_id)
+    assert isinstance(state, SessionState) and (state.session_id, state.user_id, state.tenant) == (
+        first.session_id, user, "default",
+    )  # fmt: skip
+    assert state.turn_count == 2 and [t.turn for t in state.turn_log] == [1, 2] and state.ended_at is not None
+    assert [(m.role, m.content) for m in state.raw_window] == [
+        ("user", "I am learning the cello."),
+        ("user", "Scales every morning."),
+    ]  # fmt: skip  (the offline responder's replies are not kept)
+    assert await ms.sessions.list("nobody-" + user) == []
+    with pytest.raises(NotFound):
+        await ms.sessions.get(user, "no-such-session")
+    with pytest.raises(NotFound):
+        await ms.sessions.get("someone-else", first.session_id)
+
+
+async def test_contexts_are_read_back(ms: Backend, user: str) -> None:
+    one = await ms.chat(user, "I keep bees on my roof.")
+    two = await ms.chat(user, "How are the bees?", session_id=one.session_id)
+    other = await ms.chat(user, "Another conversation.")
+    assert one.context_id and two.context_id and other.context_id
+    manifest = await ms.contexts.get(one.context_id)
+    assert isinstance(manifest, Manifest) and manifest.context_id == one.context_id
+    assert manifest.count(FragmentStatus.KEPT) > 0 and manifest.tokens > 0
+    assert await ms.contexts.get(one.context_id, user_id=user) == manifest
+    with pytest.raises(NotFound):
+        await ms.contexts.get(one.context_id, user_id="someone-else")
+    with pytest.raises(NotFound):
+        await ms.contexts.get("ctx_missing")
+    recent = await ms.contexts.recent(user)
+    assert [m.context_id for m in recent] == [other.context_id, two.context_id, one.context_id]
+    assert recent[-1] == manifest
+    in_session = await ms.contexts.recent(user, session_id=one.session_id, limit=1)
+    assert [m.context_id for m in in_session] == [two.context_id]
+
+
+async def test_agents_are_stored_read_and_deleted(ms: Backend, user: str) -> None:
+    name = f"tutor-{abs(hash(user)) % 10**8}-{type(ms).__name__}"
+    tutor = {"core": {"identity": "You are a patient maths tutor."}, "characteristics": {"tone": "encouraging"}}
+    stored = await ms.agents.put(name, tutor)
+    assert isinstance(stored, AgentRecord) and (stored.tenant, stored.name) == ("default", name)
+    assert stored.definition == {**tutor, "name": name}
+    assert await ms.agents.get(name) == stored
+    assert stored in await ms.agents.list()
+    changed = await ms.agents.put(name, {**tutor, "characteristics": {"tone": "dry"}})
+    assert changed.created_at == stored.created_at and changed.definition["characteristics"] == {"tone": "dry"}
+    builtin = await ms.agents.get("default")
+    assert builtin.name == "default" and builtin.definition["core"]["identity"]
+    for bad in ({"characteristics": {"tone": "dry"}}, {**tutor, "name": "another"}, {**tutor, "colour": "blue"}):
+        with pytest.raises(InputError):
+            await ms.agents.put(name, bad)
+    await ms.agents.delete(name)
+    with pytest.raises(NotFound):
+        await ms.agents.get(name)
+    with pytest.raises(NotFound):
+        await ms.agents.delete(name)
+    assert name not in [a.name for a in await ms.agents.list()]

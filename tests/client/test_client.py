@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from memstack.blocking import Memstack
+from memstack.blocking import BlockingAgents, BlockingContexts, BlockingSessions, Memstack
 from memstack.client import AsyncMemstackClient, MemstackClient
 from memstack.client._http import error_from
-from memstack.engine import AsyncMemstack
+from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions
+from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions
 from memstack.errors import (
     BudgetExceeded,
     InputError,
@@ -27,7 +28,7 @@ from memstack.errors import (
     StoreUnavailable,
     Unauthorized,
 )
-from memstack.types import ChatDone, Memory, UserRef
+from memstack.types import ChatDone, Memory, UserRef, UserSummary
 
 from .conftest import Servers
 
@@ -36,6 +37,29 @@ SHARED = [
     "count", "usage",
     "chat", "chat_stream", "end_session", "recall", "ingest", "export", "erase",
 ]  # fmt: skip
+
+
+#: The engine's namespaces the client has, and their methods (the rest are the library's only).
+NAMESPACES = {
+    "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get"]),
+    "agents": (Agents, RemoteAgents, BlockingAgents, ["list", "get", "put", "delete"]),
+    "contexts": (Contexts, RemoteContexts, BlockingContexts, ["get", "recent"]),
+}
+
+
+@pytest.mark.parametrize(("namespace", "name"), [(n, m) for n, (*_, methods) in NAMESPACES.items() for m in methods])
+def test_namespace_signatures_match_the_library(namespace: str, name: str, servers: Servers) -> None:
+    library_cls, client_cls, blocking_cls, _ = NAMESPACES[namespace]
+    library = inspect.signature(getattr(library_cls, name))
+    client = inspect.signature(getattr(client_cls, name))
+    shape = [(p.name, p.kind, p.default) for p in library.parameters.values()]
+    assert [(p.name, p.kind, p.default) for p in client.parameters.values()] == shape
+    assert client.return_annotation == library.return_annotation
+    assert callable(getattr(blocking_cls, name))
+    with MemstackClient(servers.local) as ms:
+        assert inspect.signature(getattr(getattr(ms, namespace), name)) == library.replace(
+            parameters=list(library.parameters.values())[1:]
+        )
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -164,3 +188,64 @@ def test_the_readme_example_runs(
     code = match.group(1).replace("http://127.0.0.1:8700", servers.keyed)
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out == "User is training for the Lisbon marathon\n"
+
+
+async def test_the_namespaces_act_for_the_keys_tenant(servers: Servers) -> None:
+    async with AsyncMemstackClient(servers.keyed, api_key=servers.key) as ms:
+        reply = await ms.chat("carol", "I grow tomatoes on my balcony.")
+        [listed] = await ms.sessions.list("carol")
+        assert (listed.session_id, listed.tenant) == (reply.session_id, "acme")
+        assert (await ms.sessions.get(UserRef("carol", "acme"), reply.session_id)).tenant == "acme"
+        assert reply.context_id and (await ms.contexts.get(reply.context_id, tenant="acme")).context_id
+        record = await ms.agents.put("gardener", {"core": "You know plants."})
+        assert record.tenant == "acme" and [a.name for a in await ms.agents.list()] == ["gardener"]
+        for call in (
+            ms.sessions.list("carol", tenant="globex"),
+            ms.sessions.get(UserRef("carol", "globex"), reply.session_id),
+            ms.contexts.get(reply.context_id, tenant="globex"),
+            ms.contexts.recent("carol", tenant="globex"),
+            ms.agents.get("gardener", tenant="globex"),
+            ms.users.list(tenant="globex"),
+        ):
+            with pytest.raises(InputError, match="tenant 'acme'"):
+                await call
+        await ms.agents.delete("gardener")
+        assert (await ms.erase("carol")).total > 0
+    async with AsyncMemstackClient(servers.local) as other:  # the default tenant sees none of it
+        assert await other.sessions.list("carol") == []
+        with pytest.raises(NotFound):
+            await other.contexts.get(reply.context_id)
+
+
+async def test_a_session_window_the_api_does_not_carry_is_refused(remote: AsyncMemstackClient) -> None:
+    with pytest.raises(InputError, match="not offered by the HTTP API"):
+        await remote.sessions.get("bob", "ses_1", window_turns=2)
+
+
+@pytest.mark.xfail(strict=True, raises=NotFound, reason="GET /v1/users (a tenant's users) is not served yet")
+async def test_the_users_of_a_tenant_a_page_at_a_time(servers: Servers) -> None:
+    async with AsyncMemstackClient(servers.keyed, api_key=servers.key) as ms:
+        for name in ("u-page-1", "u-page-2", "u-page-3"):
+            await ms.add(name, "User likes paging")
+        first = await ms.users.list(limit=2)
+        assert len(first) == 2 and all(isinstance(u, UserSummary) for u in first)
+        rest = await ms.users.list(after=first[-1].user_id, limit=1000)
+        listed = {u.user_id: u for u in (*first, *rest)}
+        assert {"u-page-1", "u-page-2", "u-page-3"} <= set(listed) and listed["u-page-2"].memories == 1
+        assert [u.user_id for u in (*first, *rest)] == sorted(listed)
+    with MemstackClient(servers.keyed, api_key=servers.key) as blocking:
+        assert blocking.users.list(limit=2) == first
+
+
+def test_the_blocking_client_has_the_namespaces(servers: Servers) -> None:
+    with MemstackClient(servers.local) as ms:
+        reply = ms.chat("sync-namespaces", "I swim on Sundays.")
+        ms.end_session("sync-namespaces", reply.session_id)
+        assert [s.session_id for s in ms.sessions.list("sync-namespaces")] == [reply.session_id]
+        assert ms.sessions.get("sync-namespaces", reply.session_id).turn_count == 1
+        assert reply.context_id and ms.contexts.get(reply.context_id).context_id == reply.context_id
+        assert [m.context_id for m in ms.contexts.recent("sync-namespaces")] == [reply.context_id]
+        assert ms.agents.put("swimmer", {"core": "You coach swimmers."}).name == "swimmer"
+        assert "swimmer" in [a.name for a in ms.agents.list()] and ms.agents.get("swimmer").name == "swimmer"
+        ms.agents.delete("swimmer")
+        ms.erase("sync-namespaces")

@@ -188,3 +188,13 @@ def test_sessions_are_per_tenant_and_user(running: Running, acme: httpx.Client, 
         missing = client.get("/v1/sessions/ses_tenant_test", params={"user_id": user})
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
     assert acme.get("/v1/sessions/ses_tenant_test").status_code == 400  # the user is required
+
+
+def test_a_users_contexts_are_listed_per_tenant(acme: httpx.Client, globex: httpx.Client) -> None:
+    reply = acme.post("/v1/chat", json={"user_id": "erin", "message": "I collect stamps."}).json()
+    listed = acme.get("/v1/users/erin/contexts").json()["contexts"]
+    assert [c["context_id"] for c in listed] == [reply["context_id"]]
+    assert listed[0] == acme.get(f"/v1/contexts/{reply['context_id']}").json()  # each as GET /v1/contexts/{id}
+    assert acme.get("/v1/users/erin/contexts", params={"session_id": "ses_other"}).json() == {"contexts": []}
+    assert globex.get("/v1/users/erin/contexts").json() == {"contexts": []}
+    assert acme.get("/v1/users/erin/contexts", params={"limit": 0}).status_code == 400

@@ -107,12 +107,12 @@ def _manifest_table(console: Any, manifest: Any) -> None:
 
 
 def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
-    """Run ``work(store)`` on the configured store; memstack's own errors become one line and exit code 1."""
+    """Run ``work(engine)`` on the configured store; memstack's own errors become one line and exit code 1."""
     from memstack.engine import AsyncMemstack
 
     async def run() -> Any:
         async with AsyncMemstack(home=home, resume=False) as engine:
-            return await work(engine.store)
+            return await work(engine)
 
     try:
         return asyncio.run(run())
@@ -136,10 +136,10 @@ def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: 
     if context_id is None and user_id is None:
         raise click.UsageError("give --context ID (returned with each response), or --user ID for their latest one")
 
-    async def work(store: Any) -> Manifest:
+    async def work(engine: Any) -> Manifest:
         if context_id is None:
             assert user_id is not None
-            latest: list[Manifest] = await store.contexts.recent(UserRef(user_id, tenant), limit=1)
+            latest: list[Manifest] = await engine.contexts.recent(UserRef(user_id, tenant), limit=1)
             if not latest:
                 raise click.ClickException(
                     f"no stored context for user {user_id!r} of tenant {tenant!r}: each chat reply stores the "
@@ -147,7 +147,7 @@ def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: 
                 )
             return latest[0]
         try:
-            manifest: Manifest = await store.contexts.get(tenant, context_id, user_id=user_id)
+            manifest: Manifest = await engine.contexts.get(context_id, user_id=user_id, tenant=tenant)
         except NotFound:
             who = f"user {user_id!r} of " if user_id else ""
             raise click.ClickException(
@@ -175,8 +175,8 @@ def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home
     """The user's latest stored contexts, newest first."""
     from memstack.types import FragmentStatus, UserRef
 
-    async def work(store: Any) -> list[Manifest]:
-        found: list[Manifest] = await store.contexts.recent(
+    async def work(engine: Any) -> list[Manifest]:
+        found: list[Manifest] = await engine.contexts.recent(
             UserRef(user_id, tenant), session_id=session_id, limit=limit
         )
         return found

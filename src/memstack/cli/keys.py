@@ -55,7 +55,7 @@ async def create_key(tenant: str, name: str, as_json: bool, quiet: bool, home: P
     if as_json and quiet:
         raise click.UsageError("--json and --quiet are two different outputs: choose one")
     async with AsyncMemstack(home=home, resume=False) as ms:
-        key, secret = await ms.store.keys.create(tenant, name=name)
+        key, secret = await ms.keys.create(tenant, name=name)
     if quiet:
         click.echo(secret)
         return
@@ -76,7 +76,7 @@ async def create_key(tenant: str, name: str, as_json: bool, quiet: bool, home: P
 async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, home: Path | None) -> None:
     """List keys (never their secrets)."""
     async with AsyncMemstack(home=home, resume=False) as ms:
-        found = await ms.store.keys.list(tenant, include_revoked=include_revoked)
+        found = await ms.keys.list(tenant, include_revoked=include_revoked)
     if as_json:
         echo_json([_key_json(k) for k in found])
         return
@@ -101,5 +101,5 @@ async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, ho
 async def revoke_key(key_id: str, home: Path | None) -> None:
     """Revoke a key by its id (key_…); requests with it get 401 from then on."""
     async with AsyncMemstack(home=home, resume=False) as ms:
-        key = await ms.store.keys.revoke(key_id)
+        key = await ms.keys.revoke(key_id)
     click.echo(f"Revoked {key.id} (tenant {key.tenant!r}).")

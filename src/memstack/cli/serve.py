@@ -31,7 +31,7 @@ async def _active_keys(home: Path | None) -> int:
     from memstack.engine import AsyncMemstack
 
     async with AsyncMemstack(home=home, resume=False) as ms:
-        return len(await ms.store.keys.list())
+        return len(await ms.keys.list())
 
 
 def choose_auth(requested: str, host: str, active_keys: int) -> str:

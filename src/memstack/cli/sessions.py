@@ -21,10 +21,10 @@ from rich.text import Text
 
 from memstack.cli._common import echo_json, run_async, table_console
 from memstack.cli.memories import _engine, _user_options
+from memstack.engine import Sessions
 from memstack.errors import NotFound
 from memstack.session.settings import SessionSettings
 from memstack.session.window import evict
-from memstack.store.base import SessionArchive
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
@@ -65,7 +65,7 @@ async def list_sessions(user_id: str, tenant: str, home: Path | None, limit: int
     """A user's sessions, most recently active first."""
     user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
-        found = await ms.store.archive.sessions(user, limit=limit, offset=offset)
+        found = await ms.sessions.list(user, limit=limit, offset=offset)
     if as_json:
         echo_json([asdict(s) for s in found])
         return
@@ -112,19 +112,17 @@ async def show_session(
     settings = SessionSettings(window=window)
     async with _engine(home) as ms:
         window_turns = math.ceil(window / 2) + settings.long_extra_turns + 1
-        state = await ms.store.sessions.open(user, session_id, create=False, window_turns=window_turns)
+        state = await ms.sessions.get(user, session_id, window_turns=window_turns)
         count = state.turn_count if last_turns == 0 else min(last_turns, state.turn_count)
-        turns = await ms.store.archive.turns(
-            user, session_id=session_id, limit=max(count, 1), offset=state.turn_count - count
-        )
+        turns = await ms.sessions.turns(user, session_id, limit=max(count, 1), offset=state.turn_count - count)
         flagged = [  # turns are numbered 1, 2, … without gaps: turn n is at offset n - 1
             t
             for n in state.flagged_turns[:50]
-            for t in await ms.store.archive.turns(user, session_id=session_id, limit=1, offset=n - 1)
+            for t in await ms.sessions.turns(user, session_id, limit=1, offset=n - 1)
         ]
-        snapshots = await ms.store.archive.snapshots(user, session_id, limit=10)
-        artifacts = await ms.store.archive.artifacts(user, session_id)
-        summary = await _summary(ms.store.archive, user, session_id)
+        snapshots = await ms.sessions.snapshots(user, session_id, limit=10)
+        artifacts = await ms.sessions.artifacts(user, session_id)
+        summary = await _summary(ms.sessions, user, session_id)
     state = replace(state, raw_window=evict(state.raw_window, window))
     turns = turns if count else []
     if as_json:
@@ -151,9 +149,9 @@ async def show_session(
         console.print(_artifacts(artifacts))
 
 
-async def _summary(archive: SessionArchive, user: UserRef, session_id: str) -> SessionSummary:
+async def _summary(sessions: Sessions, user: UserRef, session_id: str) -> SessionSummary:
     offset = 0
-    while page := await archive.sessions(user, limit=200, offset=offset):
+    while page := await sessions.list(user, limit=200, offset=offset):
         for row in page:
             if row.session_id == session_id:
                 return row
@@ -316,7 +314,7 @@ async def search_archive(
     """Full-text search over the user's past exchanges (every session, or one)."""
     user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
-        hits = await ms.store.archive.search(user, query, k, session_id=session_id)
+        hits = await ms.sessions.search(user, query, limit=k, session_id=session_id)
     if as_json:
         echo_json([{**asdict(h), "text": h.text} for h in hits])
         return

@@ -46,7 +46,7 @@ async def export_user(user_id: str, tenant: str, home: Path | None, output: Path
     user = UserRef(user_id, tenant)
     counts: Counter[str] = Counter()
     async with _engine(home) as ms:
-        pieces = export_document(user, _counted(ms.store.users.export(user), counts))
+        pieces = export_document(user, _counted(ms.users.records(user), counts))
         if output is None:
             await _write(pieces, sys.stdout)
             return

@@ -8,10 +8,12 @@ from typing import Any
 
 from memstack.types import (
     AddResult,
+    AgentRecord,
     Category,
     ChatResult,
     DeletedBy,
     ErasureReport,
+    Fact,
     Forgetting,
     HiddenItem,
     HiddenKind,
@@ -20,17 +22,22 @@ from memstack.types import (
     Memory,
     MemoryEvent,
     MemoryUpdate,
+    RawMessage,
     RecallItem,
     RecallKind,
     ScoredMemory,
+    SessionState,
     SessionSummary,
     Source,
     TokenUsage,
+    TurnSummary,
     UpdateAction,
+    UserSummary,
 )
 
 __all__ = [
     "add_result",
+    "agent_record",
     "chat_result",
     "erasure",
     "event",
@@ -39,7 +46,9 @@ __all__ = [
     "memory",
     "recall_item",
     "scored",
+    "session_state",
     "session_summary",
+    "user_summary",
 ]
 
 Json = Mapping[str, Any]
@@ -121,6 +130,41 @@ def session_summary(data: Json, tenant: str) -> SessionSummary:
     )
 
 
+def session_state(data: Json, tenant: str) -> SessionState:
+    """A session's memory as ``GET /v1/sessions/{id}`` shows it; what the API leaves out (the state's ``version``,
+    flagged turns, the last consolidation, how long a long message stays) keeps its default."""
+    return SessionState(
+        session_id=data["session_id"],
+        user_id=data["user_id"],
+        tenant=tenant,
+        agent=data.get("agent"),
+        turn_count=int(data["turn_count"]),
+        base_truth=tuple(
+            Fact(f["text"], bool(f.get("hard_exception")), int(f.get("since_turn") or 0)) for f in data["base_truth"]
+        ),
+        turn_log=tuple(
+            TurnSummary(int(t["turn"]), t["user_summary"], t["assistant_summary"], bool(t.get("unsummarized")))
+            for t in data["turn_log"]
+        ),
+        raw_window=tuple(
+            RawMessage(m["role"], m["content"], int(m["turn"]), _ts(m.get("at"))) for m in data["raw_window"]
+        ),
+        created_at=_ts(data.get("created_at")),
+        updated_at=_ts(data.get("updated_at")),
+        ended_at=_ts(data.get("ended_at")),
+    )
+
+
+def agent_record(data: Json, tenant: str) -> AgentRecord:
+    return AgentRecord(
+        tenant=tenant,
+        name=data["name"],
+        definition=dict(data["definition"]),
+        created_at=datetime.fromisoformat(data["created_at"]),
+        updated_at=datetime.fromisoformat(data["updated_at"]),
+    )
+
+
 def chat_result(data: Json, *, memory_enabled: bool, temporary: bool) -> ChatResult:
     usage = data.get("usage")
     return ChatResult(
@@ -172,3 +216,7 @@ def ingest_result(data: Json, tenant: str) -> IngestResult:
 def erasure(data: Json) -> ErasureReport:
     removed = {str(k): int(v) for k, v in (data.get("removed") or {}).items()}
     return ErasureReport(data["tenant"], data["user_id"], removed, int(data.get("indexes_dropped") or 0))
+
+
+def user_summary(data: Json) -> UserSummary:
+    return UserSummary(data["user_id"], int(data["memories"]), int(data["sessions"]), _ts(data.get("last_active")))

@@ -193,6 +193,8 @@ class Transport:
                 continue
             break
         _raise_for(response)
+        if response.status_code == 204:  # No Content (a DELETE of an agent)
+            return None
         try:
             return response.json()
         except ValueError:

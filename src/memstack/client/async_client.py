@@ -10,6 +10,8 @@ Users are named by id as in the library; their tenant is the API key's (``defaul
 ``GET /v1/whoami``). Errors are the library's (:mod:`memstack.client._http` maps them). A few arguments the HTTP API
 does not carry (``add(source=, confidence=)``, ``list(agent_id=)``, ``forget(by=, note=)``, ``chat(delegated=)``,
 an ``Agent`` object instead of a stored agent's name) raise ``InputError`` when given other than their default.
+The engine's namespaces ``sessions``, ``agents`` and ``contexts`` are here too, and ``users`` (a tenant's users):
+see :mod:`memstack.client._namespaces`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from urllib.parse import quote
 
 from memstack.client import _decode
 from memstack.client._http import Transport, error_from
+from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
 from memstack.errors import ConfigError, InputError, MalformedResponse
 from memstack.types import (
     AddResult,
@@ -115,6 +118,10 @@ class AsyncMemstackClient:
         key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
         self._http = Transport(url, key, timeout, retries)
         self._tenant: str | None = None
+        self.sessions = RemoteSessions(self)
+        self.agents = RemoteAgents(self)
+        self.contexts = RemoteContexts(self)
+        self.users = RemoteUsers(self)
 
     @property
     def base_url(self) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Self
 
-from memstack.blocking import Blocking, _close, _LoopThread, _next
+from memstack.blocking import Blocking, _close, _LoopThread, _Namespace, _next
+from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
 from memstack.client.async_client import AsyncMemstackClient
 from memstack.types import ChatEvent, UserRef
 
@@ -31,6 +32,10 @@ class MemstackClient:
             self._loop.stop()
             raise
         self._open = True
+        self.sessions = _Sessions(self._loop, self._core.sessions)
+        self.agents = _Agents(self._loop, self._core.agents)
+        self.contexts = _Contexts(self._loop, self._core.contexts)
+        self.users = _Users(self._loop, self._core.users)
 
     def __enter__(self) -> Self:
         return self
@@ -77,6 +82,27 @@ class MemstackClient:
     ingest = Blocking(AsyncMemstackClient.ingest)
     export = Blocking(AsyncMemstackClient.export)
     erase = Blocking(AsyncMemstackClient.erase)
+
+
+class _Sessions(_Namespace[RemoteSessions]):
+    list = Blocking(RemoteSessions.list)
+    get = Blocking(RemoteSessions.get)
+
+
+class _Agents(_Namespace[RemoteAgents]):
+    list = Blocking(RemoteAgents.list)
+    get = Blocking(RemoteAgents.get)
+    put = Blocking(RemoteAgents.put)
+    delete = Blocking(RemoteAgents.delete)
+
+
+class _Contexts(_Namespace[RemoteContexts]):
+    get = Blocking(RemoteContexts.get)
+    recent = Blocking(RemoteContexts.recent)
+
+
+class _Users(_Namespace[RemoteUsers]):
+    list = Blocking(RemoteUsers.list)
 
 
 async def _make(base_url: str | None, api_key: str | None, timeout: float, retries: int) -> AsyncMemstackClient:

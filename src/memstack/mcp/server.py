@@ -260,6 +260,6 @@ def http_app(
     scopes the tools. Run it with uvicorn; its lifespan runs the SDK's session manager. ``key_cache_s``: how long
     an accepted key is trusted without asking the store again (default: the HTTP API's)."""
     ttl_s = ServerSettings().key_cache_s if key_cache_s is None else key_cache_s
-    keys = KeyCache(engine.store.keys, ttl_s=ttl_s, mode="keys")
+    keys = KeyCache(engine.keys, ttl_s=ttl_s, mode="keys")
     server = build_server(engine, McpScope(user=user, keys=keys), log_level=log_level)
     return _RequireKey(server.streamable_http_app(host=host), keys)

@@ -12,13 +12,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
-from memstack.context.agent import Agent, default_agent, parse_agent
-from memstack.errors import InputError, NotFound
+from memstack.context.agent import Agent
+from memstack.engine import Agents
+from memstack.errors import InputError
 from memstack.server.media import YAML_TYPES
 from memstack.server.schemas import AgentList, AgentOut, ErrorOut
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.wire import agent_json, json_response
-from memstack.types import AgentRecord, utcnow
 
 __all__ = ["load_definition", "resolve_agent", "router"]
 
@@ -43,12 +43,7 @@ _PUT_BODY: dict[str, Any] = {
 
 def load_definition(name: str, definition: Any) -> Agent:
     """Validate ``definition`` with the agent loader; the loaded ``Agent`` (``InputError`` naming the bad field)."""
-    if not isinstance(definition, dict):
-        raise InputError("an agent definition must be a JSON object (or a YAML mapping) with at least 'core'")
-    given = definition.get("name", name)
-    if given != name:
-        raise InputError(f"the definition is named {given!r} but was sent to /v1/agents/{name}; make them match")
-    return parse_agent({**definition, "name": name}, origin=f"agent {name!r}", strict=True, error=InputError)
+    return Agents.parse(name, definition)
 
 
 async def resolve_agent(st: ServerState, tenant: str, name: str | None) -> Agent | None:
@@ -58,13 +53,7 @@ async def resolve_agent(st: ServerState, tenant: str, name: str | None) -> Agent
     ``.yaml`` as a file path on the server."""
     if name is None:
         return None
-    try:
-        record = await st.engine.store.agents.get(tenant, name)
-    except NotFound:
-        if name == "default":
-            return default_agent()
-        raise NotFound("agent", name) from None
-    return load_definition(name, record.definition)
+    return await st.engine.agents.load(name, tenant=tenant)
 
 
 #: How deep an agent definition may nest (a real one nests three or four levels).
@@ -121,22 +110,14 @@ async def _parse(request: Request) -> Any:
 
 @router.get("", response_model=AgentList, summary="The caller's stored agents")
 async def list_agents(st: StateDep, caller: CallerDep) -> Response:
-    records = await st.engine.store.agents.list(caller.tenant)
+    records = await st.engine.agents.list(tenant=caller.tenant)
     out = [agent_json(r, load_definition(r.name, r.definition).fingerprint) for r in records]
     return json_response({"agents": out})
 
 
 @router.get("/{name}", response_model=AgentOut, summary="One agent definition (default: the built-in agent)")
 async def get_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Response:
-    try:
-        record = await st.engine.store.agents.get(caller.tenant, name)
-    except NotFound:
-        if name != "default":
-            raise
-        agent = default_agent()
-        now = utcnow()
-        record = AgentRecord(caller.tenant, "default", _plain(agent), now, now)
-        return json_response(agent_json(record, agent.fingerprint))
+    record = await st.engine.agents.get(name, tenant=caller.tenant)  # default: the built-in until one is stored
     return json_response(agent_json(record, load_definition(name, record.definition).fingerprint))
 
 
@@ -144,25 +125,11 @@ async def get_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Respons
 async def put_agent(st: StateDep, caller: CallerDep, name: AgentName, request: Request) -> Response:
     definition = await _body(request)
     agent = load_definition(name, definition)
-    record = await st.engine.store.agents.put(caller.tenant, name, {**definition, "name": name})
+    record = await st.engine.agents.put(name, {**definition, "name": name}, tenant=caller.tenant)
     return json_response(agent_json(record, agent.fingerprint))
 
 
 @router.delete("/{name}", status_code=204, summary="Delete a stored agent")
 async def delete_agent(st: StateDep, caller: CallerDep, name: AgentName) -> Response:
-    await st.engine.store.agents.delete(caller.tenant, name)
+    await st.engine.agents.delete(name, tenant=caller.tenant)
     return Response(status_code=204)
-
-
-def _plain(agent: Agent) -> dict[str, Any]:
-    """The built-in agent's definition as plain values (what a PUT would take)."""
-    import dataclasses
-
-    core, chars = agent.core, agent.characteristics
-    return {
-        "name": agent.name,
-        "core": {**dataclasses.asdict(core)},
-        "characteristics": {**dataclasses.asdict(chars)},
-        "budget_tokens": agent.budget_tokens,
-        "raw_window": agent.raw_window,
-    }

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
-from memstack.server import agents, chat, memories, openai_compat, recall, sessions, users
+from memstack.server import agents, chat, contexts, memories, openai_compat, recall, sessions, users
 from memstack.server.auth import KeyCache
 from memstack.server.docs import mount_docs
 from memstack.server.embedding import QueryEmbedder
@@ -240,10 +240,10 @@ def create_app(
         if owned:
             await engine.open()
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
-        keys = KeyCache(engine.store.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
+        keys = KeyCache(engine.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
-        sweeper = asyncio.create_task(sweep_forever(engine.store.idempotency, settings.idempotency_sweep_s))
+        sweeper = asyncio.create_task(sweep_forever(engine.answers, settings.idempotency_sweep_s))
         try:
             yield
         finally:
@@ -270,6 +270,7 @@ def create_app(
     app.include_router(recall.router)
     app.include_router(agents.router)
     app.include_router(sessions.router)
+    app.include_router(contexts.router)
     app.include_router(users.router)
     app.include_router(chat.router)
     app.include_router(openai_compat.router)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from memstack.engine import Keys
 from memstack.errors import Unauthorized
 from memstack.server.settings import AuthMode
-from memstack.store.base import KeyStore, hash_api_key
+from memstack.store.base import hash_api_key
 from memstack.types import ApiKey, UserRef
 
 __all__ = ["Caller", "KeyCache"]
@@ -32,9 +33,9 @@ class Caller:
 
 
 class KeyCache:
-    """Authenticates bearer secrets against a :class:`KeyStore`, remembering accepted keys for a short time."""
+    """Authenticates bearer secrets against the engine's keys, remembering accepted keys for a short time."""
 
-    def __init__(self, keys: KeyStore, *, ttl_s: float, mode: AuthMode) -> None:
+    def __init__(self, keys: Keys, *, ttl_s: float, mode: AuthMode) -> None:
         self._keys = keys
         self._ttl_s = ttl_s
         self._local = mode != "keys"

@@ -43,10 +43,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.responses import Response, StreamingResponse
 
+from memstack.engine import KeptAnswers
 from memstack.errors import InputError, MemstackError, RequestInFlight, StoreError
 from memstack.server.errors import response_for
 from memstack.server.state import ServerState
-from memstack.store.base import IdempotencyStore
 from memstack.types import StoredResponse, UserRef, utcnow
 
 __all__ = [
@@ -147,7 +147,7 @@ async def idempotent(
         return await work()
     _check_key(key)
     fp = await fingerprint(request)
-    store = st.engine.store.idempotency
+    store = st.engine.answers
     settings = st.settings
     found = await store.claim(
         user, key, fp, now=utcnow(), ttl_s=settings.idempotency_ttl_s, stale_s=settings.idempotency_stale_s
@@ -169,9 +169,7 @@ async def idempotent(
     return response
 
 
-async def settle(
-    store: IdempotencyStore, user: UserRef, key: str, fp: str, answer: tuple[int, bytes, str] | None
-) -> None:
+async def settle(store: KeptAnswers, user: UserRef, key: str, fp: str, answer: tuple[int, bytes, str] | None) -> None:
     """Keep the answer (or release the claim). A store failure here is logged, not raised: the request itself is
     done, and its caller gets its answer (a retry then waits for the claim to go stale)."""
     try:
@@ -184,7 +182,7 @@ async def settle(
 
 
 async def recorded(
-    chunks: AsyncIterable[str | bytes | memoryview], store: IdempotencyStore, user: UserRef, key: str, fp: str
+    chunks: AsyncIterable[str | bytes | memoryview], store: KeptAnswers, user: UserRef, key: str, fp: str
 ) -> AsyncIterator[bytes]:
     """The stream as it is sent, kept whole once it ended without an error event; released otherwise. Settled in a
     task of its own: a stream cut short is cancelled, and the store call must not be."""
@@ -204,7 +202,7 @@ async def recorded(
         task.add_done_callback(_pending.discard)
 
 
-async def sweep_forever(store: IdempotencyStore, every_s: float, clock: Callable[[], datetime] = utcnow) -> None:
+async def sweep_forever(store: KeptAnswers, every_s: float, clock: Callable[[], datetime] = utcnow) -> None:
     """Delete expired answers now and every ``every_s`` seconds (run by the app's lifespan)."""
     while True:
         try:

@@ -30,7 +30,7 @@ from memstack.server.schemas import (
 )
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.wire import event_json, forgetting_json, json_response, memory_json, usage_json
-from memstack.types import Category, DeletedBy, MemoryFilter
+from memstack.types import Category, DeletedBy
 
 __all__ = ["router"]
 
@@ -77,8 +77,8 @@ async def search_memories(request: Request) -> Response:
     if not body.query.strip():
         raise InputError("search query is empty; pass the text to search for")
     vector = await st.queries.embed(body.query)
-    flt = MemoryFilter(categories=tuple(body.category or ()), agent_id=body.agent_id)
-    hits = await st.engine.store.search_index.nearest(caller.user(request.path_params["user_id"]), vector, body.k, flt)
+    user = caller.user(request.path_params["user_id"])
+    hits = await st.engine.nearest(user, vector, k=body.k, category=body.category, agent_id=body.agent_id)
     return st.fragments.search_response(hits)
 
 
@@ -93,8 +93,10 @@ async def list_memories(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> Response:
-    flt = MemoryFilter(tuple(category or ()), q, None, include_deleted, limit, offset)
-    found = await st.engine.store.index.list(caller.user(user_id), flt)
+    user = caller.user(user_id)
+    found = await st.engine.list(
+        user, category=category, text=q, include_deleted=include_deleted, limit=limit, offset=offset
+    )
     return json_response({"memories": [memory_json(m) for m in found]})
 
 

@@ -54,7 +54,7 @@ from memstack.server.single_flight import flight_key, single_flight
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.threads import Said, continue_thread, history_digest, mark_turn
 from memstack.server.wire import json_response
-from memstack.store.fence import Fence, fenced, pin
+from memstack.store.fence import Fence, fenced
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, UserRef, new_id
 
 __all__ = ["router"]
@@ -282,7 +282,7 @@ async def chat_completions(
 
     # Pinned as the call arrives, before it waits for its turn: a call that waited while the user was erased writes
     # nothing (see _complete).
-    fence = None if body.temporary else await pin(st.engine.store.users, user)
+    fence = None if body.temporary else await st.engine.users.fence(user)
 
     async def work() -> Response:
         with fenced(fence):

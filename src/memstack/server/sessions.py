@@ -61,7 +61,7 @@ async def get_context(
     context_id: Annotated[str, Path(min_length=1, max_length=200)],
     user_id: Annotated[str | None, Query(min_length=1, max_length=200, description="Only if it is this user's")] = None,
 ) -> Response:
-    manifest = await st.engine.store.contexts.get(caller.tenant, context_id, user_id=user_id)
+    manifest = await st.engine.contexts.get(context_id, user_id=user_id, tenant=caller.tenant)
     data: dict[str, Any] = manifest.to_dict()
     return json_response(data)
 
@@ -107,7 +107,7 @@ async def get_session(
     session_id: Annotated[str, Path(min_length=1, max_length=200)],
     user_id: UserIdQuery,
 ) -> Response:
-    state = await st.engine.store.sessions.open(caller.user(user_id), session_id, create=False)
+    state = await st.engine.sessions.get(caller.user(user_id), session_id)
     return json_response(session_json(state))
 
 
@@ -123,7 +123,7 @@ async def list_sessions(
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> Response:
-    found = await st.engine.store.archive.sessions(caller.user(user_id), limit=limit, offset=offset)
+    found = await st.engine.sessions.list(caller.user(user_id), limit=limit, offset=offset)
     return json_response({"sessions": [session_summary_json(s) for s in found]})
 
 

@@ -64,7 +64,7 @@ async def single_flight(
     request's own fingerprint, so only copies of this request wait for one another."""
     fp = await fingerprint(request)
     key = key or flight_key(user, fp)
-    store = st.engine.store.idempotency
+    store = st.engine.answers
     hold_s = st.settings.idempotency_stale_s
     delay, take = 0.02, True
     while True:

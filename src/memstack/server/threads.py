@@ -2,7 +2,7 @@
 sends all of it with every call (as OpenAI's API expects) and names no session.
 
 After each turn the messages the client then holds (its system text, then every user and assistant message up to
-this turn's reply) are digested and recorded with the turn's session and number (``store.threads``). A call's
+this turn's reply) are digested and recorded with the turn's session and number (``engine.threads``). A call's
 earlier messages are digested the same way:
 
 - none: a new conversation, a new session (two conversations that both open with "hi" never share one);
@@ -55,12 +55,12 @@ async def continue_thread(ms: AsyncMemstack, user: UserRef, system: str | None, 
     """Where a call whose messages before the current one are ``earlier`` goes on (see the module docstring)."""
     if not earlier:
         return Thread(new_id("ses"))
-    found = await ms.store.threads.find(user, history_digest(system, earlier))
+    found = await ms.threads.find(user, history_digest(system, earlier))
     if found is None:
         return Thread(new_id("ses"), tuple(earlier), capture=True)
     session_id, turn = found
     try:
-        state = await ms.store.sessions.open(user, session_id, create=False, window_turns=1)
+        state = await ms.sessions.get(user, session_id, window_turns=1)
     except NotFound:  # the session was deleted since: start over from the client's messages
         return Thread(new_id("ses"), tuple(earlier), capture=False)
     latest = max([state.turn_count, *(m.turn for m in state.raw_window)])  # a reply's summary may still be due
@@ -81,4 +81,4 @@ async def mark_turn(
 ) -> None:
     """Record the conversation as the client now holds it (``earlier``, this turn's message and the reply)."""
     said = [*earlier, exchange, ("assistant", reply)]
-    await ms.store.threads.mark(user, history_digest(system, said), session_id, turn)
+    await ms.threads.mark(user, history_digest(system, said), session_id, turn)

@@ -99,7 +99,7 @@ async def recent_contexts(
     session_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> Response:
-    manifests = await st.engine.store.contexts.recent(caller.user(user_id), session_id=session_id, limit=limit)
+    manifests = await st.engine.contexts.recent(caller.user(user_id), session_id=session_id, limit=limit)
     return json_response({"contexts": [_context_line(m) for m in manifests]})
 
 
@@ -112,13 +112,13 @@ async def context_detail(
 ) -> Response:
     from memstack.context.stack import DEFAULT_STACK
 
-    manifest = await st.engine.store.contexts.get(caller.tenant, context_id, user_id=user_id)
+    manifest = await st.engine.contexts.get(context_id, user_id=user_id, tenant=caller.tenant)
     found: dict[str, Memory] = {}
     if user_id is not None:
         user = caller.user(user_id)
         for memory_id in _memory_ids(manifest):
             try:
-                found[memory_id] = await st.engine.store.memories.get(user, memory_id)
+                found[memory_id] = await st.engine.get(user, memory_id)
             except NotFound:
                 continue  # deleted for good since this response: shown as such
     return json_response(inspect_manifest(manifest, DEFAULT_STACK, found, user_known=user_id is not None))

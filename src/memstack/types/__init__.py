@@ -76,7 +76,7 @@ from memstack.types.sessions import (
     TurnSummary,
 )
 from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
-from memstack.types.users import ErasureReport, RecordKind, UserRecord
+from memstack.types.users import ErasureReport, RecordKind, UserRecord, UserSummary
 
 __all__ = [
     "BADGE_ACTIONS",
@@ -143,6 +143,7 @@ __all__ = [
     "UpdateAction",
     "UserRecord",
     "UserRef",
+    "UserSummary",
     "Vector",
     "check_content",
     "check_data",

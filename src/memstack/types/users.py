@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
-__all__ = ["ErasureReport", "RecordKind", "UserRecord"]
+__all__ = ["ErasureReport", "RecordKind", "UserRecord", "UserSummary"]
 
 #: The sections of an export, in the order a store yields them.
 RecordKind = Literal["memory", "session", "context", "job", "dropped"]
@@ -45,4 +46,22 @@ class ErasureReport:
             "removed": dict(self.removed),
             "indexes_dropped": self.indexes_dropped,
             "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UserSummary:
+    """One user of a tenant as a list shows it: active memories, sessions, and when either last changed."""
+
+    user_id: str
+    memories: int  # active
+    sessions: int
+    last_active: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "memories": self.memories,
+            "sessions": self.sessions,
+            "last_active": self.last_active.isoformat() if self.last_active is not None else None,
         }

@@ -9,6 +9,11 @@
   preview), restore, delete, history, tier usage;
 - hands over or erases everything held about a user (data access and deletion requests): :meth:`~AsyncMemstack.export`,
   :meth:`~AsyncMemstack.export_stream` (the document of :mod:`memstack.users`) and :meth:`~AsyncMemstack.erase`;
+- reads back what the interfaces show, in namespaces of their own: ``sessions`` (a user's sessions, their memory,
+  turns, archive search), ``agents`` (stored agent definitions per tenant), ``contexts`` (what the model saw for
+  each response), ``keys`` (API keys), ``users`` (a user's records, the erasure fence), and for servers built on
+  the engine ``answers`` (idempotency) and ``threads`` (OpenAI-style histories). The HTTP server, its web UI, the
+  CLI and MCP use only the engine (``tests/test_engine_door.py``);
 - recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
   imports past conversations without a chat model: :meth:`~AsyncMemstack.ingest` (both in :mod:`memstack.recall`).
 
@@ -40,6 +45,13 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 from memstack.config import Config, setting
 from memstack.embed import Embedder, get_embedder
 from memstack.embed.batching import BatchingEmbedder
+from memstack.engine._agents import Agents
+from memstack.engine._contexts import Contexts
+from memstack.engine._keys import Keys
+from memstack.engine._requests import KeptAnswers, Threads
+from memstack.engine._scope import user_ref as _user
+from memstack.engine._sessions import Sessions
+from memstack.engine._users import Users
 from memstack.errors import ConfigError, InputError, LimitReached, NotFound
 from memstack.store import Store, open_store
 from memstack.store.fence import Fence, fenced, pin
@@ -63,6 +75,7 @@ from memstack.types import (
     ScoredMemory,
     Source,
     UserRef,
+    Vector,
     check_text,
 )
 
@@ -76,7 +89,18 @@ if TYPE_CHECKING:
     from memstack.turn.turns import Turns
     from memstack.types import IngestResult, RecallItem, RecallKind, SessionSummary
 
-__all__ = ["AsyncMemstack", "Models", "Tuning"]
+__all__ = [
+    "Agents",
+    "AsyncMemstack",
+    "Contexts",
+    "KeptAnswers",
+    "Keys",
+    "Models",
+    "Sessions",
+    "Threads",
+    "Tuning",
+    "Users",
+]
 
 log = logging.getLogger("memstack")
 
@@ -90,14 +114,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 Categories = str | Category | Iterable[str | Category] | None
-
-
-def _user(user: str | UserRef, tenant: str | None) -> UserRef:
-    if isinstance(user, UserRef):
-        if tenant is not None and tenant != user.tenant:
-            raise InputError(f"user {user.user_id!r} belongs to tenant {user.tenant!r}, not {tenant!r}")
-        return user
-    return UserRef(user, tenant or "default")
 
 
 def _categories(value: Categories) -> tuple[Category, ...]:
@@ -139,6 +155,15 @@ class AsyncMemstack:
         self._explicit: ExplicitAdds | None = None
         self._forgetting: Forgetter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
+        # What the interfaces need besides memories and chat, as namespaces (engine/_*.py): every interface (HTTP,
+        # web UI, CLI, MCP) reaches memstack's data through the engine, never through the store.
+        self.sessions = Sessions(self)
+        self.agents = Agents(self)
+        self.contexts = Contexts(self)
+        self.keys = Keys(self)
+        self.users = Users(self)
+        self.answers = KeptAnswers(self)
+        self.threads = Threads(self)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -466,6 +491,15 @@ class AsyncMemstack:
         check_text(query, "the search query")
         flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
         return await self.store.search_index.nearest(_user(user, tenant), await self._embed(query), k, flt)
+
+    async def nearest(
+        self, user: str | UserRef, embedding: Vector, *, k: int = 5, category: Categories = None,
+        agent_id: str | None = None, tenant: str | None = None,
+    ) -> builtins.list[ScoredMemory]:  # fmt: skip
+        """:meth:`search` for a query already embedded by this engine's embedder (a server that keeps its queries'
+        embeddings): the ``k`` active memories closest to ``embedding``, best first."""
+        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
+        return await self.store.search_index.nearest(_user(user, tenant), embedding, k, flt)
 
     async def edit(
         self,
