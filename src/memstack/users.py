@@ -9,7 +9,7 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
       "responses": "not exported: ...",
       "memories": [
         {"id", "agent_id", "content", "category", "source", "confidence", "is_active", "deleted_by",
-         "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids",
+         "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids", "metadata",
          "stored": true,
          "history": [{"action", "before", "after", "at", "actor", "note"}, ...],
          "hides": [{"kind", "session_id", "turn", "text"}, ...]},  # what its forget keeps from the model

@@ -10,6 +10,7 @@ from datetime import datetime
 from memstack.errors import InputError
 from memstack.store._checks import check_agent, parse_category, parse_source, utc
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryPatch, NewMemory, UserRef, Vector, utcnow
+from memstack.types.memories import check_metadata
 
 __all__ = ["UPDATE_ACTIONS", "check_forget", "check_limit", "check_update", "new_memory", "patched"]
 
@@ -47,6 +48,7 @@ def new_memory(
         merged_into=None,
         source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
         embedding=embedding,
+        metadata=check_metadata(memory.metadata),
     )
 
 
@@ -77,6 +79,7 @@ def patched(
             if patch.source_turn_ids is not None
             else before.source_turn_ids
         ),
+        metadata=check_metadata(patch.metadata) if patch.metadata is not None else before.metadata,
         updated_at=utcnow(),
         embedding=embedding,
     )

@@ -53,6 +53,7 @@ MEMORY = (
     "expires_at",
     "merged_into",
     "source_turn_ids",
+    "metadata",
 )
 HISTORY = ("memory_id", "action", "before", "after", "at", "actor", "note")
 HIDES = ("memory_id", "kind", "session_id", "turn", "text")
@@ -93,7 +94,7 @@ JOB = ("id", "kind", "status", "attempts", "created_at", "updated_at", "payload"
 DROPPED = ("count", "first_at", "last_at")
 
 #: Columns a backend may hand over as JSON text (SQLite) rather than parsed (PostgreSQL's jsonb and arrays).
-_JSON = frozenset({"source_turn_ids", "before", "after", "facts", "flags", "manifest", "payload", "result"})
+_JSON = frozenset({"source_turn_ids", "metadata", "before", "after", "facts", "flags", "manifest", "payload", "result"})
 
 #: Runs one statement with its parameters and returns every row.
 Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]

@@ -11,6 +11,8 @@ from memstack.types._core import (
     Vector,
     check_data,
     check_id,
+    check_limit,
+    check_min_score,
     check_text,
     new_id,
     new_ids,
@@ -31,6 +33,7 @@ from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, Ma
 from memstack.types.forget import Forgetting, HiddenItem, HiddenKind
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
+    MAX_METADATA_CHARS,
     AddResult,
     Candidate,
     Category,
@@ -81,6 +84,7 @@ from memstack.types.users import ErasureReport, RecordKind, UserRecord, UserSumm
 __all__ = [
     "BADGE_ACTIONS",
     "MAX_CONTENT_CHARS",
+    "MAX_METADATA_CHARS",
     "MESSAGE_ROLES",
     "AddResult",
     "AgentRecord",
@@ -148,7 +152,9 @@ __all__ = [
     "check_content",
     "check_data",
     "check_id",
+    "check_limit",
     "check_manifest",
+    "check_min_score",
     "check_text",
     "new_id",
     "new_ids",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -20,6 +21,8 @@ __all__ = [
     "Vector",
     "check_data",
     "check_id",
+    "check_limit",
+    "check_min_score",
     "check_text",
     "new_id",
     "new_ids",
@@ -100,6 +103,25 @@ def check_id(value: object, what: str) -> str:
     check_text(value, what)
     if len(value) > 200 or not value.isprintable():
         raise InputError(f"{what} must be 1-200 printable characters, got {value!r}")
+    return value
+
+
+def check_limit(limit: object, what: str = "limit") -> int:
+    """How many results a call returns (``limit``): a whole number of at least 1."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InputError(f"{what} must be a whole number of at least 1 (how many results), got {limit!r}")
+    return limit
+
+
+def check_min_score(min_score: object, *, low: float, high: float | None) -> float | None:
+    """A score threshold (``min_score``): ``None`` (no threshold) or a finite number from ``low`` to ``high`` (no
+    bound: ``None``), the range the call's scores have."""
+    if min_score is None:
+        return None
+    value = math.nan if isinstance(min_score, bool) or not isinstance(min_score, int | float) else float(min_score)
+    if not (math.isfinite(value) and value >= low and (high is None or value <= high)):
+        span = f"of at least {low:g}" if high is None else f"from {low:g} to {high:g}"
+        raise InputError(f"min_score must be a number {span} (the range of this call's scores), got {min_score!r}")
     return value
 
 

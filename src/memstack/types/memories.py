@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NoReturn
 
 from memstack.errors import InputError
-from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_text
+from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_data, check_text
 
 __all__ = [
+    "MAX_METADATA_CHARS",
     "AddResult",
     "Candidate",
     "Category",
@@ -30,6 +33,8 @@ __all__ = [
     "Source",
     "UpdateAction",
     "check_content",
+    "check_metadata",
+    "check_metadata_filter",
 ]
 
 
@@ -74,7 +79,8 @@ class HistoryAction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class NewMemory:
-    """What a caller supplies to store a memory; the store assigns id and timestamps."""
+    """What a caller supplies to store a memory; the store assigns id and timestamps. ``metadata``: the caller's
+    JSON object kept with it (:func:`check_metadata`), returned with the memory and filterable."""
 
     content: str
     category: Category = Category.GENERAL
@@ -84,11 +90,13 @@ class NewMemory:
     observed_at: datetime | None = None
     expires_at: datetime | None = None
     source_turn_ids: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         check_content(self.content)
         if not 0.0 <= self.confidence <= 1.0:
             raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
 
 
 def check_content(content: str) -> None:
@@ -100,6 +108,100 @@ def check_content(content: str) -> None:
             f"memory content is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}. "
             "Store one short fact per memory"
         )
+
+
+#: Longest metadata accepted, as compact JSON text (``json.dumps(metadata, separators=(",", ":"))``): a few labels
+#: about a memory (project, source document, app ids), not a document of its own.
+MAX_METADATA_CHARS = 4000
+
+#: The JSON values a metadata filter compares a top-level key with (containers are stored, not filtered on).
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class _Metadata(dict[str, Any]):
+    """A memory's metadata: a ``dict`` (``json.dumps`` and ``==`` work as on any dict) that refuses changes, since the
+    :class:`Memory` holding it is a value shared with the store's caches. ``dict(memory.metadata)`` is a copy to
+    change (then :meth:`~memstack.engine.AsyncMemstack.edit` stores it)."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a memory's metadata is read-only; copy it (dict(memory.metadata)) and pass it to edit()")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple[type[_Metadata], tuple[dict[str, Any]]]:  # copy and pickle as a plain dict's items
+        return (_Metadata, (dict(self),))
+
+
+_EMPTY = _Metadata()
+
+
+def check_metadata(metadata: Mapping[str, Any] | None, what: str = "metadata") -> Mapping[str, Any]:
+    """``metadata`` as a memory keeps it (read-only; ``None`` is ``{}``), or ``InputError`` saying what to pass: a
+    JSON object (string keys; strings, numbers, booleans, null, lists and objects as values, NaN and infinities
+    refused) of at most :data:`MAX_METADATA_CHARS` characters as compact JSON, every string storable
+    (:func:`~memstack.types.check_data`). Stored as its JSON text, so a tuple comes back a list."""
+    if metadata is None:
+        return _EMPTY
+    if isinstance(metadata, _Metadata):
+        return metadata
+    if not isinstance(metadata, Mapping):
+        raise InputError(
+            f'{what} must be a JSON object (a dict such as {{"project": "apollo"}}), got {type(metadata).__name__}'
+        )
+    if not metadata:
+        return _EMPTY
+    check_data(metadata, what)
+    stack: list[object] = [metadata]
+    while stack:  # JSON would turn a key 1 into "1" silently: refuse it instead
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if bad := [k for k in item if not isinstance(k, str)]:
+                raise InputError(f"{what} has the key {bad[0]!r}; JSON object keys are strings: use {str(bad[0])!r}")
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"{what} is not plain JSON data ({exc}); use string keys and strings, finite numbers, booleans, null, "
+            "lists or objects as values"
+        ) from None
+    if len(text) > MAX_METADATA_CHARS:
+        raise InputError(
+            f"{what} is {len(text)} characters as JSON; the limit is {MAX_METADATA_CHARS}. Keep a few labels in "
+            "metadata (ids, a project, a source) and the document itself elsewhere"
+        )
+    data = json.loads(text)  # a copy of the caller's object, as it will read back from any store
+    return _Metadata(data)
+
+
+def stored_metadata(value: str | Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The metadata of a stored row (JSON text, or an object a driver already parsed), unchecked: it was checked when
+    it was written. For the stores' row readers only."""
+    if value is None or value == "{}" or (isinstance(value, Mapping) and not value):
+        return _EMPTY
+    return _Metadata(json.loads(value) if isinstance(value, str) else value)
+
+
+def check_metadata_filter(metadata: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A metadata filter (``list(metadata=...)``, ``search(metadata=...)``): memories whose metadata has every key
+    given with the same value (exact match on top-level keys; numbers by value, ``1 == 1.0``, but ``true`` is no
+    number; ``null`` matches a key stored as null, not a missing one). ``None`` or ``{}``: no filter. Values are
+    strings, finite numbers, booleans or null; ``InputError`` otherwise."""
+    if metadata is None:
+        return None
+    checked = check_metadata(metadata, "the metadata filter")
+    for key, value in checked.items():
+        if not isinstance(value, _SCALARS) or (isinstance(value, float) and not math.isfinite(value)):
+            raise InputError(
+                f"the metadata filter compares top-level keys with a string, number, boolean or null; {key!r} is "
+                f'given a {type(value).__name__}. Filter on a scalar key (e.g. {{"project": "apollo"}})'
+            )
+    return checked or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +249,13 @@ class MemoryPatch:
     expires_at: datetime | None = None
     observed_at: datetime | None = None
     source_turn_ids: tuple[str, ...] | None = None
+    metadata: Mapping[str, Any] | None = field(default=None, hash=False)  # replaces the whole object ({}: clears)
 
     def __post_init__(self) -> None:
         if self.content is not None:
             check_content(self.content)
+        if self.metadata is not None:
+            object.__setattr__(self, "metadata", check_metadata(self.metadata))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +277,12 @@ class Memory:
     merged_into: str | None = None
     source_turn_ids: tuple[str, ...] = ()
     embedding: Vector | None = field(default=None, compare=False, repr=False)
+    #: The caller's JSON object (read-only; ``{}`` when none was given): see :func:`check_metadata`.
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if type(self.metadata) is not _Metadata:  # rows from a store are checked once, where they were written
+            object.__setattr__(self, "metadata", check_metadata(self.metadata))
 
     def snapshot(self) -> dict[str, Any]:
         """The JSON-able state recorded in history (no vector)."""
@@ -186,6 +297,7 @@ class Memory:
             "expires_at": self.expires_at.isoformat() if self.expires_at else None,
             "merged_into": self.merged_into,
             "source_turn_ids": list(self.source_turn_ids),
+            "metadata": dict(self.metadata),
         }
 
 
@@ -205,8 +317,16 @@ class MemoryEvent:
 
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:
+    """A memory found for a query, with how close it is.
+
+    From ``search`` (vector search), ``score`` is the **cosine similarity** of the query's embedding and the
+    memory's: from -1 to 1, higher is closer. 1 is the same meaning; with the default embedder (``local:minilm``)
+    a paraphrase scores about 0.6 and above, text on the same topic about 0.3-0.6, and unrelated text about 0 to 0.2,
+    which can dip a little below 0 (a negative score only means "unrelated", never "the opposite"). ``min_score``
+    drops results below a threshold. From the store's full-text search it is a BM25 rank score (0 and up)."""
+
     memory: Memory
-    score: float  # cosine similarity for vector search, a rank score for text search
+    score: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,10 +337,13 @@ class MemoryFilter:
     include_deleted: bool = False
     limit: int = 100
     offset: int = 0
+    #: Memories whose metadata holds every key with the same value (:func:`check_metadata_filter`).
+    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         if self.text is not None:
             check_text(self.text, "the text filter")
+        object.__setattr__(self, "metadata", check_metadata_filter(self.metadata))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import builtins
 from typing import Any
 
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, NotFound
 from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
@@ -97,7 +98,7 @@ class PgIndex:
 
     @staticmethod
     def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
-        """SQL conditions for the filter's categories, agent and text (``None``: the text has no words)."""
+        """SQL conditions for the filter's categories, agent, text and metadata (``None``: the text has no words)."""
         check_agent(flt.agent_id)
         parts = []
         if flt.categories:
@@ -112,6 +113,9 @@ class PgIndex:
                 return None
             params["every_term"] = terms
             parts.append(" AND terms @> %(every_term)s::text[]")
+        if flt.metadata:  # scalar values only (check_metadata_filter): containment is equality of each key's value
+            params["metadata"] = Jsonb(flt.metadata)
+            parts.append(" AND metadata @> %(metadata)s")
         return "".join(parts)
 
     async def _rows(

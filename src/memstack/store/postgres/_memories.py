@@ -52,7 +52,7 @@ __all__ = ["PgMemories"]
 
 _INSERT_COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
-    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding, terms, n_terms"
+    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding, terms, n_terms, metadata"
 )
 _INSERT_TYPES = [
     "text",
@@ -72,6 +72,7 @@ _INSERT_TYPES = [
     "vector",
     "text[]",
     "int4",
+    "jsonb",
 ]
 _HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
 _HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
@@ -123,6 +124,7 @@ class PgMemories:
             vector,
             terms,
             len(terms),
+            Jsonb(m.metadata),
         )
 
     @staticmethod
@@ -194,7 +196,7 @@ class PgMemories:
                 active += 1
             await conn.execute(
                 f"INSERT INTO memories ({_INSERT_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s)",
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, %s)",
                 self._row(new, self._db.vector_param(vector)),
             )
             await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
@@ -260,7 +262,7 @@ class PgMemories:
             await conn.execute(
                 "UPDATE memories SET content = %s, category = %s, confidence = %s, expires_at = %s, observed_at = %s, "
                 "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding), "
-                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms) "
+                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms), metadata = %s "
                 "WHERE id = %s AND tenant = %s AND user_id = %s",
                 (
                     after.content,
@@ -273,6 +275,7 @@ class PgMemories:
                     self._db.vector_param(vector) if vector is not None else None,
                     terms,
                     len(terms) if terms is not None else None,
+                    Jsonb(after.metadata),
                     memory_id,
                     user.tenant,
                     user.user_id,

@@ -19,6 +19,7 @@ from memstack.store._checks import (
     utc,
 )
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
+from memstack.types.memories import stored_metadata
 
 __all__ = [
     "COLUMNS",
@@ -67,6 +68,7 @@ def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> 
         merged_into=row[14],
         source_turn_ids=tuple(row[15] or ()),
         embedding=vector,
+        metadata=stored_metadata(row[16]),
     )
 
 

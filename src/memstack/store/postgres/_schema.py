@@ -19,6 +19,8 @@ Schema (migration ``0001_memories``):
   themselves are partial ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
 - ``memstack_meta``: the embedding model and dimension the vectors were made with.
 
+Migration ``0021_memory_metadata``: ``memories.metadata jsonb`` (``{}`` when none), the caller's JSON object.
+
 Migration ``0002_context_manifests``: ``context_manifests``, one ``jsonb`` manifest per response (what the model
 saw), keyed by context id, listed per (tenant, user) newest first.
 """
@@ -179,6 +181,12 @@ async def _m0003_jobs(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     await conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
 
 
+async def _m0021_memory_metadata(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    # The caller's JSON object kept with a memory (memstack.types.check_metadata). A constant default: no table
+    # rewrite. Filters are containment (``metadata @> …``) within one user's rows, already found by user.
+    await conn.execute("ALTER TABLE memories ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'")
+
+
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
@@ -197,6 +205,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0018_capture_drops", migrate_capture_drops),
     ("0019_hidden_items", migrate_hidden_items),
     ("0020_user_erasures", migrate_user_erasures),
+    ("0021_memory_metadata", _m0021_memory_metadata),
 ]
 
 

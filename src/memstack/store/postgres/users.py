@@ -39,7 +39,7 @@ _SESSIONS = f"SELECT seq FROM sessions WHERE {_MINE}"
 _SQL = ExportSql(
     memories=(
         "SELECT seq, id, agent_id, content, category, source, confidence, is_active, deleted_by, created_at, "
-        "updated_at, observed_at, expires_at, merged_into, source_turn_ids "
+        "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata "
         "FROM memories WHERE tenant = %s AND user_id = %s AND seq > %s ORDER BY seq LIMIT %s"
     ),
     history=(

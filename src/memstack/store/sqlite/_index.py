@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import sqlite3
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -27,6 +28,7 @@ from memstack.store.sqlite._rows import (
     event_from_row,
     fts_owner,
     memory_from_row,
+    metadata_conditions,
     parse_category,
     unit_vector,
 )
@@ -65,6 +67,10 @@ class SQLiteIndex:
                 return []
             sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
             args.append(fts5_match(fts_owner(user), terms, any_word=False))
+        if flt.metadata:
+            conditions, values = metadata_conditions(flt.metadata)
+            sql.append(conditions)
+            args += values
         sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
         args += [flt.limit, flt.offset]
         query = " ".join(sql)
@@ -140,6 +146,9 @@ class SQLiteIndex:
         only: set[int] | None = None
         if flt.text is not None:
             only = await self._core.run(partial(self._text_pks, user, flt.text))
+        if flt.metadata:  # the rows whose metadata matches, by the same SQL as list's; scored from the cache
+            matching = await self._core.run(partial(self._metadata_pks, user, flt.metadata))
+            only = matching if only is None else only & matching
         search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
         if entry.n * self._core.dim > _LARGE_SCAN:
             return await asyncio.to_thread(search)
@@ -163,6 +172,14 @@ class SQLiteIndex:
         entry = UserVectors(self._core.dim, [r[0] for r in rows], memories, matrix, cats)
         self._core.vectors.put(key, entry)
         return entry
+
+    def _metadata_pks(self, user: UserRef, wanted: Mapping[str, Any], conn: sqlite3.Connection) -> set[int]:
+        conditions, values = metadata_conditions(wanted)
+        rows = conn.execute(
+            f"SELECT pk FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1{conditions}",
+            [user.tenant, user.user_id, *values],
+        ).fetchall()
+        return {int(r[0]) for r in rows}
 
     def _text_pks(self, user: UserRef, text: str, conn: sqlite3.Connection) -> set[int]:
         terms = searched_terms(text)

@@ -20,7 +20,7 @@ from memstack.store._hidden import check_hidden
 from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key
-from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, to_ts, unit_matrix, unit_vector
+from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts, unit_matrix, unit_vector
 from memstack.store.sqlite.hidden import hide_rows, unhide_rows
 from memstack.types import (
     Category,
@@ -42,7 +42,7 @@ __all__ = ["SQLiteMemories"]
 _INSERT = (
     "INSERT INTO memories (pk, id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
     "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding, "
-    "terms, n_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "terms, n_terms, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _HISTORY = (
     "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
@@ -84,6 +84,7 @@ class SQLiteMemories:
             blob,
             " ".join(terms),
             len(terms),
+            metadata_text(m.metadata),
         )
 
     @staticmethod
@@ -129,7 +130,7 @@ class SQLiteMemories:
                 raise LimitReached("current", limit)
             row = self._insert_row(None, new, blob, owner, to_ts(new.created_at))
             pk = int(conn.execute(_INSERT, row).lastrowid or 0)
-            conn.execute(_FTS_INSERT, (pk, row[-2], owner))
+            conn.execute(_FTS_INSERT, (pk, row[-3], owner))
             history = self._history_row(user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
             conn.execute(_HISTORY, history)
             return pk
@@ -220,7 +221,7 @@ class SQLiteMemories:
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
                 "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding), "
-                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms) WHERE pk = ?",
+                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms), metadata = ? WHERE pk = ?",
                 (
                     after.content,
                     after.category.value,
@@ -232,6 +233,7 @@ class SQLiteMemories:
                     vector.astype("<f4").tobytes() if vector is not None else None,
                     " ".join(terms) if terms is not None else None,
                     len(terms) if terms is not None else None,
+                    metadata_text(after.metadata),
                     pk,
                 ),
             )

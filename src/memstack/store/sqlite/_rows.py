@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from memstack.store._checks import COLUMNS, parse_category, parse_source, unit_matrix, unit_vector
 from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
+from memstack.types.memories import stored_metadata
 
 __all__ = [
     "CATEGORY_CODES",
@@ -21,6 +23,8 @@ __all__ = [
     "from_ts",
     "fts_owner",
     "memory_from_row",
+    "metadata_conditions",
+    "metadata_text",
     "parse_category",
     "parse_source",
     "to_ts",
@@ -56,10 +60,38 @@ _DELETED_BY = {d.value: d for d in DeletedBy}
 _fromiso = datetime.fromisoformat
 
 
+def metadata_text(metadata: Mapping[str, Any]) -> str:
+    """A memory's metadata as the column keeps it: compact JSON text (``{}`` when empty)."""
+    if not metadata:
+        return "{}"
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def metadata_conditions(wanted: Mapping[str, Any], table: str = "memories") -> tuple[str, list[Any]]:
+    """SQL (`` AND …``) and its parameters keeping the rows of ``table`` whose metadata holds every key of the checked
+    filter ``wanted`` with the same value (:func:`memstack.types.check_metadata_filter`: JSON types as stored, so
+    ``true`` is no number and a string ``"1"`` no number either; numbers by value)."""
+    sql: list[str] = []
+    args: list[Any] = []
+    for key, value in wanted.items():
+        extra: list[Any]
+        if isinstance(value, bool):
+            test, extra = f"type = '{'true' if value else 'false'}'", []
+        elif value is None:
+            test, extra = "type = 'null'", []
+        elif isinstance(value, int | float):
+            test, extra = "type IN ('integer', 'real') AND atom = ?", [value]
+        else:
+            test, extra = "type = 'text' AND atom = ?", [value]
+        sql.append(f" AND EXISTS (SELECT 1 FROM json_each({table}.metadata) WHERE key = ? AND {test})")
+        args += [key, *extra]
+    return "".join(sql), args
+
+
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> Memory:
     """A :class:`Memory` from the ``COLUMNS`` of one row (with the embedding when its blob is given)."""
     (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
-    created, updated, observed, expires, merged_into, turns = row[10:16]
+    created, updated, observed, expires, merged_into, turns, metadata = row[10:17]
     return Memory(
         id=id_,
         tenant=tenant,
@@ -78,6 +110,7 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None 
         merged_into=merged_into,
         source_turn_ids=() if turns == "[]" else tuple(json.loads(turns)),
         embedding=np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None,
+        metadata=stored_metadata(metadata),
     )
 
 

@@ -163,6 +163,12 @@ def _m006_jobs(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
 
 
+def _m020_memory_metadata(conn: sqlite3.Connection) -> None:
+    # The caller's JSON object kept with a memory (memstack.types.check_metadata), as compact JSON text. Filters
+    # read it with json_each (SQLiteIndex), so no index: they narrow one user's rows, already found by user.
+    conn.execute("ALTER TABLE memories ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
@@ -182,6 +188,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("017_capture_drops", migrate_capture_drops),
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),
+    ("020_memory_metadata", _m020_memory_metadata),
 ]
 
 

@@ -47,7 +47,7 @@ _SESSIONS = f"SELECT pk FROM sessions WHERE {_MINE}"
 _SQL = ExportSql(
     memories=(
         "SELECT pk, id, agent_id, content, category, source, confidence, is_active, deleted_by, created_at, "
-        "updated_at, observed_at, expires_at, merged_into, source_turn_ids "
+        "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata "
         f"FROM memories WHERE {_MINE} AND pk > ? ORDER BY pk LIMIT ?"
     ),
     history=(
