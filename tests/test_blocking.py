@@ -31,8 +31,8 @@ def test_every_blocking_method_has_its_coroutines_signature(blocking: type, core
 
 def test_help_shows_the_parameters() -> None:
     text = pydoc.render_doc(Memstack, renderer=pydoc.plaintext)
-    assert "add(user: 'str | UserRef', content: 'str', *, category:" in text
-    assert "search(user: 'str | UserRef', query: 'str', *, k: 'int' = 5" in text
+    assert "add(user_id: 'str | UserRef', content: 'str', *, category:" in text
+    assert "search(user_id: 'str | UserRef', query: 'str', *, limit: 'int' = 5" in text
     assert "(*args, **kwargs)" not in text
 
 

@@ -32,7 +32,7 @@ async def test_search_ranks_by_meaning_of_the_embedder(ms: AsyncMemstack) -> Non
     await ms.add("alice", "Allergic to peanuts")
     garden = await ms.add("alice", "Grows tomatoes in the garden")
     await ms.add("bob", "Grows tomatoes too")
-    hits = await ms.search("alice", "tomatoes garden", k=5)
+    hits = await ms.search("alice", "tomatoes garden", limit=5)
     assert hits[0].memory.id == garden.id and len(hits) == 2
     assert hits[0].score > hits[1].score
     with pytest.raises(InputError, match="empty"):
@@ -43,7 +43,7 @@ async def test_edit_reembeds_and_records_history(ms: AsyncMemstack) -> None:
     memory = await ms.add("alice", "Lives in Porto")
     edited = await ms.edit("alice", memory.id, content="Lives in Lisbon now", category="fact")
     assert edited.content == "Lives in Lisbon now" and edited.category == Category.FACT
-    assert (await ms.search("alice", "lisbon", k=1))[0].memory.id == memory.id
+    assert (await ms.search("alice", "lisbon", limit=1))[0].memory.id == memory.id
     events = await ms.history("alice", memory.id)
     assert [e.action for e in events] == [HistoryAction.CREATE, HistoryAction.UPDATE]
     assert events[1].before and events[1].before["content"] == "Lives in Porto"
@@ -135,7 +135,7 @@ def test_the_blocking_wrapper_runs_the_same_methods(tmp_path: Path) -> None:
     with Memstack(home=tmp_path, embedder="hash:64") as ms:
         memory = ms.add("alice", "Prefers window seats", category="preference")
         assert ms.get("alice", memory.id) == memory
-        assert [h.memory.id for h in ms.search("alice", "window seats", k=3)] == [memory.id]
+        assert [h.memory.id for h in ms.search("alice", "window seats", limit=3)] == [memory.id]
         assert ms.edit("alice", memory.id, content="Prefers aisle seats").content == "Prefers aisle seats"
         ms.forget("alice", memory.id)
         assert ms.count("alice") == 0 and ms.list("alice") == []

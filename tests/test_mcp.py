@@ -102,10 +102,23 @@ async def test_stdio_session_adds_searches_lists_forgets_restores_and_recalls(tm
         again = await _ok(session, "add_memory", content="alice drinks green tea every morning.", user_id="alice")
         assert again["action"] == "duplicate" and again["id"] == tea["id"]  # held already: not stored twice
 
-        found = await _ok(session, "search_memories", query="green tea in the morning", k=5, user_id="alice")
+        found = await _ok(session, "search_memories", query="green tea in the morning", limit=5, user_id="alice")
         assert found["results"][0]["memory"]["id"] == tea["id"]
         assert all(hit["memory"]["user_id"] == "alice" for hit in found["results"])
         assert isinstance(found["results"][0]["score"], float)
+        best = found["results"][0]["score"]
+        top = await _ok(session, "search_memories", query="green tea in the morning", min_score=best, user_id="alice")
+        assert [hit["memory"]["id"] for hit in top["results"]] == [tea["id"]]
+        labelled = await _ok(
+            session, "add_memory", content="Alice leads the apollo launch", metadata={"project": "apollo"},
+            user_id="alice",
+        )  # fmt: skip
+        assert labelled["metadata"] == {"project": "apollo"} and tea["metadata"] == {}
+        in_apollo = await _ok(session, "list_memories", metadata={"project": "apollo"}, user_id="alice")
+        assert [m["id"] for m in in_apollo["memories"]] == [labelled["id"]]
+        searched = await _ok(session, "search_memories", query="launch", metadata={"project": "x"}, user_id="alice")
+        assert searched["results"] == []
+        await _ok(session, "forget_memory", memory_id=labelled["id"], user_id="alice")
 
         listed = await _ok(session, "list_memories", user_id="alice")
         assert [m["content"] for m in listed["memories"]] == [
@@ -124,11 +137,11 @@ async def test_stdio_session_adds_searches_lists_forgets_restores_and_recalls(tm
         restored = await _ok(session, "restore_memory", memory_id=tea["id"], user_id="alice")
         assert restored["is_active"] is True
 
-        recalled = await _ok(session, "recall", query="lake cabin in Norway", k=5, user_id="alice")
+        recalled = await _ok(session, "recall", query="lake cabin in Norway", limit=5, user_id="alice")
         kinds = {item["kind"] for item in recalled["results"]}
         assert "turn" in kinds
         assert any("Norway" in item["text"] for item in recalled["results"])
-        tea_recall = await _ok(session, "recall", query="green tea", k=3, user_id="alice")
+        tea_recall = await _ok(session, "recall", query="green tea", limit=3, user_id="alice")
         assert tea_recall["results"][0]["kind"] == "memory" and tea_recall["results"][0]["id"] == tea["id"]
         assert json.loads(json.dumps(tea_recall)) == tea_recall  # JSON-able, dates as strings
 
@@ -151,14 +164,14 @@ async def test_forget_by_query_over_mcp_hides_it_from_recall_and_from_later_cont
         cat = await ms.add("alice", "User adopted a cat named Miso", category="fact")
 
     async with _stdio(tmp_path) as session:
-        found = await _ok(session, "recall", query="Miso the cat", k=10, user_id="alice")
+        found = await _ok(session, "recall", query="Miso the cat", limit=10, user_id="alice")
         assert any("Miso" in item["text"] for item in found["results"] if item["kind"] == "turn")
         preview = await _ok(session, "forget_memory", query="everything about my cat", dry_run=True, user_id="alice")
         assert preview["dry_run"] and [m["id"] for m in preview["memories"]] == [cat.id]
         assert {(h["kind"], h["session_id"], h["turn"]) for h in preview["hidden"]} >= {("turn", "cat", 1)}
         done = await _ok(session, "forget_memory", query="everything about my cat", user_id="alice")
         assert [m["is_active"] for m in done["memories"]] == [False]
-        recalled = await _ok(session, "recall", query="Miso the cat", k=10, user_id="alice")
+        recalled = await _ok(session, "recall", query="Miso the cat", limit=10, user_id="alice")
         assert not any("Miso" in item["text"] + item.get("context", "") for item in recalled["results"])
         assert (await _ok(session, "search_memories", query="cat", user_id="alice"))["results"] == []
         assert "not both or neither" in await _error(session, "forget_memory", user_id="alice")
@@ -187,7 +200,7 @@ async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(tmp_p
     async with _stdio(tmp_path) as session:
         assert "user_id" in await _error(session, "add_memory", content="no user named")
         assert "query" in await _error(session, "search_memories", user_id="alice")  # missing argument
-        assert "k" in await _error(session, "search_memories", query="tea", k=0, user_id="alice")
+        assert "limit" in await _error(session, "search_memories", query="tea", limit=0, user_id="alice")
         assert "empty" in await _error(session, "search_memories", query="   ", user_id="alice")
         assert "unknown category 'colour'" in await _error(
             session, "add_memory", content="likes red", category="colour", user_id="alice"

@@ -52,3 +52,15 @@ def test_the_forgetting_example_prints_what_it_says(tmp_path: Path) -> None:
         "[('line', 'pets', 0), ('turn', 'pets', 1)]",
         "[]",
     ]
+
+
+def test_the_vocabulary_example_prints_what_it_says(tmp_path: Path) -> None:
+    """user_id, limit, metadata and min_score as the README shows them: no deprecation warning, the filter and the
+    threshold keep the one memory about indentation."""
+    strict = "import warnings\nwarnings.filterwarnings('error', '.* is deprecated: use', DeprecationWarning)\n"
+    done = run_python(strict + python_block("One vocabulary"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "['Prefers tabs over spaces']",
+        "[('Prefers tabs over spaces', {'project': 'apollo'})]",
+    ]

@@ -118,6 +118,7 @@ class BlockingSessions(_Namespace[Sessions]):
     """:class:`~memstack.engine.Sessions`, blocking."""
 
     list = Blocking(Sessions.list)
+    current = Blocking(Sessions.current)
     get = Blocking(Sessions.get)
     turns = Blocking(Sessions.turns)
     snapshots = Blocking(Sessions.snapshots)

@@ -15,7 +15,7 @@ from memstack.embed import Embedder
 from memstack.engine import AsyncMemstack
 from memstack.store import Store
 from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
-from memstack.types import Category, DeletedBy, HistoryAction, JobStatus, NewMemory, Source
+from memstack.types import Category, DeletedBy, HistoryAction, JobStatus, MemoryFilter, NewMemory, Source
 
 from .support import ALICE, AT, BOTH_BACKENDS, open_store, store_url
 
@@ -98,6 +98,21 @@ async def test_memories_with_an_expiry_or_of_another_agent_are_not_merged(url: s
                 ALICE, NewMemory(text, agent_id=agent, expires_at=expires), (await minilm.embed([text]))[0]
             )
         assert await Consolidator(store, minilm).plan(ALICE) == []
+    finally:
+        await store.close()
+
+
+async def test_memories_merge_only_with_the_same_metadata(url: str, minilm: Embedder) -> None:
+    store = await open_store(url, minilm)
+    try:
+        labels = ({"exam": "mcat"}, {"exam": "mcat"}, {"exam": "gre"})  # the caller's scopes
+        for text, metadata in zip(MCAT, labels, strict=True):
+            await store.memories.add(ALICE, NewMemory(text, metadata=metadata), (await minilm.embed([text]))[0])
+        (group,) = await Consolidator(store, minilm).plan(ALICE)
+        assert tuple(m.content for m in group.memories) == MCAT[:2]
+        (result,) = await Consolidator(store, minilm).consolidate(ALICE)
+        assert result.merged.metadata == {"exam": "mcat"} and len(result.originals) == 2
+        assert [m.content for m in await store.index.list(ALICE, MemoryFilter(metadata={"exam": "gre"}))] == [MCAT[2]]
     finally:
         await store.close()
 

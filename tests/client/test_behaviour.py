@@ -69,7 +69,7 @@ async def test_an_add_of_a_memory_already_held_is_a_duplicate(ms: Backend, user:
 async def test_search_ranks_the_closest_first(ms: Backend, user: str) -> None:
     await ms.add(user, "User prefers green tea in the morning")
     await ms.add(user, "User studies physics at university", category="fact")
-    hits = await ms.search(user, "green tea morning", k=1)
+    hits = await ms.search(user, "green tea morning", limit=1)
     assert len(hits) == 1 and isinstance(hits[0], ScoredMemory)
     assert hits[0].memory.content == "User prefers green tea in the morning"
     assert [h.memory.category for h in await ms.search(user, "physics", category=["fact"])] == [Category.FACT]
@@ -210,13 +210,13 @@ async def test_forget_everything_about_something_with_a_preview(ms: Backend, use
     assert not done.dry_run and {m.id for m in done.memories} == {cat.id, afraid.id}
     assert all(not m.is_active and m.deleted_by is DeletedBy.USER for m in done.memories)
     assert [m.id for m in await ms.list(user)] == [other.id]
-    recalled = await ms.recall(user, "Miso vacuum", k=10)
+    recalled = await ms.recall(user, "Miso vacuum", limit=10)
     assert not any("Miso" in (i.text + i.context) for i in recalled)
-    assert any("Portuguese" in i.text for i in await ms.recall(user, "learning Portuguese", k=5))
+    assert any("Portuguese" in i.text for i in await ms.recall(user, "learning Portuguese", limit=5))
     await ms.restore(user, cat.id)  # each memory comes back on its own; the exchange is still hidden by the other
-    assert not any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", k=10, kinds=["turn"]))
+    assert not any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", limit=10, kinds=["turn"]))
     await ms.restore(user, afraid.id)
-    assert any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", k=10, kinds=["turn"]))
+    assert any("Miso" in i.text for i in await ms.recall(user, "Miso vacuum", limit=10, kinds=["turn"]))
     assert (await ms.forget_about(user, "my motorbike", dry_run=True)).memories == ()
     with pytest.raises(InputError, match="say what to forget"):
         await ms.forget_about(user, "everything about it")
@@ -235,7 +235,7 @@ async def test_ingest_then_recall(ms: Backend, user: str) -> None:
     assert imported.message_ids == ("trip:1:user", "trip:1:assistant", "trip:2:user", "trip:2:assistant")
     assert imported.summary is not None and imported.summary.ended_at is not None
     assert imported.summary.tenant == "default"
-    items = await ms.recall(user, "flying to Lisbon", k=3, kinds=["turn"])
+    items = await ms.recall(user, "flying to Lisbon", limit=3, kinds=["turn"])
     assert items and all(isinstance(i, RecallItem) and i.kind is RecallKind.TURN for i in items)
     assert items[0].id == "trip:1:user" and items[0].session_id == "trip" and items[0].at is not None
     assert await ms.recall(user, "Lisbon", kinds=["turn"], exclude_session="trip") == []
@@ -291,7 +291,7 @@ async def test_sessions_are_listed_and_read_back(ms: Backend, user: str) -> None
 async def test_contexts_are_read_back(ms: Backend, user: str) -> None:
     one = await ms.chat(user, "I keep bees on my roof.")
     two = await ms.chat(user, "How are the bees?", session_id=one.session_id)
-    other = await ms.chat(user, "Another conversation.")
+    other = await ms.chat(user, "Another conversation.", new_session=True)
     assert one.context_id and two.context_id and other.context_id
     manifest = await ms.contexts.get(one.context_id)
     assert isinstance(manifest, Manifest) and manifest.context_id == one.context_id
@@ -329,3 +329,110 @@ async def test_agents_are_stored_read_and_deleted(ms: Backend, user: str) -> Non
     with pytest.raises(NotFound):
         await ms.agents.delete(name)
     assert name not in [a.name for a in await ms.agents.list()]
+
+
+# -- one vocabulary: user_id, limit, metadata, min_score, the current session ------------------------------------------
+
+
+async def test_every_memory_method_names_the_user_user_id(ms: Backend, user: str) -> None:
+    added = await ms.add(user_id=user, content="User prefers green tea", category="preference")
+    assert (await ms.add_result(user_id=user, content="User prefers green tea")).duplicate
+    assert await ms.get(user_id=user, memory_id=added.id) == added
+    assert [m.id for m in await ms.list(user_id=user, limit=1)] == [added.id]
+    assert [h.memory.id for h in await ms.search(user_id=user, query="green tea", limit=1)] == [added.id]
+    edited = await ms.edit(user_id=user, memory_id=added.id, confidence=0.5)
+    assert edited.confidence == 0.5
+    assert len(await ms.history(user_id=user, memory_id=added.id)) == 2
+    assert await ms.count(user_id=user) == 1 and (await ms.usage(user_id=user)).active == 1
+    assert (await ms.forget(user_id=user, memory_id=added.id)).is_active is False
+    assert (await ms.restore(user_id=user, memory_id=added.id)).is_active
+    assert (await ms.forget_about(user_id=user, query="green tea", dry_run=True)).dry_run
+    assert (await ms.export(user_id=user))["user_id"] == user
+    await ms.delete(user_id=user, memory_id=added.id)
+    assert isinstance(await ms.erase(user_id=user), ErasureReport)
+    assert await ms.recall(user_id=user, query="tea", limit=3) == []
+
+
+async def test_the_old_names_user_and_k_still_work_with_a_deprecation_warning(ms: Backend, user: str) -> None:
+    with pytest.warns(DeprecationWarning, match=r"add\(user=\.\.\.\) is deprecated: use user_id=") as caught:
+        added = await ms.add(user=user, content="User cycles to work")  # type: ignore[call-arg]
+    assert caught[0].filename == __file__  # shown where the call is, so Python shows it outside tests too
+    with pytest.warns(DeprecationWarning, match=r"search\(k=\.\.\.\) is deprecated: use limit="):
+        hits = await ms.search(user, "cycling", k=1)  # type: ignore[call-arg]
+    assert [h.memory.id for h in hits] == [added.id]
+    with pytest.warns(DeprecationWarning, match="use user_id="), pytest.warns(DeprecationWarning, match="use limit="):
+        assert len(await ms.search(user=user, query="cycling", k=5)) == 1  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match=r"recall\(k=\.\.\.\)"):
+        await ms.recall(user, "cycling", k=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="got both user= and user_id="):
+        await ms.get(user_id=user, memory_id=added.id, user=user)  # type: ignore[call-arg]
+
+
+async def test_metadata_is_kept_returned_filtered_and_exported(ms: Backend, user: str) -> None:
+    apollo = await ms.add(user, "User writes the release notes", metadata={"project": "apollo", "sprint": 3})
+    gemini = await ms.add(user, "User reviews the design docs", metadata={"project": "gemini"})
+    plain = await ms.add(user, "User drinks green tea")
+    assert apollo.metadata == {"project": "apollo", "sprint": 3} and plain.metadata == {}
+    assert (await ms.get(user, apollo.id)).metadata == {"project": "apollo", "sprint": 3}
+    assert [m.id for m in await ms.list(user, metadata={"project": "apollo"})] == [apollo.id]
+    assert [m.id for m in await ms.list(user, metadata={"project": "apollo", "sprint": 3.0})] == [apollo.id]
+    assert await ms.list(user, metadata={"project": "apollo", "sprint": "3"}) == []
+    assert {m.id for m in await ms.list(user)} == {apollo.id, gemini.id, plain.id}
+    found = await ms.search(user, "release notes", metadata={"project": "gemini"})
+    assert [h.memory.id for h in found] == [gemini.id] and found[0].memory.metadata == {"project": "gemini"}
+    # the same text with other metadata is another memory; with the same metadata, a duplicate
+    again = await ms.add_result(user, "User writes the release notes", metadata={"project": "gemini"})
+    assert again.action is UpdateAction.CREATED
+    same = await ms.add_result(user, "User writes the release notes", metadata={"project": "apollo", "sprint": 3})
+    assert same.duplicate and same.memory.id == apollo.id
+    moved = await ms.edit(user, apollo.id, metadata={"project": "gemini"})
+    assert moved.metadata == {"project": "gemini"}
+    in_gemini = {m.id for m in await ms.list(user, metadata={"project": "gemini"})}
+    assert in_gemini == {apollo.id, gemini.id, again.memory.id}
+    exported = {m["id"]: m["metadata"] for m in (await ms.export(user))["memories"]}
+    assert exported[apollo.id] == {"project": "gemini"} and exported[plain.id] == {}
+    with pytest.raises(InputError, match="limit is 4000"):
+        await ms.add(user, "User keeps a diary", metadata={"diary": "x" * 5000})
+    with pytest.raises(InputError, match="string, number, boolean or null"):
+        await ms.list(user, metadata={"project": ["apollo"]})
+    with pytest.raises(InputError, match="JSON object"):
+        await ms.add(user, "User keeps a diary", metadata="apollo")  # type: ignore[arg-type]
+
+
+async def test_min_score_drops_weaker_results(ms: Backend, user: str) -> None:
+    await ms.add(user, "User prefers green tea in the morning")
+    await ms.add(user, "User studies physics at university")
+    everything = await ms.search(user, "green tea in the morning", limit=5)
+    assert len(everything) == 2 and all(-1.0 <= h.score <= 1.0 for h in everything)
+    best = everything[0].score
+    kept = await ms.search(user, "green tea in the morning", limit=5, min_score=best - 1e-6)
+    assert [h.memory.id for h in kept] == [everything[0].memory.id]
+    assert await ms.search(user, "green tea in the morning", min_score=min(best + 0.01, 1.0)) == []
+    recalled = await ms.recall(user, "green tea", limit=5)
+    assert recalled and all(item.score >= 0 for item in recalled)
+    top = recalled[0].score
+    assert [i.id for i in await ms.recall(user, "green tea", min_score=top)] == [recalled[0].id]
+    for bad in (1.5, float("nan")):
+        with pytest.raises(InputError, match="min_score"):
+            await ms.search(user, "tea", min_score=bad)
+    with pytest.raises(InputError, match="min_score"):
+        await ms.recall(user, "tea", min_score=-0.5)
+
+
+async def test_chat_without_a_session_id_continues_the_current_session(ms: Backend, user: str) -> None:
+    first = await ms.chat(user, "Hello! I am learning Spanish.")
+    second = await ms.chat(user, "What should I practise today?")
+    assert (second.session_id, second.turn) == (first.session_id, 2)
+    streamed = [e async for e in ms.chat_stream(user, "And tomorrow?")]
+    assert isinstance(streamed[-1], ChatDone)
+    assert (streamed[-1].result.session_id, streamed[-1].result.turn) == (first.session_id, 3)
+    fresh = await ms.chat(user, "A new topic: cooking.", new_session=True)
+    assert fresh.session_id != first.session_id and fresh.turn == 1
+    assert (await ms.chat(user, "What should I cook?")).session_id == fresh.session_id  # the latest one
+    temporary = await ms.chat(user, "Just between us", temporary=True)
+    assert temporary.session_id != fresh.session_id
+    await ms.end_session(user, fresh.session_id)
+    after_end = await ms.chat(user, "Hello again")
+    assert after_end.session_id not in (first.session_id, fresh.session_id) and after_end.turn == 1
+    with pytest.raises(InputError, match="not both"):
+        await ms.chat(user, "Hi", session_id=first.session_id, new_session=True)

@@ -76,7 +76,7 @@ def test_the_blocking_client(servers: Servers) -> None:
     with MemstackClient(servers.local) as ms:
         memory = ms.add("sync-user", "User drinks coffee black", category="preference")
         assert isinstance(memory, Memory) and ms.get("sync-user", memory.id) == memory
-        assert [h.memory.id for h in ms.search("sync-user", "coffee", k=1)] == [memory.id]
+        assert [h.memory.id for h in ms.search("sync-user", "coffee", limit=1)] == [memory.id]
         assert ms.count("sync-user") == 1
         reply = ms.chat("sync-user", "Good morning")
         assert reply.reply and reply.turn == 1

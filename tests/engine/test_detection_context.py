@@ -17,7 +17,7 @@ async def test_a_restarted_engine_gives_the_classifier_the_sessions_last_exchang
         first = await ms.chat("ana", "Here is a picture from our anniversary trip.")
     async with rig.engine() as ms:  # a new process: nothing of the session in memory
         await ms.chat("ana", "Five years already!", session_id=first.session_id)
-        await ms.chat("ana", "Another session, a new start.")
+        await ms.chat("ana", "Another session, a new start.", new_session=True)
     first_turn, resumed, fresh = rig.classifier_requests()
     assert "(none)" in first_turn.text
     assert f"assistant: {QUESTION}" in resumed.text

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memstack import Memstack
+from memstack.context import Agent, CoreSpec
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, NotFound, UserErased
 from memstack.store.fence import fenced
@@ -81,7 +82,7 @@ async def test_contexts_are_found_by_id_or_as_a_users_latest(
     async with _engine(request, tmp_path) as ms:
         one = await ms.chat(alice, "I keep bees on my roof.")
         two = await ms.chat(alice, "How are the bees?", session_id=one.session_id)
-        elsewhere = await ms.chat(alice, "A new conversation.")
+        elsewhere = await ms.chat(alice, "A new conversation.", new_session=True)
         await ms.chat(alice, "Nothing kept.", temporary=True)
 
         manifest = await ms.contexts.get(one.context_id, tenant="acme")
@@ -188,8 +189,8 @@ async def test_nearest_is_search_for_a_query_already_embedded(tmp_path: Path) ->
         tea = await ms.add("alice", "User prefers green tea", category="preference")
         await ms.add("alice", "User studies physics", category="fact")
         [vector] = await ms.embedder.embed(["green tea"])
-        searched = await ms.search("alice", "green tea", k=2)
-        assert await ms.nearest("alice", vector, k=2) == searched and searched[0].memory.id == tea.id
+        searched = await ms.search("alice", "green tea", limit=2)
+        assert await ms.nearest("alice", vector, limit=2) == searched and searched[0].memory.id == tea.id
         assert [h.memory.id for h in await ms.nearest("alice", vector, category="fact")] != [tea.id]
         assert await ms.nearest("bob", vector) == []
 
@@ -206,5 +207,26 @@ def test_the_blocking_api_has_the_same_namespaces(tmp_path: Path) -> None:
         assert [m.context_id for m in ms.contexts.recent("alice")] == [reply.context_id]
         ms.agents.put("tutor", {"core": "You teach music."})
         assert [r.name for r in ms.agents.list()] == ["tutor"] and ms.agents.load("tutor").name == "tutor"
+        current = ms.sessions.current("alice")
+        assert current is not None and current.session_id == reply.session_id
         key, secret = ms.keys.create("acme")
         assert ms.keys.authenticate(secret) == key and ms.keys.revoke(key.id).revoked_at is not None
+
+
+async def test_the_current_session_is_the_latest_of_that_agent_unless_it_ended(tmp_path: Path) -> None:
+    async with AsyncMemstack(home=tmp_path, embedder="hash:64") as ms:
+        assert await ms.sessions.current("alice") is None
+        tutor = ms.register_agent(Agent(name="tutor", core=CoreSpec("You teach music.")))
+        plain = await ms.chat("alice", "I am learning the cello.")
+        lesson = await ms.chat("alice", "Which scale first?", agent="tutor")
+        assert lesson.session_id != plain.session_id  # a session belongs to one agent: the tutor's is its own
+        assert (await ms.chat("alice", "And then?", agent=tutor)).session_id == lesson.session_id
+        assert (await ms.chat("alice", "Thanks!")).session_id == plain.session_id  # the default agent's, continued
+        current = await ms.sessions.current("alice", agent="tutor")
+        assert current is not None and (current.session_id, current.turn_count) == (lesson.session_id, 2)
+        assert (await ms.sessions.current("alice")).session_id == plain.session_id  # type: ignore[union-attr]
+        await ms.end_session("alice", lesson.session_id)
+        assert await ms.sessions.current("alice", agent="tutor") is None
+        again = await ms.chat("alice", "New lesson please", agent="tutor")
+        assert again.session_id not in (lesson.session_id, plain.session_id) and again.turn == 1
+        assert await ms.sessions.current("bob") is None and await ms.sessions.current("alice", tenant="acme") is None

@@ -71,14 +71,14 @@ def test_search_ranks_by_meaning(acme: httpx.Client, request: pytest.FixtureRequ
     user = fresh_user(request)
     for content in ("User is allergic to peanuts", "User plays the cello", "User works as a nurse in Leeds"):
         _add(acme, user, content)
-    response = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "k": 2})
+    response = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "limit": 2})
     assert response.status_code == 200
     results = response.json()["results"]
     assert len(results) == 2
     assert results[0]["memory"]["content"] == "User plays the cello"
     assert results[0]["score"] >= results[1]["score"]
     # The same query again is answered from the embedding cache: same ranking, same scores.
-    again = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "k": 2})
+    again = acme.post(f"/v1/users/{user}/memories/search", json={"query": "what music instrument?", "limit": 2})
     assert again.json() == response.json()
 
 
@@ -130,3 +130,43 @@ def test_a_memory_already_held_is_answered_duplicate(acme: httpx.Client, request
     assert "duplicate" in operation["responses"]["200"]["description"]
     schemas = acme.get("/openapi.json").json()["components"]["schemas"]
     assert "force" in schemas["MemoryCreate"]["properties"] and "action" in schemas["MemoryAddedOut"]["properties"]
+
+
+def test_limit_is_the_count_and_k_its_deprecated_old_name(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    for content in ("User is allergic to peanuts", "User plays the cello", "User works as a nurse in Leeds"):
+        _add(acme, user, content)
+    search = f"/v1/users/{user}/memories/search"
+    by_limit = acme.post(search, json={"query": "music", "limit": 1})
+    by_k = acme.post(search, json={"query": "music", "k": 1})  # the old name, still understood
+    assert by_limit.status_code == by_k.status_code == 200 and by_k.json() == by_limit.json()
+    assert len(by_k.json()["results"]) == 1
+    both = acme.post(search, json={"query": "music", "limit": 2, "k": 1})
+    assert both.status_code == 400 and "pass limit" in both.text
+    recall = f"/v1/users/{user}/recall"
+    assert len(acme.post(recall, json={"query": "cello", "k": 1}).json()["results"]) == 1
+    assert len(acme.post(recall, json={"query": "cello", "limit": 2}).json()["results"]) == 2
+    schema = acme.get("/openapi.json").json()["components"]["schemas"]["SearchIn"]["properties"]
+    assert schema["k"]["deprecated"] is True and "limit" in schema
+
+
+def test_metadata_over_http(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    user = fresh_user(request)
+    notes = _add(acme, user, "User writes the release notes", metadata={"project": "apollo"})
+    plain = _add(acme, user, "User drinks green tea")
+    assert notes["metadata"] == {"project": "apollo"} and plain["metadata"] == {}
+    listed = acme.get(f"/v1/users/{user}/memories", params={"metadata": '{"project": "apollo"}'})
+    assert [m["id"] for m in listed.json()["memories"]] == [notes["id"]]
+    for bad in ("apollo", "[1]", "{"):
+        refused = acme.get(f"/v1/users/{user}/memories", params={"metadata": bad})
+        assert refused.status_code == 400 and "JSON object" in refused.json()["error"]["message"]
+    search = f"/v1/users/{user}/memories/search"
+    found = acme.post(search, json={"query": "release notes", "metadata": {"project": "gemini"}}).json()["results"]
+    assert found == []
+    assert len(acme.post(search, json={"query": "green tea", "min_score": -1}).json()["results"]) == 2
+    assert acme.post(search, json={"query": "green tea", "min_score": 1}).json()["results"] == []
+    assert acme.post(search, json={"query": "green tea", "min_score": 1.5}).status_code == 400
+    patched = acme.patch(f"/v1/users/{user}/memories/{notes['id']}", json={"metadata": {"project": "gemini"}})
+    assert patched.status_code == 200 and patched.json()["metadata"] == {"project": "gemini"}
+    too_big = acme.post(f"/v1/users/{user}/memories", json={"content": "User x", "metadata": {"a": "x" * 5000}})
+    assert too_big.status_code == 400 and "limit is 4000" in too_big.json()["error"]["message"]

@@ -288,13 +288,13 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     # -- and through the public API alice looks like a user never seen
     assert await ms.list(ALICE, include_deleted=True) == []
     assert await ms.list(ALICE, text="bees") == []
-    assert await ms.search(ALICE, "bees", k=5) == []
+    assert await ms.search(ALICE, "bees", limit=5) == []
     assert await ms.store.search_index.search_text(ALICE, "bees", 5) == []
     assert await ms.store.archive.sessions(ALICE) == []
     assert await ms.store.archive.search(ALICE, "Porto", 5) == []
     assert await ms.store.archive.turns(ALICE) == []
     assert await ms.store.contexts.recent(ALICE) == []
-    assert await ms.recall(ALICE, "what did I say about pottery?", k=5) == []
+    assert await ms.recall(ALICE, "what did I say about pottery?", limit=5) == []
     assert (await ms.usage(ALICE)).active == 0 and (await ms.usage(ALICE)).dropped == 0
     assert (await ms.usage(BOB)).dropped == 1
     again = await ms.export(ALICE)
@@ -303,7 +303,7 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     claimed = await ms.store.jobs.claim_pending("test-pending", 100)
     assert {(j.payload["tenant"], j.payload["user_id"]) for j in claimed} == {("acme", "bob"), ("globex", "alice")}
     assert len(await ms.list(BOB, include_deleted=True)) == len(await ms.list(BOB, include_deleted=True))
-    assert await ms.recall(BOB, "what did I say about pottery?", k=5) != []
+    assert await ms.recall(BOB, "what did I say about pottery?", limit=5) != []
     # erasing again (or a user never seen) removes nothing and is not an error
     assert (await ms.erase(ALICE)).total == 0
     assert (await ms.erase(UserRef("nobody", tenant="acme"))).total == 0

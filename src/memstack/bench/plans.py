@@ -71,7 +71,7 @@ async def workload(ms: Any, user: UserRef, *, now: datetime) -> None:
     """One user's day with memstack, through the public API (the engine ``ms`` is open on PostgreSQL)."""
     memory = await ms.add(user, "I keep bees on my roof", category="fact")
     await ms.add(user, "My exam is on Friday at 9am", category="schedule")
-    await ms.search(user, "any animals?", k=3)
+    await ms.search(user, "any animals?", limit=3)
     await ms.list(user, text="bees")
     await ms.edit(user, memory.id, content="I keep two hives of bees on my roof")
     await ms.history(user, memory.id)
@@ -94,7 +94,7 @@ async def workload(ms: Any, user: UserRef, *, now: datetime) -> None:
         {"role": "assistant", "content": "How is it going?", "at": now + timedelta(minutes=1)},
     ]
     await ms.ingest(user, "imported", messages)
-    await ms.recall(user, "what did I say about pottery?", k=5)
+    await ms.recall(user, "what did I say about pottery?", limit=5)
     await ms.delete(user, (await ms.add(user, "temporary note", category="general")).id)
     await ms.wait_idle()
 

@@ -19,6 +19,7 @@ stores it twice, and originals already merged are skipped.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -230,19 +231,21 @@ class Consolidator:
         memories.sort(key=lambda m: (m.observed_at or m.created_at, m.id))
         vectors = await self.embedder.embed([m.content for m in memories])
         words = [_content_words(m.content) - _GENERIC for m in memories]
-        holders: dict[tuple[str | None, str], list[int]] = {}
+        # Memories merge only within one scope: the same agent (or shared) and the same metadata (the caller's labels).
+        scopes = [json.dumps(m.metadata, sort_keys=True) for m in memories]
+        holders: dict[tuple[str | None, str, str], list[int]] = {}
         for i, ws in enumerate(words):
             for w in ws:
                 if len(w) >= 3 and w.isalpha():
-                    holders.setdefault((memories[i].agent_id, w), []).append(i)
+                    holders.setdefault((memories[i].agent_id, scopes[i], w), []).append(i)
         s = self.settings
         topics = sorted(
             ((key, idx) for key, idx in holders.items() if s.min_group <= len(idx) <= s.max_group),
-            key=lambda item: (-len(item[1]), item[0][1]),
+            key=lambda item: (-len(item[1]), item[0][2], item[0][1]),
         )
         taken: set[int] = set()
         groups: list[MergeGroup] = []
-        for (_, word), idx in topics:
+        for (_, _, word), idx in topics:
             free = [i for i in idx if i not in taken]
             if len(free) < s.min_group:
                 continue
@@ -338,6 +341,7 @@ def _new_memory(originals: Sequence[Memory], content: str, category: Category) -
         agent_id=originals[0].agent_id,
         observed_at=max(observed) if observed else None,
         source_turn_ids=turns,
+        metadata=originals[0].metadata,  # one scope per group: the originals' metadata is the same
     )
 
 
@@ -360,4 +364,5 @@ def _merged_memory(user: UserRef, originals: Sequence[Memory], content: str, cat
         updated_at=now,
         observed_at=new.observed_at,
         source_turn_ids=new.source_turn_ids,
+        metadata=new.metadata,
     )

@@ -14,7 +14,9 @@ memories nearest the new one (one nearest-neighbour call):
 A duplicate returns the existing memory with action ``duplicate``: nothing is stored, nothing counts against the tier
 limit, and a full tier answers ``duplicate`` (not ``LimitReached``) for a memory already held. ``force=True`` stores
 the memory anyway. Only memories the new one would share its scope with are compared: a shared memory with shared
-ones, an agent's private memory with the shared ones and that agent's own. Forgotten memories are not compared: the
+ones, an agent's private memory with the shared ones and that agent's own, and only those with the same metadata
+(the caller's labels, such as a project: "prefers tabs" for project A is not held for project B, and a memory
+without metadata is not one with). Forgotten memories are not compared: the
 user put them aside, so adding the same text again stores a new memory (``restore`` brings back the old one with its
 history). Adds for one user are serialised in this process (nearest → decide → insert under a per-user lock), so two
 identical adds at once store one memory; across processes, an HTTP retry is made safe by its idempotency key
@@ -56,8 +58,11 @@ class ExplicitAdds:
 
     async def duplicate_of(self, user: UserRef, new: NewMemory, vector: Vector) -> AddResult | None:
         """The active memory of ``user`` that ``new`` duplicates (as an :class:`AddResult`), or ``None``."""
-        found = await self.store.index.nearest(user, vector, _FETCH, MemoryFilter(agent_id=new.agent_id))
-        hits = [hit for hit in found if hit.memory.agent_id in (None, new.agent_id)][: self.neighbours]
+        labels = {k: v for k, v in new.metadata.items() if not isinstance(v, list | dict)}  # what a filter can match
+        flt = MemoryFilter(agent_id=new.agent_id, metadata=labels)
+        found = await self.store.index.nearest(user, vector, _FETCH, flt)
+        scoped = [h for h in found if h.memory.agent_id in (None, new.agent_id) and h.memory.metadata == new.metadata]
+        hits = scoped[: self.neighbours]
         if (same := exact_duplicate(new.content, hits)) is not None:
             return AddResult(same.memory, UpdateAction.DUPLICATE, "the same text")
         decision = self.rule.decide(new.content, hits)

@@ -192,13 +192,13 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
             elif command == "/explain":
                 print_explain(console, last.manifest if last else None)
             elif command == "/new":
-                options["session_id"] = None
+                options.update(session_id=None, new_session=True)
                 console.print("[dim]new session[/]")
             elif command.startswith("/"):
                 console.print(f"[yellow]unknown command {escape(command)}[/]\n{_HELP}")
             else:
                 last = await _turn(ms, console, user, text, options)
-                options["session_id"] = last.session_id
+                options.update(session_id=last.session_id, new_session=False)
         except MemstackError as exc:
             console.print(f"[red]Error:[/] {escape(str(exc))}")
 
@@ -207,7 +207,8 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
 @click.option("--user", "-u", "user_id", required=True, help="Who is chatting (memories are theirs).")
 @click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")
 @click.option("--agent", "-a", "agent", default=None, help="Agent YAML file (or a name under <home>/agents).")
-@click.option("--session", "-s", "session_id", default=None, help="Continue this session.")
+@click.option("--session", "-s", "session_id", default=None, help="Continue this session (default: your current one).")
+@click.option("--new", "new_session", is_flag=True, help="Start a new session instead of continuing the current one.")
 @click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
 @click.option("--timezone", "timezone", default=None, help="Your IANA time zone, e.g. Europe/Paris.")
 @click.option("--tier", default=None, help="Subscription tier for memory limits (when tiers are configured).")
@@ -219,6 +220,7 @@ def chat(
     tenant: str,
     agent: str | None,
     session_id: str | None,
+    new_session: bool,
     home: Path | None,
     timezone: str | None,
     tier: str | None,
@@ -233,6 +235,7 @@ def chat(
     metadata = {k: v for k, v in (("timezone", timezone), ("tier", tier)) if v is not None}
     options: dict[str, Any] = {
         "session_id": session_id,
+        "new_session": new_session,
         "metadata": metadata,
         "agent": agent,
         "memory": not no_memory,

@@ -30,7 +30,7 @@ _FILTER_HELP = f"Only this category (repeat for more). {_CATEGORY_HELP}"
 def _user_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")(fn)
     fn = click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")(fn)
-    fn = click.option("--user", "-u", "user_id", required=True, help="Whose memories.")(fn)
+    fn = click.option("--user", "--user-id", "-u", "user_id", required=True, help="Whose memories.")(fn)
     return fn
 
 
@@ -200,7 +200,9 @@ async def add_memory(
 @memories.command("search")
 @_user_options
 @click.argument("query")
-@click.option("-k", "k", default=5, show_default=True, type=click.IntRange(1, 1000), help="How many results.")
+@click.option(
+    "--limit", "-k", "k", default=5, show_default=True, type=click.IntRange(1, 1000), help="How many results at most."
+)
 @click.option(
     "--category", "-c", "categories", multiple=True, help=f"Only this category (repeatable). {_CATEGORY_HELP}"
 )
@@ -212,7 +214,7 @@ async def search_memories(
     """Find the memories closest in meaning to QUERY."""
     user = UserRef(user_id, tenant)
     async with _engine(home) as ms:
-        hits = await ms.search(user, query, k=k, category=categories or None)
+        hits = await ms.search(user, query, limit=k, category=categories or None)
     if as_json:
         echo_json([{"score": h.score, **_memory_json(h.memory)} for h in hits])
     elif not hits:

@@ -34,6 +34,7 @@ from memstack.types import (
     UpdateAction,
     UserSummary,
 )
+from memstack.types.memories import stored_metadata
 
 __all__ = [
     "add_result",
@@ -76,6 +77,7 @@ def memory(data: Json, tenant: str) -> Memory:
         expires_at=_ts(data.get("expires_at")),
         merged_into=data.get("merged_into"),
         source_turn_ids=tuple(data.get("source_turn_ids") or ()),
+        metadata=stored_metadata(data.get("metadata")),  # checked by the server that stored it
     )
 
 

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from memstack.client import _decode
 from memstack.client._http import Transport, error_from
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
+from memstack.engine._renamed import renamed
 from memstack.errors import ConfigError, InputError, MalformedResponse
 from memstack.types import (
     AddResult,
@@ -51,7 +52,9 @@ from memstack.types import (
     Source,
     ToolUse,
     UserRef,
+    check_min_score,
 )
+from memstack.types.memories import check_metadata, check_metadata_filter
 
 if TYPE_CHECKING:
     from memstack.context import Agent, DelegatedTask, SessionMeta
@@ -158,8 +161,8 @@ class AsyncMemstackClient:
     # -- chat turns -------------------------------------------------------------------------------------------------
 
     def _chat_body(
-        self, user_id: str, message: str, session_id: str | None, metadata: Any, agent: Any, memory: bool,
-        temporary: bool, delegated: Any, stream: bool,
+        self, user_id: str, message: str, session_id: str | None, new_session: bool, metadata: Any, agent: Any,
+        memory: bool, temporary: bool, delegated: Any, stream: bool,
     ) -> dict[str, Any]:  # fmt: skip
         if delegated is not None:
             raise _unsupported("chat(delegated=...)")
@@ -167,6 +170,8 @@ class AsyncMemstackClient:
             raise _unsupported("an Agent object (store it with PUT /v1/agents/{name} and pass its name)")
         body: dict[str, Any] = {"user_id": user_id, "message": message, "memory": memory, "temporary": temporary}
         body.update({k: v for k, v in (("session_id", session_id), ("agent", agent)) if v is not None})
+        if new_session:
+            body["new_session"] = True
         if metadata is not None:
             body["metadata"] = _metadata(metadata)
         if stream:
@@ -179,6 +184,7 @@ class AsyncMemstackClient:
         message: str,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         tenant: str | None = None,
         metadata: Mapping[str, Any] | SessionMeta | None = None,
         agent: str | Agent | None = None,
@@ -186,9 +192,12 @@ class AsyncMemstackClient:
         temporary: bool = False,
         delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
     ) -> ChatResult:
-        """One turn with memory (``POST /v1/chat``); see :meth:`AsyncMemstack.chat`."""
+        """One turn with memory (``POST /v1/chat``); see :meth:`AsyncMemstack.chat` (without ``session_id`` it
+        continues the user's current session; ``new_session=True`` starts one)."""
         uid, _ = await self._user(user_id, tenant)
-        body = self._chat_body(uid, message, session_id, metadata, agent, memory, temporary, delegated, False)
+        body = self._chat_body(
+            uid, message, session_id, new_session, metadata, agent, memory, temporary, delegated, False
+        )
         data = await self._http.request("POST", "/v1/chat", json_body=body)
         return _decode.chat_result(data, memory_enabled=memory, temporary=temporary)
 
@@ -198,6 +207,7 @@ class AsyncMemstackClient:
         message: str,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         tenant: str | None = None,
         metadata: Mapping[str, Any] | SessionMeta | None = None,
         agent: str | Agent | None = None,
@@ -209,7 +219,9 @@ class AsyncMemstackClient:
         tool, then one ``ChatDone``. Bad arguments raise at the first ``anext`` (the library's raise at the call),
         before any event; closing the iterator early closes the connection, which releases the session."""
         uid, _ = await self._user(user_id, tenant)
-        body = self._chat_body(uid, message, session_id, metadata, agent, memory, temporary, delegated, True)
+        body = self._chat_body(
+            uid, message, session_id, new_session, metadata, agent, memory, temporary, delegated, True
+        )
         async with self._http.stream("POST", "/v1/chat", json_body=body) as response:
             event = ""
             async for line in response.aiter_lines():
@@ -243,14 +255,17 @@ class AsyncMemstackClient:
 
     # -- recall and import -------------------------------------------------------------------------------------------
 
+    @renamed(k="limit")
     async def recall(
-        self, user_id: str | UserRef, query: str, *, k: int = 10, at: datetime | None = None,
+        self, user_id: str | UserRef, query: str, *, limit: int = 10, at: datetime | None = None,
         kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
-        agent_id: str | None = None, tenant: str | None = None,
+        agent_id: str | None = None, min_score: float | None = None, tenant: str | None = None,
     ) -> builtins.list[RecallItem]:  # fmt: skip
         """Memories and archived messages best matching ``query`` (``POST …/recall``); see the library's."""
         uid, _ = await self._user(user_id, tenant)
-        body: dict[str, Any] = {"query": query, "k": k}
+        body: dict[str, Any] = {"query": query, "limit": limit}
+        if (floor := check_min_score(min_score, low=0.0, high=None)) is not None:
+            body["min_score"] = floor
         if at is not None:
             body["at"] = at.isoformat()
         if kinds is not None:
@@ -283,43 +298,52 @@ class AsyncMemstackClient:
         path = f"/v1/users/{_seg(user_id)}/memories"
         return path if memory_id is None else f"{path}/{_seg(memory_id)}"
 
+    @renamed(user="user_id")
     async def add(
-        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
-        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+        confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> Memory:  # fmt: skip
         """Store one memory (``POST …/memories``); ``LimitReached`` when the user's tier is full. A memory the user
-        already has is returned, not stored again (:meth:`add_result` says which); ``force`` stores it anyway."""
+        already has is returned, not stored again (:meth:`add_result` says which); ``force`` stores it anyway.
+        ``metadata``: a JSON object kept with it (see :meth:`AsyncMemstack.add`)."""
         added = await self.add_result(
-            user, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
-            force=force, tenant=tenant,
+            user_id, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
+            force=force, metadata=metadata, tenant=tenant,
         )  # fmt: skip
         return added.memory
 
+    @renamed(user="user_id")
     async def add_result(
-        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
-        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+        confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> AddResult:  # fmt: skip
         """:meth:`add`, saying what it did (the response's ``action``: ``created`` or ``duplicate``)."""
         if source != Source.MANUAL:
             raise _unsupported(f"add(source={source!r}) (the API stores manual memories)")
         if confidence != 1.0:
             raise _unsupported("add(confidence=...) (set it afterwards with edit)")
-        uid, ten = await self._user(user, tenant)
+        uid, ten = await self._user(user_id, tenant)
         body: dict[str, Any] = {"content": content, "category": Category.parse(category).value}
         body.update({k: v for k, v in (("tier", tier), ("agent_id", agent_id)) if v is not None})
         if force:
             body["force"] = True
+        if metadata:
+            body["metadata"] = dict(check_metadata(metadata))
         return _decode.add_result(await self._http.request("POST", self._memories(uid), json_body=body), ten)
 
-    async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
-        uid, ten = await self._user(user, tenant)
+    @renamed(user="user_id")
+    async def get(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
+        uid, ten = await self._user(user_id, tenant)
         return _decode.memory(await self._http.request("GET", self._memories(uid, memory_id)), ten)
 
+    @renamed(user="user_id")
     async def list(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         *,
         category: Categories = None,
         text: str | None = None,
@@ -327,58 +351,75 @@ class AsyncMemstackClient:
         include_deleted: bool = False,
         limit: int = 100,
         offset: int = 0,
+        metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
     ) -> builtins.list[Memory]:
-        """Newest first; ``text`` keeps memories containing every word of it."""
+        """Newest first; ``text`` keeps memories containing every word of it; ``metadata`` those whose metadata has
+        each key given with the same value."""
         if agent_id is not None:
             raise _unsupported("list(agent_id=...)")
-        uid, ten = await self._user(user, tenant)
+        uid, ten = await self._user(user_id, tenant)
         params = {"category": _categories(category), "q": text, "include_deleted": include_deleted,
                   "limit": limit, "offset": offset}  # fmt: skip
+        if wanted := check_metadata_filter(metadata):
+            params["metadata"] = json.dumps(wanted, ensure_ascii=False, separators=(",", ":"))
         data = await self._http.request("GET", self._memories(uid), params=params)
         return [_decode.memory(m, ten) for m in data["memories"]]
 
+    @renamed(user="user_id", k="limit")
     async def search(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         query: str,
         *,
-        k: int = 5,
+        limit: int = 5,
         category: Categories = None,
         agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        min_score: float | None = None,
         tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:
-        """The ``k`` active memories closest in meaning to ``query``, best first."""
+        """The ``limit`` active memories closest in meaning to ``query``, best first (``score``: cosine similarity,
+        -1 to 1); ``min_score`` leaves out those below it, ``metadata`` filters as :meth:`list` does."""
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
-        uid, ten = await self._user(user, tenant)
-        body: dict[str, Any] = {"query": query, "k": k}
-        body.update({k_: v for k_, v in (("category", _categories(category)), ("agent_id", agent_id)) if v})
+        uid, ten = await self._user(user_id, tenant)
+        body: dict[str, Any] = {"query": query, "limit": limit}
+        body.update({k: v for k, v in (("category", _categories(category)), ("agent_id", agent_id)) if v})
+        if wanted := check_metadata_filter(metadata):
+            body["metadata"] = dict(wanted)
+        if (floor := check_min_score(min_score, low=-1.0, high=1.0)) is not None:
+            body["min_score"] = floor
         data = await self._http.request("POST", f"{self._memories(uid)}/search", json_body=body)
         return [_decode.scored(hit, ten) for hit in data["results"]]
 
+    @renamed(user="user_id")
     async def edit(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         memory_id: str,
         *,
         content: str | None = None,
         category: str | Category | None = None,
         confidence: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
     ) -> Memory:
-        """Change content, category or confidence (``PATCH …/memories/{id}``)."""
-        if content is None and category is None and confidence is None:
-            raise InputError("nothing to change: pass new content, category or confidence")
-        uid, ten = await self._user(user, tenant)
+        """Change content, category, confidence or metadata (``PATCH …/memories/{id}``; ``metadata`` replaces the
+        whole object, ``{}`` clears it)."""
+        if content is None and category is None and confidence is None and metadata is None:
+            raise InputError("nothing to change: pass new content, category, confidence or metadata")
+        uid, ten = await self._user(user_id, tenant)
         body: dict[str, Any] = {"content": content, "confidence": confidence}
         body["category"] = None if category is None else Category.parse(category).value
+        body["metadata"] = None if metadata is None else dict(check_metadata(metadata))
         body = {k: v for k, v in body.items() if v is not None}
         return _decode.memory(await self._http.request("PATCH", self._memories(uid, memory_id), json_body=body), ten)
 
+    @renamed(user="user_id")
     async def forget(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         memory_id: str,
         *,
         by: str | DeletedBy = DeletedBy.USER,
@@ -388,47 +429,53 @@ class AsyncMemstackClient:
         """Soft delete (``DELETE …/memories/{id}``): the memory stops being used but can be restored."""
         if by != DeletedBy.USER or note:
             raise _unsupported("forget(by=..., note=...) (the API forgets on the user's behalf)")
-        uid, ten = await self._user(user, tenant)
+        uid, ten = await self._user(user_id, tenant)
         data = await self._http.request("DELETE", self._memories(uid, memory_id))
         return _decode.memory(data["memory"], ten)
 
+    @renamed(user="user_id")
     async def forget_about(
-        self, user: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
+        self, user_id: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
     ) -> Forgetting:
         """Forget every memory ``query`` is about, with what it came from (``POST …/memories/forget``);
         ``dry_run``: the preview, nothing changed."""
-        uid, ten = await self._user(user, tenant)
+        uid, ten = await self._user(user_id, tenant)
         body = {"query": query, "dry_run": dry_run}
         return _decode.forgetting(
             await self._http.request("POST", f"{self._memories(uid)}/forget", json_body=body), ten
         )
 
+    @renamed(user="user_id")
     async def restore(
-        self, user: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
+        self, user_id: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
     ) -> Memory:
         """Make a forgotten memory active again; the tier limit applies."""
-        uid, ten = await self._user(user, tenant)
+        uid, ten = await self._user(user_id, tenant)
         path = f"{self._memories(uid, memory_id)}/restore"
         return _decode.memory(await self._http.request("POST", path, params={"tier": tier}), ten)
 
-    async def delete(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
+    @renamed(user="user_id")
+    async def delete(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
         """Permanent delete (``?permanent=true``): content and vector are gone; only the history remains."""
-        uid, _ = await self._user(user, tenant)
+        uid, _ = await self._user(user_id, tenant)
         await self._http.request("DELETE", self._memories(uid, memory_id), params={"permanent": True})
 
+    @renamed(user="user_id")
     async def history(
-        self, user: str | UserRef, memory_id: str, *, tenant: str | None = None
+        self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None
     ) -> builtins.list[MemoryEvent]:
-        uid, _ = await self._user(user, tenant)
+        uid, _ = await self._user(user_id, tenant)
         data = await self._http.request("GET", f"{self._memories(uid, memory_id)}/history")
         return [_decode.event(e) for e in data["events"]]
 
-    async def count(self, user: str | UserRef, *, tenant: str | None = None) -> int:
+    @renamed(user="user_id")
+    async def count(self, user_id: str | UserRef, *, tenant: str | None = None) -> int:
         """Active memories of the user."""
-        return (await self.usage(user, tenant=tenant)).active
+        return (await self.usage(user_id, tenant=tenant)).active
 
-    async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
-        uid, _ = await self._user(user, tenant)
+    @renamed(user="user_id")
+    async def usage(self, user_id: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
+        uid, _ = await self._user(user_id, tenant)
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/usage", params={"tier": tier})
         last = data.get("last_dropped_at")
         return MemoryUsage(
@@ -441,13 +488,15 @@ class AsyncMemstackClient:
 
     # -- a user as a whole: data access and erasure ------------------------------------------------------------------
 
-    async def export(self, user: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
+    @renamed(user="user_id")
+    async def export(self, user_id: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
         """Everything held about the user (``GET /v1/users/{id}/export``), parsed."""
-        uid, _ = await self._user(user, tenant)
+        uid, _ = await self._user(user_id, tenant)
         document: dict[str, Any] = await self._http.request("GET", f"/v1/users/{_seg(uid)}/export")
         return document
 
-    async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
+    @renamed(user="user_id")
+    async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant (``DELETE /v1/users/{id}``)."""
-        uid, _ = await self._user(user, tenant)
+        uid, _ = await self._user(user_id, tenant)
         return _decode.erasure(await self._http.request("DELETE", f"/v1/users/{_seg(uid)}"))

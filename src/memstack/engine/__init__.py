@@ -37,6 +37,7 @@ import builtins
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -48,6 +49,7 @@ from memstack.embed.batching import BatchingEmbedder
 from memstack.engine._agents import Agents
 from memstack.engine._contexts import Contexts
 from memstack.engine._keys import Keys
+from memstack.engine._renamed import renamed
 from memstack.engine._requests import KeptAnswers, Threads
 from memstack.engine._scope import user_ref as _user
 from memstack.engine._sessions import Sessions
@@ -76,6 +78,8 @@ from memstack.types import (
     Source,
     UserRef,
     Vector,
+    check_limit,
+    check_min_score,
     check_text,
 )
 
@@ -86,6 +90,7 @@ if TYPE_CHECKING:
     from memstack.capture.transparency import UsedMemory
     from memstack.context import Agent, DelegatedTask, SessionMeta
     from memstack.recall import IngestMessage
+    from memstack.turn.runner import TurnRequest
     from memstack.turn.turns import Turns
     from memstack.types import IngestResult, RecallItem, RecallKind, SessionSummary
 
@@ -291,6 +296,7 @@ class AsyncMemstack:
         message: str,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         tenant: str | None = None,
         metadata: Mapping[str, Any] | SessionMeta | None = None,
         agent: str | Agent | None = None,
@@ -300,13 +306,21 @@ class AsyncMemstack:
     ) -> ChatResult:
         """Answer one message with memory (DESIGN §1): the reply, the memory badge, the context id, the session id.
 
-        ``session_id``: continue that session (a new one is started when omitted or unknown). ``metadata``: the
-        client's session fields (``timezone``, ``local_time``, ``user_agent``, ``location``, ``tier``, ``coins``,
-        ``flags``), never stored. ``agent``: an :class:`~memstack.context.Agent`, a registered name or a YAML path.
-        ``memory=False``: no long-term read or write. ``temporary=True``: nothing about the turn is stored.
-        ``delegated``: a task spec from a parent agent (``instructions``, ``payload``, ``output_schema``): layer 4."""
+        Which session: ``session_id`` names one (a session of that name is started when there is none). Without
+        it the chat **continues the user's current session**, their most recently active one with this agent,
+        unless it has ended (:meth:`end_session`; :meth:`Sessions.current <memstack.engine.Sessions.current>` says
+        which it is), as a chat app's conversation goes on; ``new_session=True`` starts a new one instead. The
+        result's ``session_id`` says which was used. A temporary chat without ``session_id`` is always a new one.
+
+        ``metadata``: the client's session fields (``timezone``, ``local_time``, ``user_agent``, ``location``,
+        ``tier``, ``coins``, ``flags``), never stored. ``agent``: an :class:`~memstack.context.Agent`, a registered
+        name or a YAML path. ``memory=False``: no long-term read or write. ``temporary=True``: nothing about the
+        turn is stored. ``delegated``: a task spec from a parent agent (``instructions``, ``payload``,
+        ``output_schema``): layer 4."""
         turns = self._chat()
         req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        if self._continues(session_id, new_session, temporary):
+            req = await self._in_current_session(req)
         return await turns.answer(req)
 
     def chat_stream(
@@ -315,6 +329,7 @@ class AsyncMemstack:
         message: str,
         *,
         session_id: str | None = None,
+        new_session: bool = False,
         tenant: str | None = None,
         metadata: Mapping[str, Any] | SessionMeta | None = None,
         agent: str | Agent | None = None,
@@ -323,11 +338,30 @@ class AsyncMemstack:
         delegated: DelegatedTask | Mapping[str, Any] | str | None = None,
     ) -> AsyncGenerator[ChatEvent, None]:
         """:meth:`chat`, streamed: ``ChatToken`` events as the model writes, ``ChatToolEvent`` when it uses a tool,
-        then one ``ChatDone`` with the whole result. Bad arguments raise before the first event. Close the iterator
-        (``contextlib.aclosing``) when stopping early: that releases the session."""
+        then one ``ChatDone`` with the whole result (the same session rule). Bad arguments raise before the first
+        event. Close the iterator (``contextlib.aclosing``) when stopping early: that releases the session."""
         turns = self._chat()
         req = turns.prepare(_user(user_id, tenant), message, agent, session_id, metadata, memory, temporary, delegated)
+        if self._continues(session_id, new_session, temporary):
+            return self._stream_in_current_session(turns, req)
         return turns.run(req, stream=True)
+
+    @staticmethod
+    def _continues(session_id: str | None, new_session: bool, temporary: bool) -> bool:
+        """Whether a chat continues the user's current session (see :meth:`chat`)."""
+        if new_session and session_id is not None:
+            raise InputError("pass session_id (that session) or new_session=True (a new one), not both")
+        return session_id is None and not new_session and not temporary
+
+    async def _in_current_session(self, req: TurnRequest) -> TurnRequest:
+        current = await self.sessions.current(req.user, agent=req.agent.name)
+        return req if current is None else replace(req, session_id=current.session_id)
+
+    async def _stream_in_current_session(self, turns: Turns, req: TurnRequest) -> AsyncGenerator[ChatEvent, None]:
+        events = turns.run(await self._in_current_session(req), stream=True)
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     async def delegate(
         self,
@@ -377,20 +411,29 @@ class AsyncMemstack:
 
     # -- recall and import -------------------------------------------------------------------------------------------
 
+    @renamed(k="limit")
     async def recall(
-        self, user_id: str | UserRef, query: str, *, k: int = 10, at: datetime | None = None,
+        self, user_id: str | UserRef, query: str, *, limit: int = 10, at: datetime | None = None,
         kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
-        agent_id: str | None = None, tenant: str | None = None,
+        agent_id: str | None = None, min_score: float | None = None, tenant: str | None = None,
     ) -> builtins.list[RecallItem]:  # fmt: skip
-        """The ``k`` items best matching ``query`` among the user's long-term memories and archived messages, best
-        first (lexical + vector, time expressions in the query read against ``at``, default now; category weights
-        and recency). ``kinds``: ``memory``, ``turn`` or both (default); ``exclude_session``: leave out one
-        session's messages. Each item says where it comes from (``source_turn_ids``: ``session_id:turn``)."""
+        """The ``limit`` items best matching ``query`` among the user's long-term memories and archived messages,
+        best first (lexical + vector, time expressions in the query read against ``at``, default now; category
+        weights and recency). ``kinds``: ``memory``, ``turn`` or both (default); ``exclude_session``: leave out one
+        session's messages. Each item says where it comes from (``source_turn_ids``: ``session_id:turn``).
+
+        ``score`` is a ranking score, 0 or more, for ordering the items of one call (not a similarity, and it can
+        pass 1): a memory's is its cosine similarity plus a lexical bonus, times its category's weight; a message's
+        its lexical plus vector score. ``min_score`` leaves out items below it, so fewer than ``limit`` (or none)
+        may come back."""
         check_text(query, "the recall query")
-        return await self._chat().recaller.recall(
-            _user(user_id, tenant), query, k=k, at=at, kinds=None if kinds is None else tuple(kinds),
+        check_limit(limit)
+        floor = check_min_score(min_score, low=0.0, high=None)
+        items = await self._chat().recaller.recall(
+            _user(user_id, tenant), query, k=limit, at=at, kinds=None if kinds is None else tuple(kinds),
             exclude_session=exclude_session, agent_id=agent_id,
         )  # fmt: skip
+        return items if floor is None else [item for item in items if item.score >= floor]
 
     async def ingest(
         self, user_id: str | UserRef, session_id: str, messages: Iterable[Mapping[str, Any] | IngestMessage], *,
@@ -413,34 +456,40 @@ class AsyncMemstack:
 
     # -- memory management ------------------------------------------------------------------------------------------
 
+    @renamed(user="user_id")
     async def add(
-        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
-        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+        confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> Memory:  # fmt: skip
         """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full. A
         memory the user already has (the same text, or a duplicate by the capture pipeline's calibrated rule) is
-        returned as it is, not stored again (:meth:`add_result` says which happened); ``force`` stores it anyway."""
+        returned as it is, not stored again (:meth:`add_result` says which happened); ``force`` stores it anyway.
+        ``metadata``: a JSON object kept with the memory (at most 4,000 characters as JSON), returned with it and
+        filterable in :meth:`list` and :meth:`search`; a memory counts as already held only with the same metadata."""
         added = await self.add_result(
-            user, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
-            force=force, tenant=tenant,
+            user_id, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
+            force=force, metadata=metadata, tenant=tenant,
         )  # fmt: skip
         return added.memory
 
+    @renamed(user="user_id")
     async def add_result(
-        self, user: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
+        self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
-        confidence: float = 1.0, force: bool = False, tenant: str | None = None,
+        confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> AddResult:  # fmt: skip
         """:meth:`add`, saying what it did: ``created``, or ``duplicate`` with the memory already held (nothing
         stored, nothing counted against the tier limit: a full tier answers ``duplicate`` for it, not
         ``LimitReached``). See :mod:`memstack.capture.explicit`."""
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         try:
             src = Source(source)
         except ValueError:
             raise InputError(f"unknown source {source!r}; use one of: {', '.join(s.value for s in Source)}") from None
-        new = NewMemory(content, Category.parse(category), src, confidence, agent_id)
+        new = NewMemory(content, Category.parse(category), src, confidence, agent_id, metadata=metadata or {})
         tier_name, limit = self._limit(tier)
         try:
             with fenced(Fence(ref, None)):
@@ -456,12 +505,14 @@ class AsyncMemstack:
             self._explicit = ExplicitAdds(self.store, DedupRule(params_for(self.embedder.name)))
         return self._explicit
 
-    async def get(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
-        return await self.store.memories.get(_user(user, tenant), memory_id)
+    @renamed(user="user_id")
+    async def get(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
+        return await self.store.memories.get(_user(user_id, tenant), memory_id)
 
+    @renamed(user="user_id")
     async def list(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         *,
         category: Categories = None,
         text: str | None = None,
@@ -469,60 +520,82 @@ class AsyncMemstack:
         include_deleted: bool = False,
         limit: int = 100,
         offset: int = 0,
+        metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
     ) -> builtins.list[Memory]:
-        """Newest first; ``text`` keeps memories containing every word of it."""
-        flt = MemoryFilter(_categories(category), text, agent_id, include_deleted, limit, offset)
-        return await self.store.index.list(_user(user, tenant), flt)
+        """Newest first; ``text`` keeps memories containing every word of it; ``metadata`` those whose metadata has
+        each key given with the same value (``{"project": "apollo"}``: exact match on top-level keys, values
+        strings, numbers, booleans or null)."""
+        flt = MemoryFilter(_categories(category), text, agent_id, include_deleted, limit, offset, metadata)
+        return await self.store.index.list(_user(user_id, tenant), flt)
 
+    @renamed(user="user_id", k="limit")
     async def search(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         query: str,
         *,
-        k: int = 5,
+        limit: int = 5,
         category: Categories = None,
         agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        min_score: float | None = None,
         tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:
-        """The ``k`` active memories closest in meaning to ``query``, best first (cosine similarity)."""
+        """The ``limit`` active memories closest in meaning to ``query``, best first. ``score`` is the cosine
+        similarity of their embeddings, from -1 to 1 (:class:`~memstack.types.ScoredMemory` says what values mean);
+        ``min_score`` leaves out those below it, so fewer than ``limit`` (or none) may come back. ``metadata``: as
+        for :meth:`list`."""
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
         check_text(query, "the search query")
-        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
-        return await self.store.search_index.nearest(_user(user, tenant), await self._embed(query), k, flt)
+        return await self.nearest(
+            user_id, await self._embed(query), limit=limit, category=category, agent_id=agent_id, metadata=metadata,
+            min_score=min_score, tenant=tenant,
+        )  # fmt: skip
 
+    @renamed(user="user_id", k="limit")
     async def nearest(
-        self, user: str | UserRef, embedding: Vector, *, k: int = 5, category: Categories = None,
-        agent_id: str | None = None, tenant: str | None = None,
+        self, user_id: str | UserRef, embedding: Vector, *, limit: int = 5, category: Categories = None,
+        agent_id: str | None = None, metadata: Mapping[str, Any] | None = None, min_score: float | None = None,
+        tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:  # fmt: skip
         """:meth:`search` for a query already embedded by this engine's embedder (a server that keeps its queries'
-        embeddings): the ``k`` active memories closest to ``embedding``, best first."""
-        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id)
-        return await self.store.search_index.nearest(_user(user, tenant), embedding, k, flt)
+        embeddings): the ``limit`` active memories closest to ``embedding``, best first."""
+        user = _user(user_id, tenant)
+        check_limit(limit)
+        floor = check_min_score(min_score, low=-1.0, high=1.0)
+        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id, metadata=metadata)
+        hits = await self.store.search_index.nearest(user, embedding, limit, flt)
+        return hits if floor is None else [hit for hit in hits if hit.score >= floor]
 
+    @renamed(user="user_id")
     async def edit(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         memory_id: str,
         *,
         content: str | None = None,
         category: str | Category | None = None,
         confidence: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
     ) -> Memory:
-        """Change content (re-embedded), category or confidence; the change is recorded in the history."""
-        if content is None and category is None and confidence is None:
-            raise InputError("nothing to change: pass new content, category or confidence")
-        patch = MemoryPatch(content, Category.parse(category) if category is not None else None, confidence)
+        """Change content (re-embedded), category, confidence or metadata (the whole object is replaced; ``{}``
+        clears it); the change is recorded in the history."""
+        if content is None and category is None and confidence is None and metadata is None:
+            raise InputError("nothing to change: pass new content, category, confidence or metadata")
+        parsed = Category.parse(category) if category is not None else None
+        patch = MemoryPatch(content, parsed, confidence, metadata=metadata)
         embedding = await self._embed(content) if content is not None else None
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         with fenced(Fence(ref, None)):
             return await self.store.memories.update(ref, memory_id, patch, embedding, action=HistoryAction.UPDATE)
 
+    @renamed(user="user_id")
     async def forget(
         self,
-        user: str | UserRef,
+        user_id: str | UserRef,
         memory_id: str,
         *,
         by: str | DeletedBy = DeletedBy.USER,
@@ -536,7 +609,7 @@ class AsyncMemstack:
             who = DeletedBy(by)
         except ValueError:
             raise InputError(f"forgotten by must be 'ai' or 'user', got {by!r}") from None
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         with fenced(await self._pin(ref)):  # what it hides is read first: an erasure meanwhile refuses the write
             memory = await self.store.memories.get(ref, memory_id)
             hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
@@ -544,8 +617,9 @@ class AsyncMemstack:
         self._forgot(ref)
         return forgotten
 
+    @renamed(user="user_id")
     async def forget_about(
-        self, user: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
+        self, user_id: str | UserRef, query: str, *, dry_run: bool = False, tenant: str | None = None
     ) -> Forgetting:
         """Forget every active memory ``query`` is about ("my cat": those that hold its words or are close to it in
         meaning, and those naming what they name: :meth:`memstack.capture.forget.Forgetter.matching`), each as
@@ -553,7 +627,7 @@ class AsyncMemstack:
         nothing changed. Each memory is restorable on its own."""
         from memstack.capture.forget import unique
 
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         forgetter = self._forgetter()
         with fenced(await self._pin(ref)):
             memories = await forgetter.matching(ref, query)
@@ -586,62 +660,69 @@ class AsyncMemstack:
         if self._turns is not None:
             self._turns.forgotten(user)
 
+    @renamed(user="user_id")
     async def restore(
-        self, user: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
+        self, user_id: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
     ) -> Memory:
         """Make a forgotten memory active again, and show again what its forget hid; the tier limit applies."""
         tier_name, limit = self._limit(tier)
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         try:
             with fenced(Fence(ref, None)):
                 return await self.store.memories.restore(ref, memory_id, limit=limit)
         except LimitReached as full:
             raise LimitReached(tier_name, full.limit) from None
 
-    async def delete(self, user: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
+    @renamed(user="user_id")
+    async def delete(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
         """Permanent delete: content and vector are gone; only the history remains. What the memory came from and
         what was derived from it stay hidden from the model for good (hidden now if the memory was active); the
         conversation itself stays the user's record (:meth:`export`) until :meth:`erase`."""
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         with fenced(await self._pin(ref)):
             memory = await self.store.memories.get(ref, memory_id)
             hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
             await self.store.memories.delete(ref, memory_id, hide=hide)
         self._forgot(ref)
 
+    @renamed(user="user_id")
     async def history(
-        self, user: str | UserRef, memory_id: str, *, tenant: str | None = None
+        self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None
     ) -> builtins.list[MemoryEvent]:
-        return await self.store.index.history(_user(user, tenant), memory_id)
+        return await self.store.index.history(_user(user_id, tenant), memory_id)
 
-    async def count(self, user: str | UserRef, *, tenant: str | None = None) -> int:
+    @renamed(user="user_id")
+    async def count(self, user_id: str | UserRef, *, tenant: str | None = None) -> int:
         """Active memories of the user."""
-        return await self.store.index.count_active(_user(user, tenant))
+        return await self.store.index.count_active(_user(user_id, tenant))
 
-    async def usage(self, user: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
+    @renamed(user="user_id")
+    async def usage(self, user_id: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
         """Active memories against ``tier``'s limit, and the automatic captures a full tier kept out (all time)."""
         tier_name, limit = self._limit(tier)
-        dropped = await self.store.drops.get(_user(user, tenant))
-        return MemoryUsage(tier_name, await self.count(user, tenant=tenant), limit, dropped.count, dropped.last_at)
+        dropped = await self.store.drops.get(_user(user_id, tenant))
+        return MemoryUsage(tier_name, await self.count(user_id, tenant=tenant), limit, dropped.count, dropped.last_at)
 
+    @renamed(user="user_id")
     async def memories_used(
-        self, user: str | UserRef, context_id: str, *, tenant: str | None = None
+        self, user_id: str | UserRef, context_id: str, *, tenant: str | None = None
     ) -> builtins.list[UsedMemory]:
         """The long-term memories the response with ``context_id`` used (kept in its context), as they are now:
         forgotten ones included (inactive), permanently deleted ones with ``memory=None``."""
         from memstack.capture.transparency import memories_used
 
-        return await memories_used(self.store, _user(user, tenant), context_id)
+        return await memories_used(self.store, _user(user_id, tenant), context_id)
 
+    @renamed(user="user_id")
     async def consolidate(
-        self, user: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
+        self, user_id: str | UserRef, *, dry_run: bool = False, tenant: str | None = None
     ) -> builtins.list[MergeResult]:
         """Merge related memories of the user into richer ones; the originals are forgotten with ``merged_into``
         (restorable) and every step is in their history. With ``summarizer_model`` configured the merged text is
         written by that model (checked, else the offline merge); ``dry_run`` shows the merges without storing."""
         from memstack.capture.consolidate import Consolidator, LLMMerger
 
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         with fenced(await self._pin(ref)):
             if self.config.summarizer_model is None:
                 return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
@@ -653,21 +734,24 @@ class AsyncMemstack:
 
     # -- a user as a whole: data access and erasure ------------------------------------------------------------------
 
-    def export_stream(self, user: str | UserRef, *, tenant: str | None = None) -> AsyncIterator[str]:
+    @renamed(user="user_id")
+    def export_stream(self, user_id: str | UserRef, *, tenant: str | None = None) -> AsyncIterator[str]:
         """Everything held about the user as pieces of one JSON document (:mod:`memstack.users`), read from the
         store a page at a time: write them out as they come (a large user is never held in memory at once)."""
         from memstack.users import export_document
 
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         return export_document(ref, self.store.users.export(ref))
 
-    async def export(self, user: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
+    @renamed(user="user_id")
+    async def export(self, user_id: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
         """The export document of :meth:`export_stream`, parsed (for users small enough to hold in memory)."""
-        text = "".join([piece async for piece in self.export_stream(user, tenant=tenant)])
+        text = "".join([piece async for piece in self.export_stream(user_id, tenant=tenant)])
         document: dict[str, Any] = json.loads(text)
         return document
 
-    async def erase(self, user: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
+    @renamed(user="user_id")
+    async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
         history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
         kept HTTP responses), then this process's caches of them; returns the rows removed per table.
@@ -679,7 +763,7 @@ class AsyncMemstack:
         (never resumed). Work that begins after the erasure returned writes data of a new user of that id. On
         SQLite the erased text is gone from every file of the store when this returns (the write-ahead log and the
         full-text indexes included). Afterwards the user looks like one never seen."""
-        ref = _user(user, tenant)
+        ref = _user(user_id, tenant)
         report = await self.store.users.erase(ref)
         if self._turns is not None:
             self._turns.forget(ref)

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Sessions"]
 
+#: Sessions read per page while looking for the current one (the first of the agent's decides).
+_PAGE = 50
+
 
 class Sessions:
     """A user's sessions, read back. ``NotFound`` for a session the user does not have (another user's included)."""
@@ -44,6 +47,23 @@ class Sessions:
         summary later sessions see (layer 7)."""
         user = user_ref(user_id, tenant)
         return await self._engine.store.archive.sessions(user, limit=limit, offset=offset)
+
+    async def current(
+        self, user_id: str | UserRef, *, agent: str | None = None, tenant: str | None = None
+    ) -> SessionSummary | None:
+        """The session a chat without ``session_id`` continues (:meth:`AsyncMemstack.chat`): the user's most recently
+        active session that ``agent`` may use (its own, or one no agent has claimed yet; any session when ``agent``
+        is omitted), unless that session has ended; ``None`` then, and for a user without sessions (a chat starts a
+        new one). Ending a session (:meth:`AsyncMemstack.end_session`) is how a conversation is closed, so the next
+        chat starts afresh."""
+        user = user_ref(user_id, tenant)
+        offset = 0
+        while page := await self._engine.store.archive.sessions(user, limit=_PAGE, offset=offset):
+            for summary in page:
+                if agent is None or summary.agent in (None, agent):
+                    return summary if summary.ended_at is None else None
+            offset += len(page)
+        return None
 
     async def get(
         self, user_id: str | UserRef, session_id: str, *, window_turns: int = 5, tenant: str | None = None

@@ -202,7 +202,7 @@ async def run_locomo(
             tally = _Tally()
             for question in conv.questions:
                 started = time.perf_counter()
-                items = await ms.recall(user, question.text, k=layer_k, at=conv.asked_at)
+                items = await ms.recall(user, question.text, limit=layer_k, at=conv.asked_at)
                 latencies.append((time.perf_counter() - started) * 1000)
                 found = _score(_ranked_turns(items, dia, top), question.evidence)
                 for t in (overall, tally, categories.setdefault(question.category, _Tally())):

@@ -53,6 +53,15 @@ INSTRUCTIONS = (
     "the user asks you to."
 )
 
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(description='Labels kept with the memory, as a JSON object, e.g. {"project": "apollo"}.'),
+]
+MetadataFilter = Annotated[
+    dict[str, Any] | None,
+    Field(description='Only memories whose metadata has these keys with these values, e.g. {"project": "apollo"}.'),
+]
+
 UserId = Annotated[
     str | None,
     Field(description="Whose memories. Leave out when the server is fixed to one user.", max_length=200),
@@ -106,6 +115,7 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         ctx: Context,
         category: Annotated[str, Field(description=f"One of: {_CATEGORIES}.")] = "general",
         force: Annotated[bool, Field(description="Store it even if the user already has this memory.")] = False,
+        metadata: Metadata = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """Remember one thing about the user (a long-term memory). Returns the memory with its id and an action:
@@ -113,7 +123,7 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
-            added = await engine.add_result(user, content, category=category, force=force)
+            added = await engine.add_result(user, content, category=category, force=force, metadata=metadata)
             return {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
 
         return await _tool(run)
@@ -122,14 +132,20 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
     async def search_memories(
         query: Annotated[str, Field(description="What to look for, in words.")],
         ctx: Context,
-        k: Annotated[int, Field(ge=1, le=100, description="How many memories at most.")] = 5,
+        limit: Annotated[int, Field(ge=1, le=100, description="How many memories at most.")] = 5,
+        metadata: MetadataFilter = None,
+        min_score: Annotated[
+            float | None, Field(ge=-1.0, le=1.0, description="Leave out memories scoring below this (-1 to 1).")
+        ] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
-        """The user's active memories closest in meaning to the query, best first, with their scores."""
+        """The user's active memories closest in meaning to the query, best first, with their scores (cosine
+        similarity, -1 to 1: higher is closer; unrelated memories score near 0)."""
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
-            return {"results": [scored_json(hit) for hit in await engine.search(user, query, k=k)]}
+            hits = await engine.search(user, query, limit=limit, metadata=metadata, min_score=min_score)
+            return {"results": [scored_json(hit) for hit in hits]}
 
         return await _tool(run)
 
@@ -139,13 +155,16 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         category: Annotated[str | None, Field(description=f"Only this category, one of: {_CATEGORIES}.")] = None,
         include_forgotten: Annotated[bool, Field(description="Also list forgotten memories.")] = False,
         limit: Annotated[int, Field(ge=1, le=1000, description="How many at most, newest first.")] = 100,
+        metadata: MetadataFilter = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """The user's memories, newest first."""
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
-            found = await engine.list(user, category=category, include_deleted=include_forgotten, limit=limit)
+            found = await engine.list(
+                user, category=category, include_deleted=include_forgotten, limit=limit, metadata=metadata
+            )
             return {"memories": [memory_json(m) for m in found]}
 
         return await _tool(run)
@@ -204,7 +223,10 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
     async def recall(
         query: Annotated[str, Field(description="What to recall, in words; dates like 'last week' are understood.")],
         ctx: Context,
-        k: Annotated[int, Field(ge=1, le=100, description="How many items at most.")] = 10,
+        limit: Annotated[int, Field(ge=1, le=100, description="How many items at most.")] = 10,
+        min_score: Annotated[
+            float | None, Field(ge=0.0, description="Leave out items scoring below this (a ranking score, 0 or more).")
+        ] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """What the user said before: memories and messages of past conversations ranked together, best first.
@@ -212,7 +234,8 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
         async def run() -> dict[str, Any]:
             user = await scope.user_ref(ctx, user_id)
-            return {"results": [item.to_dict() for item in await engine.recall(user, query, k=k)]}
+            items = await engine.recall(user, query, limit=limit, min_score=min_score)
+            return {"results": [item.to_dict() for item in items]}
 
         return await _tool(run)
 

@@ -81,6 +81,7 @@ async def chat(request: Request, st: StateDep, caller: CallerDep, body: ChatIn, 
         )
     options: dict[str, Any] = {
         "session_id": body.session_id,
+        "new_session": body.new_session,
         "metadata": body.metadata,
         "agent": await resolve_agent(st, caller.tenant, body.agent),
         "memory": body.memory,

@@ -6,6 +6,7 @@ the caller's tenant: another tenant's ids are 404. The writes honour an ``Idempo
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -30,7 +31,7 @@ from memstack.server.schemas import (
 )
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.wire import event_json, forgetting_json, json_response, memory_json, usage_json
-from memstack.types import Category, DeletedBy
+from memstack.types import MAX_METADATA_CHARS, Category, DeletedBy
 
 __all__ = ["router"]
 
@@ -63,7 +64,7 @@ _SEARCH_BODY: dict[str, Any] = {
 @router.post(
     "/memories/search",
     response_model=SearchOut,
-    summary="The k memories closest in meaning to a query",
+    summary="The memories closest in meaning to a query (at most limit, scoring min_score or more)",
     openapi_extra=_SEARCH_BODY,
 )
 async def search_memories(request: Request) -> Response:
@@ -78,7 +79,10 @@ async def search_memories(request: Request) -> Response:
         raise InputError("search query is empty; pass the text to search for")
     vector = await st.queries.embed(body.query)
     user = caller.user(request.path_params["user_id"])
-    hits = await st.engine.nearest(user, vector, k=body.k, category=body.category, agent_id=body.agent_id)
+    hits = await st.engine.nearest(
+        user, vector, limit=body.limit, category=body.category, agent_id=body.agent_id, metadata=body.metadata,
+        min_score=body.min_score,
+    )  # fmt: skip
     return st.fragments.search_response(hits)
 
 
@@ -92,12 +96,37 @@ async def list_memories(
     include_deleted: bool = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    metadata: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_METADATA_CHARS,
+            description="Only memories whose metadata has these keys with these values: a JSON object, e.g. "
+            '{"project":"apollo"} (URL-encoded; exact match on top-level keys)',
+        ),
+    ] = None,
 ) -> Response:
     user = caller.user(user_id)
     found = await st.engine.list(
-        user, category=category, text=q, include_deleted=include_deleted, limit=limit, offset=offset
-    )
+        user, category=category, text=q, include_deleted=include_deleted, limit=limit, offset=offset,
+        metadata=_metadata_filter(metadata),
+    )  # fmt: skip
     return json_response({"memories": [memory_json(m) for m in found]})
+
+
+def _metadata_filter(text: str | None) -> dict[str, Any] | None:
+    """The ``metadata`` query parameter: a JSON object as text."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(
+            'the metadata parameter is a JSON object, e.g. metadata={"project":"apollo"} (URL-encoded), '
+            f"got {text[:100]!r}"
+        )
+    return value
 
 
 _DUPLICATE: dict[int | str, dict[str, Any]] = {
@@ -124,8 +153,9 @@ async def add_memory(
 
     async def work() -> Response:
         added = await st.engine.add_result(
-            user, body.content, category=body.category, tier=body.tier, agent_id=body.agent_id, force=body.force
-        )
+            user, body.content, category=body.category, tier=body.tier, agent_id=body.agent_id, force=body.force,
+            metadata=body.metadata,
+        )  # fmt: skip
         data = {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
         return json_response(data, 200 if added.duplicate else 201)
 
@@ -137,7 +167,9 @@ async def get_memory(st: StateDep, caller: CallerDep, user_id: UserId, memory_id
     return json_response(memory_json(await st.engine.get(caller.user(user_id), memory_id)))
 
 
-@router.patch("/memories/{memory_id}", response_model=MemoryOut, summary="Edit content, category or confidence")
+@router.patch(
+    "/memories/{memory_id}", response_model=MemoryOut, summary="Edit content, category, confidence or metadata"
+)
 async def edit_memory(
     request: Request,
     st: StateDep,
@@ -151,8 +183,9 @@ async def edit_memory(
 
     async def work() -> Response:
         memory = await st.engine.edit(
-            user, memory_id, content=body.content, category=body.category, confidence=body.confidence
-        )
+            user, memory_id, content=body.content, category=body.category, confidence=body.confidence,
+            metadata=body.metadata,
+        )  # fmt: skip
         return json_response(memory_json(memory))
 
     return await idempotent(request, st, user, key, work)

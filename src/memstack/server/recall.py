@@ -35,17 +35,18 @@ UserId = Annotated[str, Path(min_length=1, max_length=200, description="The user
 @router.post(
     "/recall",
     response_model=RecallOut,
-    summary="The k items best matching a query among the user's memories and past conversations, best first",
+    summary="The items best matching a query among the user's memories and past conversations, best first",
 )
 async def recall(st: StateDep, caller: CallerDep, user_id: UserId, body: RecallIn) -> Response:
     items = await st.engine.recall(
         caller.user(user_id),
         body.query,
-        k=body.k,
+        limit=body.limit,
         at=body.at,
         kinds=body.kinds,
         exclude_session=body.exclude_session,
         agent_id=body.agent_id,
+        min_score=body.min_score,
     )
     return json_response({"results": [item.to_dict() for item in items]})
 

@@ -9,9 +9,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memstack.types import MAX_CONTENT_CHARS, Category, DeletedBy, HiddenKind, HistoryAction, RecallKind, Source
+from memstack.types import (
+    MAX_CONTENT_CHARS,
+    MAX_METADATA_CHARS,
+    Category,
+    DeletedBy,
+    HiddenKind,
+    HistoryAction,
+    RecallKind,
+    Source,
+)
 
 __all__ = [
     "AgentList",
@@ -61,6 +70,32 @@ class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_METADATA_DOC = (
+    f"A JSON object kept with the memory (at most {MAX_METADATA_CHARS:,} characters as JSON), returned with it "
+    'and filterable, e.g. {"project": "apollo"}'
+)
+_FILTER_DOC = (
+    "Only memories whose metadata has each key given with the same value (exact match on top-level keys; values "
+    'strings, numbers, booleans or null), e.g. {"project": "apollo"}'
+)
+_K_DOC = "Deprecated: the old name of limit (accepted until memstack 0.3)"
+
+
+class _Limited(_In):
+    """A body counted by ``limit``, which still accepts its old name ``k`` (deprecated)."""
+
+    limit: int
+    k: int | None = Field(default=None, ge=1, le=100, description=_K_DOC, json_schema_extra={"deprecated": True})
+
+    @model_validator(mode="after")
+    def _old_name(self) -> _Limited:
+        if self.k is not None:
+            if "limit" in self.model_fields_set and self.limit != self.k:
+                raise ValueError("pass limit (k is its deprecated old name), not both")
+            self.limit = self.k
+        return self
+
+
 class ErrorBody(BaseModel):
     type: str = Field(description="The error's class in memstack's error tree, e.g. NotFound, InputError")
     message: str = Field(description="What went wrong and what to do about it")
@@ -86,6 +121,7 @@ class MemoryOut(BaseModel):
     expires_at: datetime | None
     merged_into: str | None
     source_turn_ids: list[str]
+    metadata: dict[str, Any] = Field(description="The caller's JSON object kept with the memory ({} when none)")
 
 
 class MemoryList(BaseModel):
@@ -105,23 +141,32 @@ class MemoryCreate(_In):
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, description="Private to this agent")
     tier: str | None = Field(default=None, max_length=50, description="The user's tier (default: the default tier)")
     force: bool = Field(default=False, description="Store it even when the user already has this memory")
+    metadata: dict[str, Any] | None = Field(default=None, description=_METADATA_DOC)
 
 
 class MemoryPatchIn(_In):
     content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
     category: Category | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    metadata: dict[str, Any] | None = Field(default=None, description="Replaces the memory's metadata ({}: clears it)")
 
 
-class SearchIn(_In):
+class SearchIn(_Limited):
     query: str = Field(min_length=1, max_length=2000, description="Text to search for, by meaning")
-    k: int = Field(default=5, ge=1, le=100, description="How many memories to return")
+    limit: int = Field(default=5, ge=1, le=100, description="How many memories to return at most")
     category: list[Category] | None = Field(default=None, max_length=6, description="Only these categories")
     agent_id: str | None = Field(default=None, min_length=1, max_length=200)
+    metadata: dict[str, Any] | None = Field(default=None, description=_FILTER_DOC)
+    min_score: float | None = Field(
+        default=None, ge=-1.0, le=1.0, description="Leave out memories scoring below this (cosine, -1 to 1)"
+    )
 
 
 class SearchHit(BaseModel):
-    score: float = Field(description="Cosine similarity to the query")
+    score: float = Field(
+        description="Cosine similarity to the query, -1 to 1: higher is closer; unrelated memories score near 0, "
+        "sometimes a little below (still unrelated, not opposite)"
+    )
     memory: MemoryOut
 
 
@@ -196,7 +241,13 @@ class AgentList(BaseModel):
 
 class ChatIn(_In):
     user_id: str = _ID
-    session_id: str | None = Field(default=None, min_length=1, max_length=200, description="Omit to start one")
+    session_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Omit to continue the user's current session (their latest with this agent, unless ended)",
+    )
+    new_session: bool = Field(default=False, description="true: start a new session instead (without session_id)")
     message: str = Field(min_length=1, description="The user's message (the server's limit: 32,000 characters)")
     metadata: dict[str, Any] | None = Field(
         default=None, description="Session metadata: timezone, local_time, user_agent, location, tier, coins, flags"
@@ -276,9 +327,12 @@ class SessionOut(BaseModel):
 # -- recall, import, session listings, delegation (the library's recall, ingest, sessions, end_session, delegate) --
 
 
-class RecallIn(_In):
+class RecallIn(_Limited):
     query: str = Field(min_length=1, max_length=2000, description="What to recall, in the user's words")
-    k: int = Field(default=10, ge=1, le=100, description="How many items to return")
+    limit: int = Field(default=10, ge=1, le=100, description="How many items to return at most")
+    min_score: float | None = Field(
+        default=None, ge=0.0, description="Leave out items scoring below this (a ranking score, 0 or more)"
+    )
     at: datetime | None = Field(
         default=None, description='When the question is asked: "two weeks ago" is read against it (default: now)'
     )
@@ -295,7 +349,7 @@ class RecallItemOut(BaseModel):
     kind: RecallKind = Field(description="memory: a long-term memory; turn: one message of an archived exchange")
     id: str = Field(description="A memory's id, or session_id:turn:role for an archived message")
     text: str
-    score: float
+    score: float = Field(description="A ranking score, 0 or more, comparable within one answer (not a similarity)")
     at: datetime | None = Field(description="When it was observed or said")
     source_turn_ids: list[str] = Field(description="The archived exchanges (session_id:turn) it comes from")
     session_id: str | None

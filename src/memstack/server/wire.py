@@ -57,6 +57,7 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "expires_at": _ts(m.expires_at),
         "merged_into": m.merged_into,
         "source_turn_ids": list(m.source_turn_ids),
+        "metadata": dict(m.metadata),
     }
 
 

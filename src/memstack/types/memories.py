@@ -320,10 +320,11 @@ class ScoredMemory:
     """A memory found for a query, with how close it is.
 
     From ``search`` (vector search), ``score`` is the **cosine similarity** of the query's embedding and the
-    memory's: from -1 to 1, higher is closer. 1 is the same meaning; with the default embedder (``local:minilm``)
-    a paraphrase scores about 0.6 and above, text on the same topic about 0.3-0.6, and unrelated text about 0 to 0.2,
-    which can dip a little below 0 (a negative score only means "unrelated", never "the opposite"). ``min_score``
-    drops results below a threshold. From the store's full-text search it is a BM25 rank score (0 and up)."""
+    memory's: from -1 to 1, higher is closer, 1 the same meaning. It is a similarity, not a probability: a memory
+    that answers the query scores clearly above the unrelated ones, whose scores sit near 0 and can be a little
+    below it (a negative score only means unrelated, never "the opposite"). Where the line falls depends on the
+    embedder and the texts: pick ``min_score`` (results below it are left out) by looking at scores on your own
+    data. From the store's full-text search it is a BM25 rank score (0 and up)."""
 
     memory: Memory
     score: float

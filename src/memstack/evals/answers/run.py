@@ -142,7 +142,7 @@ async def _through_memstack(
             lines = tuple(SummaryLine(r.session_id, r.line, r.ended_at or r.updated_at) for r in rows)
             for q in questions:
                 started = time.perf_counter()
-                items = await ms.recall(user, q.text, k=agent.memory.top_k, at=conv.asked_at)
+                items = await ms.recall(user, q.text, limit=agent.memory.top_k, at=conv.asked_at)
                 meta = build_session({"timezone": "UTC"}, now=conv.asked_at)
                 request = ContextRequest(
                     _question_message(q), agent, meta, memories=layer_hits(items), summaries=lines,
