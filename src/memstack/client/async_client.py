@@ -52,8 +52,8 @@ from memstack.types import (
     Source,
     ToolUse,
     UserRef,
-    check_min_score,
 )
+from memstack.types._core import check_min_score
 from memstack.types.memories import check_metadata, check_metadata_filter
 
 if TYPE_CHECKING:

@@ -78,10 +78,9 @@ from memstack.types import (
     Source,
     UserRef,
     Vector,
-    check_limit,
-    check_min_score,
     check_text,
 )
+from memstack.types._core import check_limit, check_min_score
 
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
