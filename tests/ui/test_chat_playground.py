@@ -122,3 +122,20 @@ def test_memory_off_and_temporary_chat(page: Page, local_server: Served, request
         assert api.get(f"/v1/users/{user}/memories").json() == {"memories": []}
         contexts = api.get(f"/ui/api/users/{user}/contexts").json()["contexts"]
     assert [c["memory_enabled"] for c in contexts] == [False]  # only the memory-off turn was kept
+
+
+def test_new_conversation_starts_a_new_session(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    """A chat without session_id continues the user's current session (the API's rule): the playground's new
+    conversation asks for a new one, and its next message continues it."""
+    open_view(page, local_server.url, "chat", user_id(request))
+    send(page, "I'm learning the cello.")
+    first = page.locator("#chat-session").inner_text()
+    assert re.fullmatch(r"Session ses_\w+ · turn 1", first), first
+    page.get_by_role("button", name="New conversation").click()
+    send(page, "Something else entirely.")
+    second = page.locator("#chat-session").inner_text()
+    assert second.endswith("· turn 1") and second.split()[1] != first.split()[1]
+    send(page, "And more of it.")
+    expect(page.locator("#chat-session")).to_have_text(f"{second.split(' · ')[0]} · turn 2")

@@ -169,6 +169,8 @@ class _ChatLoad(ClosedLoop):
         payload["metadata"] = {"timezone": rng.choice(_ZONES)}
         if session_id is not None:
             payload["session_id"] = session_id
+        else:  # a new conversation, not the user's current session
+            payload["new_session"] = True
         body = json.dumps(payload).encode()
         head = (
             f"POST /v1/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"

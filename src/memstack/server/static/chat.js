@@ -60,6 +60,7 @@ async function send() {
   const agent = $("#chat-agent").value;
   if (agent && agent !== "default") body.agent = agent;
   if (state.sessionId && !temporary) body.session_id = state.sessionId;
+  else if (!temporary) body.new_session = true; // a new conversation here, not the user's current session
 
   const transcript = $("#transcript");
   transcript.append(h("li", { class: "msg user" }, h("span", { class: "who" }, "You"), h("p", {}, message)));
