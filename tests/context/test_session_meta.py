@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memstack.context import SessionMeta, build_session, parse_user_agent
-from memstack.context.session_meta import render_session
+from memstack.context.session_meta import client_lines, render_session
 from memstack.errors import InputError
 
 NOW = datetime(2025, 3, 14, 23, 30, tzinfo=UTC)  # a Friday in UTC, already Saturday in Tokyo
@@ -94,15 +94,21 @@ def test_fields_are_cleaned_and_rendered() -> None:
             "location": {"city": "Lyon", "country": "France", "lat": 45.76, "lon": 4.83},
             "tier": " pro\n",
             "coins": 120,
-            "tenant": "acme",
             "flags": {"beta_ui": True, "ab": "b", "off": False},
         },
         now=NOW,
+        tenant="acme",
     )
     assert meta.location == "Lyon, France, (45.760, 4.830)" and meta.tier == "pro" and meta.coins == 120
     assert meta.flags == ("beta_ui", "ab=b")
     text = render_session(meta)
-    assert "Account: tier pro, 120 coins" in text and "Tenant: acme" in text and "Flags: beta_ui, ab=b" in text
+    assert "Account: 120 coins" in text and "Tenant: acme" in text
+    assert dict(client_lines(meta)) == {
+        "location": "Location (as the client states it): Lyon, France, (45.760, 4.830)",
+        "tier": "Account tier (as the client states it): pro",
+        "flags": "Client flags: beta_ui, ab=b",
+    }
+    assert not any(value in text for value in ("Lyon", "pro", "beta_ui"))  # the client's words are not memstack's
     assert len(build_session({"tier": "x" * 1000}).tier or "") == 200
 
 

@@ -270,8 +270,8 @@ def content_verdicts(
     """:func:`content_verdict` for every ``(spec, text, role, source)`` of one assembly, in one call to the guard."""
     checked = [
         i
-        for i, (spec, _, role, _) in enumerate(items)
-        if spec.on_flag is not OnFlag.TRUSTED and role not in spec.trusted_roles
+        for i, (spec, _, role, source) in enumerate(items)
+        if spec.on_flag is not OnFlag.TRUSTED and role not in spec.trusted_roles and source not in spec.trusted_sources
     ]
     found = (guard or RULES).scan_many([(items[i][1], items[i][3] == "delegated:instructions") for i in checked])
     out: list[Verdict] = [None] * len(items)
