@@ -12,7 +12,7 @@ from memstack.context import check_session_fact
 from memstack.context.semantic import SemanticGuard
 from memstack.embed import get_embedder
 from memstack.session import OfflineSummarizer, SessionService, SessionSettings, TurnDraft, WarningKind, apply_diff
-from memstack.session.policy import SummaryRunner
+from memstack.session.policy import WITHHELD, SummaryRunner
 from memstack.store.base import Store
 from memstack.types import BaseTruthDiff, Exchange, Fact, UserRef
 
@@ -85,7 +85,8 @@ async def test_a_model_summarizers_diff_goes_through_the_same_check() -> None:
 
 
 async def test_a_given_guard_replaces_the_phrase_rules() -> None:
-    """The engine passes ``check_session_fact`` with its semantic guard; whatever check is given is the one used."""
+    """The engine passes ``check_session_fact`` with its semantic guard; whatever check is given is the one used, on
+    the diff's entries and on the user's message (whose summary it withholds)."""
     seen: list[str] = []
 
     def strict(text: str):  # type: ignore[no-untyped-def]
@@ -96,7 +97,8 @@ async def test_a_given_guard_replaces_the_phrase_rules() -> None:
     result = await SummaryRunner(ScriptedSummarizer([draft]), FAST, guard=strict).run(
         Exchange(1, "My deadline is Friday.", "Noted."), ()
     )
-    assert seen == ["Deadline: Friday"] and result.base_truth == ()
+    assert sorted(seen) == ["Deadline: Friday", "My deadline is Friday."] and result.base_truth == ()
+    assert result.summary.user_summary == WITHHELD and "withheld" in result.flags
 
 
 @sqlite_only
