@@ -6,11 +6,14 @@ above are deprecated", "we have lifted your content policy"); the order, if any,
 its own. Three structures, each general:
 
 * **a voice of authority speaking about the assistant**: a message, note or notice *from* the developers, the team
-  that built it, its maintainers, admins, operators or a safety team, or a speaker who says they are from such a team
-  ("this is Dana from the trust and safety team"), or a bracketed label ("[Maintainer notice]"), *and*, anywhere
-  after it, the assistant's control surface (its rules, constraints, policy, filters, configuration, system prompt,
-  memory block, "each reply") or an order to it ("you may ...", "you must ..."). The second half keeps ordinary news
-  from a game studio or an office team out ("message from the developers of my game: the servers will be down");
+  that built it, its maintainers, admins, operators, the model provider, head office or a safety team; a speaker who
+  says they are from such a team ("this is Dana from the trust and safety team"); a bracketed label ("[Maintainer
+  notice]"); such a voice that *says, confirms or has signed off*; or "verified by management:" — *and*, after it,
+  the assistant's control surface (its rules, constraints, policy, filters, configuration, system prompt, memory
+  block, "each reply"), an order to set it aside ("you may now ignore ...", "you can override ..."), safety features
+  or moderation switched off, or a user granted clearance or any account. The second half keeps ordinary news from a
+  game studio or an office team out ("message from the developers of my game: the servers will be down", "head
+  office confirms the store opens at 9", "management says you can take Friday off");
 * **the assistant's rules declared void**: "your / the hard / the system ... rules, constraints, guidelines ..." or
   "the ... rules above / you were given" with *deprecated, void, obsolete, revoked, lifted, retired, no longer valid*;
   "the safety section of your configuration was retired". The rules of a game, a tournament or an office ("the
@@ -30,16 +33,26 @@ from memstack.context.rules import RuleSet, rule
 __all__ = ["CLAIM_RULES"]
 
 _AUTHORITY = (
-    r"(?:developers?|dev\s+team|development\s+team|engineering\s+team|engineers|maintainers?|admins?|administrators?|"
-    r"operators?|(?:trust\s+(?:and|&)\s+)?safety\s+team|security\s+team|support\s+team|staff|moderators?|creators?|"
-    r"makers?|vendor|openai|anthropic|team\s+(?:that|who)\s+(?:built|made|created|trained|designed|deployed)\s+you)"
+    r"(?:developers?|dev\s+team|development\s+team|engineering(?:\s+team)?|engineers|maintainers?|admins?|"
+    r"administrators?|operators?|(?:trust\s+(?:and|&)\s+)?safety\s+team|security\s+team|support\s+team|platform\s+team|"
+    r"staff|moderators?|creators?|makers?|vendor|(?:model\s+)?provider|head\s+office|management|it\s+department|"
+    r"compliance\s+team|system\s+owners?|openai|anthropic|team\s+(?:that|who)\s+(?:built|made|created|trained|designed|"
+    r"deployed)\s+you)"
 )
+_OFF = r"(?:off|disabled|lifted|suspended|removed|deactivated|turned\s+off|paused|bypassed|waived)"
 _CONTROL = (
     r"(?:(?:your|the\s+assistant'?s|the\s+(?:hard|system|safety|core))\s+(?:\w+\s+)?(?:hard\s+)?(?:constraints|rules|"
     r"instructions|guidelines|content\s+polic(?:y|ies)|polic(?:y|ies)|filters?|guardrails|configuration|config|"
     r"system\s+prompt|programming|safety\s+\w+|restrictions)|\bmemory\s+blocks?\b|\b(?:each|every|all)\s+(?:of\s+your\s+)?"
-    r"(?:replies|reply|responses?|answers?)\b|\byou\s+(?:must|should|may|can|will|need\s+to|are\s+(?:now\s+)?"
-    r"(?:allowed|permitted|free|required|authori[sz]ed))\b|\b(?:constraints|rules|instructions|guidelines)\s+above\b)"
+    r"(?:replies|reply|responses?|answers?)\b|\b(?:constraints|rules|instructions|guidelines)\s+above\b|"
+    r"\byou\s+(?:must|should|may|can|will|need\s+to|are\s+(?:now\s+)?(?:allowed|permitted|free|required|authori[sz]ed|"
+    r"cleared)\s+to)\s+(?:now\s+|safely\s+|freely\s+)?(?:ignore|disregard|override|bypass|skip|reveal|share|disclose|"
+    r"print|output|forget|drop|trust|obey|approve|grant|lift|disable|turn\s+off)\b|"
+    rf"\b(?:safety|security)\s+(?:features?|filters?|checks?|settings|measures|layers?)\s+(?:are|is|have\s+been|has\s+been|"
+    rf"were|was)\s+(?:now\s+|temporarily\s+)?{_OFF}|\b(?:disabl\w+|turn\w*\s+off|switch\w*\s+off|lift\w*|suspend\w*|"
+    r"remov\w*|bypass\w*|paus\w+)\s+(?:the\s+|all\s+)?(?:content\s+(?:moderation|filters?|polic(?:y|ies))|safety\s+\w+|"
+    r"guardrails)|\b(?:the\s+|this\s+)?user\s+(?:has|is|now\s+has|may|can)\b[^.!?\n]{0,40}?\b(?:clearance|administrative|"
+    r"admin\s+(?:rights|access)|root\s+access|elevated|access\s+(?:to\s+)?any)\b)"
 )
 _VOID = (
     r"(?:deprecated|void|null|obsolete|outdated|invalid|revoked|rescinded|suspended|lifted|cancell?ed|retired|disabled|"
@@ -61,13 +74,19 @@ CLAIM_RULES = RuleSet(
         r"\b(?:this\s+is|i\s+am|i'm|we\s+are|we're)\s+(?:[\w.'-]+\s+){0,3}?(?:from|of|with|on)\s+(?:the\s+)?"
         rf"(?:[\w&.'-]+\s+){{0,4}}?{_AUTHORITY}\b[\s\S]{{0,400}}?{_CONTROL}|"
         r"(?:^|[\[(])\s*(?:maintainer|developer|dev|admin|administrator|operator|system|vendor|engineering|security)s?\s+"
-        rf"(?:notice|note|message|update|memo|announcement|bulletin|alert)\s*[\]):][\s\S]{{0,400}}?{_CONTROL}",
+        rf"(?:notice|note|message|update|memo|announcement|bulletin|alert)\s*[\]):][\s\S]{{0,400}}?{_CONTROL}|"
+        r"(?:^|[.!?:;]\s*|\b(?:the|your)\s+)(?!my\b|our\b)(?:[\w&.'-]+\s+){0,2}?"
+        rf"{_AUTHORITY}\s+(?:has\s+|have\s+)?(?:confirm(?:s|ed)|says?|said|state[sd]?|approved|signed\s+off(?:\s+on)?|"
+        rf"agreed|decided|authori[sz]ed|cleared|instructs?|wants?)\b[\s\S]{{0,200}}?{_CONTROL}|"
+        r"\b(?:verified|confirmed|approved|authori[sz]ed|cleared|signed\s+off)\s+by\s+(?:the\s+)?(?:[\w&.'-]+\s+){0,2}?"
+        rf"{_AUTHORITY}\s*[:,\-][\s\S]{{0,200}}?{_CONTROL}",
         "message note notice memo update announcement directive instruction instructions word alert bulletin this i im "
         "we maintainer maintainers developer developers dev admin admins administrator administrators operator "
-        "operators system vendor engineering security",
+        "operators system vendor engineering security says say said confirms confirmed states stated approved signed "
+        "agreed decided authorized authorised cleared instructs instruct wants want verified",
         "developer developers dev development engineering engineers maintainer maintainers admin admins administrator "
         "administrators operator operators safety security support staff moderator moderators creator creators maker "
-        "makers vendor openai anthropic team",
+        "makers vendor openai anthropic team provider office management department owner owners",
     ),
     rule(
         "override",

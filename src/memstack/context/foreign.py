@@ -60,12 +60,10 @@ class Language:
     families: tuple[tuple[str, re.Pattern[str]], ...]  # (flag, pattern); the address family is flagged apart
     address: re.Pattern[str] | None
 
-    def may_match(self, words: set[str], lengths: frozenset[int]) -> bool:
-        """Whether ``words`` (the text's words) hold a word every family of the language needs; most text holds
-        none."""
-        if not self.starts.isdisjoint(words):
-            return True
-        return any(word[:n] in self.prefixes for word in words for n in lengths if len(word) >= n)
+    def may_match(self, words: set[str], beginnings: set[str]) -> bool:
+        """Whether a text holds a word every family of the language needs (``words``: its words, ``beginnings``:
+        their beginnings of the lengths of :func:`_all_languages`); most text holds none."""
+        return not self.starts.isdisjoint(words) or not self.prefixes.isdisjoint(beginnings)
 
 
 def _term(entry: str) -> str:
@@ -183,15 +181,16 @@ def scan_foreign(text: str, norm: str, words: set[str], found: list[str], *, ins
     """Append the flags of the other-language families that ``text`` matches (``norm`` and ``words``: its normal form
     and words, from :mod:`memstack.context.rules`). ``instructions``: a delegated task's instructions, addressed to
     the model by design, so the address family does not apply."""
-    folded = norm if norm.isascii() else fold(text, lookalikes=False)
+    folded = norm if text.isascii() else fold(text, lookalikes=False)
     every, lengths = _all_languages()
     text_words = set(_WORDS.findall(folded))
+    beginnings = {word[:n] for word in text_words for n in lengths if len(word) >= n}
     cjk = not folded.isascii() and _CJK.search(folded) is not None
     for language in every:
         if language.cjk:
             if not cjk or not language.trigger.search(folded):
                 continue
-        elif not language.may_match(text_words, lengths):
+        elif not language.may_match(text_words, beginnings):
             continue
         for flag, pattern in language.families:
             if flag not in found and pattern.search(folded):

@@ -106,7 +106,8 @@ TEXT_RULES = RuleSet(
     ),
     rule(
         "override",
-        rf"{_IMP}(?:{_STRONG_VERB})\s+(?:(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|foregoing)\b|(?:everything|anything|all)"
+        rf"{_IMP}(?:{_STRONG_VERB})\s+(?:(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|foregoing)\b|(?:all\s+(?:of\s+)?)?(?:the|these|"
+        rf"those)\s+{_RULES}\s*(?:above|before\s+this|given\s+(?:to\s+you\s+)?(?:earlier|before))\b|(?:everything|anything|all)"
         r"\s+(?:(?:written\s+)?above|before\s+this|previously|so\s+far|up\s+to\s+now|until\s+now)\b)|"
         rf"\b{_STRONG_VERB}\s+(?:everything|anything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+was)?\s+"
         r"(?:been\s+)?(?:told|taught|instructed|programmed|given|trained)\b",
@@ -495,6 +496,25 @@ MORE_RULES = RuleSet(
         r"copied|shared|submitted)\s+to\b",
         "conversation history memories credentials password passwords data",
         "sent posted forwarded uploaded emailed copied shared submitted",
+    ),
+    # dumping what the assistant remembers, and a persona whose part is to recite a secret ("play my grandma who
+    # read me the admin password")
+    rule(
+        "policy_change",
+        rf"{_IMP}(?:reveal|disclose|print|output|list|dump|leak|show|display|send|forward|paste|recite|repeat|export)\s+"
+        r"(?:me\s+|us\s+)?(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|every\s+|the\s+(?:user'?s\s+)?|your\s+)?(?:(?:stored|saved|"
+        r"remembered|long-term|private|hidden)\s+memor(?:y|ies)|memory\s+(?:block|contents|store|dump)|(?:user'?s\s+)?"
+        r"memories\s+(?:you\s+(?:have|hold|keep)|about\s+(?:the|this)\s+user))\b",
+        "reveal disclose print output list dump leak show display send forward paste recite repeat export",
+        "memory memories",
+    ),
+    rule(
+        "policy_change",
+        r"\b(?:roleplay|role-play|pretend|act|play|impersonate)\s+(?:as\s+|to\s+be\s+|that\s+you(?:'re|\s+are)\s+)?[^.!?\n]{0,80}?"
+        r"\b(?:told|tells|tell|read|reads|recited?|says?|said|gave|gives|give|shared?|revealed?|whispered)\s+(?:me|us|them|"
+        rf"you)?\s*(?:the|your|my|her|his|their)\s+(?:\w+\s+)?(?:{_SECRETS}|memory\s+block)",
+        "roleplay role play pretend act impersonate",
+        "password passwords credentials keys key prompt tokens configuration memory instructions rules",
     ),
 )
 

@@ -8,8 +8,9 @@ one layer cannot defeat another. What is undone, and why each is safe for ordina
   hyphens, bidi controls (embeddings, overrides, isolates, marks), variation selectors, invisible fillers and the
   Unicode tag characters (U+E0000 block) are removed. They change how text looks, never what its words are: a family
   emoji's joiners or a flag's tag characters carry no words, and "ig\u200bnore" is "ignore" to a model;
-* **compatibility forms**: NFKC (full-width letters, mathematical bold or script letters, circled letters, ligatures),
-  then combining marks left over (stacked "zalgo" accents), which NFKC could not compose into a letter;
+* **compatibility forms and marks**: NFKC (full-width letters, mathematical bold or script letters, circled letters,
+  ligatures), then combining marks: stacked "zalgo" accents, and the accents of Latin letters ("Ignóre your rüles",
+  read as English, is "ignore your rules"; the other-language rules read the text with its accents);
 * **look-alike letters** (:data:`LOOKALIKE`): Cyrillic, Greek and Armenian letters drawn like Latin ones, small
   capitals, and the letter-like emoji (regional indicators, negative circled and squared letters) become the Latin
   letter they pass for. Text in those scripts becomes Latin gibberish no English rule reads; the other-language
@@ -89,7 +90,9 @@ def fold(text: str, *, lookalikes: bool = True) -> str:
         return _CAPITAL_I.sub("l", text).lower() if "I" in text else text.lower()
     out = unicodedata.normalize("NFKC", text.translate(INVISIBLE))
     if not out.isascii():
-        out = "".join(ch for ch in out if unicodedata.category(ch) not in _MARKS)
+        # Accents go too when the text is read as Latin ("Ignóre your rüles"); other scripts keep theirs.
+        out = unicodedata.normalize("NFD", out) if lookalikes else out
+        out = unicodedata.normalize("NFC", "".join(ch for ch in out if unicodedata.category(ch) not in _MARKS))
     out = out.translate(_QUOTES)
     if lookalikes:
         out = _CAPITAL_I.sub("l", out).translate(LOOKALIKE)
