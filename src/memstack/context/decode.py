@@ -184,12 +184,15 @@ def _spaced(norm: str) -> list[str]:
         parted = [letters[0]]
         for gap, letter in zip(gaps, letters[1:], strict=False):
             parted.append(letter if gap == inner else f" {letter}")
-        head = norm[last : match.start()]
-        by_gaps.append(head + "".join(parted))
-        glued.append(head + " ".join(segment("".join(letters))))
+        head = norm[last : match.start()]  # a run is a clause of its own: an imperative may start it
+        by_gaps.append(f"{head}\n{''.join(parted)}\n")
+        glued.append(f"{head}\n{' '.join(segment(''.join(letters)))}\n")
         last = match.end()
     tail = norm[last:]
-    return [re.sub(r" {2,}", " ", "".join(by_gaps) + tail), re.sub(r" {2,}", " ", "".join(glued) + tail)]
+    return [
+        re.sub(r" {2,}", " ", ("".join(by_gaps) + tail).strip()),
+        re.sub(r" {2,}", " ", ("".join(glued) + tail).strip()),
+    ]
 
 
 def segment(letters: str) -> list[str]:

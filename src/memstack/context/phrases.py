@@ -241,7 +241,7 @@ TEXT_RULES = RuleSet(
         r"version\s+of\s+yourself|answer|respond|reply|operate)\s+(?:freely\s+)?(?:without|with\s+no|free\s+of|"
         r"free\s+from)\s+(?:any\s+)?(?:\w+\s+)?(?:rules|restrictions|limits|limitations|filters|guidelines|guardrails|"
         r"ethics|morals|censorship|content\s+polic(?:y|ies))",
-        "unrestricted jailbroken unaligned amoral rogue lawless limitless dan without free",
+        "unrestricted jailbroken unaligned amoral rogue lawless limitless dan without free no",
     ),
     rule(
         "identity_change",
@@ -413,11 +413,12 @@ MORE_RULES = RuleSet(
         "role_marker",
         r"\b(?:privileged|elevated|root|admin(?:istrator)?|system|developer|priority|emergency)\s+(?:instruction|command|"
         r"directive|override|order)s?\s*(?::|from\b)|\b(?:system_prompt|system_message|new_persona|jailbreak|safety_filter|"
-        r"content_filter|guardrails|moderation)\w*\s*[:=]\s*(?:true|false|off|on|none|null|0|1|disabled|['\"])",
+        r"content_filter|guardrails|moderation|developer_mode|dev_mode|god_mode|dan_mode|unrestricted_mode)\w*\s*[:=]\s*"
+        r"(?:true|false|off|on|none|null|0|1|disabled|enabled|['\"])",
         "privileged elevated root admin administrator system developer priority emergency persona jailbreak "
-        "safety content guardrails moderation",
+        "safety content guardrails moderation dev god dan unrestricted",
         "instruction instructions command commands directive directives override overrides order orders "
-        "prompt message persona filter guardrails moderation jailbreak",
+        "prompt message persona filter filters guardrails moderation jailbreak mode",
     ),
     rule(
         "authority_claim",
