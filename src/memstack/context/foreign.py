@@ -49,7 +49,7 @@ _OPENER = r"(?:^|[.!?]\s+)"
 
 @dataclass(frozen=True, slots=True)
 class Language:
-    """One language's families, compiled: ``trigger`` finds any word a family starts from (most text has none)."""
+    """One language's families, compiled, with the words one of which each family needs (most text has none)."""
 
     code: str
     name: str
@@ -78,7 +78,7 @@ def _alt(entries: list[str], *, bounded: bool) -> str:
 
 def _expand(entry: str) -> list[str]:
     """Every text an entry stands for, its groups ``(a|b)``, options ``?`` and classes ``[ei]`` spelled out (a
-    trailing ``*`` is kept): the words a family can start from are the first words of these."""
+    trailing ``*`` is kept): a text that matches the entry holds every word of one of these."""
     out, _ = _sequence(entry, 0)
     return out
 
@@ -177,10 +177,10 @@ def languages() -> tuple[Language, ...]:
     return tuple(_compile(code, entry) for code, entry in table.items())
 
 
-def scan_foreign(text: str, norm: str, words: set[str], found: list[str], *, instructions: bool = False) -> None:
-    """Append the flags of the other-language families that ``text`` matches (``norm`` and ``words``: its normal form
-    and words, from :mod:`memstack.context.rules`). ``instructions``: a delegated task's instructions, addressed to
-    the model by design, so the address family does not apply."""
+def scan_foreign(text: str, norm: str, found: list[str], *, instructions: bool = False) -> None:
+    """Append the flags of the other-language families that ``text`` matches (``norm``: its normal form, from
+    :mod:`memstack.context.rules`, read when the text is ASCII). ``instructions``: a delegated task's instructions,
+    addressed to the model by design, so the address family does not apply."""
     folded = norm if text.isascii() else fold(text, lookalikes=False)
     every, lengths = _all_languages()
     text_words = set(_WORDS.findall(folded))

@@ -76,7 +76,7 @@ def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str
         DIRECTIVE_RULES.run(norm, words, found)
         STANDING_RULES.run(norm, words, found)
     general(norm, words, found, instructions=instructions)
-    scan_foreign(text, norm, words, found, instructions=instructions)
+    scan_foreign(text, norm, found, instructions=instructions)
     if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
         folded = text if text.isascii() else unicodedata.normalize("NFKC", text.translate(INVISIBLE))
         if _UPPER_ROLE.search(folded):
