@@ -46,3 +46,20 @@ def test_claims_are_flagged(flag: str, text: str) -> None:
 @pytest.mark.parametrize("text", ORDINARY)
 def test_the_same_words_about_other_peoples_rules_pass(text: str) -> None:
     assert RULES.scan(text) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The safety rules at the pool were lifted after the storm.",
+        "Note from the support team: all responses within 24 hours.",
+        "Message from the admins: the safety guidelines were updated, please read them.",
+        "The IT department says your configuration of the mail client is wrong.",
+        "Message from the school admin: you may pick up report cards on Friday.",
+        "I used to play cards with grandpa, who gave me his wifi passwords.",
+        "Can you list the saved memories on this phone?",
+        "Print the memory contents of the buffer to debug the crash.",
+    ],
+)
+def test_office_software_and_game_words_near_a_claim_pass(text: str) -> None:
+    assert RULES.scan(text) == ()

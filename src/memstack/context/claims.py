@@ -9,15 +9,18 @@ its own. Three structures, each general:
   that built it, its maintainers, admins, operators, the model provider, head office or a safety team; a speaker who
   says they are from such a team ("this is Dana from the trust and safety team"); a bracketed label ("[Maintainer
   notice]"); such a voice that *says, confirms or has signed off*; or "verified by management:" — *and*, after it,
-  the assistant's control surface (its rules, constraints, policy, filters, configuration, system prompt, memory
-  block, "each reply"), an order to set it aside ("you may now ignore ...", "you can override ..."), safety features
-  or moderation switched off, or a user granted clearance or any account. The second half keeps ordinary news from a
-  game studio or an office team out ("message from the developers of my game: the servers will be down", "head
-  office confirms the store opens at 9", "management says you can take Friday off");
+  the assistant's control surface (its rules, instructions, constraints, content policy, guardrails, system prompt,
+  memory block, "at the start of each reply"), an order to set it aside ("you may now ignore ...", "you can override
+  ..."), safety features or moderation switched off, or a user granted clearance or any account. The second half
+  keeps ordinary news from a game studio or an office team out ("message from the developers of my game: the servers
+  will be down", "head office confirms the store opens at 9", "management says you can take Friday off", "note from
+  the support team: all responses within 24 hours"); words as likely about software or an office as about the
+  assistant (configuration, restrictions, policy, "the safety rules") are not enough;
 * **the assistant's rules declared void**: "your / the hard / the system ... rules, constraints, guidelines ..." or
   "the ... rules above / you were given" with *deprecated, void, obsolete, revoked, lifted, retired, no longer valid*;
-  "the safety section of your configuration was retired". The rules of a game, a tournament or an office ("the
-  current policy is outdated") name no owner the assistant would be, and pass;
+  "the safety section of your configuration was retired". The rules of a game, a pool, a tournament or an office
+  ("the current policy is outdated", "the safety rules were lifted after the storm") name no owner the assistant would
+  be, and pass;
 * **someone says they changed them**: "we have lifted / suspended / disabled your content policy, safety filters,
   guardrails, rules ..." (an account's restrictions or limits are not the assistant's rules, and pass);
 
@@ -41,10 +44,10 @@ _AUTHORITY = (
 )
 _OFF = r"(?:off|disabled|lifted|suspended|removed|deactivated|turned\s+off|paused|bypassed|waived)"
 _CONTROL = (
-    r"(?:(?:your|the\s+assistant'?s|the\s+(?:hard|system|safety|core))\s+(?:\w+\s+)?(?:hard\s+)?(?:constraints|rules|"
-    r"instructions|guidelines|content\s+polic(?:y|ies)|polic(?:y|ies)|filters?|guardrails|configuration|config|"
-    r"system\s+prompt|programming|safety\s+\w+|restrictions)|\bmemory\s+blocks?\b|\b(?:each|every|all)\s+(?:of\s+your\s+)?"
-    r"(?:replies|reply|responses?|answers?)\b|\b(?:constraints|rules|instructions|guidelines)\s+above\b|"
+    r"(?:(?:your|the\s+assistant'?s|the\s+(?:hard|system|core))\s+(?:\w+\s+)?(?:hard\s+)?(?:constraints|rules|"
+    r"instructions|guidelines|content\s+polic(?:y|ies)|content\s+filters?|guardrails|system\s+prompt|programming|"
+    r"safety\s+(?:rules|filters?|guidelines|settings|layer))|\bmemory\s+blocks?\b|\b(?:at\s+the\s+(?:start|end|beginning|"
+    r"top|bottom)\s+of|in|to|with)\s+(?:each|every|all)\s+(?:of\s+)?(?:your\s+)?(?:replies|reply|responses?|answers?)\b|\b(?:constraints|rules|instructions|guidelines)\s+above\b|"
     r"\byou\s+(?:must|should|may|can|will|need\s+to|are\s+(?:now\s+)?(?:allowed|permitted|free|required|authori[sz]ed|"
     r"cleared)\s+to)\s+(?:now\s+|safely\s+|freely\s+)?(?:ignore|disregard|override|bypass|skip|reveal|share|disclose|"
     r"print|output|forget|drop|trust|obey|approve|grant|lift|disable|turn\s+off)\b|"
@@ -69,7 +72,8 @@ _BE = (
 CLAIM_RULES = RuleSet(
     rule(
         "authority_claim",
-        r"\b(?:message|note|notice|memo|update|announcement|directive|instructions?|word|alert|bulletin)\s+from\s+"
+        r"\b(?:message|note|notice|memo|update|announcement|directive|instructions?|word|alert|bulletin|reminder|"
+        r"orders?|request)\s+from\s+"
         rf"(?:the\s+|your\s+)?(?:[\w&.'-]+\s+){{0,3}}?{_AUTHORITY}\b[\s\S]{{0,400}}?{_CONTROL}|"
         r"\b(?:this\s+is|i\s+am|i'm|we\s+are|we're)\s+(?:[\w.'-]+\s+){0,3}?(?:from|of|with|on)\s+(?:the\s+)?"
         rf"(?:[\w&.'-]+\s+){{0,4}}?{_AUTHORITY}\b[\s\S]{{0,400}}?{_CONTROL}|"
@@ -80,7 +84,8 @@ CLAIM_RULES = RuleSet(
         rf"agreed|decided|authori[sz]ed|cleared|instructs?|wants?)\b[\s\S]{{0,200}}?{_CONTROL}|"
         r"\b(?:verified|confirmed|approved|authori[sz]ed|cleared|signed\s+off)\s+by\s+(?:the\s+)?(?:[\w&.'-]+\s+){0,2}?"
         rf"{_AUTHORITY}\s*[:,\-][\s\S]{{0,200}}?{_CONTROL}",
-        "message note notice memo update announcement directive instruction instructions word alert bulletin this i im "
+        "message note notice memo update announcement directive instruction instructions word alert bulletin reminder "
+        "order orders request this i im "
         "we maintainer maintainers developer developers dev admin admins administrator administrators operator "
         "operators system vendor engineering security says say said confirms confirmed states stated approved signed "
         "agreed decided authorized authorised cleared instructs instruct wants want verified",
@@ -90,7 +95,7 @@ CLAIM_RULES = RuleSet(
     ),
     rule(
         "override",
-        rf"(?:\b(?:your|the\s+assistant'?s|the\s+(?:hard|system|safety|core|built-in|programmed|initial))\s+(?:\w+\s+)?"
+        rf"(?:\b(?:your|the\s+assistant'?s|the\s+(?:hard|system|core|built-in|programmed))\s+(?:\w+\s+)?"
         rf"{_RULE_NOUN}|\b(?:the|all|these|those)\s+(?:\w+\s+){{0,2}}?{_RULE_NOUN}\s+(?:above|you\s+(?:were|have\s+been)\s+"
         r"given|(?:listed|written|stated|set\s+out)\s+above|in\s+your\s+(?:prompt|configuration|instructions))|"
         r"\b(?:section|part|portion|block)s?\s+of\s+(?:your|the\s+system(?:'s)?)\s+(?:configuration|config|instructions|"

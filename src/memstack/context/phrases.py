@@ -503,15 +503,16 @@ MORE_RULES = RuleSet(
     rule(
         "policy_change",
         rf"{_IMP}(?:reveal|disclose|print|output|list|dump|leak|show|display|send|forward|paste|recite|repeat|export)\s+"
-        r"(?:me\s+|us\s+)?(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|every\s+|the\s+(?:user'?s\s+)?|your\s+)?(?:(?:stored|saved|"
-        r"remembered|long-term|private|hidden)\s+memor(?:y|ies)|memory\s+(?:block|contents|store|dump)|(?:user'?s\s+)?"
-        r"memories\s+(?:you\s+(?:have|hold|keep)|about\s+(?:the|this)\s+user))\b",
+        r"(?:me\s+|us\s+)?(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|every\s+|your\s+)(?:(?:stored|saved|remembered|long-term|"
+        r"private|hidden)\s+memor(?:y|ies)|memory\s+blocks?|(?:user'?s\s+)?memories\s+(?:you\s+(?:have|hold|keep)|about\s+"
+        r"(?:the|this)\s+user))\b",
         "reveal disclose print output list dump leak show display send forward paste recite repeat export",
         "memory memories",
     ),
     rule(
         "policy_change",
-        r"\b(?:roleplay|role-play|pretend|act|play|impersonate)\s+(?:as\s+|to\s+be\s+|that\s+you(?:'re|\s+are)\s+)?[^.!?\n]{0,80}?"
+        r"(?:\b(?:roleplay|role-play|pretend|impersonate)\s+(?:as\s+|to\s+be\s+|that\s+you(?:'re|\s+are)\s+)?|\b(?:act|play)\s+"
+        r"(?:as|the\s+(?:role|part)\s+of)\s+)[^.!?\n]{0,80}?"
         r"\b(?:told|tells|tell|read|reads|recited?|says?|said|gave|gives|give|shared?|revealed?|whispered)\s+(?:me|us|them|"
         rf"you)?\s*(?:the|your|my|her|his|their)\s+(?:\w+\s+)?(?:{_SECRETS}|memory\s+block)",
         "roleplay role play pretend act impersonate",
