@@ -15,13 +15,15 @@ deadlock. Waiting here is not an error and has no timeout: the queue drains as f
 Rotation alone is not enough. Once a flooding tenant holds every slot, a quiet tenant's detection waits for one of
 the flood's pieces to finish, and then runs beside all the others in the queues behind the gate (the embedding
 batches, the thread pool, the database pool, which serve whoever came first): its reply waits out the whole
-detection race. So a tenant holds at most ``per_tenant`` slots at once (default a quarter of ``capacity``): the
-rest stay free for the other tenants, whose work is admitted at once and meets at most ``per_tenant`` pieces of the
-flood in each queue behind. The cap is strict (a lone busy tenant uses ``per_tenant`` slots, not all of them) on
-purpose: a tenant that has the machine to itself cannot give it back fast enough when another one arrives, since
-its pieces in flight finish at their own pace. On two cores a quarter of the default 32 slots keeps the CPU busy;
-the slots matter for what waits on the database, so raise ``active_turns`` (and ``per_tenant`` with it) with the
-pool.
+detection race. So a tenant holds at most ``per_tenant`` slots at once (default three quarters of ``capacity``):
+the rest stay free for the other tenants, whose work is admitted at once, and the embedding batches behind serve
+tenants in rotation. The cap is strict (a lone busy tenant uses ``per_tenant`` slots, not all of them) on purpose: a
+tenant that has the machine to itself cannot give it back fast enough when another one arrives, since its pieces in
+flight finish at their own pace. Three quarters, not less, because most installs serve one tenant, whose detections
+with a model classifier hold their slots while the model answers: a smaller share would cap such a server's
+throughput to protect tenants it does not have. A many-tenant service that wants each quiet tenant to meet fewer of
+a flood's pieces in the thread and database pools lowers ``tenant_turns`` (a quarter measured well: ``docs/
+scaling.md``); raise ``active_turns`` with the pool.
 
 Admitted work runs marked as its tenant's (:func:`memstack.tenancy.serving`), so the queues behind, the embedding
 batches first, can serve tenants in rotation too.
@@ -45,7 +47,7 @@ DEFAULT_ACTIVE_TURNS = 32
 
 class FairGate:
     """``async with gate.slot(tenant):`` runs the block once a slot is free and ``tenant`` holds fewer than
-    ``per_tenant`` (default ``capacity // 4``, at least 1); slots go round-robin by tenant."""
+    ``per_tenant`` (default three quarters of ``capacity``, at least 1); slots go round-robin by tenant."""
 
     def __init__(self, capacity: int = DEFAULT_ACTIVE_TURNS, per_tenant: int | None = None) -> None:
         if capacity < 1:
@@ -53,7 +55,7 @@ class FairGate:
         if per_tenant is not None and not 1 <= per_tenant <= capacity:
             raise InputError(f"a tenant's share of the turns working at once must be 1 to {capacity}, got {per_tenant}")
         self.capacity = capacity
-        self.per_tenant = per_tenant if per_tenant is not None else max(1, capacity // 4)
+        self.per_tenant = per_tenant if per_tenant is not None else max(1, capacity * 3 // 4)
         self._active = 0
         self._held: Counter[str] = Counter()  # slots held, by tenant
         self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
