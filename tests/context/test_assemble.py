@@ -80,11 +80,12 @@ def test_layers_render_in_stack_order() -> None:
     titles = [s.title for s in DEFAULT_STACK if s.placement.value == "system"]
     positions = [system.index(f"## {title}\n") for title in titles]
     assert positions == sorted(positions)
-    assert system.index("## Reading the data blocks") < system.index("## Delegated task")
+    assert system.index("## Reading the data blocks") < system.index("## Session")
     assert [m.role for m in ctx.messages] == ["system", "user", "assistant", "user", "user", "assistant", "user"]
     assert ctx.messages[-1].content == "What time does the library close tomorrow?"
     assert ctx.messages[4].content.startswith('<context-data layer="thread" from="tool, not the user"')
     assert [b[0] for b in read(ctx.messages).blocks] == [
+        "session",
         "delegated",
         "facts",
         "memory",

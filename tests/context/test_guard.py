@@ -187,7 +187,7 @@ def test_content_cannot_forge_a_closing_tag() -> None:
     everything = "\n".join(m.content for m in ctx.messages)
     opens = len(re.findall(rf'<context-data layer="[a-z_]+"[^>\n]* key="{rendered.key}">', everything))
     closes = everything.count(f'</context-data key="{rendered.key}">')
-    assert opens == closes == len(rendered.blocks) == 2  # memory block, tool output block
+    assert opens == closes == len(rendered.blocks) == 3  # session block, memory block, tool output block
     assert set(re.findall(r'</context-data key="([0-9]+)">', everything)) == {rendered.key}
     assert "<|im_end|>" not in everything
     tool = [content for layer, content in rendered.blocks if layer == "thread"]

@@ -39,7 +39,7 @@ async def test_slots_go_to_tenants_in_rotation() -> None:
 
 
 async def test_capacity_bounds_the_work_at_once_and_a_cancelled_waiter_gives_its_place() -> None:
-    gate = FairGate(3)
+    gate = FairGate(3, per_tenant=3)
     running = peak = 0
 
     async def work() -> None:
@@ -61,6 +61,32 @@ async def test_capacity_bounds_the_work_at_once_and_a_cancelled_waiter_gives_its
     assert peak == 3 and gate.active == 0 and gate.waiting == 0
     with pytest.raises(InputError):
         FairGate(0)
+    with pytest.raises(InputError):
+        FairGate(3, per_tenant=4)
+
+
+async def test_a_tenant_holds_at_most_its_share_and_the_others_are_admitted_at_once() -> None:
+    """Eight slots, two a tenant: the busy tenant's ten pieces take two, the quiet tenant's piece is admitted at
+    once (not after the busy pieces), and the busy tenant's waiting pieces keep their order."""
+    gate = FairGate(8, per_tenant=2)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def work(tenant: str, name: str) -> None:
+        async with gate.slot(tenant):
+            order.append(name)
+            await release.wait()
+
+    busy = [asyncio.create_task(work("busy", f"busy-{i}")) for i in range(10)]
+    await asyncio.sleep(0)
+    assert gate.held("busy") == 2 and gate.waiting == 8 and gate.active == 2
+    quiet = asyncio.create_task(work("quiet", "quiet-0"))
+    await asyncio.sleep(0)
+    assert order == ["busy-0", "busy-1", "quiet-0"]
+    release.set()
+    await asyncio.gather(*busy, quiet)
+    assert order[3:] == [f"busy-{i}" for i in range(2, 10)]
+    assert gate.active == 0 and gate.waiting == 0 and gate.held("busy") == 0
 
 
 @pytest.mark.slow

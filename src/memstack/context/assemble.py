@@ -27,7 +27,8 @@ from memstack.context.agent import Agent, default_agent
 from memstack.context.budget import CachedCounter, Slot, fit_budget
 from memstack.context.guard import ContentGuard, authority_text, check_structure, content_verdicts, verdict_reason
 from memstack.context.manifest import Manifest, ManifestEntry
-from memstack.context.session_meta import SessionMeta, build_session, render_session
+from memstack.context.patterns import FLAGS
+from memstack.context.session_meta import SessionMeta, build_session, client_lines, render_session
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
 from memstack.errors import InputError
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
@@ -303,6 +304,8 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             text = render_session(session, memory_enabled=memory_on, temporary=req.temporary)
             flags = (*session.notes, *(("memory_off",) if not memory_on else ()), *(("temporary",) * req.temporary))
             out.append(_Part(Layer.SESSION, "session", text, text, pinned=True, flags=flags))
+            for name, line in client_lines(session):  # the client's own words: data the guard reads
+                out.append(_Part(Layer.SESSION, f"session:{name}", line, r.escape_data(line), pinned=True))
         elif builtin is Layer.DELEGATED and req.delegated is not None:
             out.extend(_delegated(req.delegated))
         elif builtin is Layer.FACTS:
@@ -419,11 +422,13 @@ def _count(parts: list[_Part], counter: CachedCounter, tags: _Tags, key: str, ag
 
 
 def _block_flags(parts: Sequence[_Part], specs: Sequence[LayerSpec]) -> dict[str, tuple[str, ...]]:
-    """The ``flagged`` attribute of each system data block: flags of the neutralized text it holds."""
+    """The ``flagged`` attribute of each system data block: the guard's flags of the neutralized text it holds (not
+    the session's notes, such as ``timezone_missing``, which say nothing about instructions)."""
     out: dict[str, tuple[str, ...]] = {}
     for part, spec in zip(parts, specs, strict=True):
-        if part.flags and part.kept and spec.data and spec.placement is Placement.SYSTEM:
-            out[spec.key] = tuple(dict.fromkeys((*out.get(spec.key, ()), *part.flags)))
+        found = tuple(flag for flag in part.flags if flag in FLAGS)
+        if found and part.kept and spec.data and spec.placement is Placement.SYSTEM:
+            out[spec.key] = tuple(dict.fromkeys((*out.get(spec.key, ()), *found)))
     return out
 
 

@@ -1,6 +1,7 @@
 """Detectors of text addressed to the model: vocatives and labels ("Dear AI", "note for the assistant:"), directives
 about its replies, and sentence-level checks for a directive aimed at the model or at its control surface
-(its rules, filters, persona, system prompt). Also a few whole-text checks (other languages, exfiltration).
+(its rules, filters, persona, system prompt). Also a few whole-text checks (authority, exfiltration); other
+languages are :mod:`memstack.context.foreign`'s.
 """
 
 from __future__ import annotations
@@ -137,14 +138,6 @@ _G_CONTROL = rule(
     "system your its assistant ai model content safety guardrails jailbreak jailbroken priority persona moderation "
     "unfiltered unrestricted uncensored evil rogue different",
 )
-_G_FOREIGN = rule(
-    "override",
-    r"\b(?:ignor(?:a|ar|e|ez|er|iere|ieren)|vergiss|vergessen\s+sie|oubliez|oublie|olvida|olvide|dimentica|esque[cç]a)\s+"
-    r"(?:(?:todas|toutes|alle|tutte)\s+)?(?:las|les|die|le|as|deine|ihre|tes|vos|tus|sus)?\s*(?:(?:vorherigen|bisherigen|"
-    r"früheren)\s+)?(?:instrucciones|instructions|anweisungen|istruzioni|instruções|regeln|règles|reglas|regole)\b",
-    "ignora ignorar ignore ignorez ignorer ignoriere ignorieren vergiss vergessen oubliez oublie olvida olvide "
-    "dimentica esque esqueca",
-)
 _G_AUTHORITY = rule(
     "authority_claim",
     r"\b(?:begin|start)\s+(?:admin|administrator|system|developer|operator)\s+(?:message|instructions?|override)\b|"
@@ -170,7 +163,7 @@ _G_EVERY_REPLY = rule(
     "you",
     "reply replies answer answers response responses message messages",
 )
-_WHOLE_TEXT = RuleSet(_G_FOREIGN, _G_AUTHORITY, _G_EXFIL, _G_EVERY_REPLY)
+_WHOLE_TEXT = RuleSet(_G_AUTHORITY, _G_EXFIL, _G_EVERY_REPLY)
 
 
 def general(norm: str, words: set[str], found: list[str], *, instructions: bool) -> None:

@@ -4,8 +4,10 @@ Two defences work together (DESIGN §2):
 
 * **structure** — every fragment sits in its own layer's section, in layer order; layers 1-2 equal the agent's
   fingerprinted core and characteristics (anything else raises :class:`~memstack.errors.OverrideViolation`); text of
-  layers 4-9 is rendered inside data blocks whose delimiters it cannot forge (``render.escape_data``).
-* **content** — text in layers 4-9 that tries to take authority is flagged, then neutralized (kept inside its data
+  layers 3-9 is rendered inside data blocks whose delimiters it cannot forge (``render.escape_data``); the session
+  layer's own lines (written by memstack from validated values) are data too, and only the client's words in it are
+  scanned (``LayerSpec.trusted_sources``).
+* **content** — text in layers 3-9 that tries to take authority is flagged, then neutralized (kept inside its data
   block, marked) or quarantined (left out of the prompt) as its layer's entry in the stack says. Flags:
 
   ``override``          ignore / forget / replace the rules, the instructions, the system prompt
@@ -30,12 +32,15 @@ Two defences work together (DESIGN §2):
 
 Two content guards implement :class:`ContentGuard`. :data:`RULES` (the default, no model): phrase patterns that look
 for the *imperative, assistant-directed* form of each attack, so look-alikes about the user's own life ("my teacher
-told me to ignore the first question", "I'm the admin of our chess club") pass. Text is normalized first (NFKC,
-zero-width characters and soft hyphens removed, common Cyrillic/Greek look-alike letters mapped), read through
-decoding passes (:mod:`~memstack.context.decode`), and the commonest attacks in ten other languages have patterns of
-their own (:mod:`~memstack.context.foreign`). :class:`~memstack.context.semantic.SemanticGuard` adds a logistic head
-over MiniLM embeddings of each sentence, which catches paraphrases with none of the rules' vocabulary; it needs the
-local embedder. Neither tells a quoted mention of an attack from its use; the structural defence holds whatever
+told me to ignore the first question", "I'm the admin of our chess club") pass. Every layer of judgement reads the
+same normal form first (:mod:`~memstack.context.unmask`: invisible, tag and bidi characters removed, NFKC, accents and
+stacked marks, Cyrillic/Greek/Armenian look-alikes and small capitals folded), and through decoded readings
+(:mod:`~memstack.context.decode`: hidden tag text, zero-width word gaps, base64, rot13, leetspeak, spaced and reversed
+letters); claims of authority and rules declared void are :mod:`~memstack.context.claims`, and the attack families
+in other languages one grammar over a word table per language (:mod:`~memstack.context.foreign`).
+:class:`~memstack.context.semantic.SemanticGuard` adds a logistic head over MiniLM embeddings of each sentence, which
+catches paraphrases with none of the rules' vocabulary (in English: MiniLM reads English); it needs the local
+embedder. Neither tells a quoted mention of an attack from its use; the structural defence holds whatever
 they miss. Measure either with ``memstack context scan --data FILE`` (``--rules-only`` for the rules alone).
 """
 
@@ -270,8 +275,8 @@ def content_verdicts(
     """:func:`content_verdict` for every ``(spec, text, role, source)`` of one assembly, in one call to the guard."""
     checked = [
         i
-        for i, (spec, _, role, _) in enumerate(items)
-        if spec.on_flag is not OnFlag.TRUSTED and role not in spec.trusted_roles
+        for i, (spec, _, role, source) in enumerate(items)
+        if spec.on_flag is not OnFlag.TRUSTED and role not in spec.trusted_roles and source not in spec.trusted_sources
     ]
     found = (guard or RULES).scan_many([(items[i][1], items[i][3] == "delegated:instructions") for i in checked])
     out: list[Verdict] = [None] * len(items)

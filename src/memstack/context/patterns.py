@@ -1,10 +1,13 @@
 """The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.context.guard`.
 
-Rules live in :mod:`~memstack.context.phrases` (phrase rules), :mod:`~memstack.context.directives` (text
-addressed to the model), :mod:`~memstack.context.standing` (standing orders) and :mod:`~memstack.context.foreign`
-(other languages); :mod:`~memstack.context.rules` holds the machinery. Text is also read through the decoding passes
-of :mod:`~memstack.context.decode` (base64, rot13, leetspeak, spaced letters): what a decoded reading trips is
-reported with ``obfuscated``.
+Rules live in :mod:`~memstack.context.phrases` (phrase rules), :mod:`~memstack.context.claims` (claims of
+authority, rules declared void), :mod:`~memstack.context.directives` (text addressed to the model),
+:mod:`~memstack.context.standing` (standing orders) and :mod:`~memstack.context.foreign` (other languages);
+:mod:`~memstack.context.rules` holds the machinery. Text is read in the normal form of :mod:`~memstack.context.unmask`
+(invisible characters, compatibility forms and look-alike letters undone) and through the decoding passes of
+:mod:`~memstack.context.decode` (hidden tag text, zero-width word gaps, base64, rot13, leetspeak, spaced and reversed
+letters): what a decoded reading trips is reported with ``obfuscated``, and so is a sentence written in invisible
+tag characters, whatever it says.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memstack.context.decode import decoded_variants
+from memstack.context.claims import CLAIM_RULES
+from memstack.context.decode import decoded_variants, hidden_prose
 from memstack.context.directives import DIRECTIVE_RULES, general
 from memstack.context.foreign import scan_foreign
 from memstack.context.phrases import MORE_RULES, TEXT_RULES
-from memstack.context.rules import INVISIBLE, normalize, words_of
+from memstack.context.rules import normalize, words_of
 from memstack.context.standing import STANDING_RULES
+from memstack.context.unmask import INVISIBLE
 
 __all__ = ["FLAGS", "scan"]
 
@@ -57,6 +62,8 @@ def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
         hidden = _scan(variant, variant, words_of(variant), instructions)
         if hidden:
             found.extend(flag for flag in (*hidden, "obfuscated") if flag not in found)
+    if "obfuscated" not in found and hidden_prose(text):
+        found.append("obfuscated")
     return tuple(flag for flag in FLAGS if flag in found)
 
 
@@ -64,13 +71,14 @@ def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str
     found: list[str] = []
     TEXT_RULES.run(norm, words, found)
     MORE_RULES.run(norm, words, found)
+    CLAIM_RULES.run(norm, words, found)
     if not instructions:
         DIRECTIVE_RULES.run(norm, words, found)
         STANDING_RULES.run(norm, words, found)
     general(norm, words, found, instructions=instructions)
-    scan_foreign(text, norm, words, found)
+    scan_foreign(text, norm, found, instructions=instructions)
     if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
-        folded = text if text.isascii() else unicodedata.normalize("NFKC", text).translate(INVISIBLE)
+        folded = text if text.isascii() else unicodedata.normalize("NFKC", text.translate(INVISIBLE))
         if _UPPER_ROLE.search(folded):
             found.append("role_marker")
     return found

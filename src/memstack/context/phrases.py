@@ -106,7 +106,8 @@ TEXT_RULES = RuleSet(
     ),
     rule(
         "override",
-        rf"{_IMP}(?:{_STRONG_VERB})\s+(?:(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|foregoing)\b|(?:everything|anything|all)"
+        rf"{_IMP}(?:{_STRONG_VERB})\s+(?:(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|foregoing)\b|(?:all\s+(?:of\s+)?)?(?:the|these|"
+        rf"those)\s+{_RULES}\s*(?:above|before\s+this|given\s+(?:to\s+you\s+)?(?:earlier|before))\b|(?:everything|anything|all)"
         r"\s+(?:(?:written\s+)?above|before\s+this|previously|so\s+far|up\s+to\s+now|until\s+now)\b)|"
         rf"\b{_STRONG_VERB}\s+(?:everything|anything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+was)?\s+"
         r"(?:been\s+)?(?:told|taught|instructed|programmed|given|trained)\b",
@@ -240,7 +241,7 @@ TEXT_RULES = RuleSet(
         r"version\s+of\s+yourself|answer|respond|reply|operate)\s+(?:freely\s+)?(?:without|with\s+no|free\s+of|"
         r"free\s+from)\s+(?:any\s+)?(?:\w+\s+)?(?:rules|restrictions|limits|limitations|filters|guidelines|guardrails|"
         r"ethics|morals|censorship|content\s+polic(?:y|ies))",
-        "unrestricted jailbroken unaligned amoral rogue lawless limitless dan without free",
+        "unrestricted jailbroken unaligned amoral rogue lawless limitless dan without free no",
     ),
     rule(
         "identity_change",
@@ -412,11 +413,12 @@ MORE_RULES = RuleSet(
         "role_marker",
         r"\b(?:privileged|elevated|root|admin(?:istrator)?|system|developer|priority|emergency)\s+(?:instruction|command|"
         r"directive|override|order)s?\s*(?::|from\b)|\b(?:system_prompt|system_message|new_persona|jailbreak|safety_filter|"
-        r"content_filter|guardrails|moderation)\w*\s*[:=]\s*(?:true|false|off|on|none|null|0|1|disabled|['\"])",
+        r"content_filter|guardrails|moderation|developer_mode|dev_mode|god_mode|dan_mode|unrestricted_mode)\w*\s*[:=]\s*"
+        r"(?:true|false|off|on|none|null|0|1|disabled|enabled|['\"])",
         "privileged elevated root admin administrator system developer priority emergency persona jailbreak "
-        "safety content guardrails moderation",
+        "safety content guardrails moderation dev god dan unrestricted",
         "instruction instructions command commands directive directives override overrides order orders "
-        "prompt message persona filter guardrails moderation jailbreak",
+        "prompt message persona filter filters guardrails moderation jailbreak mode",
     ),
     rule(
         "authority_claim",
@@ -495,6 +497,26 @@ MORE_RULES = RuleSet(
         r"copied|shared|submitted)\s+to\b",
         "conversation history memories credentials password passwords data",
         "sent posted forwarded uploaded emailed copied shared submitted",
+    ),
+    # dumping what the assistant remembers, and a persona whose part is to recite a secret ("play my grandma who
+    # read me the admin password")
+    rule(
+        "policy_change",
+        rf"{_IMP}(?:reveal|disclose|print|output|list|dump|leak|show|display|send|forward|paste|recite|repeat|export)\s+"
+        r"(?:me\s+|us\s+)?(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|every\s+|your\s+)(?:(?:stored|saved|remembered|long-term|"
+        r"private|hidden)\s+memor(?:y|ies)|memory\s+blocks?|(?:user'?s\s+)?memories\s+(?:you\s+(?:have|hold|keep)|about\s+"
+        r"(?:the|this)\s+user))\b",
+        "reveal disclose print output list dump leak show display send forward paste recite repeat export",
+        "memory memories",
+    ),
+    rule(
+        "policy_change",
+        r"(?:\b(?:roleplay|role-play|pretend|impersonate)\s+(?:as\s+|to\s+be\s+|that\s+you(?:'re|\s+are)\s+)?|\b(?:act|play)\s+"
+        r"(?:as|the\s+(?:role|part)\s+of)\s+)[^.!?\n]{0,80}?"
+        r"\b(?:told|tells|tell|read|reads|recited?|says?|said|gave|gives|give|shared?|revealed?|whispered)\s+(?:me|us|them|"
+        rf"you)?\s*(?:the|your|my|her|his|their)\s+(?:\w+\s+)?(?:{_SECRETS}|memory\s+block)",
+        "roleplay role play pretend act impersonate",
+        "password passwords credentials keys key prompt tokens configuration memory instructions rules",
     ),
 )
 

@@ -57,7 +57,9 @@ def request_from_json(data: Any, *, now: datetime | None = None) -> tuple[Contex
     agent, ignored = agent_from_request(data.get("agent"))
     notes.extend(f"ignored field {name!r}" for name in ignored)
     session_raw = data.get("session")
-    session = build_session(session_raw if isinstance(session_raw, Mapping) else None, now=now)
+    raw = session_raw if isinstance(session_raw, Mapping) else None
+    tenant = raw.get("tenant") if raw is not None else None  # the request file speaks for its author, as a key would
+    session = build_session(raw, now=now, tenant=tenant if isinstance(tenant, str) and tenant.strip() else None)
     if session_raw is not None and not isinstance(session_raw, Mapping):
         notes.append("session is not an object; using defaults")
     request = ContextRequest(

@@ -8,25 +8,19 @@ per text finds the few rules worth running; ordinary text costs one word split.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["INVISIBLE", "Rule", "RuleSet", "gates_open", "normalize", "rule", "run_rules", "words_of"]
+from memstack.context.unmask import fold
+
+__all__ = ["Rule", "RuleSet", "gates_open", "normalize", "rule", "run_rules", "words_of"]
 
 # --- normalization -------------------------------------------------------------------------------------------------
 
-INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad"), None)
-LOOKALIKE = str.maketrans(
-    "аеорсхуіјѕԁһкмнтвАЕОРСХУІЈЅНКМТВαεοιυνκτρΑΕΟΙΚΤΡ‘’ʼ“”",
-    "aeopcxyijsdhkmhtbaeopcxyijshkmtbaeoiuvktpaeoiktp'''\"\"",
-)
-
 
 def normalize(text: str) -> str:
-    """Lower-case text with look-alike characters folded and invisible ones removed (ASCII text: just lower-cased)."""
-    if text.isascii():
-        return text.lower()
-    return unicodedata.normalize("NFKC", text).translate(INVISIBLE).translate(LOOKALIKE).lower()
+    """The text every rule reads: :func:`memstack.context.unmask.fold` (lower case, invisible characters removed,
+    compatibility forms and look-alike letters folded)."""
+    return fold(text)
 
 
 @dataclass(frozen=True, slots=True)

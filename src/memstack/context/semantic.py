@@ -20,7 +20,11 @@ batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache 
 message): at the defaults, at most 65,536 texts and 8 million characters. Without an embedder, the guard is
 rules-only (:data:`memstack.context.guard.RULES`).
 
-The head was trained on English; other languages rely on the rules of :mod:`memstack.context.foreign`.
+The head was trained on English and MiniLM reads English: on other languages its scores are noise (an Italian
+sentence about forgetting grammar rules scored as a confident attack, most real attacks in German or Russian scored
+nothing). So the head scores only pieces that read as English (:func:`reads_english`: a quarter of their words are
+English words the guard knows, the stop words among them), and other languages are judged by the rules of
+:mod:`memstack.context.foreign`. Decoded readings (reversed, spaced, hidden text) are English again and are scored.
 """
 
 from __future__ import annotations
@@ -38,18 +42,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memstack.context.decode import decoded_variants
+from memstack.context.decode import decoded_variants, vocabulary
 from memstack.context.guard import RULES
 from memstack.context.patterns import FLAGS
 from memstack.context.rules import normalize
 from memstack.errors import ConfigError
 from memstack.types import Vector
 
-__all__ = ["Head", "SemanticGuard", "SyncEmbedder", "fit_head", "load_head", "segments"]
+__all__ = ["Head", "SemanticGuard", "SyncEmbedder", "fit_head", "load_head", "reads_english", "segments"]
 
 MAX_SEGMENTS = 48  # per text; longer texts are cut into that many runs of consecutive sentences
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?=<!--)|(?<=-->)|(?<=:)\s+(?=[A-Z])")
 _MIN_WORDS = 3
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_ENGLISH_SHARE = 0.25
 
 
 class SyncEmbedder(Protocol):
@@ -141,6 +147,17 @@ def segments(text: str) -> list[str]:
     return [text, *parts]
 
 
+def reads_english(piece: str) -> bool:
+    """Whether the head can read ``piece`` (normalized text): at least a quarter of its words of two letters or more
+    are English words the guard knows (:func:`memstack.context.decode.vocabulary`); English prose holds far more
+    (its stop words alone), other languages almost none."""
+    words = _WORDS.findall(piece)
+    if not words:
+        return False
+    known = vocabulary()
+    return sum(w in known for w in words) >= _ENGLISH_SHARE * len(words)
+
+
 class SemanticGuard:
     """Phrase rules plus the semantic head; ``embedder`` must be the head's model (``local:minilm``)."""
 
@@ -188,6 +205,7 @@ class SemanticGuard:
         """The head's highest logit over the text's segments and decoded readings (``-inf`` when too short)."""
         norm = normalize(text)
         pieces = [*segments(norm), *(p for v in decoded_variants(norm, text) for p in segments(v))]
+        pieces = [p for p in pieces if reads_english(p)]
         if not pieces:
             return float("-inf")
         return float(self._scores(pieces).max())
@@ -235,12 +253,14 @@ class SemanticGuard:
         for i, text in enumerate(new):
             norm = normalize(text)
             for piece in segments(norm):
-                pieces.append(piece)
-                owners.append((i, False))
+                if reads_english(piece):
+                    pieces.append(piece)
+                    owners.append((i, False))
             for variant in decoded_variants(norm, text):
                 for piece in segments(variant):
-                    pieces.append(piece)
-                    owners.append((i, True))
+                    if reads_english(piece):
+                        pieces.append(piece)
+                        owners.append((i, True))
         levels: dict[int, int] = {}
         decoded_only: dict[int, bool] = {}
         if pieces:

@@ -39,7 +39,7 @@ class Trim(StrEnum):
 class OnFlag(StrEnum):
     """What the guard does with text in this layer that tries to take authority."""
 
-    TRUSTED = "trusted"  # not scanned: the agent's own layers, the session, the user's own words
+    TRUSTED = "trusted"  # not scanned: the agent's own layers, the user's own words
     NEUTRALIZE = "neutralize"  # kept inside its data block, marked flagged
     QUARANTINE = "quarantine"  # removed from the prompt, kept in the manifest
 
@@ -58,11 +58,12 @@ class LayerSpec:
     mutability: Mutability
     trim: Trim
     source_prefix: str
-    data: bool = False  # rendered inside a delimited data block (layers 4-9)
+    data: bool = False  # rendered inside a delimited data block (layers 3-9)
     on_flag: OnFlag = OnFlag.TRUSTED
     placement: Placement = Placement.SYSTEM
     note: str = ""  # one line under the title telling the model how to use the section
     trusted_roles: frozenset[str] = frozenset()  # chat roles in this layer the guard does not scan
+    trusted_sources: frozenset[str] = frozenset()  # fragments memstack writes from validated values: not scanned
 
     def __post_init__(self) -> None:
         try:  # accept the enums' string values too
@@ -162,7 +163,11 @@ DEFAULT_STACK = LayerStack(
             Mutability.PER_REQUEST,
             Trim.NEVER,
             "session",
-            note="Facts about this request, sent by the user's client. Use them for dates, times and locale.",
+            data=True,
+            on_flag=OnFlag.QUARANTINE,
+            note="Facts about this request: the time and dates, then what the user's client says about itself. Use "
+            "them for dates, times and locale.",
+            trusted_sources=frozenset({"session"}),
         ),
         LayerSpec(
             Layer.DELEGATED.label,

@@ -6,20 +6,29 @@ same cores. :class:`BatchingEmbedder` queues the calls that arrive while a batch
 together in the next one (up to ``max_batch`` texts; a caller's texts are never split across batches unless it
 asks for more than that). There is no waiting window: a lone call is embedded at once. Texts are sorted by length
 inside a batch, so short texts are not padded to the length of a long one.
+
+Calls queue per tenant (:func:`memstack.tenancy.current_tenant`, set by the turn's admission), and a batch is filled
+from the tenants in rotation, one call each per round: a tenant that floods the embedder (an import, a burst of
+turns) cannot push another tenant's call behind its whole backlog; the other call is in the next batch, or the one
+after when the flood's call at the head of the rotation fills a batch by itself. A lone tenant's calls keep their
+order and fill batches as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 
 import numpy as np
 
 from memstack.embed.base import Embedder
+from memstack.tenancy import current_tenant
 from memstack.types import Vector
 
 __all__ = ["BatchingEmbedder"]
+
+_Call = tuple[list[str], asyncio.Future[Vector]]
 
 
 class BatchingEmbedder:
@@ -28,7 +37,7 @@ class BatchingEmbedder:
     def __init__(self, inner: Embedder, *, max_batch: int = 64) -> None:
         self.inner = inner
         self._max_batch = max_batch
-        self._queue: deque[tuple[list[str], asyncio.Future[Vector]]] = deque()
+        self._queues: OrderedDict[str, deque[_Call]] = OrderedDict()  # by tenant, in rotation order
         self._worker: asyncio.Task[None] | None = None
         self.batches = 0
 
@@ -47,18 +56,32 @@ class BatchingEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         future: asyncio.Future[Vector] = asyncio.get_running_loop().create_future()
-        self._queue.append((list(texts), future))
+        self._queues.setdefault(current_tenant(), deque()).append((list(texts), future))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drain(), name="memstack-embed-batches")
         return await asyncio.shield(future)
 
+    def _next_batch(self) -> list[_Call]:
+        """Calls for one batch: the tenants in rotation, one call each per round, while they fit (the first call
+        always goes, however large). A tenant whose next call does not fit keeps its place at the head."""
+        batch: list[_Call] = []
+        size = 0
+        while self._queues:
+            tenant, queue = next(iter(self._queues.items()))
+            if batch and size + len(queue[0][0]) > self._max_batch:
+                break
+            call = queue.popleft()
+            batch.append(call)
+            size += len(call[0])
+            if queue:
+                self._queues.move_to_end(tenant)
+            else:
+                del self._queues[tenant]
+        return batch
+
     async def _drain(self) -> None:
-        while self._queue:
-            batch: list[tuple[list[str], asyncio.Future[Vector]]] = [self._queue.popleft()]
-            size = len(batch[0][0])
-            while self._queue and size + len(self._queue[0][0]) <= self._max_batch:
-                batch.append(self._queue.popleft())
-                size += len(batch[-1][0])
+        while self._queues:
+            batch = self._next_batch()
             texts = [t for asked, _ in batch for t in asked]
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             self.batches += 1
@@ -84,7 +107,8 @@ class BatchingEmbedder:
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
-        for _, future in self._queue:
-            future.cancel()
-        self._queue.clear()
+        for queue in self._queues.values():
+            for _, future in queue:
+                future.cancel()
+        self._queues.clear()
         await self.inner.aclose()

@@ -10,6 +10,8 @@
 | update of an unknown fact    | added, with an ``unknown_update`` warning                                           |
 | hallucinated diff entry      | rejected by the plausibility check, warning logged (``unsupported``)                 |
 | poisoned diff entry          | refused by the write-time guard, warning logged (``refused``), never stored          |
+| user message that takes      | its summary is withheld (:data:`WITHHELD`, flag ``withheld``): the guard judges the |
+| authority                    | original, so no rewrite can carry its words into the turn log unjudged              |
 | race between turns           | the per-session lock of the session service, not here                               |
 
 :class:`SummaryRunner` is pure: it reads nothing but its arguments and the clock it was given, and writes nothing;
@@ -28,7 +30,7 @@ from enum import StrEnum
 
 from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
 from memstack.session.base import Summarizer, TurnDraft
-from memstack.session.diff import DiffWarning, FactGuard, WarningKind, apply_diff
+from memstack.session.diff import DiffWarning, FactCheck, FactGuard, WarningKind, apply_diff
 from memstack.session.extractive import session_line
 from memstack.session.routing import RouteDecision, route_exchange
 from memstack.session.settings import SessionSettings
@@ -37,6 +39,7 @@ from memstack.types import BaseTruthDiff, Exchange, Fact, TurnSummary
 
 __all__ = [
     "NO_REPLY",
+    "WITHHELD",
     "Outcome",
     "SummaryRunner",
     "TurnResult",
@@ -50,6 +53,15 @@ log = logging.getLogger("memstack.session")
 #: The turn log's entry for the reply of an exchange that had none (a blank assistant message: the offline
 #: responder answered, and its report is not conversation). Marked as such, never worded as something said.
 NO_REPLY = "(no reply)"
+
+#: The turn log's entry for a user message the write-time guard refuses (it tries to take authority: an override,
+#: a claim of authority, an attack hidden by spacing, reversal, invisible characters or another language). A summary
+#: rewrites text, and a rewrite can undo what made the attack recognisable (a summary that puts one space between
+#: spaced letters, cuts a sentence or translates it), so the original is judged and its summary never carries its
+#: words. The message itself stays in the archive and the raw window, as the user's own words.
+#: The note is two words on purpose: it is read by the guard in every later context, and any wording about orders,
+#: flags or guards reads to the semantic head like the attacks it was trained on. The turn's flags say the rest.
+WITHHELD = "(left out)"
 
 
 class Outcome(StrEnum):
@@ -121,12 +133,23 @@ class SummaryRunner:
 
     async def run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
         """Summarize one exchange. One with no reply (blank: the offline responder's stand-in is not kept) gets
-        :data:`NO_REPLY` as its reply's summary and the flag ``no_reply``, whatever the summarizer wrote for it."""
-        result = await self._run(exchange, base_truth)
+        :data:`NO_REPLY` as its reply's summary and the flag ``no_reply``, whatever the summarizer wrote for it. A
+        user message the guard refuses gets :data:`WITHHELD` as its summary and the flag ``withheld``."""
+        result, check = await asyncio.gather(self._run(exchange, base_truth), self._judge(exchange.user))
+        if check.is_instruction:
+            result = replace(
+                result,
+                summary=replace(result.summary, user_summary=WITHHELD),
+                flags=tuple(dict.fromkeys((*result.flags, "withheld", *(f"withheld: {f}" for f in check.flags)))),
+            )
         if exchange.assistant.strip():
             return result
         summary = replace(result.summary, assistant_summary=NO_REPLY)
         return replace(result, summary=summary, flags=tuple(dict.fromkeys((*result.flags, "no_reply"))))
+
+    async def _judge(self, message: str) -> FactCheck:
+        """The guard's verdict on the user's message as written (off the event loop: a semantic guard embeds it)."""
+        return await asyncio.to_thread(self.guard, message)
 
     async def _run(self, exchange: Exchange, base_truth: Sequence[Fact]) -> TurnResult:
         s = self.settings

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -47,16 +47,17 @@ def session_meta(
     """Layer 3 for this request. Client values go through :func:`memstack.context.build_session` (bad optional
     fields fall back and are noted in the manifest), except a time zone that names no zone or a local time off the
     calendar memstack computes with: those are the caller's mistakes and raise ``InputError``, because every date
-    the model computes would silently be wrong."""
+    the model computes would silently be wrong. The tenant line is the authenticated ``tenant`` (none for the
+    ``default`` tenant), whatever the metadata says: a client cannot name itself another tenant or an
+    administrator."""
+    own = None if tenant == "default" else tenant
     if isinstance(metadata, SessionMeta):
-        return metadata
+        return metadata if metadata.tenant == own else replace(metadata, tenant=own)
     if metadata is not None and not isinstance(metadata, Mapping):
         raise InputError(f"metadata must be an object of session fields, got {type(metadata).__name__}")
     check_data(metadata, "metadata")  # never stored, but shown in the stored context manifest
     raw: dict[str, Any] = dict(metadata or {})
-    if tenant != "default":
-        raw.setdefault("tenant", tenant)
-    meta = build_session(raw, now=now)
+    meta = build_session(raw, now=now, tenant=own)
     if "timezone_invalid" in meta.notes:
         raise InputError(
             f"unknown time zone {raw.get('timezone')!r}; send an IANA name such as 'Europe/Paris' or 'UTC', "

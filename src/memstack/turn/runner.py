@@ -95,11 +95,13 @@ class TurnSettings:
     ``resume_every_s``: how often an open engine looks for work that another process left behind when it died
     (pending detections, turns without their phase 2); ``0`` only at open. ``active_turns``: pieces of turn work
     (preparing a model call, phase 2, memory detection) that run at once; the rest wait their turn, tenants in
-    rotation (:mod:`memstack.turn.admission`)."""
+    rotation (:mod:`memstack.turn.admission`). ``tenant_turns``: how many of those one tenant may hold (default
+    three quarters), so that a flooding tenant leaves room for the others' work."""
 
     badge_wait_s: float = 3.0
     resume_every_s: float = 30.0
     active_turns: int = DEFAULT_ACTIVE_TURNS
+    tenant_turns: int | None = None
     summaries: int = 5
     max_tool_rounds: int = 4
     model_timeout_s: float | None = None

@@ -70,7 +70,7 @@ class Turns:
         self.guard = build_guard(tuning.guard, embedder)
         write_guard = partial(check_memory_candidate, guard=self.guard)  # the poisoning check of every save
         settings = tuning.turn or TurnSettings(badge_wait_s=config.badge_wait_s)
-        self.admission = FairGate(settings.active_turns)
+        self.admission = FairGate(settings.active_turns, settings.tenant_turns)
         self.pipeline = CapturePipeline(
             store,
             embedder,
