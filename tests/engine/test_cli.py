@@ -120,6 +120,7 @@ def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
     assert 0 < figures["save_cold_p50_ms"] <= figures["save_cold_p99_ms"]
     assert figures["first_ms"] > 0 and len(figures["first_runs_ms"]) == 1 and figures["open_ms"] > 0
     assert 0 <= figures["saved"] <= 2 and 0 <= figures["save_cold_saved"] <= 2  # counts, whatever hash:64 reads
+    assert figures["no_save_saved"] == 0
     assert figures["limit_embed_p50_ms"] > 0 and figures["p50_over_limit"] > 0
     # where the time went: every stage of every group, shares of the chat call that add up to it
     assert set(figures["stages"]) == set(figures["stages_ms"]) == {"warm", "cold", "save", "save_cold", "first"}
@@ -132,7 +133,7 @@ def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
 
 TURN_KEYS = [
     "turns", "memories", "embedder", "guard", "backend", "p50_ms", "p99_ms", "max_ms", "cold_users", "first_ms",
-    "cold_p50_ms", "cold_p99_ms", "save_turns", "save_p50_ms", "save_p99_ms", "save_max_ms", "saved",
+    "cold_p50_ms", "cold_p99_ms", "save_turns", "save_p50_ms", "save_p99_ms", "save_max_ms", "saved", "no_save_saved",
     "save_cold_p50_ms", "save_cold_p99_ms", "save_cold_saved", "first_runs_ms", "open_ms", "limit_embed_p50_ms",
     "p50_over_limit", "save_p50_over_limit", "stages", "stages_ms", "load_avg", "load_avg_start", "load_avg_end",
 ]  # fmt: skip

@@ -6,6 +6,9 @@ and shape, written here from templates (no evaluation data is copied; a LoCoMo f
   Tavime."), naming someone or something by a made-up name that :class:`Names` never repeats, so each message is a
   text of its own (nothing cached, nothing a duplicate of an earlier memory) and the memory it becomes can be found
   by that name.
+* :func:`no_save_message`: a question or a request with nothing to remember ("How do you pronounce Tavime?"), each
+  naming something new in the same sentence: a guard or an embedding cache keyed by the text or by the sentence has
+  never met it.
 * :func:`synthetic_conversations`: two people chatting over many dated sessions, as LoCoMo's conversations do (its
   shape: 19-32 sessions of 14-35 turns, 370-680 turns a conversation, about 23 words a turn, captions included, the
   speakers alternating, one turn in five sharing a photo, shown as its caption). About one sentence in four says
@@ -20,7 +23,7 @@ import numpy as np
 
 from memstack.evals.locomo_data import Conversation, LocomoTurn
 
-__all__ = ["Names", "saving_message", "synthetic_conversations"]
+__all__ = ["Names", "no_save_message", "saving_message", "synthetic_conversations"]
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "tr", "sh", "ch", "kl")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
@@ -45,6 +48,20 @@ _SAVING = (
     "I named my new bike {name}.",
     "My neighbour {name} taught me how to make {food}.",
     "I joined a {hobby} club that my friend {name} runs.",
+)
+_NO_SAVE = (
+    "In a fantasy story, what would a dragon called {name} eat?",
+    "How do you pronounce {name}?",
+    "Write me a 100-word story about a robot named {name} who learns to cook {food}.",
+    "Could you make a quiz with five questions about the imaginary planet {name}?",
+    "Translate 'good morning, {name}, see you at the market' into Spanish.",
+    "What rhymes with {name}?",
+    "Is {name} a good name for a {pet}, or is it too odd?",
+    "Summarize in three sentences what a novel titled '{name}' could be about.",
+    "Give me three ideas for a {hobby} class called {name}.",
+    "What would be a good slogan for a bakery named {name} in {city}?",
+    "Can you check my grammar: '{name} and me goes to the library every friday.'",
+    "Explain recursion with a short Python example that uses a function called {name}.",
 )
 _CHATTER = (
     "That sounds amazing!",
@@ -116,6 +133,11 @@ _VOCABULARY = {
 def saving_message(rng: np.random.Generator, name: str) -> str:
     """A first-person statement naming ``name`` that memory capture stores."""
     return _fill(str(rng.choice(_SAVING)), rng, name)
+
+
+def no_save_message(rng: np.random.Generator, name: str) -> str:
+    """A question or request naming ``name``, with nothing in it to remember."""
+    return _fill(str(rng.choice(_NO_SAVE)), rng, name)
 
 
 def _sentence(rng: np.random.Generator, names: Names) -> str:

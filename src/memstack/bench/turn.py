@@ -10,7 +10,8 @@ background and is waited for between turns, outside the timing.
 
 Two kinds of turn, each cold and warm:
 
-* **no-save** turns (``p50_ms``…): messages with nothing to remember (questions, requests, greetings), as most are;
+* **no-save** turns (``p50_ms``…): messages with nothing to remember (questions and requests), as most are;
+  ``no_save_saved`` counts those that stored something all the same (0 for a valid run);
 * **saving** turns (``save_p50_ms``…): a first-person statement that memory capture stores, each naming someone
   new ("My cousin Rolumi moved to Lisbon last month."), so detection embeds its candidate, asks for its nearest
   memories, runs the update judge and the dedup, and inserts it, all before the reply (the badge). ``saved`` and
@@ -22,7 +23,8 @@ And four figures of each kind:
   (``save_turns``) turns in one session after ``warmup`` untimed ones, so the session's state, turn log and raw
   window are read and assembled every time: the steady state of a conversation. Every message is a text of its own,
   as in a real conversation: its embedding and the guard's reading of it are never cached; the user's memories and
-  the engine are.
+  the engine are. Each message names something new (:mod:`memstack.bench._talk`), so no sentence of it was seen
+  before either.
 * **a user's first turn** (``cold_p50_ms``, ``cold_p99_ms`` over ``cold_users``; ``save_cold_…``): the first turn
   of each of ``cold_users`` users, each holding ``memories`` memories of their own (texts no other user has), in a
   new session: nothing of theirs is cached yet. The engine has served two untimed turns (one of each kind) of a user
@@ -68,8 +70,7 @@ from memstack.bench._measure import (
     ratio,
     warm_embedder,
 )
-from memstack.bench._talk import Names, saving_message
-from memstack.bench.capture import NO_SAVE_MESSAGES
+from memstack.bench._talk import Names, no_save_message, saving_message
 from memstack.config import Config
 from memstack.errors import InputError, MemstackError
 from memstack.evals.common import percentile
@@ -171,19 +172,19 @@ async def run_turn_bench(cfg: TurnBenchConfig, *, database_url: str | None = Non
                 for someone in everyone:
                     await seed_memories(ms, someone, cfg.memories, tag=f"{someone.user_id}, ")
                 first = [
-                    await _first_turn_in_new_process(config, cfg.guard, who, f"{NO_SAVE_MESSAGES[n]} ({who.user_id})")
-                    for n, who in enumerate(first_users)
+                    await _first_turn_in_new_process(config, cfg.guard, who, no_save_message(rng, names()))
+                    for who in first_users
                 ]
                 # untimed, a turn of each kind for a user of its own: what the process loads once is not a user's
                 await _chat(ms, None, opener, "Hello! What can you help me with today?", None)
                 await _chat(ms, None, opener, saving_message(rng, names()), None)
-                for n, newcomer in enumerate(cold_users):
-                    await _chat(ms, groups["cold"], newcomer, NO_SAVE_MESSAGES[n % len(NO_SAVE_MESSAGES)], None)
+                for newcomer in cold_users:
+                    await _chat(ms, groups["cold"], newcomer, no_save_message(rng, names()), None)
                 for newcomer in save_cold_users:
                     await _chat(ms, groups["save_cold"], newcomer, saving_message(rng, names()), None)
                 session: str | None = None
                 for i in range(cfg.warmup + cfg.turns):
-                    message = f"{NO_SAVE_MESSAGES[i % len(NO_SAVE_MESSAGES)]} ({i})"  # a text of its own
+                    message = no_save_message(rng, names())  # a text of its own, to its every sentence
                     warm_messages.append(message)
                     session = await _chat(ms, groups["warm"] if i >= cfg.warmup else None, user, message, session)
                 session = None
@@ -217,6 +218,7 @@ def _summary(
         "save_turns": cfg.save_turns,
         **ms_figures("save_", save.wall),
         "saved": save.saved,
+        "no_save_saved": warm.saved + cold.saved,
         "save_cold_p50_ms": round(percentile(save_cold.wall, 50), 2),
         "save_cold_p99_ms": round(percentile(save_cold.wall, 99), 2),
         "save_cold_saved": save_cold.saved,
