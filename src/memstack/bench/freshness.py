@@ -8,8 +8,8 @@ cache holds their vectors: the case where a stale copy could hide a new memory).
 user in turn:
 
 1. the reader embeds the message about to be sent (its query, untimed: embedding a query is not freshness);
-2. the reader starts searching that user (``store.search_index.nearest``, what ``AsyncMemstack.search`` calls after
-   embedding its query, top ``k``) every ``poll_ms`` until a memory naming the message's made-up name is among the
+2. the reader starts searching that user (``AsyncMemstack.nearest``: ``search`` for a query already embedded, top
+   ``k``) every ``poll_ms`` until a memory naming the message's made-up name is among the
    results;
 3. the writer sends the message, a first-person statement that capture stores (a turn of the offline responder; the
    memory is usually written before the reply, by the badge race).
@@ -47,7 +47,7 @@ from memstack.bench.turn import seed_memories
 from memstack.config import Config
 from memstack.errors import InputError, MemstackError
 from memstack.evals.common import percentile
-from memstack.types import MemoryFilter, UserRef, Vector
+from memstack.types import UserRef, Vector
 
 __all__ = ["FreshnessConfig", "run_freshness_bench"]
 
@@ -78,10 +78,10 @@ _CHILD = "import sys; from memstack.bench.freshness import reader_main; reader_m
 async def _poll(reader: Any, user: UserRef, query: Vector, order: dict[str, Any]) -> dict[str, Any]:
     """Search until a memory naming ``order["name"]`` is found, or ``timeout_s`` passed; what the reader saw."""
     deadline = time.perf_counter() + order["timeout_s"]
-    flt, needle, searches = MemoryFilter(), order["name"].lower(), []
+    needle, searches = order["name"].lower(), []
     while time.perf_counter() < deadline:
         started = time.perf_counter()
-        hits = await reader.store.search_index.nearest(user, query, order["k"], flt)
+        hits = await reader.nearest(user, query, k=order["k"])
         searches.append((time.perf_counter() - started) * 1000)
         for hit in hits:
             if needle in hit.memory.content.lower():
