@@ -62,6 +62,10 @@ bench: $(STAMP)
 	$(BIN)/memstack bench context --json
 	$(BIN)/memstack bench capture --json
 	$(BIN)/memstack bench turn --json
+	$(BIN)/memstack bench ingest --json
+	$(BIN)/memstack bench ingest --backend postgres --json
+	$(BIN)/memstack bench freshness --json
+	$(BIN)/memstack bench freshness --backend postgres --json
 	$(BIN)/memstack bench retrieval --backend sqlite --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 1000 --per-user 500 --queries 1000 --k 10 --json
 	$(BIN)/memstack bench retrieval --backend postgres --users 2000 --per-user 500 --queries 1000 --k 10 --json

@@ -106,13 +106,37 @@ def test_demo_walks_through_every_mechanism(tmp_path: Path) -> None:
 
 
 def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
-    args = ["bench", "turn", "--turns", "3", "--memories", "5", "--embedder", "hash:64", "--cold-users", "2", "--json"]
-    result = _run(tmp_path, args, "")
+    args = ["bench", "turn", "--turns", "3", "--save-turns", "2", "--memories", "5", "--embedder", "hash:64"]
+    result = _run(tmp_path, [*args, "--cold-users", "2", "--first-runs", "1", "--json"], "")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output.strip().splitlines()[-1])
+    assert list(figures) == TURN_KEYS
     assert figures["turns"] == 3 and figures["memories"] == 5 and figures["embedder"] == "hash:64"
+    assert figures["backend"] == "sqlite" and figures["save_turns"] == 2
     assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
-    # the first turn of each new user, the engine's first turn among them
+    assert 0 < figures["save_p50_ms"] <= figures["save_p99_ms"] <= figures["save_max_ms"]
+    # a user's first turn, of each kind, and the engine's first turn in a process of its own
     assert figures["cold_users"] == 2 and 0 < figures["cold_p50_ms"] <= figures["cold_p99_ms"]
-    assert figures["first_ms"] > 0
-    assert figures["load_avg"] is None or figures["load_avg"] >= 0
+    assert 0 < figures["save_cold_p50_ms"] <= figures["save_cold_p99_ms"]
+    assert figures["first_ms"] > 0 and len(figures["first_runs_ms"]) == 1 and figures["open_ms"] > 0
+    assert 0 <= figures["saved"] <= 2 and 0 <= figures["save_cold_saved"] <= 2  # counts, whatever hash:64 reads
+    assert figures["no_save_saved"] == 0
+    assert figures["limit_embed_p50_ms"] > 0 and figures["p50_over_limit"] > 0
+    # where the time went: every stage of every group, shares of the chat call that add up to it
+    assert set(figures["stages"]) == set(figures["stages_ms"]) == {"warm", "cold", "save", "save_cold", "first"}
+    for group, shares in figures["stages"].items():
+        assert list(shares) == STAGES, group
+        assert all(share >= 0 for share in shares.values()) and abs(sum(shares.values()) - 1) < 0.01, group
+    for key in ("load_avg", "load_avg_start", "load_avg_end"):
+        assert figures[key] is None or figures[key] >= 0
+
+
+TURN_KEYS = [
+    "turns", "memories", "embedder", "guard", "backend", "p50_ms", "p99_ms", "max_ms", "cold_users", "first_ms",
+    "cold_p50_ms", "cold_p99_ms", "save_turns", "save_p50_ms", "save_p99_ms", "save_max_ms", "saved", "no_save_saved",
+    "save_cold_p50_ms", "save_cold_p99_ms", "save_cold_saved", "first_runs_ms", "open_ms", "limit_embed_p50_ms",
+    "p50_over_limit", "save_p50_over_limit", "stages", "stages_ms", "load_avg", "load_avg_start", "load_avg_end",
+]  # fmt: skip
+STAGES = [
+    "session", "queue", "embed", "recall", "guard", "assemble", "model", "write", "detection", "other", "outside"
+]  # fmt: skip

@@ -221,6 +221,76 @@ def erase(backend: str, memories: int, turns: int, others: int, per_other: int, 
         click.echo(f"{key:>10}  {value}")
 
 
+@bench.command("ingest")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option("--conversations", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--sessions", type=click.IntRange(min=1), default=None, help="Only the first N sessions of each.")
+@click.option("--data", type=click.Path(path_type=Path), default=None, help="A LoCoMo file (default: synthetic).")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Of the synthetic conversations.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def ingest(
+    backend: str,
+    conversations: int,
+    sessions: int | None,
+    data: Path | None,
+    embedder: str,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Importing LoCoMo-sized conversations with offline memory capture: turns/s and memories/s beside the
+    embedder's own throughput on the same texts (see memstack.bench.ingest). PostgreSQL: an embedded server unless
+    MEMSTACK_DATABASE_URL names one (use a scratch database)."""
+    import logging
+
+    from memstack.bench.ingest import IngestBenchConfig, run_ingest_bench
+
+    logging.getLogger("memstack").setLevel(logging.ERROR)
+    url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
+    try:
+        cfg = IngestBenchConfig(backend, conversations, embedder, seed, data, sessions)
+        result = asyncio.run(run_ingest_bench(cfg, database_url=url))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        echo_json(result)
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>24}  {value}")
+
+
+@bench.command("freshness")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option("--samples", type=click.IntRange(min=1), default=50, show_default=True, help="Memories timed.")
+@click.option("--users", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--memories", type=click.IntRange(min=0), default=100, show_default=True, help="Each user holds.")
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
+@click.option("--poll-ms", type=click.FloatRange(min=0), default=1.0, show_default=True, help="Between searches.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def freshness(
+    backend: str, samples: int, users: int, memories: int, embedder: str, poll_ms: float, as_json: bool
+) -> None:
+    """How soon a memory captured in a chat turn is found by another engine on the same store: written ->
+    searchable p50/p95, beside one search's own time (see memstack.bench.freshness). PostgreSQL: an embedded server
+    unless MEMSTACK_DATABASE_URL names one (use a scratch database)."""
+    import logging
+
+    from memstack.bench.freshness import FreshnessConfig, run_freshness_bench
+
+    logging.getLogger("memstack").setLevel(logging.ERROR)
+    url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
+    try:
+        cfg = FreshnessConfig(backend, samples, users, memories, embedder, poll_ms=poll_ms)
+        result = asyncio.run(run_freshness_bench(cfg, database_url=url))
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        echo_json(result)
+        return
+    for key, value in result.items():
+        click.echo(f"{key:>20}  {value}")
+
+
 @bench.command("chat")
 @click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
 @click.option("--clients", default=16, show_default=True, type=click.IntRange(1, 1000))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -256,8 +257,9 @@ def chat(
 
 
 @click.command("turn")
-@click.option("--turns", default=200, show_default=True, help="Timed turns (after 5 warm-up turns).")
-@click.option("--memories", default=200, show_default=True, help="Memories the user holds.")
+@click.option("--turns", default=200, show_default=True, help="Timed no-save turns (after 5 warm-up turns).")
+@click.option("--save-turns", default=100, show_default=True, type=click.IntRange(min=1), help="Timed saving turns.")
+@click.option("--memories", default=200, show_default=True, help="Memories each user holds.")
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model.")
 @click.option("--guard", type=click.Choice(["auto", "rules", "semantic"]), default="auto", show_default=True)
 @click.option(
@@ -265,28 +267,66 @@ def chat(
     default=20,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Users whose first turn is timed (cold), before the steady turns.",
+    help="Users whose first turn is timed (cold), for each kind of turn.",
 )
+@click.option(
+    "--first-runs",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="New processes whose engine's first turn is timed.",
+)
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
-def bench_turn(turns: int, memories: int, embedder: str, guard: str, cold_users: int, as_json: bool) -> None:
-    """What a chat turn costs memstack itself (offline responder: no model time). See memstack.bench.turn."""
+def bench_turn(
+    turns: int,
+    save_turns: int,
+    memories: int,
+    embedder: str,
+    guard: str,
+    cold_users: int,
+    first_runs: int,
+    backend: str,
+    as_json: bool,
+) -> None:
+    """What a chat turn costs memstack itself (offline responder: no model time), for turns that save nothing and
+    turns that save a memory, warm and cold, with where the time went. See memstack.bench.turn. PostgreSQL is an
+    embedded server unless MEMSTACK_DATABASE_URL names one (use a scratch database)."""
     from memstack.bench.turn import TurnBenchConfig, run_turn_bench
 
     logging.getLogger("memstack").setLevel(logging.ERROR)
+    url = (os.environ.get("MEMSTACK_DATABASE_URL") or None) if backend == "postgres" else None
     try:
-        cfg = TurnBenchConfig(turns=turns, memories=memories, embedder=embedder, guard=guard, cold_users=cold_users)
-        result = asyncio.run(run_turn_bench(cfg))
+        cfg = TurnBenchConfig(
+            turns=turns,
+            memories=memories,
+            embedder=embedder,
+            guard=guard,
+            cold_users=cold_users,
+            save_turns=save_turns,
+            first_runs=first_runs,
+            backend=backend,
+        )
+        result = asyncio.run(run_turn_bench(cfg, database_url=url))
     except MemstackError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         echo_json(result)
-    else:
-        click.echo(
-            f"{result['turns']} turns, {result['memories']} memories ({result['embedder']}, guard {result['guard']}): "
-            f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms; first turn of each of "
-            f"{result['cold_users']} users: p50 {result['cold_p50_ms']} ms, p99 {result['cold_p99_ms']} ms (the "
-            f"engine's first {result['first_ms']} ms); load average {result['load_avg']}"
-        )
+        return
+    r = result
+    click.echo(
+        f"{r['memories']} memories a user ({r['embedder']}, guard {r['guard']}, {r['backend']}); the embedder alone: "
+        f"{r['limit_embed_p50_ms']} ms a message\n"
+        f"no-save turns: warm p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms ({r['p50_over_limit']}x the embedder); a "
+        f"user's first turn p50 {r['cold_p50_ms']} ms, p99 {r['cold_p99_ms']} ms\n"
+        f"saving turns: warm p50 {r['save_p50_ms']} ms, p99 {r['save_p99_ms']} ms ({r['saved']} of "
+        f"{r['save_turns']} saved); a user's first turn p50 {r['save_cold_p50_ms']} ms, "
+        f"p99 {r['save_cold_p99_ms']} ms\n"
+        f"the engine's first turn: {r['first_ms']} ms once open returned (open {r['open_ms']} ms)\n"
+        f"load average {r['load_avg_start']} at start, {r['load_avg_end']} at end"
+    )
+    for group, shares in r["stages"].items():
+        click.echo(f"  {group:>9}: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v >= 0.005))
 
 
 def register(main: click.Group) -> None:

@@ -16,6 +16,7 @@ stores nothing of the turn, not even the manifest.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -176,6 +177,7 @@ class _Details:
     budget: int
     memory_on: bool
     temporary: bool
+    guard_ms: float = 0.0
     fragments: tuple[Fragment, ...] | None = None
     manifest: Manifest | None = None
 
@@ -218,6 +220,11 @@ class AssembledContext:
             )
         return d.manifest
 
+    @property
+    def guard_ms(self) -> float:
+        """Milliseconds the content guard took in this assembly (a turn's ``guard`` stage)."""
+        return self._details.guard_ms
+
     def message_dicts(self) -> list[dict[str, str]]:
         return [m.to_dict() for m in self.messages]
 
@@ -243,7 +250,9 @@ def assemble(
 
     parts = _parts(request, agent, session, memory_on, stack)
     specs = check_structure(parts, agent, stack)
+    guarding = time.perf_counter()
     verdicts = content_verdicts([(s, p.text, p.role, p.source) for p, s in zip(parts, specs, strict=True)], guard=guard)
+    guard_ms = (time.perf_counter() - guarding) * 1000
     for part, verdict in zip(parts, verdicts, strict=True):
         if verdict is not None:
             found, action = verdict
@@ -272,7 +281,9 @@ def assemble(
             part.kept, part.status = False, FragmentStatus.TRIMMED
             part.reason = f"trimmed to fit the token budget ({part.label}: {spec.trim.value.replace('_', ' ')})"
     context_id = request.context_id or new_id("ctx")
-    details = _Details(parts, datetime.now(UTC), agent, model, counter.encoding, budget, memory_on, request.temporary)
+    details = _Details(
+        parts, datetime.now(UTC), agent, model, counter.encoding, budget, memory_on, request.temporary, guard_ms
+    )
     return AssembledContext(
         context_id=context_id,
         messages=_render(parts, specs, key, stack, block_flags),

@@ -35,7 +35,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -68,6 +68,7 @@ from memstack.turn.admission import DEFAULT_ACTIVE_TURNS, FairGate
 from memstack.turn.background import Background
 from memstack.turn.inputs import TurnLimits, check_message, delegated_task, session_meta
 from memstack.turn.phase1 import ModelParams, Phase1Done, ToolBox, ToolSupport, run_phase1
+from memstack.turn.timings import Stopwatch
 from memstack.types import (
     ChatDone,
     ChatEvent,
@@ -307,6 +308,7 @@ class TurnRunner:
 
     async def _run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         p = self.parts
+        clock = Stopwatch()  # the turn's stages (TurnTimings, on the manifest it returns)
         now, meta = req.at, req.meta
         remember = req.memory and req.agent.memory.enabled and not req.temporary
         session_id = req.session_id or new_id("ses")
@@ -323,16 +325,20 @@ class TurnRunner:
                 context=recent,
             )
         handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
+        clock.lap("session")
         replied = False
         saving: asyncio.Future[bool] | None = None
         try:
             model = p.chat_model(req.agent)
             async with p.admission.slot(req.user.tenant):  # the work before the model call: one slot, not while waiting
-                request = await self._context_request(req, handle, remember, model.name)
+                clock.lap("queue")
+                request = await self._context_request(req, handle, remember, model.name, clock)
                 if p.guard is None:
                     context = assemble(request)
                 else:  # the semantic layer embeds texts it has not seen: off the event loop
                     context = await asyncio.to_thread(assemble, request, guard=p.guard)
+                clock.lap("assemble")
+                clock.carve("assemble", "guard", context.guard_ms)
             saving = None if req.temporary else asyncio.ensure_future(self._save_manifest(req, handle, context))
             messages = [Message.from_openai(m.to_dict()) for m in context.messages]
             done: Phase1Done | None = None
@@ -350,8 +356,9 @@ class TurnRunner:
                 else:
                     yield event
             assert done is not None  # run_phase1 always ends with it
+            clock.lap("model")
             kept = "" if done.placeholder else done.text  # a stand-in reply is not conversation: no reply is kept
-            record = p.sessions.record_turn(handle, req.message, kept, at=now)
+            record = clock.until("write", p.sessions.record_turn(handle, req.message, kept, at=now))
             if detection is not None:  # the badge race, the record and the detection's own record, together
                 found, _, _ = await asyncio.gather(
                     p.pipeline.race(detection, p.settings.badge_wait_s), record, p.pipeline.recorded(detection)
@@ -359,12 +366,15 @@ class TurnRunner:
             else:
                 found = None
                 await record
-            manifest = context.manifest
+            clock.lap_at("write", clock.ends["write"])
+            clock.lap("detection")  # what the reply waited for detection after the write
             stored = await saving if saving is not None else False
+            clock.lap("write")
             if not req.temporary:
                 p.recent.add(req.user, handle.session_id, req.message, kept)
             phase2 = self._phase2(handle, req.message, kept)
             p.background.spawn(phase2, name=f"phase2:{handle.session_id}:{handle.turn}")
+            manifest = replace(context.manifest, timings=clock.timings())
             replied = True
         finally:
             if not replied:
@@ -384,13 +394,14 @@ class TurnRunner:
         return True
 
     async def _context_request(
-        self, req: TurnRequest, handle: TurnHandle, remember: bool, model: str
+        self, req: TurnRequest, handle: TurnHandle, remember: bool, model: str, clock: Stopwatch
     ) -> ContextRequest:
         """Everything assembly needs; ``model`` picks the tokenizer family of the budget."""
         memories: tuple[MemoryHit, ...] = ()
         summaries: tuple[SummaryLine, ...] = ()
         if remember:  # layer 7 is read while the message is embedded and layer 6 recalled
-            memories, summaries = await asyncio.gather(self._memories(req, handle), self._summaries(req, handle))
+            memories, summaries = await asyncio.gather(self._memories(req, handle, clock), self._summaries(req, handle))
+            clock.lap("recall")
         state = handle.state
         return ContextRequest(
             message=req.message,
@@ -407,12 +418,13 @@ class TurnRunner:
             temporary=req.temporary,
         )
 
-    async def _memories(self, req: TurnRequest, handle: TurnHandle) -> tuple[MemoryHit, ...]:
+    async def _memories(self, req: TurnRequest, handle: TurnHandle, clock: Stopwatch) -> tuple[MemoryHit, ...]:
         """Layer 6: memories (vector + full text, expired ones dropped, schedules decayed) and excerpts of the
         user's past conversations, recalled together (:mod:`memstack.recall`); this session's own messages are in
         layers 8-9, so they are left out. The agent's category weights are applied by the assembly."""
         p = self.parts
         vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
+        clock.lap("embed")
         if p.vectorizer is not None and not handle.temporary:  # phase 2 stores it as the archived message's
             self._vectors[(req.user.tenant, req.user.user_id, handle.session_id, handle.turn, _epoch())] = vector
             while len(self._vectors) > _KEEP_VECTORS:

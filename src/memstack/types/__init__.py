@@ -27,7 +27,15 @@ from memstack.types.chat import (
     TokenUsage,
     ToolUse,
 )
-from memstack.types.context import Fragment, FragmentStatus, Layer, Manifest, ManifestEntry, check_manifest
+from memstack.types.context import (
+    Fragment,
+    FragmentStatus,
+    Layer,
+    Manifest,
+    ManifestEntry,
+    TurnTimings,
+    check_manifest,
+)
 from memstack.types.forget import Forgetting, HiddenItem, HiddenKind
 from memstack.types.jobs import Job, JobStatus
 from memstack.types.memories import (
@@ -141,6 +149,7 @@ __all__ = [
     "TurnCommit",
     "TurnStatus",
     "TurnSummary",
+    "TurnTimings",
     "TurnVectors",
     "UpdateAction",
     "UserRecord",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
 from memstack.errors import InputError
 
-__all__ = ["Fragment", "FragmentStatus", "Layer", "Manifest", "ManifestEntry", "check_manifest"]
+__all__ = ["Fragment", "FragmentStatus", "Layer", "Manifest", "ManifestEntry", "TurnTimings", "check_manifest"]
 
 
 class Layer(IntEnum):
@@ -84,6 +84,53 @@ class ManifestEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnTimings:
+    """Where one chat turn's time went, in milliseconds of a monotonic clock (``time.perf_counter``).
+
+    The stages are consecutive pieces of the turn's critical path, from the moment the turn starts (its erasure
+    fence pinned) to the moment its reply is ready, so they add up to ``total_ms`` with ``other_ms`` (what no stage
+    names: handing work to the background, building the result):
+
+    ``session_ms``: the detection's start, then the session's lock (waiting for the previous turn's phase 2) and
+    state; ``queue_ms``: waiting for an admission slot (:mod:`memstack.turn.admission`); ``embed_ms``: the one
+    embedding of the message; ``recall_ms``: layer 6 once the message is embedded, and the wait for layer 7 read
+    beside it; ``guard_ms``: the content guard inside the assembly; ``assemble_ms``: the rest of the assembly;
+    ``model_ms``: phase 1 (the chat model, its tool calls; with a stream, also the caller reading it); ``write_ms``:
+    recording the exchange after the model (and the manifest's write, when it is still running then);
+    ``detection_ms``: how much longer the reply then waited for memory detection (the badge race) than for the
+    write: detection runs beside everything from the start, and costs the reply only what it adds at the end.
+
+    Kept on the manifest a turn returns (``ChatResult.manifest``), never stored: the stored manifest is written
+    while the model answers, before most of these are known."""
+
+    total_ms: float
+    session_ms: float = 0.0
+    queue_ms: float = 0.0
+    embed_ms: float = 0.0
+    recall_ms: float = 0.0
+    guard_ms: float = 0.0
+    assemble_ms: float = 0.0
+    model_ms: float = 0.0
+    write_ms: float = 0.0
+    detection_ms: float = 0.0
+
+    @property
+    def other_ms(self) -> float:
+        return max(0.0, self.total_ms - sum(self.stages().values()))
+
+    def stages(self) -> dict[str, float]:
+        """Each stage's milliseconds by its name (``embed``, ``guard``…), in the turn's order; not ``other``."""
+        return {f.name.removesuffix("_ms"): getattr(self, f.name) for f in fields(self) if f.name != "total_ms"}
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "total_ms": self.total_ms,
+            **{f"{k}_ms": v for k, v in self.stages().items()},
+            "other_ms": self.other_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Manifest:
     context_id: str
     created_at: datetime
@@ -96,6 +143,7 @@ class Manifest:
     memory_enabled: bool
     temporary: bool
     entries: tuple[ManifestEntry, ...]
+    timings: TurnTimings | None = field(default=None, compare=False)  # the turn's, in this process; not stored
 
     @property
     def persist(self) -> bool:
