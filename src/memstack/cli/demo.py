@@ -126,18 +126,18 @@ async def run_demo(home: Path, console: Console, *, embedder: str = "local:minil
         probe = await walk.say("What should I revise first for the midterm?", session_id=second.session_id)
         print_explain(console, probe.manifest, title="explain: what the model saw")
 
-        walk.step(5, "Trimming", "A 520-token budget: the oldest messages go first, never the core or the message.")
+        walk.step(5, "Trimming", "A 560-token budget: the oldest messages go first, never the core or the message.")
         small = Agent(
             name="tight-tutor",
             core=CoreSpec("You are a concise chemistry tutor.", hard_constraints=("Never invent exam dates.",)),
-            budget_tokens=520,
+            budget_tokens=560,
             memory=MemorySettings(top_k=4, keep_top=2),
         )
         tight = None
         for text in _LONG_TURNS:
             result = await walk.say(text, session_id=tight, agent=small)
             tight = result.session_id
-        print_explain(console, result.manifest, title="explain: a 520-token budget")
+        print_explain(console, result.manifest, title="explain: a 560-token budget")
 
         walk.step(6, "Temporary chat", "Nothing about it is stored, yet the session's time and place still apply.")
         temp = await walk.say("What day is it tomorrow where I am?", temporary=True, full_reply=True)

@@ -316,7 +316,8 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             flags = (*session.notes, *(("memory_off",) if not memory_on else ()), *(("temporary",) * req.temporary))
             out.append(_Part(Layer.SESSION, "session", text, text, pinned=True, flags=flags))
             for name, line in client_lines(session):  # the client's own words: data the guard reads
-                out.append(_Part(Layer.SESSION, f"session:{name}", line, r.escape_data(line), pinned=True))
+                said = line.partition(": ")[2]  # the guard judges the client's words, not memstack's label
+                out.append(_Part(Layer.SESSION, f"session:{name}", said, r.escape_data(line), pinned=True))
         elif builtin is Layer.DELEGATED and req.delegated is not None:
             out.extend(_delegated(req.delegated))
         elif builtin is Layer.FACTS:
