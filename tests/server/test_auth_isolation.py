@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -127,8 +128,37 @@ def test_local_mode_serves_tenant_default_without_a_key(tmp_path: Path) -> None:
         assert [m["content"] for m in listed] == ["User is a night owl"]  # the CLI's tenant, "default"
         keyed = client.get("/v1/users/alice/memories", headers={"Authorization": f"Bearer {key}"})
         assert keyed.json() == {"memories": []}  # a key still names its tenant
-        bad = client.get("/v1/users/alice/memories", headers={"Authorization": "Bearer msk_wrong"})
-        assert bad.status_code == 401
+        placeholder = client.get("/v1/users/alice/memories", headers={"Authorization": "Bearer msk_wrong"})
+        assert placeholder.status_code == 200  # an unknown key is a placeholder here: tenant "default"
+        assert [m["content"] for m in placeholder.json()["memories"]] == ["User is a night owl"]
+
+
+def test_the_openai_sdk_talks_to_a_local_mode_server_with_a_placeholder_key(tmp_path: Path) -> None:
+    """The SDK refuses to start without a key; a local server takes any one and acts for tenant ``default``."""
+    import openai
+
+    async def setup() -> None:
+        async with AsyncMemstack(make_config(tmp_path)) as ms:
+            await ms.add("alice", "User is vegetarian")
+
+    asyncio.run(setup())
+    app = create_app(make_config(tmp_path), settings=ServerSettings(auth="auto", key_cache_s=0.2))
+    with BackgroundServer(app) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="local", max_retries=0)
+        assert "memstack" in [m.id for m in client.models.list()]
+        reply = client.chat.completions.create(
+            model="memstack", messages=[{"role": "user", "content": "What should I cook tonight?"}], user="alice"
+        )
+        assert "vegetarian" in (reply.choices[0].message.content or "").lower()  # alice's memory, tenant default
+
+        async def make_key() -> None:
+            async with AsyncMemstack(make_config(tmp_path)) as ms:
+                await ms.store.keys.create("acme")
+
+        asyncio.run(make_key())  # once a key exists the server requires keys, and a placeholder is refused
+        time.sleep(0.3)
+        with pytest.raises(openai.AuthenticationError):
+            client.models.list()
 
 
 def test_keys_made_and_revoked_with_the_cli_work_against_a_running_server(tmp_path: Path) -> None:

@@ -1,7 +1,11 @@
 """Who is calling: ``Authorization: Bearer KEY`` → the key's tenant. Every route scopes its data to that tenant.
 
 Accepted keys are cached in-process for ``ServerSettings.key_cache_s`` (one dict lookup per request instead of a
-database read); unknown keys are never cached. In local mode a request without a key acts for tenant ``default``.
+database read); unknown keys are never cached. In local mode a request without a key acts for tenant ``default``,
+and so does one whose bearer key is not a key of this store: OpenAI's SDK (and many clients built on it) refuses to
+start without a key, so a local-mode server takes any placeholder (``api_key="local"``) rather than answering it with
+a 401 that only a real key could cure. A key that is known still acts for its own tenant; once the server requires
+keys (``keys`` mode, or ``auto`` after a key exists) an unknown key is a 401 again.
 """
 
 from __future__ import annotations
@@ -76,6 +80,8 @@ class KeyCache:
         key = await self._keys.authenticate(secret)
         if key is None:
             self._accepted.pop(digest, None)
+            if await self._still_local():
+                return Caller(LOCAL_TENANT)  # a placeholder key from a client that insists on sending one
             raise Unauthorized("unknown or revoked API key; check the key, or create one with `memstack keys create`")
         if len(self._accepted) > 10_000:
             self._accepted.clear()

@@ -30,7 +30,8 @@ class ServerSettings:
     ``auth``: ``"keys"`` (every request needs ``Authorization: Bearer KEY``; the key names the tenant) or ``"local"``
     (requests without a key act for tenant ``default``; meant for a server bound to 127.0.0.1 only — ``memstack serve``
     refuses it on any other address), or ``"auto"`` (local until a key exists, then keys: a key created while the
-    server runs is required within ``key_cache_s``). A request that does carry a key is authenticated in every mode.
+    server runs is required within ``key_cache_s``). A key this store knows acts for its tenant in every mode; while
+    the server is local, any other bearer key (a placeholder a client insists on sending) acts for ``default``.
     Outside ``keys`` mode only requests whose ``Host`` is a loopback address or ``localhost`` are answered (403
     otherwise: no DNS rebinding from a web page).
     ``key_cache_s``: how long an accepted key is trusted without asking the database again (a key revoked by another
