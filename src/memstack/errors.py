@@ -25,9 +25,15 @@ branch they can handle; ``MemstackError`` catches all of them::
     └── ProviderError            a model endpoint failed (status, body)
         ├── ProviderTimeout      no answer within the deadline
         └── MalformedResponse    the answer could not be parsed
+
+No error carries a secret: a message's URLs lose their password (``postgresql://ana:***@db/app``) and a connection
+string its ``password=…``, however the message was made (:func:`redact`), so a mistyped setting can be printed,
+logged or sent back to a client as it is.
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = [
     "BudgetExceeded",
@@ -52,11 +58,61 @@ __all__ = [
     "StoreUnavailable",
     "Unauthorized",
     "UserErased",
-]
+]  # redact and redact_log_records below are memstack's own helpers, not public API
+
+#: ``scheme://user:password@``: the password, up to the last ``@`` before the host (a password may hold ``@``).
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/?#@\s'\"]*:)[^\s'\"]*@(?=[^@\s'\"]*(?:[\s'\"]|$))"
+)
+#: ``user:password@host/…`` or ``…@host:port`` without a scheme (how a driver quotes a URL it could not parse, its
+#: ``:`` lost); a host must follow, so a model string such as ``openai:text-embedding-3-small@32`` is left alone.
+_BARE_PASSWORD = re.compile(r"(?P<head>[\w.%+-]+:)[^\s'\"@/:]+@(?=(?:[\w.-]+|\[[\w:.]+\])(?:/|:\d))")
+#: ``password=…`` of a libpq connection string or a URL's query (also ``sslpassword``, ``api_key``, ``apikey``).
+_PASSWORD_PARAM = re.compile(r"(?P<head>\b(?:ssl)?password\s*=\s*|\bapi_?key\s*=\s*)(?:'[^']*'|[^\s&'\"]+)", re.I)
+
+SECRET = "***"
+
+
+def redact(text: str) -> str:
+    """``text`` with the secrets a setting can carry replaced by ``***``: a URL's password and ``password=…`` (or
+    ``api_key=…``) parameters. Every :class:`MemstackError` message goes through it; so do the server's logs."""
+    text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{SECRET}@", text)
+    text = _BARE_PASSWORD.sub(lambda m: f"{m['head']}{SECRET}@", text)
+    return _PASSWORD_PARAM.sub(lambda m: f"{m['head']}{SECRET}", text)
+
+
+def redact_log_records() -> None:
+    """Redact every log record of this process from now on (:func:`redact` of its message and its traceback), by
+    wrapping the log record factory: whatever handler prints it later, uvicorn's included, prints the redacted text.
+    For the processes memstack owns (``memstack serve`` and its workers, ``memstack mcp``, the CLI); the library
+    never calls it, since logging belongs to the application. Calling it again changes nothing."""
+    import logging
+    import traceback
+
+    make = logging.getLogRecordFactory()
+    if getattr(make, "memstack_redacts", False):
+        return
+
+    def redacted(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 (a malformed record: logging reports it when it formats it)
+            return record
+        record.msg, record.args = redact(message), None
+        if record.exc_info and record.exc_info[1] is not None:  # a formatter uses exc_text when it is already set
+            record.exc_text = redact("".join(traceback.format_exception(record.exc_info[1])).rstrip("\n"))
+        return record
+
+    redacted.memstack_redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(redacted)
 
 
 class MemstackError(Exception):
-    """Base class of every error memstack raises on purpose."""
+    """Base class of every error memstack raises on purpose. Its text arguments are :func:`redact`-ed."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class ConfigError(MemstackError):

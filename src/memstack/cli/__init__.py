@@ -11,6 +11,9 @@ __all__ = ["main"]
 @click.version_option(package_name="memstack")
 def main() -> None:
     """memstack: layered context and long-term memory for LLM apps."""
+    from memstack.errors import redact_log_records
+
+    redact_log_records()  # a log line of this process never shows a setting's password
 
 
 def _register() -> None:

@@ -317,6 +317,9 @@ def app_from_env() -> FastAPI:
     ``MEMSTACK_*`` variables, the auth mode the parent chose from ``MEMSTACK_SERVER_AUTH``."""
     import os
 
+    from memstack.errors import redact_log_records
+
+    redact_log_records()  # a worker process of its own: as the parent does (memstack.cli)
     given = os.environ.get(AUTH_ENV)
     mode: AuthMode = given if given in ("local", "auto") else "keys"  # type: ignore[assignment]
     return create_app(Config.resolve(), settings=ServerSettings(auth=mode, gc_freeze_s=10.0))

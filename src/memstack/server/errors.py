@@ -32,6 +32,7 @@ A 5xx is the server's or its dependencies' fault, never the request's: no input 
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -55,6 +56,7 @@ from memstack.errors import (
     StoreUnavailable,
     Unauthorized,
     UserErased,
+    redact,
 )
 
 __all__ = ["error_response", "install_error_handlers", "response_for", "status_for"]
@@ -168,7 +170,8 @@ def _http_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-    log.exception("unexpected error", exc_info=exc)
+    # Not one of memstack's errors, so its text was never redacted: a driver's may quote a connection string.
+    log.error("unexpected error\n%s", redact("".join(traceback.format_exception(exc))))
     return error_response(500, "ServerError", "the server failed unexpectedly; the error was logged")
 
 
