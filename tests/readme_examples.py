@@ -20,6 +20,13 @@ def python_block(heading: str) -> str:
     return match.group(1)
 
 
+def data_home(cwd: Path) -> Path:
+    """Where a new user's store lands in these runs: the per-user data directory, kept inside the test's own
+    directory (``$XDG_DATA_HOME``) so no run touches the real one or sees another's memories."""
+    return cwd / ".xdg-data" / "memstack"
+
+
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
+    env["XDG_DATA_HOME"] = str(data_home(cwd).parent)
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)

@@ -31,7 +31,8 @@ def _ids(cli, *extra: str) -> list[str]:  # type: ignore[no-untyped-def]
 def _one_line_error(result: Result, text: str) -> None:
     assert result.exit_code == 1
     assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
+    # One line of error; the other line names the store (stderr).
+    lines = [line for line in result.output.splitlines() if line.strip() and not line.startswith("store: ")]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and text in lines[0], result.output
 
 
@@ -49,7 +50,7 @@ def test_adding_a_memory_already_held(cli) -> None:  # type: ignore[no-untyped-d
     assert memory["action"] == "created"
     again = cli("memories", "add", "--user", "alice", "prefers green tea over coffee.")
     assert again.exit_code == 0
-    assert again.output.strip() == (
+    assert again.stdout.strip() == (
         f"Already saved {memory['id']} (duplicate): Prefers green tea over coffee; --force to store another"
     )
     as_json = json.loads(cli("memories", "add", "-u", "alice", "Prefers green tea over coffee", "--json").output)

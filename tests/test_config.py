@@ -6,12 +6,14 @@ from memstack.config import SEED_TIER_LIMITS, Config, TierLimits
 from memstack.errors import ConfigError, InputError
 
 
-def test_defaults_are_embedded_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_defaults_are_embedded_sqlite(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ("MEMSTACK_HOME", "MEMSTACK_DATABASE_URL", "MEMSTACK_TIER_LIMITS", "MEMSTACK_DEFAULT_TIER"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
     cfg = Config.resolve()
     assert cfg.backend == "sqlite"
-    assert cfg.sqlite_path == Path(".memstack/memstack.db")
+    assert cfg.sqlite_path == tmp_path / "xdg" / "memstack" / "memstack.db"  # the per-user store (tests/cli)
 
 
 def test_a_self_hosted_install_has_no_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:

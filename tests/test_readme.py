@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from readme_examples import python_block, run_python  # tests/readme_examples.py
+from readme_examples import data_home, python_block, run_python  # tests/readme_examples.py
 
 
 def python_example() -> str:
@@ -23,7 +23,7 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert len(lines) == 2
     assert lines[0].startswith("Any food I should avoid? -> I'm vegetarian and allergic to peanuts (")
     assert lines[1].startswith("How should I prepare for my race? -> I'm training for the Lisbon marathon in May (")
-    assert (tmp_path / ".memstack" / "memstack.db").exists()
+    assert (data_home(tmp_path) / "memstack.db").exists() and not (tmp_path / ".memstack").exists()
 
 
 def test_running_the_example_twice_leaves_the_memories_of_one_run(tmp_path: Path) -> None:
@@ -34,7 +34,7 @@ def test_running_the_example_twice_leaves_the_memories_of_one_run(tmp_path: Path
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
-    with sqlite3.connect(tmp_path / ".memstack" / "memstack.db") as db:
+    with sqlite3.connect(data_home(tmp_path) / "memstack.db") as db:
         rows = db.execute("SELECT content FROM memories WHERE user_id = 'alice' AND is_active").fetchall()
     assert sorted(r[0] for r in rows) == [
         "I'm training for the Lisbon marathon in May",

@@ -66,6 +66,7 @@ def test_every_readme_example_runs_in_order_on_a_fresh_directory(tmp_path: Path)
     shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the README's paths are relative to the clone
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_") and k != "OPENAI_API_KEY"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["XDG_DATA_HOME"] = str(tmp_path / ".xdg-data")  # the per-user store of this run, not the real one
     (tmp_path / "readme.sh").write_text(script, encoding="utf-8")
     done = subprocess.run(
         ["bash", "readme.sh"], cwd=tmp_path, env=env, input="y\n" * 4, capture_output=True, text=True, timeout=600

@@ -12,9 +12,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from memstack.errors import ConfigError, InputError
+from memstack.errors import ConfigError, InputError, redact
 
-__all__ = ["SEED_TIER_LIMITS", "UNLIMITED", "Config", "TierLimits"]
+__all__ = [
+    "SEED_TIER_LIMITS",
+    "UNLIMITED",
+    "Config",
+    "Home",
+    "TierLimits",
+    "default_home",
+    "describe_store",
+    "find_home",
+]
 
 #: The tiers of the memory seed, for apps that sell them: ``MEMSTACK_TIER_LIMITS=free=50,lite=100,pro=500,
 #: premium=unlimited`` (or ``TierLimits.seed()``). Not the default: a self-hosted install keeps every memory.
@@ -96,11 +105,55 @@ def _env(name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
+#: The data directory a project may keep beside its code: used when it exists in the current directory.
+LOCAL_HOME = Path(".memstack")
+
+
+def default_home() -> Path:
+    """The data directory when none is named: ``./.memstack`` if the current directory has one (a store made there
+    keeps working), else the per-user one, ``$XDG_DATA_HOME/memstack`` (``~/.local/share/memstack``).
+
+    Why not always ``./.memstack``: a command run from another directory then opened a new, empty store without a
+    word ("alice has no memories"), and the library wrote one into every directory a script ran from. The per-user
+    directory is the same from anywhere; a project that wants its own store names it (``--home``,
+    ``$MEMSTACK_HOME``) or creates ``.memstack`` where it runs."""
+    if LOCAL_HOME.is_dir():
+        return LOCAL_HOME
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"  # XDG: relative ignored
+    return base / "memstack"
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """A data directory and how it was chosen (what the CLI prints beside every result it reads or writes)."""
+
+    path: Path
+    source: str  # "--home", "$MEMSTACK_HOME", "./.memstack", "per-user default"
+
+    def describe(self) -> str:
+        """``/abs/path (how it was chosen)``, e.g. ``/home/ana/.local/share/memstack (per-user default)``."""
+        return f"{self.path.absolute()} ({self.source})"
+
+
+def find_home(home: Path | str | None = None) -> Home:
+    """The data directory :meth:`Config.resolve` uses for ``home``, with its reason: the argument, else
+    ``$MEMSTACK_HOME``, else :func:`default_home`."""
+    if home is not None:
+        return Home(Path(home), "--home")
+    if (env := _env("MEMSTACK_HOME")) is not None:
+        return Home(Path(env), "$MEMSTACK_HOME")
+    found = default_home()
+    return Home(found, "./.memstack of this directory" if found == LOCAL_HOME else "per-user default")
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """Everything an engine needs to know before it opens its store and models.
 
-    ``home``: data directory (``$MEMSTACK_HOME``, default ``./.memstack``), holds ``memstack.db``.
+    ``home``: data directory (``$MEMSTACK_HOME``), holds ``memstack.db``; by default ``./.memstack`` when the
+    current directory has one, else the per-user ``$XDG_DATA_HOME/memstack`` (``~/.local/share/memstack``; see
+    :func:`default_home`).
     ``database_url``: ``postgresql://…`` selects PostgreSQL (``$MEMSTACK_DATABASE_URL``);
     ``None`` or ``sqlite:///path`` selects the embedded SQLite store.
     Model strings look like ``openai:gpt-4o-mini``; ``None`` means the offline implementation.
@@ -125,7 +178,7 @@ class Config:
     PostgreSQL ranks the archive itself).
     """
 
-    home: Path = Path(".memstack")
+    home: Path = field(default_factory=default_home)
     database_url: str | None = None
     embedder: str = "local:minilm"
     chat_model: str | None = None
@@ -157,9 +210,7 @@ class Config:
     @classmethod
     def resolve(cls, **overrides: Any) -> Config:
         """Build a config from explicit arguments, falling back to ``MEMSTACK_*`` variables."""
-        env: dict[str, Any] = {}
-        if (home := _env("MEMSTACK_HOME")) is not None:
-            env["home"] = Path(home)
+        env: dict[str, Any] = {"home": find_home().path}
         for key in (
             "database_url",
             "embedder",
@@ -243,3 +294,16 @@ def _tiers_from_env() -> dict[str, TierLimits]:
         names = " and ".join(f"${name}" for name, value in given if value)
         hint = "" if default else " (set $MEMSTACK_DEFAULT_TIER to one of them)"
         raise ConfigError(f"{names}: {exc}{hint}") from None
+
+
+def describe_store(config: Config, home: Home | None = None) -> str:
+    """Where ``config``'s store is, for a person: the SQLite file's directory and how it was chosen (``home``, as
+    :func:`find_home` found it), or the PostgreSQL URL without its password."""
+    if config.backend == "postgres":
+        assert config.database_url is not None
+        return f"PostgreSQL {redact(config.database_url)} (${ENV_PREFIX}DATABASE_URL)"
+    if config.database_url:
+        return f"{config.sqlite_path.absolute()} (${ENV_PREFIX}DATABASE_URL)"
+    if home is None or home.path != config.home:
+        return f"{config.home.absolute()}"
+    return home.describe()

@@ -33,7 +33,7 @@ def test_export_to_stdout_and_to_a_file(cli, tmp_path: Path) -> None:  # type: i
     _add(cli, "bob", "Plays the oboe")
     result = cli("users", "export", "--user", "alice")
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)  # the store is named on stderr
     assert (document["format"], document["version"]) == (EXPORT_FORMAT, EXPORT_VERSION)
     assert [m["content"] for m in document["memories"]] == ["Prefers green tea"]
     assert document["memories"][0]["history"][0]["action"] == "create"
@@ -47,7 +47,7 @@ def test_export_to_stdout_and_to_a_file(cli, tmp_path: Path) -> None:  # type: i
     assert json.loads(out.read_text())["memories"][0]["content"] == "Prefers green tea"
     assert not out.with_name("alice.json.partial").exists()
 
-    never = json.loads(cli("users", "export", "--user", "nobody").output)
+    never = json.loads(cli("users", "export", "--user", "nobody").stdout)
     assert [never[k] for k in ("memories", "sessions", "contexts", "jobs")] == [[], [], [], []]
 
 

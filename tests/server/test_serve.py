@@ -58,6 +58,7 @@ def test_serve_on_a_fresh_home_runs_in_local_mode_then_requires_keys(tmp_path: P
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert "LOCAL MODE" in err
+    assert f"memstack: store {tmp_path} (--home), serving {url}" in err  # which store, as an absolute path
 
     made = subprocess.run(
         [*CLI, "keys", "create", "--tenant", "default", "--json", "--home", str(tmp_path)],

@@ -64,7 +64,7 @@ def test_list_shows_sessions_newest_first_with_flags_and_lines(cli) -> None:  # 
     rows = json.loads(cli("sessions", "list", "-u", "alice", "--json").output)
     assert [(r["session_id"], r["turn_count"], r["flagged"]) for r in rows] == [("chat-2", 1, 0), ("chat-1", 4, 1)]
     assert rows[0]["ended_at"] is not None and rows[1]["ended_at"] is None
-    assert cli("sessions", "list", "-u", "bob").output.strip() == "bob has no sessions."
+    assert cli("sessions", "list", "-u", "bob").stdout.strip() == "bob has no sessions."
 
 
 def test_show_has_every_part_of_session_memory(cli) -> None:  # type: ignore[no-untyped-def]
@@ -98,6 +98,7 @@ def test_search_and_errors(cli) -> None:  # type: ignore[no-untyped-def]
     assert "No past exchange" in cli("sessions", "search", "docker", "-u", "bob").output
     missing = cli("sessions", "show", "nope", "--user", "alice")
     assert missing.exit_code == 1 and "Traceback" not in missing.output
-    assert missing.output.strip().startswith("Error: no session 'nope'") and "memstack sessions list" in missing.output
+    error = missing.stderr.strip().splitlines()[-1]  # after the line naming the store
+    assert error.startswith("Error: no session 'nope'") and "memstack sessions list" in error
     other = cli("sessions", "show", "chat-1", "--user", "bob")
     assert other.exit_code == 1 and "no session 'chat-1'" in other.output  # another user's session is not visible

@@ -1,4 +1,5 @@
-"""What the CLI's command modules share: running an async command with memstack's errors as one clean line."""
+"""What the CLI's command modules share: running an async command with memstack's errors as one clean line, and
+opening the store with a line that says which one it is."""
 
 from __future__ import annotations
 
@@ -7,14 +8,23 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import click
 from rich.console import Console
 
 from memstack.errors import MemstackError
 
-__all__ = ["echo_json", "run_async", "table_console"]
+if TYPE_CHECKING:
+    from memstack.engine import AsyncMemstack
+
+__all__ = ["HOME_HELP", "echo_json", "open_engine", "run_async", "say_store", "table_console"]
+
+#: ``--home``'s help, the same on every command.
+HOME_HELP = (
+    "Data directory (default: $MEMSTACK_HOME, else ./.memstack if it exists here, else ~/.local/share/memstack)."
+)
 
 P = ParamSpec("P")
 
@@ -51,3 +61,24 @@ _PIPED_WIDTH = 10_000
 def table_console() -> Console:
     """Where the CLI prints tables: the terminal's width on a terminal; piped or redirected, one line per row."""
     return Console() if sys.stdout.isatty() else Console(width=_PIPED_WIDTH)
+
+
+def say_store(home: Path | None) -> Path:
+    """Print (to stderr) which store a command uses and why, ``store: /abs/path (per-user default)``, and return the
+    data directory to open. Every command that reads or writes the store says it before its output (not with
+    ``--json``): a command run from another directory than usual, on another store, would otherwise answer "alice
+    has no memories" without a hint that the memories are elsewhere."""
+    from memstack.config import Config, describe_store, find_home
+
+    found = find_home(home)
+    click.secho(f"store: {describe_store(Config.resolve(home=found.path), found)}", err=True, dim=True)
+    return found.path
+
+
+def open_engine(home: Path | None, *, quiet: bool = False, resume: bool = False) -> AsyncMemstack:
+    """The engine on the command's store (``--home``, else ``$MEMSTACK_HOME``, else the default), which it names
+    on stderr unless ``quiet`` (``--json``). ``resume=False``: managing data starts no background model work."""
+    from memstack.config import find_home
+    from memstack.engine import AsyncMemstack
+
+    return AsyncMemstack(home=find_home(home).path if quiet else say_store(home), resume=resume)

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from memstack.cli._common import echo_json
+from memstack.cli._common import HOME_HELP, echo_json, open_engine
 from memstack.engine import AsyncMemstack
 from memstack.errors import MemstackError
 from memstack.types import (
@@ -210,7 +210,7 @@ async def _loop(ms: AsyncMemstack, console: Console, user: UserRef, options: dic
 @click.option("--agent", "-a", "agent", default=None, help="Agent YAML file (or a name under <home>/agents).")
 @click.option("--session", "-s", "session_id", default=None, help="Continue this session (default: your current one).")
 @click.option("--new", "new_session", is_flag=True, help="Start a new session instead of continuing the current one.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--timezone", "timezone", default=None, help="Your IANA time zone, e.g. Europe/Paris.")
 @click.option("--tier", default=None, help="Subscription tier for memory limits (when tiers are configured).")
 @click.option("--no-memory", is_flag=True, help="No long-term memory read or write.")
@@ -244,7 +244,7 @@ def chat(
     }
 
     async def main() -> None:
-        async with AsyncMemstack(home=home) as ms:
+        async with open_engine(home, resume=True) as ms:
             model = ms.chat_model_name
             console.print(f"[dim]memstack chat as {escape(user_id)} ({escape(model)}); /help for commands[/]")
             await _loop(ms, console, UserRef(user_id, tenant), options)

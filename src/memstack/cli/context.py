@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from memstack.cli._common import echo_json, table_console
+from memstack.cli._common import HOME_HELP, echo_json, open_engine, table_console
 from memstack.errors import MemstackError
 from memstack.types import Manifest
 
@@ -106,12 +106,12 @@ def _manifest_table(console: Any, manifest: Any) -> None:
     )
 
 
-def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
-    """Run ``work(engine)`` on the configured store; memstack's own errors become one line and exit code 1."""
-    from memstack.engine import AsyncMemstack
+def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]], *, quiet: bool = False) -> Any:
+    """Run ``work(engine)`` on the configured store (named on stderr unless ``quiet``); memstack's own errors become
+    one line and exit code 1."""
 
     async def run() -> Any:
-        async with AsyncMemstack(home=home, resume=False) as engine:
+        async with open_engine(home, quiet=quiet) as engine:
             return await work(engine)
 
     try:
@@ -124,7 +124,7 @@ def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
 @click.option("--context", "context_id", default=None, help="Context id (returned with each response).")
 @click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the context belongs to.")
 @click.option("--user", "-u", "user_id", default=None, help="Only if the context belongs to this user.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored manifest as one JSON object.")
 def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
     """Show what the model saw for one response: every fragment with its layer, tokens, status and flags.
@@ -156,7 +156,7 @@ def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: 
             ) from None
         return manifest
 
-    manifest = _stored(home, work)
+    manifest = _stored(home, work, quiet=as_json)
     if as_json:
         echo_json(manifest.to_dict())
         return
@@ -169,7 +169,7 @@ def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: 
 @click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")
 @click.option("--session", "session_id", default=None, help="Only this session's contexts.")
 @click.option("--limit", default=20, show_default=True, help="How many, newest first.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home: Path | None, as_json: bool) -> None:
     """The user's latest stored contexts, newest first."""
@@ -181,7 +181,7 @@ def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home
         )
         return found
 
-    manifests = _stored(home, work)
+    manifests = _stored(home, work, quiet=as_json)
     rows = [
         {
             "context_id": m.context_id,

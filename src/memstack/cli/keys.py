@@ -14,15 +14,14 @@ import click
 from rich import box
 from rich.table import Table
 
-from memstack.cli._common import echo_json, run_async, table_console
-from memstack.engine import AsyncMemstack
+from memstack.cli._common import HOME_HELP, echo_json, open_engine, run_async, table_console
 from memstack.types import ApiKey
 
 __all__ = ["keys"]
 
 
 def _home(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")(fn)
+    return click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)(fn)
 
 
 def _key_json(key: ApiKey) -> dict[str, Any]:
@@ -54,7 +53,7 @@ async def create_key(tenant: str, name: str, as_json: bool, quiet: bool, home: P
     """Create a key and print its secret (shown only this once)."""
     if as_json and quiet:
         raise click.UsageError("--json and --quiet are two different outputs: choose one")
-    async with AsyncMemstack(home=home, resume=False) as ms:
+    async with open_engine(home, quiet=as_json or quiet) as ms:
         key, secret = await ms.keys.create(tenant, name=name)
     if quiet:
         click.echo(secret)
@@ -75,7 +74,7 @@ async def create_key(tenant: str, name: str, as_json: bool, quiet: bool, home: P
 @run_async
 async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, home: Path | None) -> None:
     """List keys (never their secrets)."""
-    async with AsyncMemstack(home=home, resume=False) as ms:
+    async with open_engine(home, quiet=as_json) as ms:
         found = await ms.keys.list(tenant, include_revoked=include_revoked)
     if as_json:
         echo_json([_key_json(k) for k in found])
@@ -100,6 +99,6 @@ async def list_keys(tenant: str | None, include_revoked: bool, as_json: bool, ho
 @run_async
 async def revoke_key(key_id: str, home: Path | None) -> None:
     """Revoke a key by its id (key_…); requests with it get 401 from then on."""
-    async with AsyncMemstack(home=home, resume=False) as ms:
+    async with open_engine(home) as ms:
         key = await ms.keys.revoke(key_id)
     click.echo(f"Revoked {key.id} (tenant {key.tenant!r}).")

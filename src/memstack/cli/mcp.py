@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from memstack.cli._common import run_async
+from memstack.cli._common import HOME_HELP, run_async
 
 __all__ = ["mcp"]
 
@@ -28,7 +28,7 @@ __all__ = ["mcp"]
 @click.option("--port", default=8701, show_default=True, type=click.IntRange(0, 65535), help="Port (http).")
 @click.option("--user", "-u", envvar="MEMSTACK_MCP_USER", help="The one user every call acts for ($MEMSTACK_MCP_USER).")
 @click.option("--tenant", "-t", help="Tenant of the users (stdio; default 'default'). Over http the key decides.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning"]))
 @run_async
 async def mcp(

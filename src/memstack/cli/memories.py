@@ -1,7 +1,8 @@
 """``memstack memories``: list, add, search, edit, forget (one, or ``--about`` a topic after a preview), restore,
 delete and show the history of a user's memories.
 
-Every command takes ``--user`` (and ``--tenant``); the data directory comes from ``--home`` or ``$MEMSTACK_HOME``.
+Every command takes ``--user`` (and ``--tenant``); the data directory comes from ``--home``, else
+``$MEMSTACK_HOME``, else the default (:func:`memstack.config.default_home`), and each command names it on stderr.
 Errors memstack raises on purpose print as one line (``Error: …``) with exit code 1.
 """
 
@@ -10,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich import box
 from rich.table import Table
 
-from memstack.cli._common import echo_json, run_async, table_console
-from memstack.engine import AsyncMemstack
+from memstack.cli._common import HOME_HELP, echo_json, open_engine, run_async, table_console
 from memstack.types import Category, Forgetting, HiddenKind, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
+
+if TYPE_CHECKING:
+    from memstack.engine import AsyncMemstack
 
 __all__ = ["memories"]
 
@@ -28,14 +31,15 @@ _FILTER_HELP = f"Only this category (repeat for more). {_CATEGORY_HELP}"
 
 
 def _user_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")(fn)
+    fn = click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)(fn)
     fn = click.option("--tenant", "-t", default="default", show_default=True, help="Tenant the user belongs to.")(fn)
     fn = click.option("--user", "--user-id", "-u", "user_id", required=True, help="Whose memories.")(fn)
     return fn
 
 
-def _engine(home: Path | None) -> AsyncMemstack:
-    return AsyncMemstack(home=home, resume=False)  # managing data: no background model work at open
+def _engine(home: Path | None, *, quiet: bool = False) -> AsyncMemstack:
+    """The engine on the command's store, named on stderr unless ``quiet`` (``--json``)."""
+    return open_engine(home, quiet=quiet)  # managing data: no background model work at open
 
 
 def _when(value: datetime) -> str:
@@ -146,7 +150,7 @@ async def list_memories(
 ) -> None:
     """List memories, newest first."""
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         found = await ms.list(
             user, category=categories or None, text=text, include_deleted=deleted, limit=limit, offset=offset
         )
@@ -184,7 +188,7 @@ async def add_memory(
     """Save one memory (source: manual). One the user already has is not saved twice (the same text, or a
     duplicate by the capture pipeline's rule): the existing one is shown; --force saves another."""
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         added = await ms.add_result(user, content, category=category, tier=tier, agent_id=agent_id, force=force)
         usage = await ms.usage(user, tier=tier)
     memory = added.memory
@@ -213,7 +217,7 @@ async def search_memories(
 ) -> None:
     """Find the memories closest in meaning to QUERY."""
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         hits = await ms.search(user, query, limit=k, category=categories or None)
     if as_json:
         echo_json([{"score": h.score, **_memory_json(h.memory)} for h in hits])
@@ -240,7 +244,7 @@ async def edit_memory(
     as_json: bool,
 ) -> None:
     """Change a memory's text or category (the old version stays in its history)."""
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         memory = await ms.edit(UserRef(user_id, tenant), memory_id, content=content, category=category)
     if as_json:
         echo_json(_memory_json(memory))
@@ -271,7 +275,7 @@ async def forget_memory(
     if (memory_id is None) == (query is None):
         raise click.UsageError("name one memory (MEMORY_ID) or what to forget everything about (--about)")
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         if memory_id is not None:
             if dry_run or as_json:
                 raise click.UsageError("--dry-run and --json go with --about")
@@ -361,7 +365,7 @@ async def delete_memory(user_id: str, tenant: str, home: Path | None, memory_id:
 @run_async
 async def memory_history(user_id: str, tenant: str, home: Path | None, memory_id: str, as_json: bool) -> None:
     """Every change to a memory, oldest first (kept even after a permanent delete)."""
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         events = await ms.history(UserRef(user_id, tenant), memory_id)
     if as_json:
         echo_json([_event_json(e) for e in events])

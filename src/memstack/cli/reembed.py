@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from memstack.cli._common import echo_json
+from memstack.cli._common import HOME_HELP, echo_json, say_store
 from memstack.errors import ConfigError, MemstackError
 from memstack.types import ReembedResult
 
@@ -32,7 +32,7 @@ __all__ = ["reembed"]
     "a reembed already in progress is finished with its own model).",
 )
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1), help="Texts per embedder call.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--abort", is_flag=True, help="Discard a reembed in progress; the store keeps its previous model.")
 @click.option("--json", "as_json", is_flag=True, help="End with one JSON object on the last line.")
 @click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
@@ -48,10 +48,11 @@ def reembed(to: str | None, batch: int, home: Path | None, abort: bool, as_json:
 
 
 async def _abort(home: Path | None, as_json: bool) -> None:
-    from memstack.config import Config
+    from memstack.config import Config, find_home
     from memstack.store.reembed import abort, open_backend
 
-    async with await open_backend(Config.resolve(home=home)) as backend:
+    chosen = find_home(home).path if as_json else say_store(home)
+    async with await open_backend(Config.resolve(home=chosen)) as backend:
         state = await abort(backend)
     if state.target is None:
         click.echo(f"no reembed is in progress; the store uses {state.embedder!r} ({state.dim}-d)")
@@ -65,12 +66,12 @@ async def _abort(home: Path | None, as_json: bool) -> None:
 
 
 async def _reembed(to: str | None, batch: int, home: Path | None, as_json: bool, show_progress: bool) -> None:
-    from memstack.config import Config
+    from memstack.config import Config, find_home
     from memstack.embed import get_embedder
     from memstack.evals.common import progress
     from memstack.store.reembed import open_backend, reembed
 
-    config = Config.resolve(home=home)
+    config = Config.resolve(home=find_home(home).path if as_json else say_store(home))
     async with await open_backend(config) as backend:
         state = await backend.state()
         spec = to or state.target or config.embedder

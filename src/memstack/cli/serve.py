@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from memstack.cli._common import HOME_HELP
 from memstack.errors import ConfigError, MemstackError
 
 __all__ = ["serve"]
@@ -50,7 +51,7 @@ def choose_auth(requested: str, host: str, active_keys: int) -> str:
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
-@click.option("--home", type=click.Path(path_type=Path), help="Data directory (default $MEMSTACK_HOME).")
+@click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option(
     "--auth",
     type=click.Choice(["auto", "keys", "local"]),
@@ -70,13 +71,14 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     """Serve the HTTP API (OpenAPI docs at /docs)."""
     import uvicorn
 
-    from memstack.config import Config
+    from memstack.config import Config, describe_store, find_home
     from memstack.server import ServerSettings, create_app
     from memstack.server.app import AUTH_ENV
     from memstack.server.settings import AuthMode
 
     try:
-        config = Config.resolve(home=home)
+        found = find_home(home)
+        config = Config.resolve(home=found.path)
         if workers > 1 and config.backend != "postgres":
             raise ConfigError(
                 f"--workers {workers} needs PostgreSQL (set MEMSTACK_DATABASE_URL=postgresql://…): the embedded "
@@ -106,7 +108,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     where = f"http://{host}:{port}"
     processes = f", {workers} workers" if workers > 1 else ""
     click.echo(
-        f"memstack: {config.backend} store in {config.home}, serving {where}{processes} (docs: {where}/docs)", err=True
+        f"memstack: store {describe_store(config, found)}, serving {where}{processes} (docs: {where}/docs)", err=True
     )
     access = log_level == "debug"
     if workers > 1:  # each worker builds its app from the environment (memstack.server.app.app_from_env)

@@ -64,7 +64,7 @@ def sessions() -> None:
 async def list_sessions(user_id: str, tenant: str, home: Path | None, limit: int, offset: int, as_json: bool) -> None:
     """A user's sessions, most recently active first."""
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         found = await ms.sessions.list(user, limit=limit, offset=offset)
     if as_json:
         echo_json([asdict(s) for s in found])
@@ -110,7 +110,7 @@ async def show_session(
     """One session's memory: base truth, turn log, raw window, flagged turns, snapshots, artifacts."""
     user = UserRef(user_id, tenant)
     settings = SessionSettings(window=window)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         window_turns = math.ceil(window / 2) + settings.long_extra_turns + 1
         state = await ms.sessions.get(user, session_id, window_turns=window_turns)
         count = state.turn_count if last_turns == 0 else min(last_turns, state.turn_count)
@@ -313,7 +313,7 @@ async def search_archive(
 ) -> None:
     """Full-text search over the user's past exchanges (every session, or one)."""
     user = UserRef(user_id, tenant)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         hits = await ms.sessions.search(user, query, limit=k, session_id=session_id)
     if as_json:
         echo_json([{**asdict(h), "text": h.text} for h in hits])

@@ -45,7 +45,7 @@ async def export_user(user_id: str, tenant: str, home: Path | None, output: Path
     archived messages), stored contexts, jobs. Vectors are not exported."""
     user = UserRef(user_id, tenant)
     counts: Counter[str] = Counter()
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         pieces = export_document(user, _counted(ms.users.records(user), counts))
         if output is None:
             await _write(pieces, sys.stdout)
@@ -78,7 +78,7 @@ async def delete_user(user_id: str, tenant: str, home: Path | None, yes: bool, a
     contexts, jobs), in one transaction. This cannot be undone: export first if the data is asked for."""
     if not yes:
         click.confirm(f"Erase everything held about {user_id} ({tenant})? This cannot be undone", abort=True)
-    async with _engine(home) as ms:
+    async with _engine(home, quiet=as_json) as ms:
         report = await ms.erase(UserRef(user_id, tenant))
     if as_json:
         echo_json(report.to_dict())
