@@ -80,6 +80,24 @@ def test_serve_on_a_fresh_home_runs_in_local_mode_then_requires_keys(tmp_path: P
     assert "LOCAL MODE" not in err
 
 
+def test_a_busy_port_is_an_error_before_serving_is_announced(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [*CLI, "serve", "--port", str(port), "--home", str(tmp_path)],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr and "--port" in done.stderr
+    assert "serving" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "memstack.db").exists()  # refused before anything was opened
+
+
 def test_serve_refuses_local_mode_off_loopback(tmp_path: Path) -> None:
     done = subprocess.run(
         [*CLI, "serve", "--host", "0.0.0.0", "--home", str(tmp_path)],

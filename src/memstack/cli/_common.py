@@ -19,7 +19,7 @@ from memstack.errors import MemstackError
 if TYPE_CHECKING:
     from memstack.engine import AsyncMemstack
 
-__all__ = ["HOME_HELP", "echo_json", "open_engine", "run_async", "say_store", "table_console"]
+__all__ = ["HOME_HELP", "check_port", "echo_json", "open_engine", "run_async", "say_store", "table_console"]
 
 #: ``--home``'s help, the same on every command.
 HOME_HELP = (
@@ -82,3 +82,32 @@ def open_engine(home: Path | None, *, quiet: bool = False, resume: bool = False)
     from memstack.engine import AsyncMemstack
 
     return AsyncMemstack(home=find_home(home).path if quiet else say_store(home), resume=resume)
+
+
+def check_port(host: str, port: int, *, option: str = "--port") -> None:
+    """``ConfigError`` when ``host:port`` cannot be listened on (another server holds it, or the address is not
+    this machine's), checked before a server says where it serves: uvicorn's own refusal came after the line
+    "serving http://…", which read as if the server ran. The probe binds as uvicorn does (``SO_REUSEADDR``: a port
+    whose last connections are closing is free), then lets go; port 0 (any free port) is not checked."""
+    import errno
+    import socket
+
+    from memstack.errors import ConfigError
+
+    if port == 0:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host!r}: {exc.strerror}; give an address of this machine") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(
+                    f"port {port} on {host} is already in use (another memstack serve, or another program); "
+                    f"stop it or choose another port with {option}"
+                ) from None
+            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from memstack.cli._common import HOME_HELP
+from memstack.cli._common import HOME_HELP, check_port
 from memstack.errors import ConfigError, MemstackError
 
 __all__ = ["serve"]
@@ -77,6 +77,7 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
     from memstack.server.settings import AuthMode
 
     try:
+        check_port(host, port)  # before anything says "serving"
         found = find_home(home)
         config = Config.resolve(home=found.path)
         if workers > 1 and config.backend != "postgres":
