@@ -167,3 +167,15 @@ def test_explain_without_an_id_shows_the_users_latest_context(cli: Invoke) -> No
     cli("chat", "--user", "ana", input="I keep bees in my garden.\nThey are calm.\n")
     latest = _last_json(cli("context", "list", "--user", "ana", "--json"))["contexts"][0]["context_id"]
     assert _last_json(cli("context", "explain", "--user", "ana", "--json"))["context_id"] == latest
+
+
+def test_explain_shows_the_text_the_model_saw(cli: Invoke) -> None:
+    long = "I keep bees in my garden. " + "They like the lavender by the fence. " * 20
+    cli("chat", "--user", "ana", input=f"{long}\n")
+    shown = cli("context", "explain", "--user", "ana").stdout
+    row = next(line for line in shown.splitlines() if "message:current" in line)
+    assert "I keep bees in my garden." in row and "…" in row  # one line, cut
+    assert long.strip() not in shown
+    assert long.strip() in cli("context", "explain", "--user", "ana", "--full").stdout.replace("\n", "")
+    entries = _last_json(cli("context", "explain", "--user", "ana", "--json"))["entries"]
+    assert next(e for e in entries if e["layer"] == "current")["text"] == long.strip()

@@ -77,7 +77,7 @@ def test_render_json_last_line_has_the_documented_shape(tmp_path: Path) -> None:
     result = json.loads(out.strip().splitlines()[-1])
     assert set(result) == {"messages", "manifest", "tokens"}
     assert all(set(m) == {"role", "content"} for m in result["messages"])
-    assert all(set(e) == {"layer", "source", "tokens", "status", "flags"} for e in result["manifest"])
+    assert all(set(e) == {"layer", "source", "tokens", "status", "flags", "text"} for e in result["manifest"])
     assert {e["layer"] for e in result["manifest"]} == LAYERS
     assert {e["status"] for e in result["manifest"]} == {"kept", "quarantined"}
     assert result["tokens"] <= 4000 and result["messages"][-1]["content"].startswith("Is prophase")

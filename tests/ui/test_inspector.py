@@ -1,5 +1,6 @@
 """The context inspector in Chromium, on a manifest made by the real context assembly and kept in the server's store:
-the ten layers in order with their tokens, kept / trimmed / quarantined fragments with flags, the memories used."""
+the ten layers in order with their tokens, kept / trimmed / quarantined fragments with their text and flags, the
+memories used."""
 
 from __future__ import annotations
 
@@ -77,6 +78,13 @@ def test_inspector_shows_layers_fragments_and_memories_used(
     expect(row).to_contain_text(f"memory:{stored[2]['id']}")
     for flag in quarantined[0].flags:
         expect(row).to_contain_text(flag)
+
+    # Each fragment shows the text the model saw; the quarantined one only its shape, its words withheld.
+    expect(row.locator(".fragment-text")).to_have_text(re.compile(r"^[█\s]+$"))
+    expect(memory_layer.locator("tr.kept .fragment-text")).to_contain_text([MEMORIES[0][0], MEMORIES[1][0]])
+    current = page.locator("li[data-layer='current'] .fragment-text")
+    expect(current).to_have_text("What should I drink while I study tonight?")
+    expect(page.locator("li[data-layer='facts'] .fragment-text")).to_contain_text(["revising biology"])
 
     # Memories used for this reply: the kept ones by their text; the quarantined one apart.
     expect(page.locator("#used-list li .content")).to_have_text([MEMORIES[0][0], MEMORIES[1][0]])

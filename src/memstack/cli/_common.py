@@ -19,7 +19,16 @@ from memstack.errors import MemstackError
 if TYPE_CHECKING:
     from memstack.engine import AsyncMemstack
 
-__all__ = ["HOME_HELP", "check_port", "echo_json", "open_engine", "run_async", "say_store", "table_console"]
+__all__ = [
+    "HOME_HELP",
+    "check_port",
+    "clip",
+    "echo_json",
+    "open_engine",
+    "run_async",
+    "say_store",
+    "table_console",
+]
 
 #: ``--home``'s help, the same on every command.
 HOME_HELP = (
@@ -56,6 +65,19 @@ def _plain(value: Any) -> str:
 #: Piped output has no width to fit: wide enough that no table shrinks a column, so a row is one line and an id is
 #: never cut to "key_01m8…" (a script reading the output gets whole ids).
 _PIPED_WIDTH = 10_000
+
+
+#: How much of a long text a table cell shows by default (``--full`` shows all of it).
+CLIP = 160
+
+
+def clip(text: str, *, full: bool = False, limit: int = CLIP) -> str:
+    """``text`` for one table cell: its line breaks shown as ``⏎`` so a row stays one line when piped, and cut to
+    ``limit`` characters with ``…`` unless ``full`` (a 30,000-character message made a 30,000-character line)."""
+    flat = " ⏎ ".join(line.strip() for line in text.strip().splitlines())
+    if full or len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rstrip() + "…"
 
 
 def table_console() -> Console:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from memstack.cli._common import HOME_HELP, echo_json, open_engine, table_console
+from memstack.cli._common import HOME_HELP, clip, echo_json, open_engine, table_console
 from memstack.errors import MemstackError
 from memstack.types import Manifest
 
@@ -79,15 +79,22 @@ def render_cmd(request_path: str, agent_path: str | None, rules_only: bool, as_j
     _manifest_table(table_console(), ctx.manifest)
 
 
-def _manifest_table(console: Any, manifest: Any) -> None:
+_UNSTORED = {"session": "session metadata is never stored"}
+
+
+def _manifest_table(console: Any, manifest: Any, *, full: bool = False) -> None:
+    """Every fragment with its text (cut to a line unless ``full``; quarantined text as blocks, its words withheld)."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"context {manifest.context_id}: {manifest.tokens} of {manifest.budget_tokens} tokens")
     for column in ("layer", "source", "tokens", "status", "flags", "reason"):
         table.add_column(column, overflow="fold")
+    table.add_column("text", overflow="fold", ratio=1, min_width=20)
     style = {"kept": "green", "trimmed": "yellow", "quarantined": "red"}
     for entry in manifest.entries:
         status = entry.status.value
+        unstored = _UNSTORED.get(entry.layer, "not stored")
         table.add_row(
             entry.layer,
             entry.source,
@@ -95,6 +102,7 @@ def _manifest_table(console: Any, manifest: Any) -> None:
             f"[{style[status]}]{status}[/]",
             ", ".join(entry.flags),
             entry.reason,
+            escape(clip(entry.text, full=full)) if entry.text else f"[dim]({unstored})[/]",
         )
     modes = [] if manifest.memory_enabled else ["memory off"]
     if manifest.temporary:
@@ -126,8 +134,11 @@ def _stored(home: Path | None, work: Callable[[Any], Awaitable[Any]], *, quiet: 
 @click.option("--user", "-u", "user_id", default=None, help="Only if the context belongs to this user.")
 @click.option("--home", type=click.Path(path_type=Path), help=HOME_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored manifest as one JSON object.")
-def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: Path | None, as_json: bool) -> None:
-    """Show what the model saw for one response: every fragment with its layer, tokens, status and flags.
+@click.option("--full", is_flag=True, help="Each fragment's whole text (default: its first line's worth).")
+def explain_cmd(
+    context_id: str | None, tenant: str, user_id: str | None, home: Path | None, as_json: bool, full: bool
+) -> None:
+    """Show what the model saw for one response: every fragment with its layer, tokens, status, flags and text.
 
     Give the response's --context id, or only --user for that user's latest response."""
     from memstack.errors import NotFound
@@ -161,7 +172,7 @@ def explain_cmd(context_id: str | None, tenant: str, user_id: str | None, home: 
         echo_json(manifest.to_dict())
         return
 
-    _manifest_table(table_console(), manifest)
+    _manifest_table(table_console(), manifest, full=full)
 
 
 @context.command("list")

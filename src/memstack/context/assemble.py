@@ -33,6 +33,7 @@ from memstack.context.session_meta import SessionMeta, build_session, client_lin
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
 from memstack.errors import InputError
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
+from memstack.types.context import withhold
 
 __all__ = ["AssembledContext", "ContextRequest", "DelegatedTask", "MemoryHit", "SummaryLine", "assemble"]
 
@@ -216,7 +217,9 @@ class AssembledContext:
                 tokens=self.tokens,
                 memory_enabled=d.memory_on,
                 temporary=d.temporary,
-                entries=tuple(ManifestEntry(p.label, p.source, p.tokens, p.status, p.flags, p.reason) for p in d.parts),
+                entries=tuple(
+                    ManifestEntry(p.label, p.source, p.tokens, p.status, p.flags, p.reason, _seen(p)) for p in d.parts
+                ),
             )
         return d.manifest
 
@@ -227,6 +230,14 @@ class AssembledContext:
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [m.to_dict() for m in self.messages]
+
+
+def _seen(part: _Part) -> str:
+    """A part's text as its manifest keeps it: what the model saw, or, quarantined, its shape only. The session
+    layer's is not kept at all: session metadata (a location, a device) is never stored (DESIGN §2)."""
+    if part.layer is Layer.SESSION:
+        return ""
+    return withhold(part.text) if part.status is FragmentStatus.QUARANTINED else part.text
 
 
 def assemble(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.responses import Response
 
 from memstack.server.idempotency import IdempotencyKey, idempotent
@@ -34,6 +34,11 @@ class ManifestEntryOut(BaseModel):
     status: str
     flags: list[str]
     reason: str
+    text: str = Field(
+        description="The fragment's text as the model saw it; quarantined text comes as blocks (█), its words "
+        "withheld; empty for the session layer (session metadata is never stored) and in contexts stored before "
+        "texts were kept"
+    )
 
 
 class ManifestOut(BaseModel):

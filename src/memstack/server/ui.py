@@ -189,6 +189,7 @@ def inspect_manifest(
                 "status": entry.status.value,
                 "flags": list(entry.flags),
                 "reason": entry.reason,
+                "text": entry.text,
             }
         )
     layers = _layers(stack)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -11,7 +12,24 @@ from typing import Any
 
 from memstack.errors import InputError
 
-__all__ = ["Fragment", "FragmentStatus", "Layer", "Manifest", "ManifestEntry", "TurnTimings", "check_manifest"]
+__all__ = [
+    "Fragment",
+    "FragmentStatus",
+    "Layer",
+    "Manifest",
+    "ManifestEntry",
+    "TurnTimings",
+    "check_manifest",
+    "withhold",
+]
+
+_VISIBLE = re.compile(r"\S")
+
+
+def withhold(text: str) -> str:
+    """Quarantined text as a manifest keeps it: every visible character a block (``█``), spaces and line breaks kept,
+    so an inspector shows its shape and length but never the words the guard refused to let the model see."""
+    return _VISIBLE.sub("█", text)
 
 
 class Layer(IntEnum):
@@ -71,15 +89,20 @@ class ManifestEntry:
     status: FragmentStatus
     flags: tuple[str, ...] = ()
     reason: str = ""
+    #: The fragment's text as the model saw it (before the rendering's section titles and delimiters); for a
+    #: quarantined fragment, :func:`withhold`-en. Empty for the session layer (session metadata is never stored)
+    #: and in manifests stored before the text was kept.
+    text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form of ``memstack context render --json``: layer, source, tokens, status, flags."""
+        """The wire form of ``memstack context render --json``: layer, source, tokens, status, flags, text."""
         return {
             "layer": self.layer,
             "source": self.source,
             "tokens": self.tokens,
             "status": self.status.value,
             "flags": list(self.flags),
+            "text": self.text,
         }
 
 
@@ -190,6 +213,7 @@ class Manifest:
                         status=FragmentStatus(e["status"]),
                         flags=tuple(str(f) for f in e.get("flags", ())),
                         reason=str(e.get("reason", "")),
+                        text=str(e.get("text", "")),
                     )
                     for e in data["entries"]
                 ),

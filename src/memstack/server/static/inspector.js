@@ -1,5 +1,5 @@
 // The context inspector: what the model saw for one response. The layers in stack order with the tokens each took,
-// every fragment kept, trimmed or quarantined with its flags, and the long-term memories used for the reply.
+// every fragment kept, trimmed or quarantined with its text and flags, and the long-term memories used for the reply.
 
 import { $, guarded, h, request, when } from "./api.js";
 
@@ -102,6 +102,16 @@ function layers(all, total) {
     h("ol", { class: "layers" }, all.map((layer) => layerItem(layer, total))));
 }
 
+// The text the model saw. Quarantined text arrives as blocks (its words withheld by the server); session metadata is
+// never stored, and a context stored before texts were kept has none.
+function fragmentText(f, layerKey) {
+  if (!f.text) {
+    return h("span", { class: "muted" }, layerKey === "session" ? "(session metadata is never stored)" : "(text not stored)");
+  }
+  const label = f.status === "quarantined" ? "Quarantined text, withheld" : `Text of ${f.source}`;
+  return h("div", { class: "fragment-text", tabindex: "0", "aria-label": label }, f.text);
+}
+
 function layerItem(layer, total) {
   const share = total ? Math.round((100 * layer.tokens) / total) : 0;
   const counts = [];
@@ -117,9 +127,9 @@ function layerItem(layer, total) {
   const body = layer.fragments.length
     ? h("table", { class: "fragments" },
       h("caption", { class: "visually-hidden" }, `Fragments of layer ${layer.key}`),
-      h("thead", {}, h("tr", {}, ["Source", "Tokens", "Status", "Flags", "Reason"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Source", "Text", "Tokens", "Status", "Flags", "Reason"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, layer.fragments.map((f) => h("tr", { class: f.status },
-        h("td", { class: "source" }, f.source), h("td", {}, String(f.tokens)),
+        h("td", { class: "source" }, f.source), h("td", { class: "text" }, fragmentText(f, layer.key)), h("td", {}, String(f.tokens)),
         h("td", {}, h("span", { class: `status ${f.status}` }, f.status)),
         h("td", {}, f.flags.join(", ")), h("td", {}, f.reason)))))
     : h("p", { class: "empty" }, "Nothing in this layer for this response.");
