@@ -101,3 +101,30 @@ def test_bad_user_ids_are_refused(acme: httpx.Client) -> None:
     assert acme.delete("/v1/users/a%00b").status_code == 400
     assert acme.get("/v1/users/a%00b/export").status_code == 400
     assert acme.delete("/v1/users/" + "x" * 201).status_code == 400
+
+
+def test_a_tenants_users_are_listed(acme: httpx.Client, globex: httpx.Client, request: pytest.FixtureRequest) -> None:
+    """``GET /v1/users``: the tenant's users a page at a time (``after`` the last id, ``next`` for the next page),
+    never another tenant's."""
+    base = fresh_user(request)
+    users = [f"{base}-{i}" for i in range(3)]
+    for user in users:
+        assert acme.post(f"/v1/users/{user}/memories", json={"content": f"{user} keeps bees"}).status_code == 201
+    _chat(acme, users[1], "Hello there")
+
+    seen: list[dict[str, object]] = []
+    page = acme.get("/v1/users", params={"limit": 2}).json()
+    assert len(page["users"]) == 2 and page["next"] == page["users"][-1]["user_id"]
+    while True:
+        seen.extend(page["users"])
+        if page["next"] is None:
+            break
+        page = acme.get("/v1/users", params={"limit": 2, "after": page["next"]}).json()
+    ids = [str(u["user_id"]) for u in seen]
+    assert ids == sorted(ids, key=lambda i: i.encode()) and len(set(ids)) == len(ids)
+    mine = {u["user_id"]: u for u in seen if str(u["user_id"]).startswith(base)}
+    assert list(mine) == users
+    assert mine[users[1]]["sessions"] == 1 and mine[users[0]]["sessions"] == 0
+    assert all(u["memories"] >= 1 and u["last_active"] for u in mine.values())
+    assert not [u for u in globex.get("/v1/users", params={"limit": 1000}).json()["users"] if u["user_id"] in mine]
+    assert acme.get("/v1/users", params={"limit": 0}).status_code == 400

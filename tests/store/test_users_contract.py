@@ -26,6 +26,7 @@ import pytest
 from memstack.bench.plans import workload
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
+from memstack.errors import InputError
 from memstack.store._users import PAGE, SESSION_PAGE
 from memstack.store.base import Store
 from memstack.store.postgres import PostgresStore
@@ -356,3 +357,37 @@ async def test_a_large_user_is_exported_a_page_at_a_time(store: Store, vecs: Vec
     assert report.removed["memories"] == n - PAGE - 3 and report.removed["sessions"] == SESSION_PAGE + 2
     assert [r async for r in store.users.export(ALICE)] == []
     assert len([r async for r in store.users.export(BOB)]) == 1
+
+
+async def test_a_tenants_users_are_listed_a_page_at_a_time(store: Store, vecs: Vectors) -> None:
+    """Anyone with a memory (a forgotten one too) or a session, once each, in byte order on every backend, with
+    their counts; another tenant's users never; an erased user no more."""
+    carol, dave, eve, zoe = (UserRef(n, tenant="acme") for n in ("carol", "Dave", "éve", "zoé"))
+    await store.memories.add_many(ALICE, [NewMemory("a1"), NewMemory("a2")], vecs.many(2))
+    forgotten = (await store.memories.add_many(BOB, [NewMemory("b1")], vecs.many(1)))[0]
+    await store.memories.forget(BOB, forgotten.id, by=DeletedBy.USER)
+    await store.sessions.open(carol, "s1")  # sessions only, no memory
+    await store.sessions.open(ALICE, "s1")
+    for user in (dave, eve, zoe):
+        await store.memories.add_many(user, [NewMemory("x")], vecs.many(1))
+    await store.memories.add_many(ALICE_ELSEWHERE, [NewMemory("g")], vecs.many(1))
+
+    everyone = await store.users.list("acme")
+    assert [u.user_id for u in everyone] == ["Dave", "alice", "bob", "carol", "zoé", "éve"]  # byte order
+    by_id = {u.user_id: u for u in everyone}
+    assert (by_id["alice"].memories, by_id["alice"].sessions) == (2, 1)
+    assert (by_id["bob"].memories, by_id["bob"].sessions) == (0, 0)  # forgotten: still a user, 0 active
+    assert (by_id["carol"].memories, by_id["carol"].sessions) == (0, 1)
+    assert all(u.last_active is not None for u in everyone)
+
+    pages, after = [], None
+    while page := await store.users.list("acme", after=after, limit=4):
+        pages.append([u.user_id for u in page])
+        after = page[-1].user_id
+    assert pages == [["Dave", "alice", "bob", "carol"], ["zoé", "éve"]]
+    assert [u.user_id for u in await store.users.list("globex")] == ["alice"]
+    assert await store.users.list("nobody") == []
+    with pytest.raises(InputError, match="limit"):
+        await store.users.list("acme", limit=0)
+    await store.users.erase(BOB)
+    assert "bob" not in [u.user_id for u in await store.users.list("acme")]

@@ -82,3 +82,61 @@ def test_keys_mode_shows_only_the_keys_tenant(
     expect(page.locator("#session-list")).to_contain_text(f"{user} has no sessions yet.")
     use_key(keyed_server.key)
     expect(page.locator("li.session[data-session='acme-only']")).to_contain_text("open")
+
+
+def test_a_session_opens_on_what_it_holds(page: Page, local_server: Served, request: pytest.FixtureRequest) -> None:
+    """A session's id opens it: facts, turn log, the latest messages verbatim, and its stored responses, each a link
+    to the context inspector."""
+    user = user_id(request)
+    _import(local_server, user, "trip-june", end=False)
+    with local_server.api() as api:
+        reply = api.post("/v1/chat", json={"user_id": user, "session_id": "trip-june", "message": "Any tips?"})
+        assert reply.status_code == 200, reply.text
+    open_view(page, local_server.url, "sessions", user)
+    page.locator("li.session[data-session='trip-june']").get_by_role("link", name="trip-june").click()
+    expect(page.get_by_role("heading", name="Session trip-june")).to_be_focused()
+    detail = page.locator("#session-detail")
+    expect(detail.locator(".summary")).to_contain_text("Turns")
+    expect(page.locator("#session-window")).to_contain_text("We are flying to Kyoto in October with my sister Ines.")
+    expect(page.locator("#session-window li.msg.user").first).to_contain_text("User · turn")
+    expect(page.locator("#session-turns li").first).to_be_visible()
+    responses = page.locator("#session-contexts").get_by_role("link")
+    expect(responses).to_have_count(1)  # the chat turn; the import stored no response
+    responses.first.click()
+    expect(page.get_by_role("heading", name="Context ctx_", exact=False)).to_be_visible()
+
+    page.go_back()
+    expect(page.get_by_role("heading", name="Session trip-june")).to_be_visible()
+    page.set_viewport_size(PHONE)
+    assert_fits(page, "an opened session at phone width")
+
+
+def test_the_users_view_lists_the_tenants_users(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    with local_server.api() as api:
+        for name in (f"{user}-a", f"{user}-b"):
+            api.post(f"/v1/users/{name}/memories", json={"content": f"{name} keeps bees", "category": "fact"})
+    page.goto(f"{local_server.url}/#/users")
+    page.wait_for_selector("body[data-ready='true']")
+    rows = page.locator("#user-list li.user")
+    mine = page.locator(f"#user-list li.user[data-user^='{user}-']")
+    expect(mine).to_have_count(2)
+    expect(mine.first).to_contain_text("1 memory")
+    expect(rows.first).to_be_visible()
+    mine.nth(1).get_by_role("link", name=f"{user}-b").click()
+    expect(page.get_by_role("heading", name=f"Memories of {user}-b")).to_be_visible()
+    expect(page.get_by_text(f"{user}-b keeps bees")).to_be_visible()
+
+
+def test_without_a_chosen_user_the_page_offers_the_users(
+    page: Page, local_server: Served, request: pytest.FixtureRequest
+) -> None:
+    user = user_id(request)
+    with local_server.api() as api:
+        api.post(f"/v1/users/{user}/memories", json={"content": "Keeps bees", "category": "fact"})
+    page.goto(f"{local_server.url}/#/memories")  # a fresh tab: no user chosen yet
+    page.wait_for_selector("body[data-ready='true']")
+    expect(page.get_by_role("alert")).to_contain_text("Choose a user first")
+    expect(page.locator(f"#user-list li.user[data-user='{user}']")).to_be_visible()

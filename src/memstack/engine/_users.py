@@ -4,12 +4,13 @@ calls holds (:mod:`memstack.store.fence`): an erasure meanwhile makes the rest o
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from memstack.engine._scope import user_ref
+from memstack.engine._scope import tenant_of, user_ref
 from memstack.store.fence import Fence, pin
-from memstack.types import UserRecord, UserRef
+from memstack.types import UserRecord, UserRef, UserSummary
 
 if TYPE_CHECKING:
     from memstack.engine import AsyncMemstack
@@ -18,10 +19,18 @@ __all__ = ["Users"]
 
 
 class Users:
-    """Users as a whole: their records, and the fence of work for them."""
+    """Users as a whole: a tenant's list of them, their records, and the fence of work for them."""
 
     def __init__(self, engine: AsyncMemstack) -> None:
         self._engine = engine
+
+    async def list(
+        self, *, tenant: str | None = None, after: str | None = None, limit: int = 100
+    ) -> builtins.list[UserSummary]:
+        """A page of the tenant's users (anyone with a memory or a session), in user-id order (byte order), each
+        with its active memories, sessions and last change: pass the last ``user_id`` as ``after`` for the next
+        page; ``limit`` 1-1000."""
+        return await self._engine.store.users.list(tenant_of(tenant), after=after, limit=limit)
 
     def records(self, user_id: str | UserRef, *, tenant: str | None = None) -> AsyncIterator[UserRecord]:
         """Everything held about the user, section by section (memories, sessions, contexts, jobs, dropped

@@ -271,6 +271,7 @@ def create_app(
     app.include_router(agents.router)
     app.include_router(sessions.router)
     app.include_router(contexts.router)
+    app.include_router(users.listing)
     app.include_router(users.router)
     app.include_router(chat.router)
     app.include_router(openai_compat.router)

@@ -471,6 +471,23 @@ class ErasureOut(BaseModel):
     total: int = Field(description="Rows removed in all")
 
 
+class UserSummaryOut(BaseModel):
+    user_id: str
+    memories: int = Field(description="Active memories")
+    sessions: int = Field(description="Sessions, open or ended")
+    last_active: str | None = Field(description="When a memory or session of the user last changed (ISO 8601)")
+
+
+class UserList(BaseModel):
+    """A page of ``GET /v1/users``."""
+
+    users: list[UserSummaryOut] = Field(description="In user-id order (byte order)")
+    next: str | None = Field(
+        description="Pass as after= for the next page; null when this page is not full (a full last page is "
+        "followed by an empty one)"
+    )
+
+
 class WhoAmIOut(BaseModel):
     """Who the server takes the caller for (``GET /v1/whoami``): what the Python client fills ``tenant`` with."""
 

@@ -1,6 +1,6 @@
 """``/v1/users/{user_id}`` as a whole: export everything held about a user (data access requests) and erase it
-(data deletion requests). Scoped to the caller's tenant, like every route: the same user id in another tenant is
-another user, and is left alone."""
+(data deletion requests); ``GET /v1/users``: the tenant's users, a page at a time. Scoped to the caller's tenant,
+like every route: the same user id in another tenant is another user, and is left alone."""
 
 from __future__ import annotations
 
@@ -8,18 +8,19 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 from starlette.responses import Response, StreamingResponse
 
-from memstack.server.schemas import ErasureOut, ErrorOut, ExportOut
+from memstack.server.schemas import ErasureOut, ErrorOut, ExportOut, UserList
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import json_response
 
-__all__ = ["router"]
+__all__ = ["listing", "router"]
 
 _ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 503)}
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["users"], responses=_ERRORS)
+listing = APIRouter(tags=["users"], responses=_ERRORS)
 
 UserId = Annotated[str, Path(min_length=1, max_length=200, description="The user, within the caller's tenant")]
 
@@ -61,3 +62,21 @@ async def erase_user(st: StateDep, caller: CallerDep, user_id: UserId) -> Respon
     report = await st.engine.erase(user)
     st.fragments.forget(user.tenant, user.user_id)
     return json_response(report.to_dict())
+
+
+@listing.get(
+    "/v1/users",
+    response_model=UserList,
+    summary="The tenant's users (anyone with a memory or a session), a page at a time",
+    response_description="Users in user-id order with their active memories, sessions and last change; `next` is "
+    "the cursor of the next page (null when the page is not full).",
+)
+async def list_users(
+    st: StateDep,
+    caller: CallerDep,
+    after: Annotated[str | None, Query(min_length=1, max_length=200, description="The last user_id seen")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Users per page")] = 100,
+) -> Response:
+    found = await st.engine.users.list(tenant=caller.tenant, after=after, limit=limit)
+    following = found[-1].user_id if len(found) == limit else None
+    return json_response({"users": [u.to_dict() for u in found], "next": following})

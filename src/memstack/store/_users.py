@@ -1,5 +1,6 @@
 """What the backends share for :class:`~memstack.store.base.UserData`: the shape of every exported record and the
-order a user's rows are read in; each backend supplies its SQL (:class:`ExportSql`) and a way to run it.
+order a user's rows are read in; each backend supplies its SQL (:class:`ExportSql`) and a way to run it. The list of
+a tenant's users (:func:`list_users`, :class:`UserListSql`) is shared the same way.
 
 The reading is paged (``PAGE`` memories, ``SESSION_PAGE`` sessions at a time): a user with a million memories is
 exported in constant memory. Every statement names the tenant and the user (sharding by user, docs/scaling.md).
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef
+from memstack.errors import InputError
+from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef, UserSummary, check_id
 
 __all__ = [
     "ARTIFACT",
@@ -28,8 +30,11 @@ __all__ = [
     "SESSION",
     "SNAPSHOT",
     "TURN",
+    "USERS_PAGE",
     "ExportSql",
+    "UserListSql",
     "export_user",
+    "list_users",
 ]
 
 #: Memories (and context manifests, jobs) read per statement.
@@ -205,3 +210,50 @@ async def export_user(rows: Rows, sql: ExportSql, user: UserRef) -> AsyncIterato
                 yield UserRecord(kind, record(columns, row[1:]))
     for row in await rows(sql.dropped, who):
         yield UserRecord("dropped", record(DROPPED, row))
+
+
+#: Most users one call of :func:`list_users` returns.
+USERS_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class UserListSql:
+    """A backend's statements for :func:`list_users`. ``ids``: tenant, after, tenant, after, limit: the next user
+    ids of the tenant that hold a memory (active or not) or a session, in order, each once; ``memories`` and
+    ``sessions``: tenant, the page's ids (through ``page``): rows ``(user_id, count, last change)`` with the active
+    memories, or the sessions. ``when`` reads a stored time."""
+
+    ids: str
+    memories: str
+    sessions: str
+    page: Callable[[list[str]], Any]
+    when: Callable[[Any], datetime | None]
+
+
+async def list_users(
+    rows: Rows, sql: UserListSql, tenant: str, *, after: str | None = None, limit: int = 100
+) -> list[UserSummary]:
+    """The tenant's users in user-id order, after ``after`` (a cursor: the last id of the previous page), at most
+    ``limit``. Three statements whatever the page's size: the ids, then the counts of those users only.
+
+    A user is anyone with a memory (forgotten ones count) or a session; one whose data was erased is gone from it.
+    It is the one read that spans a tenant's users (docs/scaling.md: a sharded deployment asks every shard)."""
+    check_id(tenant, "tenant")
+    if after is not None:
+        check_id(after, "after")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= USERS_PAGE:
+        raise InputError(f"limit must be a whole number from 1 to {USERS_PAGE}, got {limit!r}")
+    start = after if after is not None else ""
+    ids = [str(r[0]) for r in await rows(sql.ids, (tenant, start, tenant, start, limit))]
+    if not ids:
+        return []
+    page = sql.page(ids)
+    memories = {str(r[0]): (int(r[1] or 0), sql.when(r[2])) for r in await rows(sql.memories, (tenant, page))}
+    sessions = {str(r[0]): (int(r[1] or 0), sql.when(r[2])) for r in await rows(sql.sessions, (tenant, page))}
+    out = []
+    for user_id in ids:
+        active, memory_at = memories.get(user_id, (0, None))
+        count, session_at = sessions.get(user_id, (0, None))
+        times = [t for t in (memory_at, session_at) if t is not None]
+        out.append(UserSummary(user_id, active, count, max(times) if times else None))
+    return out

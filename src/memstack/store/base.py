@@ -48,6 +48,7 @@ from memstack.types import (
     TurnVectors,
     UserRecord,
     UserRef,
+    UserSummary,
     Vector,
     check_text,
 )
@@ -606,6 +607,12 @@ class UserData(Protocol):
         (``UserErased``), in any process sharing the store. A pending job removed here is never claimed again.
         Erasing a user the store has never seen removes nothing and is not an error. On SQLite the erased text is
         then gone from every file of the store (the database, its write-ahead log, its full-text indexes)."""
+        ...
+
+    async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
+        """The tenant's users (anyone with a memory, forgotten ones included, or a session) in user-id order (byte
+        order on every backend), after the cursor ``after`` (the last id of the previous page), at most ``limit``
+        (1-1000), each with its active memories, sessions and last change. ``InputError`` for a bad limit."""
         ...
 
     async def epoch(self, user: UserRef) -> int:

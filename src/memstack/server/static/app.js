@@ -1,13 +1,16 @@
-// The page: views chosen by the URL's hash (#/memories, #/sessions, #/chat, #/inspect/ID?user=U), the user picker and the API
-// key dialog. The server's /ui/api/info says whether keys are required (keys mode) or not (local mode).
+// The page: views chosen by the URL's hash (#/users, #/memories, #/sessions, #/sessions/ID, #/chat, #/inspect/ID?user=U),
+// the user picker and the API key dialog. The server's /ui/api/info says whether keys are required (keys mode) or not
+// (local mode). Without a chosen user the page shows the tenant's users to pick from.
 
 import { $, announce, clearError, guarded, request, showError, store, whenUnauthorized } from "./api.js";
 import { setupChat, showChat } from "./chat.js";
 import { setupInspector, showInspector } from "./inspector.js";
 import { setupMemories, showMemories } from "./memories.js";
 import { setupSessions, showSessions } from "./sessions.js";
+import { setupUsers, showUsers } from "./users.js";
 
-const VIEWS = ["memories", "sessions", "chat", "inspect"];
+const VIEWS = ["users", "memories", "sessions", "chat", "inspect"];
+const TITLES = { users: "Users", memories: "Memories", sessions: "Sessions", chat: "Chat", inspect: "Inspector" };
 let info = null;
 
 function parseHash() {
@@ -22,9 +25,12 @@ function parseHash() {
 }
 
 async function route() {
-  const { view, arg, params } = parseHash();
+  const parsed = parseHash();
+  const { arg, params } = parsed;
   const fromLink = params.get("user");
   if (fromLink && fromLink !== store.user) setUser(fromLink);
+  const user = store.user;
+  const view = user ? parsed.view : "users"; // every other view is about one user
   for (const name of VIEWS) {
     const section = $(`#view-${name}`);
     const active = name === view;
@@ -33,17 +39,16 @@ async function route() {
     if (active) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
   clearError();
-  const user = store.user;
-  if (!user) {
-    showError(new Error("Choose a user first: type a user id in the User box and press Open."));
-    $("#user-id").focus();
-    return;
-  }
-  if (view === "memories") await showMemories(user);
-  else if (view === "sessions") await showSessions(user);
+  if (view === "users") {
+    await showUsers();
+    if (!user && parsed.view !== "users") { // after the list's own request, which clears the alert box
+      showError(new Error("Choose a user first: pick one below, or type a user id in the User box and press Open."));
+    }
+  } else if (view === "memories") await showMemories(user);
+  else if (view === "sessions") await showSessions(user, arg);
   else if (view === "chat") await showChat(user);
   else await showInspector(user, arg);
-  document.title = `memstack · ${{ memories: "Memories", sessions: "Sessions", chat: "Chat", inspect: "Inspector" }[view]} · ${user}`;
+  document.title = `memstack · ${TITLES[view]}${user ? ` · ${user}` : ""}`;
 }
 
 function setUser(user) {
@@ -101,6 +106,7 @@ async function start() {
   if (!info) return;
   showAuth();
   setupMemories(info);
+  setupUsers();
   setupSessions();
   setupChat();
   setupInspector();

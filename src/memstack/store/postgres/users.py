@@ -20,16 +20,18 @@ exact statement once its lookup expires, and an erased user has no rows to find 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from psycopg import sql
 
-from memstack.store._users import ExportSql, export_user
+from memstack.store._users import ExportSql, UserListSql, export_user, list_users
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
-from memstack.types import ErasureReport, UserRecord, UserRef, check_id
+from memstack.types import ErasureReport, UserRecord, UserRef, UserSummary, check_id
 
 __all__ = ["PgUserData"]
 
@@ -120,6 +122,30 @@ ERASE: tuple[tuple[str, str], ...] = (
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"
 
 
+def _when(value: datetime | None) -> datetime | None:
+    return value
+
+
+_LIST = UserListSql(
+    ids=(
+        # Byte order ("C"), the cursor's and SQLite's, whatever the database's collation.
+        'SELECT user_id FROM (SELECT DISTINCT user_id FROM memories WHERE tenant = %s AND user_id COLLATE "C" > %s '
+        'UNION SELECT DISTINCT user_id FROM sessions WHERE tenant = %s AND user_id COLLATE "C" > %s) AS u '
+        'ORDER BY user_id COLLATE "C" LIMIT %s'
+    ),
+    memories=(
+        "SELECT user_id, count(*) FILTER (WHERE is_active), max(updated_at) FROM memories WHERE tenant = %s "
+        "AND user_id = ANY(%s) GROUP BY user_id"
+    ),
+    sessions=(
+        "SELECT user_id, count(*), max(updated_at) FROM sessions WHERE tenant = %s AND user_id = ANY(%s) "
+        "GROUP BY user_id"
+    ),
+    page=list,
+    when=_when,
+)
+
+
 class PgUserData:
     """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData`."""
 
@@ -136,6 +162,9 @@ class PgUserData:
         check_id(user.user_id, "user_id")
         async for item in export_user(self._rows, _SQL, user):
             yield item
+
+    async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
+        return await list_users(self._rows, _LIST, tenant, after=after, limit=limit)
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")

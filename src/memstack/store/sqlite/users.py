@@ -24,6 +24,7 @@ Nothing the user said is left in the store's files afterwards:
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import sqlite3
@@ -31,11 +32,12 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from memstack.store._users import ExportSql, export_user
+from memstack.store._users import ExportSql, UserListSql, export_user, list_users
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
-from memstack.types import ErasureReport, UserRecord, UserRef, check_id
+from memstack.store.sqlite._rows import from_ts
+from memstack.types import ErasureReport, UserRecord, UserRef, UserSummary, check_id
 
 __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
@@ -173,6 +175,24 @@ def prune_erasures(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM user_erasures WHERE erased_at < ? AND purged = 1", (cutoff,))
 
 
+_LIST = UserListSql(
+    ids=(
+        "SELECT user_id FROM (SELECT DISTINCT user_id FROM memories WHERE tenant = ? AND user_id > ? "
+        "UNION SELECT DISTINCT user_id FROM sessions WHERE tenant = ? AND user_id > ?) ORDER BY user_id LIMIT ?"
+    ),
+    memories=(
+        "SELECT user_id, SUM(is_active), MAX(updated_at) FROM memories WHERE tenant = ? "
+        "AND user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id"
+    ),
+    sessions=(
+        "SELECT user_id, COUNT(*), MAX(updated_at) FROM sessions WHERE tenant = ? "
+        "AND user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id"
+    ),
+    page=json.dumps,
+    when=from_ts,
+)
+
+
 class SQLiteUserData:
     """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData`."""
 
@@ -186,6 +206,9 @@ class SQLiteUserData:
         check_id(user.user_id, "user_id")
         async for item in export_user(self._rows, _SQL, user):
             yield item
+
+    async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
+        return await list_users(self._rows, _LIST, tenant, after=after, limit=limit)
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
