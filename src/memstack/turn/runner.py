@@ -112,8 +112,10 @@ class TurnSettings:
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """One checked chat call (made by :meth:`TurnRunner.prepare`). ``at``: when the message was received (the
-    engine's clock: what the session records). ``capture``: run detection on the message (off when the message is
-    not the user's, as in a delegated run).
+    engine's clock: what the session records). ``capture``: the message is the user's (off in a delegated run,
+    whose message is a fixed request to carry out the task): detection reads it and the session keeps it. Off, the
+    model still gets it as the current message, but the exchange is kept with no user message (only the reply), so
+    it is never recalled, summarized or shown back to the model as something the user said.
 
     Detection reads the message at ``meta.local_time``, the time the client says the user wrote it, in the user's
     zone (the server's time when the client sends none): "tomorrow" is the user's tomorrow, the day the model is
@@ -157,9 +159,10 @@ class RecentExchanges:
             self._chars -= _chars(self._recent.pop(key))
 
     def add(self, user: UserRef, session_id: str, message: str, reply: str) -> None:
-        """One exchange; a blank reply (none was given: the offline responder) is left out."""
+        """One exchange; a blank side (no reply: the offline responder; no user message: a delegated run) is left
+        out."""
         key = _key(user, session_id)
-        said = (("user", message), ("assistant", reply)) if reply.strip() else (("user", message),)
+        said = tuple((role, text) for role, text in (("user", message), ("assistant", reply)) if text.strip())
         self._put(key, (*self._recent.get(key, ()), *said))
 
     def load(self, user: UserRef, session_id: str, window: Sequence[RawMessage]) -> tuple[tuple[str, str], ...]:
@@ -358,7 +361,8 @@ class TurnRunner:
             assert done is not None  # run_phase1 always ends with it
             clock.lap("model")
             kept = "" if done.placeholder else done.text  # a stand-in reply is not conversation: no reply is kept
-            record = clock.until("write", p.sessions.record_turn(handle, req.message, kept, at=now))
+            said = req.message if req.capture else ""  # a delegated run's request is not the user's words
+            record = clock.until("write", p.sessions.record_turn(handle, said, kept, at=now))
             if detection is not None:  # the badge race, the record and the detection's own record, together
                 found, _, _ = await asyncio.gather(
                     p.pipeline.race(detection, p.settings.badge_wait_s), record, p.pipeline.recorded(detection)
@@ -371,8 +375,8 @@ class TurnRunner:
             stored = await saving if saving is not None else False
             clock.lap("write")
             if not req.temporary:
-                p.recent.add(req.user, handle.session_id, req.message, kept)
-            phase2 = self._phase2(handle, req.message, kept)
+                p.recent.add(req.user, handle.session_id, said, kept)
+            phase2 = self._phase2(handle, said, kept)
             p.background.spawn(phase2, name=f"phase2:{handle.session_id}:{handle.turn}")
             manifest = replace(context.manifest, timings=clock.timings())
             replied = True
@@ -461,7 +465,7 @@ class TurnRunner:
                 key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn, _epoch())
                 known = self._vectors.pop(key, None)
                 exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
-                known_vectors = {message: known} if known is not None else None
+                known_vectors = {message: known} if known is not None and message else None
                 await p.vectorizer.embed(handle.user, [exchange], known=known_vectors)
 
     def _result(
