@@ -177,3 +177,23 @@ async def test_a_chat_turn_sees_past_conversations_in_the_memory_layer(tmp_path:
     last = str(requests[2].messages[0]["content"])
     assert "Tell me about the saxophone solo again" not in last  # this session's messages are not "past"
     assert all(not used.startswith(EXCERPT_PREFIX) for used in result.memories_used)
+
+
+async def test_an_offline_sessions_excerpt_names_each_speaker_rightly(tmp_path: Path) -> None:
+    """Offline, no reply is kept, so the message before a user's message is the user's previous one: it is shown
+    as the user's (it was shown as the assistant's, "You: …"), and the two lines stay one excerpt."""
+    async with AsyncMemstack(home=tmp_path, embedder="hash:64") as ms:  # no chat model: the offline responder
+        first = await ms.chat("ana", "I started learning the cello last spring.")
+        await ms.chat("ana", "My teacher Marta says my bowing is improving.", session_id=first.session_id)
+        assert await ms.wait_idle()
+        items = await ms.recall("ana", "cello teacher Marta bowing", limit=5)
+        later = await ms.chat("ana", "What does Marta think of my cello bowing?", new_session=True)
+    excerpts = [h for h in layer_hits(items) if h.id.startswith(EXCERPT_PREFIX)]
+    assert [h.content for h in excerpts] == [
+        "User: I started learning the cello last spring.\nUser: My teacher Marta says my bowing is improving."
+    ]
+    recalled = next(i for i in items if i.kind is RecallKind.TURN and "Marta" in i.text)
+    assert recalled.context_id == f"{first.session_id}:1:user"
+    assert later.manifest is not None
+    shown = [e.text for e in later.manifest.entries if e.source.startswith(f"memory:{EXCERPT_PREFIX}")]
+    assert shown == [excerpts[0].content] and "You:" not in later.reply

@@ -201,6 +201,7 @@ def recall_item(data: Json) -> RecallItem:
         speaker=data.get("speaker"),
         category=Category(data["category"]) if data.get("category") else None,
         context=data.get("context") or "",
+        context_id=data.get("context_id"),
     )
 
 

@@ -63,6 +63,7 @@ def layer_hits(items: Sequence[RecallItem], *, clip_chars: int = 600) -> tuple[M
     """Memories and excerpts of past conversations for the memory layer, best first."""
     hits: list[MemoryHit] = []
     by_session: dict[str, dict[tuple[int, int], tuple[str, float, str]]] = {}
+    follows: dict[str, set[tuple[tuple[int, int], tuple[int, int]]]] = {}  # (message, the next one) known adjacent
     for item in items:
         if item.kind is RecallKind.MEMORY:
             category = item.category.value if item.category is not None else None
@@ -76,14 +77,20 @@ def layer_hits(items: Sequence[RecallItem], *, clip_chars: int = 600) -> tuple[M
         known = item.speaker is not None
         lines[key] = (_line(_clip(item.text, clip_chars), item.role, known), item.score, date)
         if item.context:
-            other = "assistant" if item.role == "user" else "user"
-            lines.setdefault(_before(key), (_line(_clip(item.context, clip_chars), other, known), 0.0, date))
+            # The message before is named by its id: it is the other side's only when that side said something
+            # (a turn whose reply was not kept, offline, is followed by the user's next message).
+            before, other = _before(key), "assistant" if item.role == "user" else "user"
+            if item.context_id is not None:
+                before, other = _key(item.context_id), item.context_id.rsplit(":", 1)[1]
+            lines.setdefault(before, (_line(_clip(item.context, clip_chars), other, known), 0.0, date))
+            follows.setdefault(item.session_id, set()).add((before, key))
     for session_id, lines in by_session.items():
         excerpt: _Excerpt | None = None
         previous: tuple[int, int] | None = None
+        adjacent = follows.get(session_id, set())
         for key in sorted(lines):
             text, score, date = lines[key]
-            if excerpt is None or previous is None or _after(previous) != key:
+            if excerpt is None or previous is None or (_after(previous) != key and (previous, key) not in adjacent):
                 if excerpt is not None:
                     hits.append(_hit(excerpt))
                 role = "user" if key[1] == 0 else "assistant"

@@ -184,4 +184,5 @@ def _item(match: ArchiveMatch) -> RecallItem:
         m.role,
         m.speaker,
         context=message_text(before.text, before.speaker) if before is not None else "",
+        context_id=before.id if before is not None else None,
     )

@@ -357,6 +357,9 @@ class RecallItemOut(BaseModel):
     speaker: str | None = Field(description="Who said it, when imported with speaker names")
     category: Category | None = Field(description="The memory's category (memories)")
     context: str = Field(description="The message before an archived one in its conversation")
+    context_id: str | None = Field(
+        default=None, description="That message's id (session_id:turn:role: its role is the last part)"
+    )
 
 
 class RecallOut(BaseModel):

@@ -88,7 +88,9 @@ class RecallItem:
 
     ``kind`` memory: ``id`` is the memory's id, ``text`` its content, ``at`` when it was observed, ``category`` set.
     ``kind`` turn: one message of an archived exchange; ``id`` is ``session_id:turn:role``, ``text`` the message
-    (``"Speaker: …"`` when imported with speaker names), ``context`` the message before it in that conversation.
+    (``"Speaker: …"`` when imported with speaker names), ``context`` the message before it in that conversation and
+    ``context_id`` that message's id (its role is the id's last part: the message before a user's message is not
+    always the assistant's, as when no reply was kept).
     ``source_turn_ids``: the archived exchanges (``session_id:turn``) it comes from, for both kinds."""
 
     kind: RecallKind
@@ -102,6 +104,7 @@ class RecallItem:
     speaker: str | None = None
     category: Category | None = None
     context: str = ""
+    context_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +119,7 @@ class RecallItem:
             "speaker": self.speaker,
             "category": self.category.value if self.category else None,
             "context": self.context,
+            "context_id": self.context_id,
         }
 
 
