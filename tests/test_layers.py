@@ -35,7 +35,15 @@ SRC = ROOT / "src"
 #: The layers, bottom first. A module belongs to the longest name here that is it or contains it (``memstack``
 #: alone is the package's ``__init__``); it may import its own layer and the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("memstack.errors", "memstack.text", "memstack.dates", "memstack.tokens", "memstack.prompts", "memstack.tenancy"),
+    (
+        "memstack.errors",
+        "memstack.text",
+        "memstack.dates",
+        "memstack.tokens",
+        "memstack.prompts",
+        "memstack.tenancy",
+        "memstack.files",
+    ),
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users"),
     ("memstack.store", "memstack.embed", "memstack.models"),

@@ -155,4 +155,4 @@ def test_with_an_llm_classifier_the_model_decides(tmp_path: Path, server: Script
 
 def test_a_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "updates", "--data", str(tmp_path / "nope.jsonl"), "--json"])
-    assert result.exit_code == 1 and "updates file not found" in result.output
+    assert result.exit_code == 1 and "cannot read updates file" in result.output

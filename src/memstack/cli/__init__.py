@@ -7,7 +7,20 @@ import click
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The ``memstack`` group: an error memstack raises on purpose, from any command, is one line (``Error: …``,
+    exit status 1), never a traceback, even where a command did not catch it itself."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        from memstack.errors import MemstackError
+
+        try:
+            return super().invoke(ctx)
+        except MemstackError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memstack")
 def main() -> None:
     """memstack: layered context and long-term memory for LLM apps."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,13 @@ from memstack.types import Manifest
 __all__ = ["add_bench", "bench_context", "context"]
 
 
-def _read_json(path: str, what: str) -> Any:
+def _read_json(path: str, what: str, option: str) -> Any:
+    from memstack.files import read_text
+
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise click.ClickException(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        text = read_text(path, f"{what} file", hint=f"pass a UTF-8 JSON file with {option}")
+    except MemstackError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -50,7 +51,7 @@ def render_cmd(request_path: str, agent_path: str | None, rules_only: bool, as_j
     from memstack.context import assemble, load_agent
     from memstack.context.request import request_from_json
 
-    data = _read_json(request_path, "request")
+    data = _read_json(request_path, "request", "--request")
     try:
         request, notes = request_from_json(data)
         if agent_path:
@@ -257,7 +258,7 @@ def scan_cmd(
     guard = _guard(rules_only)
     groups: dict[str, list[str]] = {"texts": list(texts)}
     if data_path:
-        data = _read_json(data_path, "data")
+        data = _read_json(data_path, "data", "--data")
         if isinstance(data, dict):
             for key in ("attacks", "benign", "texts"):
                 if isinstance(data.get(key), list):

@@ -382,12 +382,10 @@ def _tools(r: _Reader, value: Any, base: Agent | None) -> tuple[AgentTool, ...]:
 
 def load_agent(path: str | Path) -> Agent:
     """Load and validate one agent YAML file; errors name the file, line and column."""
+    from memstack.files import read_text
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read agent file {path}: {exc.strerror or exc}") from None
-    return _from_yaml(text, str(path))
+    return _from_yaml(read_text(path, "agent file", error=ConfigError), str(path))
 
 
 def _from_yaml(text: str, origin: str) -> Agent:

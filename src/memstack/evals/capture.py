@@ -33,7 +33,8 @@ from typing import Any
 from memstack.config import Config
 from memstack.errors import InputError
 from memstack.evals.capture_score import CaptureCase, CaseScore, Point, StoredMemory, score_case, summarize
-from memstack.evals.common import percentile, require_file
+from memstack.evals.common import percentile
+from memstack.files import read_text
 from memstack.types import Category
 
 __all__ = ["load_cases", "run_capture", "write_report"]
@@ -43,10 +44,10 @@ _FIELDS = ("id", "message", "at")
 
 def load_cases(path: Path) -> list[CaptureCase]:
     """The cases of a JSONL file; :class:`~memstack.errors.InputError` naming the line of anything malformed."""
-    require_file(path, "capture file")
+    text = read_text(path, "capture file", hint="pass the file's path with --data")
     cases: list[CaptureCase] = []
     seen: set[str] = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

@@ -11,6 +11,7 @@ and new are both "not duplicate".
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ import numpy.typing as npt
 from memstack.capture.dedup import FEATURES, DedupAction, DedupParams, DedupRule, pair_features
 from memstack.embed import Embedder
 from memstack.errors import InputError
-from memstack.evals.common import binary_scores, progress, require_file
+from memstack.evals.common import binary_scores, progress
+from memstack.files import read_text
 
 __all__ = ["Pair", "best_threshold", "calibrate", "embed_pairs", "evaluate", "load_pairs"]
 
@@ -41,9 +43,8 @@ class Pair:
 
 def load_pairs(path: Path, fmt: str) -> list[Pair]:
     """Read an STS-B CSV or a PAWS TSV; a malformed row raises ``InputError`` naming its line."""
-    require_file(path, f"{fmt} pair file")
     pairs: list[Pair] = []
-    with path.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_text(path, f"{fmt} pair file", hint="pass the file's path with --data"), newline="") as fh:
         if fmt == "stsb":
             for line, row in enumerate(csv.reader(fh), start=1):
                 if not row:

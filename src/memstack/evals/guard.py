@@ -21,9 +21,9 @@ from typing import Any
 
 from memstack.context.guard import LOW_CONFIDENCE, ContentGuard
 from memstack.errors import InputError
-from memstack.evals.common import require_file
 from memstack.evals.dedup import load_pairs
 from memstack.evals.extraction import load_turns
+from memstack.files import read_text
 
 __all__ = ["Tally", "attack_set", "ordinary_sets", "tally"]
 
@@ -85,7 +85,7 @@ def ordinary_sets(
         for path in paths:
             out[f"{fmt}:{path.name}"] = _unique(s for pair in load_pairs(path, fmt) for s in (pair.s1, pair.s2))
     for path in texts:
-        lines = require_file(path, "text file").read_text(encoding="utf-8").splitlines()
+        lines = read_text(path, "text file", hint="pass it with --texts").splitlines()
         out[f"texts:{path.name}"] = _unique(lines)
     if not out:
         raise InputError("give at least one set of ordinary text: --locomo, --stsb, --paws or --texts")
@@ -95,7 +95,7 @@ def ordinary_sets(
 def attack_set(path: Path) -> tuple[list[str], list[str]]:
     """The attacks and look-alikes of a guard corpus file ``{"attacks": [...], "benign": [...]}``."""
     try:
-        data = json.loads(require_file(path, "attack file").read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, "attack file", hint="pass it with --attacks"))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path} is not JSON ({exc}); an attack file is {{'attacks': [...], 'benign': [...]}}"

@@ -137,12 +137,11 @@ def parse_session_date(raw: str) -> datetime:
 def read_locomo(path: Path) -> list[Conversation]:
     """Every conversation of a LoCoMo JSON file, in order; a missing, malformed or foreign file raises
     :class:`~memstack.errors.InputError` saying what to pass."""
+    from memstack.files import read_text
+
+    text = read_text(path, "LoCoMo file", hint="pass the path of locomo10.json or a subset with --data")
     try:
-        samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no LoCoMo file at {path}; pass the path of locomo10.json or a subset with --data") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path} ({exc}); pass a LoCoMo file with --data") from None
+        samples = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path} is not JSON ({exc}); pass a LoCoMo file with --data") from None
     if not isinstance(samples, list):

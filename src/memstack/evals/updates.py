@@ -33,7 +33,8 @@ from typing import Any
 
 from memstack.config import Config
 from memstack.errors import InputError
-from memstack.evals.common import percentile, require_file
+from memstack.evals.common import percentile
+from memstack.files import read_text
 from memstack.types import Category, HistoryAction
 
 __all__ = ["KINDS", "CaseOutcome", "UpdateCase", "load_cases", "run_updates", "score", "write_report"]
@@ -80,10 +81,10 @@ class CaseOutcome:
 
 def load_cases(path: Path) -> list[UpdateCase]:
     """The cases of a JSONL file; :class:`~memstack.errors.InputError` naming the line of anything malformed."""
-    require_file(path, "updates file")
+    text = read_text(path, "updates file", hint="pass the file's path with --data")
     cases: list[UpdateCase] = []
     seen: set[str] = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
