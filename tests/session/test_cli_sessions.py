@@ -102,3 +102,26 @@ def test_search_and_errors(cli) -> None:  # type: ignore[no-untyped-def]
     assert error.startswith("Error: no session 'nope'") and "memstack sessions list" in error
     other = cli("sessions", "show", "chat-1", "--user", "bob")
     assert other.exit_code == 1 and "no session 'chat-1'" in other.output  # another user's session is not visible
+
+
+def test_show_piped_is_one_short_line_per_row(tmp_path: Path) -> None:
+    """A 30,000-character message made a 30,000-character line when piped; now each row is one line with a line's
+    worth of each text (its length said), and ``--full`` shows the whole text, still one line per row."""
+    long = "We keep bees by the old apple tree.\nThey like the lavender. " + "More about the hives. " * 1350
+
+    async def fill() -> None:
+        async with AsyncMemstack(home=tmp_path, embedder="hash:64") as ms:
+            svc = SessionService(ms.store, OfflineSummarizer(), SessionSettings())
+            handle = await svc.begin_turn(UserRef("alice"), "bees")
+            await svc.finish_turn(handle, long, "Noted: the bees.")
+
+    asyncio.run(fill())
+    env = {"MEMSTACK_HOME": str(tmp_path), "MEMSTACK_EMBEDDER": "hash:64"}
+    shown = CliRunner().invoke(main, ["sessions", "show", "bees", "-u", "alice"], env=env).stdout
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) < 400, max(len(line) for line in lines)
+    row = next(line for line in lines if "We keep bees" in line and " user " in line)  # the raw window's
+    assert "We keep bees by the old apple tree. ⏎ They like the lavender." in row
+    assert row.rstrip().endswith(f"… ({len(long)} characters)")
+    full = CliRunner().invoke(main, ["sessions", "show", "bees", "-u", "alice", "--full"], env=env).stdout
+    assert full.count("More about the hives.") >= 1350 and "characters)" not in full  # all of it

@@ -77,7 +77,7 @@ def clip(text: str, *, full: bool = False, limit: int = CLIP) -> str:
     flat = " ⏎ ".join(line.strip() for line in text.strip().splitlines())
     if full or len(flat) <= limit:
         return flat
-    return flat[: limit - 1].rstrip() + "…"
+    return flat[: limit - 1].rstrip() + f"… ({len(text)} characters)"
 
 
 def table_console() -> Console:

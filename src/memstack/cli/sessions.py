@@ -2,7 +2,9 @@
 
 ``show`` is the monitoring view of seed 04 §7: base truth (hard exceptions marked), the turn log with each turn's
 route and status, the raw window, the turns still flagged (pending or unsummarized, with their error), base-truth
-snapshots and artifacts. Every command takes ``--user`` (and ``--tenant``) and ``--json``.
+snapshots and artifacts. Every command takes ``--user`` (and ``--tenant``) and ``--json``. Piped, each row is one
+line and each text a line's worth (``--full``: all of it, still one line per row): a 30,000-character message made a
+30,000-character line, and the header box was as wide as the widest table could be.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from memstack.cli._common import echo_json, run_async, table_console
+from memstack.cli._common import clip, echo_json, run_async, table_console
 from memstack.cli.memories import _engine, _user_options
 from memstack.engine import Sessions
 from memstack.errors import NotFound
@@ -103,9 +105,17 @@ def _sessions_table(rows: list[SessionSummary], title: str) -> Table:
     "--window", default=SessionSettings().window, show_default=True, type=click.IntRange(2), help="Raw window size."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@click.option("--full", is_flag=True, help="Every message and summary whole (default: a line's worth of each).")
 @run_async
 async def show_session(
-    user_id: str, tenant: str, home: Path | None, session_id: str, last_turns: int, window: int, as_json: bool
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    session_id: str,
+    last_turns: int,
+    window: int,
+    as_json: bool,
+    full: bool,
 ) -> None:
     """One session's memory: base truth, turn log, raw window, flagged turns, snapshots, artifacts."""
     user = UserRef(user_id, tenant)
@@ -140,10 +150,10 @@ async def show_session(
         return
     console = table_console()
     console.print(_header(summary, state))
-    console.print(_base_truth(state))
-    console.print(_turn_log(turns, state.turn_count))
-    console.print(_raw_window(state))
-    console.print(_flagged(flagged))
+    console.print(_base_truth(state, full))
+    console.print(_turn_log(turns, state.turn_count, full))
+    console.print(_raw_window(state, full))
+    console.print(_flagged(flagged, full))
     console.print(_snapshots(snapshots))
     if artifacts:
         console.print(_artifacts(artifacts))
@@ -187,29 +197,26 @@ def _header(summary: SessionSummary, state: SessionState) -> Panel:
                 (")", "dim"),
             )
         )
-    return Panel(Group(*lines), title=f"session {summary.session_id}", title_align="left")
+    return Panel(Group(*lines), title=f"session {summary.session_id}", title_align="left", expand=False)
 
 
-def _base_truth(state: SessionState) -> Table:
+def _base_truth(state: SessionState, full: bool) -> Table:
     hard = sum(f.hard_exception for f in state.base_truth)
-    table = Table(
-        title=f"Base truth: {len(state.base_truth)} facts, {hard} hard exception{'s' * (hard != 1)}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    title = f"Base truth: {len(state.base_truth)} facts, {hard} hard exception{'s' * (hard != 1)}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, min_width=len(title))
     table.add_column("", no_wrap=True)
     table.add_column("fact", overflow="fold", ratio=1)
     table.add_column("since turn", justify="right", no_wrap=True)
     for fact in sorted(state.base_truth, key=lambda f: not f.hard_exception):
         mark = Text("HARD", style="bold red") if fact.hard_exception else Text("")
-        table.add_row(mark, Text(fact.text, style="bold" if fact.hard_exception else ""), str(fact.since_turn))
+        text = clip(fact.text, full=full)
+        table.add_row(mark, Text(text, style="bold" if fact.hard_exception else ""), str(fact.since_turn))
     if not state.base_truth:
         table.add_row("", Text("(none yet)", style="dim"), "")
     return table
 
 
-def _turn_log(turns: list[ArchivedTurn], total: int) -> Table:
+def _turn_log(turns: list[ArchivedTurn], total: int, full: bool) -> Table:
     shown = f"last {len(turns)} of {total}" if len(turns) < total else f"{total}"
     table = Table(title=f"Turn log ({shown} turns)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("turn", justify="right", no_wrap=True)
@@ -226,13 +233,13 @@ def _turn_log(turns: list[ArchivedTurn], total: int) -> Table:
             str(t.turn),
             t.route or "-",
             status,
-            Text("(summary due)", style="dim") if pending else t.user_summary,
-            "" if pending else t.assistant_summary,
+            Text("(summary due)", style="dim") if pending else clip(t.user_summary, full=full),
+            "" if pending else clip(t.assistant_summary, full=full),
         )
     return table
 
 
-def _raw_window(state: SessionState) -> Table:
+def _raw_window(state: SessionState, full: bool) -> Table:
     table = Table(
         title=f"Raw window ({len(state.raw_window)} messages)",
         title_justify="left",
@@ -243,13 +250,13 @@ def _raw_window(state: SessionState) -> Table:
     table.add_column("role", no_wrap=True)
     table.add_column("message", overflow="fold", ratio=1)
     for m in state.raw_window:
-        text = m.content if len(m.content) <= 400 else m.content[:400] + f"… ({len(m.content)} characters)"
+        text = clip(m.content, full=full)
         role = m.role + (f" (+{m.keep_extra_turns} turns)" if m.keep_extra_turns else "")
         table.add_row(str(m.turn), role, text)
     return table
 
 
-def _flagged(turns: list[ArchivedTurn]) -> Text | Table:
+def _flagged(turns: list[ArchivedTurn], full: bool) -> Text | Table:
     if not turns:
         return Text("Flagged turns: none (every turn is summarized)", style="green")
     table = Table(
@@ -265,7 +272,8 @@ def _flagged(turns: list[ArchivedTurn]) -> Text | Table:
     table.add_column("error", overflow="fold", ratio=1)
     for t in turns:
         error = t.error or ("interrupted before its summary was stored" if t.status is TurnStatus.PENDING else "")
-        table.add_row(str(t.turn), Text(t.status.value, style=_STATUS_STYLE[t.status]), str(t.attempts), error)
+        status = Text(t.status.value, style=_STATUS_STYLE[t.status])
+        table.add_row(str(t.turn), status, str(t.attempts), clip(error, full=full))
     return table
 
 
@@ -332,6 +340,8 @@ def _hits_table(hits: list[ArchiveHit], query: str) -> Table:
     table.add_column("exchange", overflow="fold", ratio=1)
     for h in hits:
         table.add_row(
-            h.turn_id, _when(h.at), Text.assemble(("user: ", "dim"), h.user, ("\nassistant: ", "dim"), h.assistant)
+            h.turn_id,
+            _when(h.at),
+            Text.assemble(("user: ", "dim"), clip(h.user), ("\nassistant: ", "dim"), clip(h.assistant)),
         )
     return table
