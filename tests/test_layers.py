@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
     ("memstack.server", "memstack.client", "memstack.mcp"),
-    ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.testing"),
+    ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.testing", "memstack.__main__"),
 )
 
 #: Imports that break the direction for now: (importing module, imported module) → why.

@@ -363,7 +363,8 @@ def _readme_configs() -> list[dict[str, Any]]:
 async def test_the_readme_stdio_configuration_works(tmp_path: Path) -> None:
     stdio, http = _readme_configs()
     assert http["url"].endswith(":8701/mcp") and http["headers"]["Authorization"].startswith("Bearer ")
-    command = str(Path(sys.executable).parent / stdio["command"])  # the installed `memstack` script
+    assert Path(stdio["command"]).is_absolute() and stdio["args"][:3] == ["-m", "memstack", "mcp"]
+    command = sys.executable  # the README's is an example of the path `memstack mcp --print-config` prints
     env = _env(tmp_path, **{**stdio["env"], "MEMSTACK_HOME": str(tmp_path)})
     params = StdioServerParameters(command=command, args=stdio["args"], env=env)
     with open(os.devnull, "w") as errlog:
@@ -380,3 +381,103 @@ def test_http_takes_no_tenant_option(tmp_path: Path) -> None:
 
     done = CliRunner().invoke(main, ["mcp", "--transport", "http", "--tenant", "acme"], env=_env(tmp_path))
     assert done.exit_code == 1 and "API key names the tenant" in done.output
+
+
+async def test_the_printed_configuration_starts_without_memstack_on_the_path(tmp_path: Path) -> None:
+    """``memstack mcp --print-config``: an absolute command (this Python, ``-m memstack``) that a client without the
+    virtual environment on its PATH can start; the server reports memstack's version."""
+    from memstack import __version__
+
+    printed = subprocess.run(
+        [*CLI, "mcp", "--print-config", "--user", "alice", "--home", str(tmp_path)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    entry = json.loads(printed.stdout)["mcpServers"]["memstack"]
+    assert entry["command"] == sys.executable and entry["args"] == ["-m", "memstack", "mcp"]
+    assert entry["env"] == {"MEMSTACK_HOME": str(tmp_path), "MEMSTACK_MCP_USER": "alice"}
+    env = {**entry["env"], "PATH": "/nonexistent", "MEMSTACK_EMBEDDER": EMBEDDER}  # nothing found through PATH
+    env.update({k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "HOME")})  # as this test runs
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            hello = await session.initialize()
+            added = await _ok(session, "add_memory", content="started by absolute path")
+    assert hello.server_info.name == "memstack" and hello.server_info.version == __version__
+    assert added["user_id"] == "alice"
+
+
+async def test_tool_answers_are_one_short_line_per_memory_for_the_model(tmp_path: Path) -> None:
+    """The text a client puts in the model's context was each memory as ~17 lines of indented JSON; now it is one
+    line per memory, and the structured content still carries every field."""
+    async with _stdio(tmp_path, "--user", "alice") as session:
+        for content in ("Alice drinks green tea", "Alice keeps bees", "Alice runs on Sundays"):
+            await _ok(session, "add_memory", content=content, category="preference")
+        listed = await session.call_tool("list_memories", {})
+        searched = await session.call_tool("search_memories", {"query": "green tea", "limit": 2})
+        recalled = await session.call_tool("recall", {"query": "bees", "limit": 2})
+        forgot = await session.call_tool("forget_memory", {"query": "bees", "dry_run": True})
+    text = listed.content[0].text  # type: ignore[union-attr]
+    lines = text.splitlines()
+    assert len(lines) == 3 and all(re.fullmatch(r"mem_\w+ \[preference\] Alice .+", line) for line in lines), text
+    assert listed.structured_content is not None
+    assert set(listed.structured_content["memories"][0]) >= {"id", "user_id", "created_at", "is_active"}
+    found = searched.content[0].text.splitlines()  # type: ignore[union-attr]
+    assert len(found) == 2 and re.fullmatch(r"-?\d\.\d\d mem_\w+ \[preference\] Alice drinks green tea", found[0])
+    assert re.fullmatch(r"\d\.\d\d memory mem_\w+ \[preference\] \d{4}-\d\d-\d\d: Alice keeps bees",
+                        recalled.content[0].text.splitlines()[0])  # type: ignore[union-attr]  # fmt: skip
+    assert re.match(r"Would forget \d+ memor(y|ies) about 'bees':\nmem_", forgot.content[0].text)  # type: ignore[union-attr]
+    assert "{" not in text + forgot.content[0].text  # type: ignore[union-attr]
+
+
+def _first_lines(process: subprocess.Popen[bytes], count: int, *, within_s: float) -> list[str]:
+    """The first ``count`` lines the process writes to stderr, or what it wrote by the deadline (never blocks)."""
+    import select
+
+    assert process.stderr is not None
+    fd, data = process.stderr.fileno(), b""
+    deadline = time.monotonic() + within_s
+    while data.count(b"\n") < count and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.2)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    lines = data.decode().splitlines()[:count]
+    return lines + [""] * (count - len(lines))
+
+
+def test_the_http_server_says_where_it_serves_before_serving(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = [*CLI, "mcp", "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(command, env=_env(tmp_path), stderr=subprocess.PIPE)
+    try:
+        said = _first_lines(process, 2, within_s=60)
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
+    assert said[0].strip() == f"store: {tmp_path} ($MEMSTACK_HOME)"
+    assert said[1].startswith(f"memstack mcp: serving http://127.0.0.1:{port}/mcp; every request needs an API key")
+
+    with socket.socket() as holder:  # a port in use: one line, before anything says it serves
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        done = subprocess.run(
+            [*CLI, "mcp", "--transport", "http", "--port", str(busy)],
+            env=_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1 and f"port {busy} on 127.0.0.1 is already in use" in done.stderr
+    assert "serving" not in done.stderr

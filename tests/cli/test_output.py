@@ -123,6 +123,7 @@ def test_the_cli_prints_json_only_through_one_printer() -> None:
         "_common.py": 1,  # echo_json itself
         "answers.py": 1,  # the per-question JSONL file, not stdout
         "eval.py": 2,  # the human-readable detail printed without --json
+        "mcp.py": 1,  # --print-config: an indented block to paste into an MCP client's configuration
     }
     wrong = []
     for path in sorted(CLI.glob("*.py")):

@@ -17,6 +17,8 @@ the sessions it opened (another key naming one gets the 404 of an unknown sessio
 memstack's own errors (unknown id, empty query, full tier, bad key) come back as tool errors carrying the message
 (``isError``); the server keeps serving. A full tier's names the tier and its limit and carries the upgrade prompt.
 The tools capture nothing automatically (``add_memory`` is an explicit save), so nothing is dropped unreported.
+Each answer is one short line per memory for the model, the whole JSON as structured content
+(:mod:`memstack.mcp.compact`); the server reports memstack's version.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, LimitReached, MemstackError, Unauthorized
+from memstack.mcp import compact
 from memstack.server.auth import KeyCache
 from memstack.server.settings import ServerSettings
 from memstack.server.wire import forgetting_json, memory_json, scored_json
@@ -44,6 +48,9 @@ __all__ = ["McpScope", "build_server", "http_app"]
 
 T = TypeVar("T")
 LogLevel = Literal["DEBUG", "INFO", "WARNING"]
+#: What a tool answers: a compact text for the model and the whole JSON as structured content (the output schema
+#: is the JSON's: :mod:`memstack.mcp.compact`).
+Reply = Annotated[CallToolResult, dict[str, Any]]
 
 _CATEGORIES = ", ".join(c.value for c in Category)
 
@@ -107,7 +114,9 @@ async def _tool(call: Callable[[], Awaitable[T]]) -> T:
 
 def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel = "WARNING") -> MCPServer:
     """The MCP server over an open engine (the caller owns and closes it). Its log goes to stderr."""
-    server: MCPServer = MCPServer("memstack", instructions=INSTRUCTIONS, log_level=log_level)
+    from memstack import __version__
+
+    server: MCPServer = MCPServer("memstack", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
 
     @server.tool()
     async def add_memory(
@@ -117,14 +126,15 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         force: Annotated[bool, Field(description="Store it even if the user already has this memory.")] = False,
         metadata: Metadata = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """Remember one thing about the user (a long-term memory). Returns the memory with its id and an action:
         created, or duplicate when the user already had it (the existing memory is returned, nothing is stored)."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
             added = await engine.add_result(user, content, category=category, force=force, metadata=metadata)
-            return {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
+            data = {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
+            return compact.result(data, compact.added(data))
 
         return await _tool(run)
 
@@ -138,14 +148,15 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
             float | None, Field(ge=-1.0, le=1.0, description="Leave out memories scoring below this (-1 to 1).")
         ] = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """The user's active memories closest in meaning to the query, best first, with their scores (cosine
         similarity, -1 to 1: higher is closer; unrelated memories score near 0)."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
-            hits = await engine.search(user, query, limit=limit, metadata=metadata, min_score=min_score)
-            return {"results": [scored_json(hit) for hit in hits]}
+            found = await engine.search(user, query, limit=limit, metadata=metadata, min_score=min_score)
+            hits = [scored_json(hit) for hit in found]
+            return compact.result({"results": hits}, compact.scored(hits))
 
         return await _tool(run)
 
@@ -157,15 +168,16 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         limit: Annotated[int, Field(ge=1, le=1000, description="How many at most, newest first.")] = 100,
         metadata: MetadataFilter = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """The user's memories, newest first."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
             found = await engine.list(
                 user, category=category, include_deleted=include_forgotten, limit=limit, metadata=metadata
             )
-            return {"memories": [memory_json(m) for m in found]}
+            listed = [memory_json(m) for m in found]
+            return compact.result({"memories": listed}, compact.memories(listed, "No memories."))
 
         return await _tool(run)
 
@@ -187,21 +199,23 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
             bool, Field(description="With query: only list what would be forgotten and hidden; change nothing.")
         ] = False,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """Stop using a memory (by memory_id), or every memory about something (by query: preview it first with
         dry_run). What the memory came from in past conversations, and what was derived from it, is hidden with it.
         By id: the memory. By query: {query, dry_run, memories, hidden}. restore_memory brings one back."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
             if (memory_id is None) == (query is None):
                 raise InputError("pass memory_id (one memory) or query (everything about it), not both or neither")
             if query is not None:
-                return forgetting_json(await engine.forget_about(user, query, dry_run=dry_run))
+                data = forgetting_json(await engine.forget_about(user, query, dry_run=dry_run))
+                return compact.result(data, compact.forgotten(data))
             assert memory_id is not None
             if dry_run:
                 raise InputError("dry_run previews a forget by query; pass query instead of memory_id")
-            return memory_json(await engine.forget(user, memory_id))
+            memory = memory_json(await engine.forget(user, memory_id))
+            return compact.result(memory, f"Forgot (restore_memory brings it back): {compact.one(memory)}")
 
         return await _tool(run)
 
@@ -210,12 +224,13 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         memory_id: Annotated[str, Field(description="The forgotten memory's id.", min_length=1, max_length=200)],
         ctx: Context,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """Make a forgotten memory active again."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
-            return memory_json(await engine.restore(user, memory_id))
+            memory = memory_json(await engine.restore(user, memory_id))
+            return compact.result(memory, f"Restored: {compact.one(memory)}")
 
         return await _tool(run)
 
@@ -228,14 +243,14 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
             float | None, Field(ge=0.0, description="Leave out items scoring below this (a ranking score, 0 or more).")
         ] = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """What the user said before: memories and messages of past conversations ranked together, best first.
         Each item says whether it is a memory or a conversation turn, and where it comes from."""
 
-        async def run() -> dict[str, Any]:
+        async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
-            items = await engine.recall(user, query, limit=limit, min_score=min_score)
-            return {"results": [item.to_dict() for item in items]}
+            items = [item.to_dict() for item in await engine.recall(user, query, limit=limit, min_score=min_score)]
+            return compact.result({"results": items}, compact.recalled(items))
 
         return await _tool(run)
 
