@@ -170,3 +170,24 @@ def test_metadata_over_http(acme: httpx.Client, request: pytest.FixtureRequest) 
     assert patched.status_code == 200 and patched.json()["metadata"] == {"project": "gemini"}
     too_big = acme.post(f"/v1/users/{user}/memories", json={"content": "User x", "metadata": {"a": "x" * 5000}})
     assert too_big.status_code == 400 and "limit is 4000" in too_big.json()["error"]["message"]
+
+
+def test_delete_is_idempotent(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    """A second DELETE answers as the first (it was a 400 for a forgotten memory) and writes nothing more; a second
+    permanent delete too; an id the user never had stays a 404."""
+    user = fresh_user(request)
+    made = acme.post(f"/v1/users/{user}/memories", json={"content": "User collects stamps"}).json()
+    url = f"/v1/users/{user}/memories/{made['id']}"
+    first, again = acme.delete(url), acme.delete(url)
+    assert first.status_code == again.status_code == 200, again.text
+    assert again.json() == first.json() and again.json()["memory"]["is_active"] is False
+    assert [e["action"] for e in acme.get(f"{url}/history").json()["events"]] == ["create", "forget"]
+
+    gone, gone_again = acme.delete(url, params={"permanent": "true"}), acme.delete(url, params={"permanent": "true"})
+    assert gone.status_code == gone_again.status_code == 200, gone_again.text
+    assert gone_again.json() == gone.json() == {"id": made["id"], "permanent": True, "memory": None}
+    assert [e["action"] for e in acme.get(f"{url}/history").json()["events"]] == ["create", "forget", "delete"]
+    forget_after = acme.delete(url)  # forgetting what is deleted for good: there is nothing to forget
+    assert forget_after.status_code == 404
+    never = acme.delete(f"/v1/users/{user}/memories/mem_never_there", params={"permanent": "true"})
+    assert never.status_code == 404 and never.json()["error"]["type"] == "NotFound"

@@ -603,7 +603,10 @@ class AsyncMemstack:
     ) -> Memory:
         """Soft delete: the memory stops being used but can be restored. What it came from and what was derived
         from it stop reaching the model with it (the exchanges that said it, the session facts, turn summaries and
-        summary lines that carry it: :mod:`memstack.capture.forget`); :meth:`restore` shows them again."""
+        summary lines that carry it: :mod:`memstack.capture.forget`); :meth:`restore` shows them again.
+
+        Idempotent: a memory no longer active (forgotten, or merged into another) is returned as it is, nothing
+        written, so a retried ``DELETE`` answers as the first did (it was an error the second time)."""
         try:
             who = DeletedBy(by)
         except ValueError:
@@ -611,8 +614,16 @@ class AsyncMemstack:
         ref = _user(user_id, tenant)
         with fenced(await self._pin(ref)):  # what it hides is read first: an erasure meanwhile refuses the write
             memory = await self.store.memories.get(ref, memory_id)
-            hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
-            forgotten = await self.store.memories.forget(ref, memory_id, by=who, note=note, hide=hide)
+            if not memory.is_active:
+                return memory
+            hide = await self._forgetter().hidden_by(ref, memory)
+            try:
+                forgotten = await self.store.memories.forget(ref, memory_id, by=who, note=note, hide=hide)
+            except InputError:  # forgotten by another call meanwhile: the same outcome
+                current = await self.store.memories.get(ref, memory_id)
+                if current.is_active:
+                    raise
+                return current
         self._forgot(ref)
         return forgotten
 
@@ -676,13 +687,33 @@ class AsyncMemstack:
     async def delete(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
         """Permanent delete: content and vector are gone; only the history remains. What the memory came from and
         what was derived from it stay hidden from the model for good (hidden now if the memory was active); the
-        conversation itself stays the user's record (:meth:`export`) until :meth:`erase`."""
+        conversation itself stays the user's record (:meth:`export`) until :meth:`erase`.
+
+        Idempotent: deleting a memory already deleted for good (its history says so) does nothing and is no error;
+        an id the user never had is ``NotFound``."""
         ref = _user(user_id, tenant)
         with fenced(await self._pin(ref)):
-            memory = await self.store.memories.get(ref, memory_id)
+            try:
+                memory = await self.store.memories.get(ref, memory_id)
+            except NotFound:
+                if await self._deleted(ref, memory_id):
+                    return
+                raise
             hide = await self._forgetter().hidden_by(ref, memory) if memory.is_active else []
-            await self.store.memories.delete(ref, memory_id, hide=hide)
+            try:
+                await self.store.memories.delete(ref, memory_id, hide=hide)
+            except NotFound:  # deleted by another call meanwhile: the same outcome
+                if not await self._deleted(ref, memory_id):
+                    raise
         self._forgot(ref)
+
+    async def _deleted(self, user: UserRef, memory_id: str) -> bool:
+        """Whether ``memory_id`` was the user's and was deleted for good (its history outlives it)."""
+        try:
+            events = await self.store.index.history(user, memory_id)
+        except NotFound:
+            return False
+        return bool(events) and events[-1].action is HistoryAction.DELETE
 
     @renamed(user="user_id")
     async def history(
