@@ -59,6 +59,7 @@ screenshots: $(STAMP) chromium
 	$(BIN)/python tests/ui/screenshots.py docs
 
 bench: $(STAMP)
+	$(BIN)/memstack bench startup --json
 	$(BIN)/memstack bench context --json
 	$(BIN)/memstack bench capture --json
 	$(BIN)/memstack bench turn --json

@@ -61,6 +61,7 @@ _RUN_ELSEWHERE = {
     "bench retrieval": "tests/test_bench.py",
     "bench session-memory": "tests/test_bench_session_memory.py",
     "bench sessions": "tests/engine/test_admission.py",
+    "bench startup": "tests/cli/test_startup.py",
     "bench turn": "tests/engine/test_cli.py",
     "context scan": "tests/context/test_cli.py",
     "eval answers": "tests/evals/test_answers.py",

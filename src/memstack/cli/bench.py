@@ -195,6 +195,25 @@ def plans(users: int, per_user: int, top: int, as_json: bool) -> None:
     click.echo(f"statements on user data that do not name the user: {result['unscoped']}")
 
 
+@bench.command("startup")
+@click.option("--runs", type=click.IntRange(min=1), default=7, show_default=True, help="Whole-process runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on the last line.")
+def startup(runs: int, as_json: bool) -> None:
+    """How long `memstack --help` takes as a whole process (median of RUNS), and the heavy modules it imports
+    (none expected; see memstack.bench.startup)."""
+    from memstack.bench.startup import measure_startup
+
+    result = measure_startup(runs)
+    if as_json:
+        echo_json(result)
+        return
+    heavy = ", ".join(result["heavy_imports"]) or "none"
+    click.echo(
+        f"memstack --help: median {result['median_ms']} ms of {runs} runs (fastest {result['min_ms']} ms, "
+        f"slowest {result['max_ms']} ms); heavy modules imported: {heavy}"
+    )
+
+
 @bench.command("erase")
 @click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
 @click.option("--memories", type=click.IntRange(min=0), default=1000, show_default=True, help="Of the erased user.")
