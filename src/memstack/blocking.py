@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar
 
 from memstack.config import Config
-from memstack.engine import Agents, AsyncMemstack, Contexts, Keys, Sessions
+from memstack.engine import Agents, AsyncMemstack, Contexts, Keys, Sessions, Users
 from memstack.turn.models import Models, Tuning
 from memstack.types import ChatEvent, UserRef
 
@@ -153,6 +153,12 @@ class BlockingKeys(_Namespace[Keys]):
     authenticate = Blocking(Keys.authenticate)
 
 
+class BlockingUsers(_Namespace[Users]):
+    """:class:`~memstack.engine.Users`, blocking: the tenant's users (their records and fences are async only)."""
+
+    list = Blocking(Users.list)
+
+
 class Memstack:
     """The blocking API: the methods of :class:`AsyncMemstack`, run on a private event-loop thread.
 
@@ -173,6 +179,7 @@ class Memstack:
         self.agents = BlockingAgents(self._loop, self._core.agents)
         self.contexts = BlockingContexts(self._loop, self._core.contexts)
         self.keys = BlockingKeys(self._loop, self._core.keys)
+        self.users = BlockingUsers(self._loop, self._core.users)
         try:
             self._loop.run(self._core.open())
         except BaseException:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from memstack.blocking import BlockingAgents, BlockingContexts, BlockingSessions, Memstack
+from memstack.blocking import BlockingAgents, BlockingContexts, BlockingSessions, BlockingUsers, Memstack
 from memstack.client import AsyncMemstackClient, MemstackClient
 from memstack.client._http import error_from
-from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions
-from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions
+from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
+from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions, Users
 from memstack.errors import (
     BudgetExceeded,
     InputError,
@@ -44,6 +44,7 @@ NAMESPACES = {
     "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get"]),
     "agents": (Agents, RemoteAgents, BlockingAgents, ["list", "get", "put", "delete"]),
     "contexts": (Contexts, RemoteContexts, BlockingContexts, ["get", "recent"]),
+    "users": (Users, RemoteUsers, BlockingUsers, ["list"]),
 }
 
 
@@ -222,7 +223,6 @@ async def test_a_session_window_the_api_does_not_carry_is_refused(remote: AsyncM
         await remote.sessions.get("bob", "ses_1", window_turns=2)
 
 
-@pytest.mark.xfail(strict=True, raises=NotFound, reason="GET /v1/users (a tenant's users) is not served yet")
 async def test_the_users_of_a_tenant_a_page_at_a_time(servers: Servers) -> None:
     async with AsyncMemstackClient(servers.keyed, api_key=servers.key) as ms:
         for name in ("u-page-1", "u-page-2", "u-page-3"):

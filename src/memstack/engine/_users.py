@@ -25,7 +25,7 @@ class Users:
         self._engine = engine
 
     async def list(
-        self, *, tenant: str | None = None, after: str | None = None, limit: int = 100
+        self, *, after: str | None = None, limit: int = 100, tenant: str | None = None
     ) -> builtins.list[UserSummary]:
         """A page of the tenant's users (anyone with a memory or a session), in user-id order (byte order), each
         with its active memories, sessions and last change: pass the last ``user_id`` as ``after`` for the next
