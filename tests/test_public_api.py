@@ -50,8 +50,8 @@ PUBLIC: dict[str, list[str]] = {
         "Manifest", "ManifestEntry", "Memory", "MemoryEvent", "MemoryFilter", "MemoryPatch", "MemoryUpdate",
         "MemoryUsage", "NewMemory", "RawMessage", "RecallItem", "RecallKind", "RecordKind", "ReembedResult",
         "Route", "ScoredMemory", "SessionState", "SessionSummary", "Source", "StoredResponse", "TokenUsage",
-        "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnVectors", "UpdateAction", "UserRecord",
-        "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id", "check_manifest",
+        "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnTimings", "TurnVectors", "UpdateAction",
+        "UserRecord", "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id", "check_manifest",
         "check_text", "new_id", "new_ids", "unstorable", "utcnow",
     ],
 }  # fmt: skip
