@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +25,6 @@ from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, Tu
 
 from .blocks import read, snippets, squash
 from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, KNOWN_MISSES, Case
-
-HELD_OUT = Path(__file__).parent / "data" / "guard_heldout.json"
 
 
 def _scan(case: Case) -> tuple[str, ...]:
@@ -198,15 +194,6 @@ def test_content_cannot_forge_a_closing_tag() -> None:
 def test_keys_differ_between_assemblies() -> None:
     request = ContextRequest(message="hi", memories=(MemoryHit("m1", "Likes tea", "preference", 0.9),))
     assert read(assemble(request).messages).key != read(assemble(request).messages).key
-
-
-def test_held_out_sets_keep_their_shape() -> None:
-    """The held-out files were written once and never used to tune the rules or the head. They are scored once per
-    release (``memstack context scan --data FILE``, figures in the README), never here: a score asserted in the test
-    suite becomes a target that every change is tuned against."""
-    for name, size in (("guard_heldout.json", 20), ("guard_heldout_v2.json", 70), ("guard_sealed.json", 40)):
-        data = json.loads((HELD_OUT.parent / name).read_text())
-        assert len(data["attacks"]) == len(data["benign"]) == size, name
 
 
 # --- structure -----------------------------------------------------------------------------------------------------
