@@ -61,7 +61,7 @@ class SessionState:
     turn_log: tuple[TurnSummary, ...] = ()
     raw_window: tuple[RawMessage, ...] = ()
     created_at: datetime | None = None
-    updated_at: datetime | None = None
+    updated_at: datetime | None = None  # the last turn, start or end: background summaries are not activity
     ended_at: datetime | None = None
     version: int = 0  # bumped by every committed turn: a commit built on an older state is refused
     last_consolidated_turn: int = 0

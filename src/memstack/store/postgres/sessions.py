@@ -188,8 +188,7 @@ _KEEP_HIDDEN = """%(bt)s || coalesce((
 ), '[]'::jsonb)"""
 _COMMIT_SESSION = (
     f"UPDATE sessions SET base_truth = {_KEEP_HIDDEN}, version = version + 1, last_consolidated_turn = "
-    "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END, "
-    "updated_at = GREATEST(updated_at, %(stamp)s) "
+    "CASE WHEN %(consolidated)s THEN GREATEST(last_consolidated_turn, %(turn)s) ELSE last_consolidated_turn END "
     "WHERE tenant = %(tenant)s AND user_id = %(user)s AND id = %(sid)s AND version = %(expected)s RETURNING seq"
 )
 _COMMIT_TURN = (

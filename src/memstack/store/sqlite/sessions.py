@@ -357,9 +357,8 @@ class SQLiteSessions:
             hidden = [i.text for i in session_hidden(conn, user, session_id) if i.kind is HiddenKind.FACT]
             facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
             conn.execute(
-                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ?, "
-                "updated_at = MAX(updated_at, ?) WHERE pk = ?",
-                (facts_to_json(facts), consolidated, stamp, pk),
+                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? WHERE pk = ?",
+                (facts_to_json(facts), consolidated, pk),
             )
 
         await self._core.run(lambda conn: self._core.write(conn, body))
