@@ -103,6 +103,24 @@ def test_a_phrase_the_case_rules_out_is_a_distortion() -> None:
     ]
 
 
+def test_a_ruled_out_phrase_is_matched_word_for_word_not_by_stems() -> None:
+    ines = CaptureCase(
+        "ines",
+        "my sister-in-law Ines is a lawyer in Madrid, and I lived in Osaka in my twenties",
+        AT,
+        (Point("User's sister-in-law Ines is a lawyer.", ("Ines", "lawyer"), "fact"),),
+        ("sister Ines", "lives in Osaka|lives in Japan"),
+    )
+    assert _score(ines, "User's sister-in-law Ines is a lawyer in Madrid.", "User lived in Osaka.") == [
+        ((0,), ()),
+        ((), ()),
+    ]
+    assert _score(ines, "User's sister Ines is a lawyer.", "User lives in Japan.") == [
+        ((0,), ("not: sister Ines",)),
+        ((), ("not: lives in Osaka|lives in Japan",)),
+    ]
+
+
 def test_a_negation_the_message_does_not_have_is_a_distortion() -> None:
     case = CaptureCase("meat", "I eat meat on Fridays.", AT, (Point("t", ("meat", "Friday"), "fact"),))
     assert _score(case, "User doesn't eat meat on Fridays.") == [((0,), ("negation",))]
