@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
+from memstack.store.reembed import target_from_meta
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
@@ -21,13 +22,12 @@ from memstack.store.sqlite.idempotency import migrate_idempotency_keys
 from memstack.store.sqlite.jobs import migrate_job_users
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
-from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
 from memstack.store.sqlite.threads import migrate_chat_threads
 from memstack.store.sqlite.users import migrate_user_erasures
 from memstack.types import utcnow
 
-__all__ = ["MIGRATIONS", "check_embedder", "migrate"]
+__all__ = ["MIGRATIONS", "check_embedder", "migrate", "reembed_target"]
 
 
 def _m001_memories(conn: sqlite3.Connection) -> None:
@@ -163,6 +163,28 @@ def _m006_jobs(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
 
 
+def _m010_reembed(conn: sqlite3.Connection) -> None:
+    """Migration ``010_reembed``: where new vectors wait until every vector of the store has one."""
+    conn.execute(
+        """
+        CREATE TABLE reembed_vectors (
+            tbl TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (tbl, row_id)
+        )
+        """
+    )
+
+
+def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """The model a reembed in progress is switching to, or ``None``."""
+    return target_from_meta(
+        dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')"))
+    )
+
+
 def _m020_memory_metadata(conn: sqlite3.Connection) -> None:
     # The caller's JSON object kept with a memory (memstack.types.check_metadata), as compact JSON text. Filters
     # read it with json_each (SQLiteIndex), so no index: they narrow one user's rows, already found by user.
@@ -178,7 +200,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("006_jobs", _m006_jobs),
     ("007_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
-    ("010_reembed", migrate_reembed),
+    ("010_reembed", _m010_reembed),
     ("011_archive_vectors", migrate_archive_vectors),
     ("012_fulltext_terms", migrate_fulltext_terms),
     ("013_session_leases", migrate_session_leases),
