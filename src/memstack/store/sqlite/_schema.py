@@ -16,14 +16,12 @@ from memstack.store.reembed import target_from_meta
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
-from memstack.store.sqlite.drops import migrate_capture_drops
 from memstack.store.sqlite.hidden import migrate_hidden_items
 from memstack.store.sqlite.idempotency import migrate_idempotency_keys
 from memstack.store.sqlite.jobs import migrate_job_users
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
 from memstack.store.sqlite.sessions import migrate_sessions
-from memstack.store.sqlite.threads import migrate_chat_threads
 from memstack.store.sqlite.users import migrate_user_erasures
 from memstack.types import utcnow
 
@@ -191,6 +189,39 @@ def _m020_memory_metadata(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
 
 
+def _m015_chat_threads(conn: sqlite3.Connection) -> None:
+    """Migration ``015_chat_threads``."""
+    conn.execute(
+        """
+        CREATE TABLE chat_threads (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, user_id, digest)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def _m017_capture_drops(conn: sqlite3.Connection) -> None:
+    """Migration ``017_capture_drops``."""
+    conn.execute(
+        """
+        CREATE TABLE capture_drops (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            first_at TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, user_id)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
@@ -205,9 +236,9 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("012_fulltext_terms", migrate_fulltext_terms),
     ("013_session_leases", migrate_session_leases),
     ("014_job_users", migrate_job_users),
-    ("015_chat_threads", migrate_chat_threads),
+    ("015_chat_threads", _m015_chat_threads),
     ("016_idempotency_keys", migrate_idempotency_keys),
-    ("017_capture_drops", migrate_capture_drops),
+    ("017_capture_drops", _m017_capture_drops),
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),
     ("020_memory_metadata", _m020_memory_metadata),
