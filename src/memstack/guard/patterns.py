@@ -1,11 +1,11 @@
-"""The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.context.guard`.
+"""The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.guard`.
 
-Rules live in :mod:`~memstack.context.phrases` (phrase rules), :mod:`~memstack.context.claims` (claims of
-authority, rules declared void), :mod:`~memstack.context.directives` (text addressed to the model),
-:mod:`~memstack.context.standing` (standing orders) and :mod:`~memstack.context.foreign` (other languages);
-:mod:`~memstack.context.rules` holds the machinery. Text is read in the normal form of :mod:`~memstack.context.unmask`
+Rules live in :mod:`~memstack.guard.phrases` (phrase rules), :mod:`~memstack.guard.claims` (claims of
+authority, rules declared void), :mod:`~memstack.guard.directives` (text addressed to the model),
+:mod:`~memstack.guard.standing` (standing orders) and :mod:`~memstack.guard.foreign` (other languages);
+:mod:`~memstack.guard.rules` holds the machinery. Text is read in the normal form of :mod:`~memstack.guard.unmask`
 (invisible characters, compatibility forms and look-alike letters undone) and through the decoding passes of
-:mod:`~memstack.context.decode` (hidden tag text, zero-width word gaps, base64, rot13, leetspeak, spaced and reversed
+:mod:`~memstack.guard.decode` (hidden tag text, zero-width word gaps, base64, rot13, leetspeak, spaced and reversed
 letters): what a decoded reading trips is reported with ``obfuscated``, and so is a sentence written in invisible
 tag characters, whatever it says.
 """
@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memstack.context.claims import CLAIM_RULES
-from memstack.context.decode import decoded_variants, hidden_prose
-from memstack.context.directives import DIRECTIVE_RULES, general
-from memstack.context.foreign import scan_foreign
-from memstack.context.phrases import MORE_RULES, TEXT_RULES
-from memstack.context.rules import normalize, words_of
-from memstack.context.standing import STANDING_RULES
-from memstack.context.unmask import INVISIBLE
+from memstack.guard.claims import CLAIM_RULES
+from memstack.guard.decode import decoded_variants, hidden_prose
+from memstack.guard.directives import DIRECTIVE_RULES, general
+from memstack.guard.foreign import scan_foreign
+from memstack.guard.phrases import MORE_RULES, TEXT_RULES
+from memstack.guard.rules import normalize, words_of
+from memstack.guard.standing import STANDING_RULES
+from memstack.guard.unmask import INVISIBLE
 
 __all__ = ["FLAGS", "scan"]
 
@@ -49,7 +49,7 @@ _UPPER_ROLE = re.compile(
 
 
 def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
-    """The authority-taking patterns found in ``text`` (see :mod:`memstack.context.guard`); empty for ordinary text.
+    """The authority-taking patterns found in ``text`` (see :mod:`memstack.guard`); empty for ordinary text.
 
     ``instructions``: the text is a delegated task's instructions, addressed to the model by design, so only the
     authority-taking families apply (not ``injected_instruction``)."""

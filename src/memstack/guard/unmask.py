@@ -18,7 +18,7 @@ one layer cannot defeat another. What is undone, and why each is safe for ordina
   is drawn like.
 
 What the text says once decoded (hidden tag text, spaced or reversed letters, base64 …) is a *reading* of it, not its
-normal form: :mod:`memstack.context.decode` produces those, each scanned like the text itself. :func:`hidden_text`
+normal form: :mod:`memstack.guard.decode` produces those, each scanned like the text itself. :func:`hidden_text`
 is the one decoding that lives here, because the tag characters it reads are the ones :func:`fold` removes.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["INVISIBLE", "LOOKALIKE", "fold", "hidden_text"]
+__all__ = ["INVISIBLE", "LOOKALIKE", "fold", "hidden_text", "invisible"]
 
 #: Ranges of characters that draw nothing (or only steer how neighbours are drawn): removed before judgement.
 _INVISIBLE_RANGES = (
@@ -97,6 +97,11 @@ def fold(text: str, *, lookalikes: bool = True) -> str:
     if lookalikes:
         out = _CAPITAL_I.sub("l", out).translate(LOOKALIKE)
     return out.lower()
+
+
+def invisible() -> dict[int, None]:
+    """The characters :func:`fold` removes, as a ``str.translate`` table (code point → ``None``)."""
+    return INVISIBLE
 
 
 def hidden_text(text: str) -> str:

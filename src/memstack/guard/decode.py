@@ -2,7 +2,7 @@
 
 :func:`decoded_variants` returns what a text says once decoded, one variant per pass that changed something:
 
-* ``tags``: what invisible Unicode tag characters spell (:func:`memstack.context.unmask.hidden_text`);
+* ``tags``: what invisible Unicode tag characters spell (:func:`memstack.guard.unmask.hidden_text`);
 * ``separators``: zero-width characters used as the spaces between words ("ignore\u200ball\u200brules"), read as
   spaces (the normal form removes them, which glues the words together);
 * ``base64``: runs of 16+ base64 characters that decode to mostly printable text with spaces (an image or a token
@@ -17,7 +17,7 @@
   when at least three of its words are known words only backwards.
 
 Invisible characters, compatibility forms and look-alike letters are undone by
-:func:`memstack.context.unmask.fold`, which every pass starts from. A variant is scanned like the text itself (rules
+:func:`memstack.guard.unmask.fold`, which every pass starts from. A variant is scanned like the text itself (rules
 and semantic head alike); what it finds is reported with the ``obfuscated`` flag.
 
 The known words (:func:`vocabulary`) are the words every guard rule is gated on, the stop words and common English
@@ -33,7 +33,7 @@ import codecs
 import re
 from functools import lru_cache
 
-from memstack.context.unmask import fold, hidden_text
+from memstack.guard.unmask import fold, hidden_text
 
 __all__ = ["decoded_variants", "hidden_prose", "segment", "vocabulary"]
 
@@ -68,10 +68,10 @@ _MIN_REVERSED = 3  # words known only backwards before a text is read reversed
 def vocabulary() -> frozenset[str]:
     """The known words of the spaced and reversed readings: every word a guard rule is gated on, the stop words of
     :mod:`memstack.text` and the common words of the rot13 pass (built on first use)."""
-    from memstack.context.claims import CLAIM_RULES
-    from memstack.context.directives import DIRECTIVE_RULES
-    from memstack.context.phrases import MORE_RULES, TEXT_RULES
-    from memstack.context.standing import OUTSIDE_RULES, STANDING_RULES
+    from memstack.guard.claims import CLAIM_RULES
+    from memstack.guard.directives import DIRECTIVE_RULES
+    from memstack.guard.phrases import MORE_RULES, TEXT_RULES
+    from memstack.guard.standing import OUTSIDE_RULES, STANDING_RULES
     from memstack.text import STOP_WORDS
 
     words = set(_COMMON) | set(STOP_WORDS)

@@ -1,16 +1,16 @@
 """Detectors of text addressed to the model: vocatives and labels ("Dear AI", "note for the assistant:"), directives
 about its replies, and sentence-level checks for a directive aimed at the model or at its control surface
 (its rules, filters, persona, system prompt). Also a few whole-text checks (authority, exfiltration); other
-languages are :mod:`memstack.context.foreign`'s.
+languages are :mod:`memstack.guard.foreign`'s.
 """
 
 from __future__ import annotations
 
 import re
 
-from memstack.context.phrases import AI_NAMES as _AI
-from memstack.context.phrases import IMPERATIVE as _IMP
-from memstack.context.rules import RuleSet, gates_open, rule
+from memstack.guard.phrases import AI_NAMES as _AI
+from memstack.guard.phrases import IMPERATIVE as _IMP
+from memstack.guard.rules import RuleSet, gates_open, rule
 
 __all__ = ["DIRECTIVE_RULES", "general"]
 

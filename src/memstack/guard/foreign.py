@@ -23,7 +23,7 @@ instrucciones" is about the grandmother, "Olvida las instrucciones" is an order.
 assistant's own rules ("deine Regeln", "les règles ci-dessus"), not the rules of a game or an office. Languages written
 without spaces (Chinese, Japanese, Korean) have no word boundaries and no lead words, and allow both word orders.
 
-Text is read in the normal form without look-alike folding (:func:`memstack.context.unmask.fold` with
+Text is read in the normal form without look-alike folding (:func:`memstack.guard.unmask.fold` with
 ``lookalikes=False``), which would turn Cyrillic words into Latin letters.
 """
 
@@ -36,7 +36,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from memstack.context.unmask import fold
+from memstack.guard.unmask import fold
 
 __all__ = ["Language", "languages", "scan_foreign"]
 
@@ -172,14 +172,14 @@ def _all_languages() -> tuple[tuple[Language, ...], frozenset[int]]:
 @lru_cache(maxsize=1)
 def languages() -> tuple[Language, ...]:
     """Every language of ``data/languages.json``, compiled (read on first use)."""
-    path = resources.files("memstack.context") / "data" / "languages.json"
+    path = resources.files("memstack.guard") / "data" / "languages.json"
     table = json.loads(path.read_text(encoding="utf-8"))["languages"]
     return tuple(_compile(code, entry) for code, entry in table.items())
 
 
 def scan_foreign(text: str, norm: str, found: list[str], *, instructions: bool = False) -> None:
     """Append the flags of the other-language families that ``text`` matches (``norm``: its normal form, from
-    :mod:`memstack.context.rules`, read when the text is ASCII). ``instructions``: a delegated task's instructions,
+    :mod:`memstack.guard.rules`, read when the text is ASCII). ``instructions``: a delegated task's instructions,
     addressed to the model by design, so the address family does not apply."""
     folded = norm if text.isascii() else fold(text, lookalikes=False)
     every, lengths = _all_languages()

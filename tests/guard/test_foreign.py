@@ -1,4 +1,4 @@
-"""The attack families in other languages (``memstack.context.foreign``, ``data/languages.json``): for each language
+"""The attack families in other languages (``memstack.guard.foreign``, ``data/languages.json``): for each language
 of the table, one attack per family is flagged with its family's flag, and ordinary sentences with the same words
 (a past tense, an indicative, the rules of something else, "you are now" about a club) pass."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memstack.context.foreign import languages
-from memstack.context.guard import RULES
+from memstack.guard import RULES
+from memstack.guard.foreign import languages
 
 ATTACKS: dict[str, list[tuple[str, str]]] = {
     "de": [

@@ -1,4 +1,4 @@
-"""Phrase rules: the imperative, assistant-directed forms of the attack families (see :mod:`memstack.context.guard`).
+"""Phrase rules: the imperative, assistant-directed forms of the attack families (see :mod:`memstack.guard`).
 
 Vocabulary fragments first, then the rule tables. Each rule's gates name the words it needs, so text without them
 never reaches its expression.
@@ -6,7 +6,7 @@ never reaches its expression.
 
 from __future__ import annotations
 
-from memstack.context.rules import RuleSet, rule
+from memstack.guard.rules import RuleSet, rule
 
 __all__ = ["AI_NAMES", "IMPERATIVE", "MORE_RULES", "TEXT_RULES"]
 
@@ -520,6 +520,6 @@ MORE_RULES = RuleSet(
     ),
 )
 
-#: Where an imperative may start, and the names the model goes by: shared with :mod:`memstack.context.directives`.
+#: Where an imperative may start, and the names the model goes by: shared with :mod:`memstack.guard.directives`.
 IMPERATIVE = _IMP
 AI_NAMES = _AI

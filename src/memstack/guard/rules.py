@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memstack.context.unmask import fold
+from memstack.guard.unmask import fold
 
 __all__ = ["Rule", "RuleSet", "gates_open", "normalize", "rule", "run_rules", "words_of"]
 
@@ -18,7 +18,7 @@ __all__ = ["Rule", "RuleSet", "gates_open", "normalize", "rule", "run_rules", "w
 
 
 def normalize(text: str) -> str:
-    """The text every rule reads: :func:`memstack.context.unmask.fold` (lower case, invisible characters removed,
+    """The text every rule reads: :func:`memstack.guard.unmask.fold` (lower case, invisible characters removed,
     compatibility forms and look-alike letters folded)."""
     return fold(text)
 

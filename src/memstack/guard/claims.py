@@ -31,7 +31,7 @@ an administrator at the hospital") claims no verification and passes.
 
 from __future__ import annotations
 
-from memstack.context.rules import RuleSet, rule
+from memstack.guard.rules import RuleSet, rule
 
 __all__ = ["CLAIM_RULES"]
 

@@ -1,5 +1,5 @@
 """What attackers hide words with is undone before every judgement (issue 24, finding 6): the normal form
-(``memstack.context.unmask``), the decoded readings (``memstack.context.decode``), and the stored attacks that reached
+(``memstack.guard.unmask``), the decoded readings (``memstack.guard.decode``), and the stored attacks that reached
 the model unflagged, through the guard and through an assembly's memory layer."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from memstack.context import ContextRequest, MemoryHit, assemble
-from memstack.context.decode import decoded_variants, hidden_prose, segment
-from memstack.context.guard import RULES
-from memstack.context.rules import normalize
-from memstack.context.semantic import reads_english
-from memstack.context.unmask import fold, hidden_text
+from memstack.guard import RULES
+from memstack.guard.decode import decoded_variants, hidden_prose, segment
+from memstack.guard.rules import normalize
+from memstack.guard.semantic import reads_english
+from memstack.guard.unmask import fold, hidden_text
 from memstack.types import FragmentStatus
 
 

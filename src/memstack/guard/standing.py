@@ -25,7 +25,7 @@ user's own preference phrased as an instruction:
 
 from __future__ import annotations
 
-from memstack.context.rules import RuleSet, rule
+from memstack.guard.rules import RuleSet, rule
 
 __all__ = ["OUTSIDE_RULES", "STANDING_RULES"]
 
