@@ -1,4 +1,4 @@
-"""Claims, not orders (``memstack.guard.claims``): a voice of authority speaking about the assistant's
+"""Claims, not orders (``memstack.guard``'s ``data/claims.yaml``): a voice of authority speaking about the assistant's
 rules, the rules declared void, someone saying they changed them, a user said to be verified; and the same words about
 a game studio, an office or a landlord, which pass."""
 

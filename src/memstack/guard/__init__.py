@@ -14,8 +14,9 @@ memory that is an instruction (:func:`check_memory_candidate`), a session refuse
 
 * the normal form every judgement reads (:mod:`~memstack.guard.unmask`) and the decoded readings
   (:mod:`~memstack.guard.decode`: hidden tag text, base64, rot13, leetspeak, spaced and reversed letters);
-* phrase rules (:mod:`~memstack.guard.phrases`, :mod:`~memstack.guard.claims`, :mod:`~memstack.guard.directives`,
-  :mod:`~memstack.guard.standing`);
+* phrase rules as tables in ``data/`` (``phrases.yaml``, ``claims.yaml``, ``directives.yaml``, ``standing.yaml``,
+  ``instructions.yaml``), read by :mod:`~memstack.guard.tables`: every row carries the texts it must catch and the
+  look-alikes it must pass, and ``tests/guard/test_tables.py`` runs them;
 * the other-language families as one grammar over ``data/languages.json`` (:mod:`~memstack.guard.foreign`);
 * the semantic head over MiniLM embeddings (:mod:`~memstack.guard.semantic`, English only; imported on first use of
   :class:`SemanticGuard`, since it needs numpy and an embedder).

@@ -61,6 +61,16 @@ _GAPS = re.compile(rf"{_LETTER}({_GAP})(?=[a-z])")
 # A zero-width character between two letters, where a space would be.
 _INVISIBLE_GAP = re.compile("(?<=[A-Za-z])[\u200b\u200c\u200d\u2060\u2063\ufeff\u180e](?=[A-Za-z])")
 _LONGEST_WORD = 24
+#: The rule sets whose gate words are known words (the sentence-level detectors', the write-time rules' and the
+#: upper-case role label's are not).
+_VOCABULARY_SETS = (
+    ("phrases", "imperatives"),
+    ("phrases", "more"),
+    ("claims", "claims"),
+    ("directives", "addressed"),
+    ("standing", "standing"),
+    ("standing", "outside"),
+)
 _MIN_REVERSED = 3  # words known only backwards before a text is read reversed
 
 
@@ -68,15 +78,12 @@ _MIN_REVERSED = 3  # words known only backwards before a text is read reversed
 def vocabulary() -> frozenset[str]:
     """The known words of the spaced and reversed readings: every word a guard rule is gated on, the stop words of
     :mod:`memstack.text` and the common words of the rot13 pass (built on first use)."""
-    from memstack.guard.claims import CLAIM_RULES
-    from memstack.guard.directives import DIRECTIVE_RULES
-    from memstack.guard.phrases import MORE_RULES, TEXT_RULES
-    from memstack.guard.standing import OUTSIDE_RULES, STANDING_RULES
+    from memstack.guard.tables import rules
     from memstack.text import STOP_WORDS
 
     words = set(_COMMON) | set(STOP_WORDS)
-    for rules in (TEXT_RULES, MORE_RULES, CLAIM_RULES, DIRECTIVE_RULES, STANDING_RULES, OUTSIDE_RULES):
-        for r in rules.rules:
+    for table, name in _VOCABULARY_SETS:
+        for r in rules(table, name).rules:
             for gate in r.gates:
                 words.update(w for w in gate if w.isalpha() and len(w) > 1)
     return frozenset(w for w in words if w.isascii() and len(w) <= _LONGEST_WORD)

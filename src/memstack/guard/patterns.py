@@ -1,55 +1,51 @@
-"""The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.guard`.
+"""The guard's content check: :func:`scan` text for the attack families of :mod:`memstack.guard.content`.
 
-Rules live in :mod:`~memstack.guard.phrases` (phrase rules), :mod:`~memstack.guard.claims` (claims of
-authority, rules declared void), :mod:`~memstack.guard.directives` (text addressed to the model),
-:mod:`~memstack.guard.standing` (standing orders) and :mod:`~memstack.guard.foreign` (other languages);
-:mod:`~memstack.guard.rules` holds the machinery. Text is read in the normal form of :mod:`~memstack.guard.unmask`
-(invisible characters, compatibility forms and look-alike letters undone) and through the decoding passes of
-:mod:`~memstack.guard.decode` (hidden tag text, zero-width word gaps, base64, rot13, leetspeak, spaced and reversed
-letters): what a decoded reading trips is reported with ``obfuscated``, and so is a sentence written in invisible
-tag characters, whatever it says.
+Rules live in tables (:mod:`~memstack.guard.tables`): ``data/phrases.yaml`` (phrase rules), ``data/claims.yaml``
+(claims of authority, rules declared void), ``data/directives.yaml`` (text addressed to the model, with the
+sentence-level detectors of :mod:`~memstack.guard.directives`), ``data/standing.yaml`` (standing orders); the other
+languages are :mod:`~memstack.guard.foreign`'s and :mod:`~memstack.guard.rules` holds the machinery. Text is read
+in the normal form of :mod:`~memstack.guard.unmask` (invisible characters, compatibility forms and look-alike letters
+undone) and through the decoding passes of :mod:`~memstack.guard.decode` (hidden tag text, zero-width word gaps,
+base64, rot13, leetspeak, spaced and reversed letters): what a decoded reading trips is reported with
+``obfuscated``, and so is a sentence written in invisible tag characters, whatever it says.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
 
-from memstack.guard.claims import CLAIM_RULES
 from memstack.guard.decode import decoded_variants, hidden_prose
-from memstack.guard.directives import DIRECTIVE_RULES, general
+from memstack.guard.directives import general
 from memstack.guard.foreign import scan_foreign
-from memstack.guard.phrases import MORE_RULES, TEXT_RULES
-from memstack.guard.rules import normalize, words_of
-from memstack.guard.standing import STANDING_RULES
-from memstack.guard.unmask import INVISIBLE
+from memstack.guard.rules import FLAGS, Rule, RuleSet, normalize, words_of
+from memstack.guard.tables import rules
+from memstack.guard.unmask import invisible
 
 __all__ = ["FLAGS", "scan"]
 
-FLAGS = (
-    "override",
-    "role_marker",
-    "fake_delimiter",
-    "authority_claim",
-    "identity_change",
-    "policy_change",
-    "exfiltration",
-    "injected_instruction",
-    "obfuscated",
-    "semantic",
-    "suspect",
-)
 
-# Case-sensitive: an upper-case role label at the start of a line ("SYSTEM: ...", "ADMIN OVERRIDE: ...").
-_UPPER_LABELS = ("SYSTEM", "DEVELOPER", "ADMIN", "OPERATOR", "ＳＹＳＴＥＭ")
-_UPPER_ROLE = re.compile(
-    r"^\s*(?:#{1,6}\s*|\*\*|\[)?(?:SYSTEM|DEVELOPER|ADMIN|ADMINISTRATOR|OPERATOR)(?:\s+[A-Z]+)?\s*(?:\*\*|\])?\s*:",
-    re.M,
-)
+@dataclass(frozen=True, slots=True)
+class _Sets:
+    """The sets :func:`scan` runs, in order (looked up once)."""
+
+    every: tuple[RuleSet, ...]  # whatever the text is
+    addressed: tuple[RuleSet, ...]  # not in a delegated task's instructions, which are addressed to the model
+    upper_role: Rule  # an upper-case role label, read with its case kept
+
+
+@lru_cache(maxsize=1)
+def _sets() -> _Sets:
+    return _Sets(
+        (rules("phrases", "imperatives"), rules("phrases", "more"), rules("claims", "claims")),
+        (rules("directives", "addressed"), rules("standing", "standing")),
+        rules("phrases", "upper_role").rules[0],
+    )
 
 
 def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
-    """The authority-taking patterns found in ``text`` (see :mod:`memstack.guard`); empty for ordinary text.
+    """The authority-taking patterns found in ``text`` (see :mod:`memstack.guard.content`); empty for ordinary text.
 
     ``instructions``: the text is a delegated task's instructions, addressed to the model by design, so only the
     authority-taking families apply (not ``injected_instruction``)."""
@@ -69,16 +65,17 @@ def scan(text: str, *, instructions: bool = False) -> tuple[str, ...]:
 
 def _scan(text: str, norm: str, words: set[str], instructions: bool) -> list[str]:
     found: list[str] = []
-    TEXT_RULES.run(norm, words, found)
-    MORE_RULES.run(norm, words, found)
-    CLAIM_RULES.run(norm, words, found)
+    sets = _sets()
+    for rule_set in sets.every:
+        rule_set.run(norm, words, found)
     if not instructions:
-        DIRECTIVE_RULES.run(norm, words, found)
-        STANDING_RULES.run(norm, words, found)
+        for rule_set in sets.addressed:
+            rule_set.run(norm, words, found)
     general(norm, words, found, instructions=instructions)
     scan_foreign(text, norm, found, instructions=instructions)
-    if "role_marker" not in found and any(label in text for label in _UPPER_LABELS):
-        folded = text if text.isascii() else unicodedata.normalize("NFKC", text.translate(INVISIBLE))
-        if _UPPER_ROLE.search(folded):
+    upper = sets.upper_role
+    if "role_marker" not in found and any(label in text for label in upper.gates[0]):
+        folded = text if text.isascii() else unicodedata.normalize("NFKC", text.translate(invisible()))
+        if upper.pattern.search(folded):
             found.append("role_marker")
     return found
