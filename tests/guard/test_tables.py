@@ -8,6 +8,8 @@ Adding a rule is adding a row with its examples: this file needs no change.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from importlib import resources
 
@@ -144,7 +146,17 @@ def test_text_that_is_not_yaml_is_named() -> None:
 
 def test_every_table_ships_in_the_package() -> None:
     """The wheel takes everything under ``src/memstack`` (``[tool.hatch.build.targets.wheel]``), data files too."""
-    data = resources.files("memstack.guard") / "data"
-    assert {f"{name}.yaml" for name in NAMES} | {"languages.json", "guard_head.json"} <= {
-        p.name for p in data.iterdir()
-    }
+    shipped = {p.name for p in (resources.files("memstack.guard") / "data").iterdir()}
+    assert {f"{name}.yaml" for name in (*NAMES, "unmask", "decode")} | {"languages.json", "guard_head.json"} <= shipped
+
+
+def test_importing_the_guard_reads_no_table() -> None:
+    """Nothing opens files at import time: the tables are read when the guard first judges a text."""
+    code = (
+        "import memstack.guard, memstack.context\n"
+        "from memstack.guard import tables, unmask, decode, foreign\n"
+        "caches = (tables.table, unmask.maps, decode.readings, foreign.languages)\n"
+        "print(sum(c.cache_info().currsize for c in caches))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0"

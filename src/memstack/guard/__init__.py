@@ -12,8 +12,9 @@ Below the context assembly, capture and sessions, which all judge text with it: 
 memory that is an instruction (:func:`check_memory_candidate`), a session refuses a poisoned fact
 (:func:`check_session_fact`). What it reads and how:
 
-* the normal form every judgement reads (:mod:`~memstack.guard.unmask`) and the decoded readings
-  (:mod:`~memstack.guard.decode`: hidden tag text, base64, rot13, leetspeak, spaced and reversed letters);
+* the normal form every judgement reads (:mod:`~memstack.guard.unmask`, its invisible characters and look-alike
+  letters in ``data/unmask.yaml``) and the decoded readings (:mod:`~memstack.guard.decode`: hidden tag text, base64,
+  rot13, leetspeak, spaced and reversed letters; its word lists in ``data/decode.yaml``);
 * phrase rules as tables in ``data/`` (``phrases.yaml``, ``claims.yaml``, ``directives.yaml``, ``standing.yaml``,
   ``instructions.yaml``), read by :mod:`~memstack.guard.tables`: every row carries the texts it must catch and the
   look-alikes it must pass, and ``tests/guard/test_tables.py`` runs them;
