@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users"),
     ("memstack.store", "memstack.embed", "memstack.models"),
+    ("memstack.guard",),
     ("memstack.context",),
     ("memstack.capture", "memstack.session"),
     ("memstack.recall",),

@@ -53,9 +53,9 @@ from memstack.context import (
     SummaryLine,
     assemble,
 )
-from memstack.context.guard import ContentGuard
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
+from memstack.guard import ContentGuard
 from memstack.models import ChatModel, Message
 from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX

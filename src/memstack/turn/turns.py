@@ -20,9 +20,9 @@ from memstack.capture.scoring import MemoryScorer
 from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
-from memstack.context.guard import check_memory_candidate, check_session_fact
 from memstack.embed import Embedder
 from memstack.errors import MemstackError
+from memstack.guard import check_memory_candidate, check_session_fact
 from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, TurnVectorizer
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService

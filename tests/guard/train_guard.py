@@ -1,10 +1,10 @@
-"""Fit the guard's semantic head on the development corpus and write ``src/memstack/context/data/guard_head.json``.
+"""Fit the guard's semantic head on the development corpus and write ``src/memstack/guard/data/guard_head.json``.
 
-    python -m tests.context.train_guard            # fit, cross-validate, write the head
-    python -m tests.context.train_guard --check    # fit and compare with the shipped head; write nothing
+    python -m tests.guard.train_guard            # fit, cross-validate, write the head
+    python -m tests.guard.train_guard --check    # fit and compare with the shipped head; write nothing
 
-Training texts: the attacks and look-alikes of :mod:`tests.context.corpus` and ``data/guard_dev.json`` (never the
-held-out or sealed files), and the ordinary text of :mod:`tests.context.ordinary` (friendly, addressed, everyday
+Training texts: the attacks and look-alikes of :mod:`tests.guard.corpus` and ``data/guard_dev.json`` (never the
+held-out or sealed files), and the ordinary text of :mod:`tests.guard.ordinary` (friendly, addressed, everyday
 lines, so that warmth and "you" are not mistaken for authority). A delegated task's benign instructions are left
 out: the semantic layer does not read instructions. Benign texts of several sentences also give each sentence as a
 benign example, since the guard scores sentences.
@@ -25,16 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
-from memstack.context.patterns import scan
-from memstack.context.rules import normalize
-from memstack.context.semantic import Head, fit_head, load_head, segments
 from memstack.embed import get_embedder
+from memstack.guard.patterns import scan
+from memstack.guard.rules import normalize
+from memstack.guard.semantic import Head, fit_head, load_head, segments
 
 from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, KNOWN_MISSES
 from .ordinary import ordinary_texts
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAD_PATH = ROOT / "src" / "memstack" / "context" / "data" / "guard_head.json"
+HEAD_PATH = ROOT / "src" / "memstack" / "guard" / "data" / "guard_head.json"
 DEV_PATH = Path(__file__).parent / "data" / "guard_dev.json"
 L2 = 0.3
 FOLDS = 5
@@ -135,7 +135,7 @@ def fit(suspect: float = SUSPECT, quarantine: float = QUARANTINE) -> Head:
         "lookalike_weight": LOOKALIKE_WEIGHT,
         "thresholds": {"suspect": suspect, "quarantine": quarantine, "chosen_with": "memstack eval guard"},
         "cross_validation": figures,
-        "how": "python -m tests.context.train_guard",
+        "how": "python -m tests.guard.train_guard",
     }
     return Head("local:minilm", w, b, threshold, about, quarantine)
 

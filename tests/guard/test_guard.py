@@ -7,23 +7,22 @@ from dataclasses import replace
 
 import pytest
 
+from context.blocks import read, snippets, squash  # tests/context/blocks.py
 from memstack.context import (
     ContextRequest,
     DelegatedTask,
     MemoryHit,
     SummaryLine,
     assemble,
-    check_memory_candidate,
     default_agent,
     escape_data,
-    scan,
     validate_no_override,
 )
 from memstack.context.render import neutralize_links
 from memstack.errors import OverrideViolation
+from memstack.guard import check_memory_candidate, scan
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, TurnSummary
 
-from .blocks import read, snippets, squash
 from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, KNOWN_MISSES, Case
 
 

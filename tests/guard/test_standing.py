@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from memstack.context import check_memory_candidate, check_session_fact, scan
-from memstack.context.guard import content_verdict
 from memstack.context.stack import DEFAULT_STACK
+from memstack.context.validate import content_verdict
+from memstack.guard import check_memory_candidate, check_session_fact, scan
 from memstack.types import Layer
 
 #: Orders addressed to the assistant that no user preference explains: flagged wherever they are read.

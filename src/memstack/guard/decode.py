@@ -2,7 +2,7 @@
 
 :func:`decoded_variants` returns what a text says once decoded, one variant per pass that changed something:
 
-* ``tags``: what invisible Unicode tag characters spell (:func:`memstack.context.unmask.hidden_text`);
+* ``tags``: what invisible Unicode tag characters spell (:func:`memstack.guard.unmask.hidden_text`);
 * ``separators``: zero-width characters used as the spaces between words ("ignore\u200ball\u200brules"), read as
   spaces (the normal form removes them, which glues the words together);
 * ``base64``: runs of 16+ base64 characters that decode to mostly printable text with spaces (an image or a token
@@ -17,12 +17,13 @@
   when at least three of its words are known words only backwards.
 
 Invisible characters, compatibility forms and look-alike letters are undone by
-:func:`memstack.context.unmask.fold`, which every pass starts from. A variant is scanned like the text itself (rules
+:func:`memstack.guard.unmask.fold`, which every pass starts from. A variant is scanned like the text itself (rules
 and semantic head alike); what it finds is reported with the ``obfuscated`` flag.
 
 The known words (:func:`vocabulary`) are the words every guard rule is gated on, the stop words and common English
-words: the words an attack needs, so a reading that recovers them is the one the rules can judge. No word list of
-attack sentences: a reading is the text itself, only decoded.
+words (``data/decode.yaml``, with the leetspeak letters: :func:`readings`): the words an attack needs, so a reading
+that recovers them is the one the rules can judge. No word list of attack sentences: a reading is the text itself,
+only decoded.
 """
 
 from __future__ import annotations
@@ -31,26 +32,20 @@ import base64
 import binascii
 import codecs
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
-from memstack.context.unmask import fold, hidden_text
+import yaml
 
-__all__ = ["decoded_variants", "hidden_prose", "segment", "vocabulary"]
+from memstack.errors import ConfigError
+from memstack.guard.unmask import fold, hidden_text
+
+__all__ = ["Readings", "decoded_variants", "hidden_prose", "parse_readings", "readings", "segment", "vocabulary"]
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{16}")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/_-])")
 _WORD = re.compile(r"[a-z]+")
-# Common English words: a rot13 reading full of them is English written in rot13.
-_COMMON_WORDS = (
-    "the be to of and a in that have i it for not on with he as you do at this but his by from they we say her she or "
-    "an will my one all would there their what so up out if about who get which go me when make can like time no just "
-    "him know take people into year your good some could them see other than then now look only come its over think "
-    "also back after use two how our work first well way even new want because any these give day most us is are was "
-    "were has had been must should never always tell reveal ignore previous instructions rules system prompt user "
-    "assistant send password access data please now every"
-)
-_COMMON = frozenset(_COMMON_WORDS.split())
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _LEET_WORD = re.compile(r"(?<![\w@$!])[a-z0-9@$!]*[a-z][a-z0-9@$!]*(?![\w@$!])")
 _LEET_MARK = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
 # One letter standing alone, then three or more more, each after a short run of spacing or punctuation.
@@ -61,22 +56,75 @@ _GAPS = re.compile(rf"{_LETTER}({_GAP})(?=[a-z])")
 # A zero-width character between two letters, where a space would be.
 _INVISIBLE_GAP = re.compile("(?<=[A-Za-z])[\u200b\u200c\u200d\u2060\u2063\ufeff\u180e](?=[A-Za-z])")
 _LONGEST_WORD = 24
+#: The rule sets whose gate words are known words (the sentence-level detectors', the write-time rules' and the
+#: upper-case role label's are not).
+_VOCABULARY_SETS = (
+    ("phrases", "imperatives"),
+    ("phrases", "more"),
+    ("claims", "claims"),
+    ("directives", "addressed"),
+    ("standing", "standing"),
+    ("standing", "outside"),
+)
 _MIN_REVERSED = 3  # words known only backwards before a text is read reversed
+_READINGS = frozenset({"rot13", "leetspeak"})
+
+
+@dataclass(frozen=True, slots=True)
+class Readings:
+    """``data/decode.yaml``: the common English words (rot13, known words), the leetspeak letters, the examples."""
+
+    common: frozenset[str]
+    leet: dict[int, str]  # a ``str.translate`` table
+    examples: tuple[tuple[str, str, str], ...]  # (reading, text, what the reading says)
+
+
+@lru_cache(maxsize=1)
+def readings() -> Readings:
+    """``data/decode.yaml``, read on first use and checked as it loads."""
+    path = resources.files("memstack.guard") / "data" / "decode.yaml"
+    return parse_readings(path.read_text(encoding="utf-8"))
+
+
+def parse_readings(text: str) -> Readings:
+    """The word lists of a ``decode.yaml`` text; a malformed one is a :class:`~memstack.errors.ConfigError` naming
+    the entry."""
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if not isinstance(data, dict) or set(data) != {"about", "common_words", "leet", "examples"}:
+        raise ConfigError("decode.yaml must hold about, common_words, leet and examples")
+    words = data["common_words"]
+    if not isinstance(words, str) or not words.split():
+        raise ConfigError("decode.yaml: common_words must be a string of words")
+    leet = data["leet"]
+    if not (
+        isinstance(leet, dict)
+        and set(leet) == {"from", "to"}
+        and all(isinstance(v, str) for v in leet.values())
+        and len(leet["from"]) == len(leet["to"]) > 0
+    ):
+        raise ConfigError("decode.yaml: leet must have 'from' and 'to', strings of the same length")
+    examples: list[tuple[str, str, str]] = []
+    for reading, found in (data["examples"] or {}).items():
+        if reading not in _READINGS or not isinstance(found, dict) or not found:
+            raise ConfigError(f"decode.yaml: examples.{reading}: a reading ({', '.join(sorted(_READINGS))}) maps texts")
+        for source, says in found.items():
+            if not (isinstance(source, str) and isinstance(says, str)):
+                raise ConfigError(f"decode.yaml: examples.{reading}: {source!r} must map to what it says")
+            examples.append((reading, source, says))
+    leet_map = {ord(a): b for a, b in zip(leet["from"], leet["to"], strict=True)}
+    return Readings(frozenset(words.split()), leet_map, tuple(examples))
 
 
 @lru_cache(maxsize=1)
 def vocabulary() -> frozenset[str]:
     """The known words of the spaced and reversed readings: every word a guard rule is gated on, the stop words of
     :mod:`memstack.text` and the common words of the rot13 pass (built on first use)."""
-    from memstack.context.claims import CLAIM_RULES
-    from memstack.context.directives import DIRECTIVE_RULES
-    from memstack.context.phrases import MORE_RULES, TEXT_RULES
-    from memstack.context.standing import OUTSIDE_RULES, STANDING_RULES
+    from memstack.guard.tables import rules
     from memstack.text import STOP_WORDS
 
-    words = set(_COMMON) | set(STOP_WORDS)
-    for rules in (TEXT_RULES, MORE_RULES, CLAIM_RULES, DIRECTIVE_RULES, STANDING_RULES, OUTSIDE_RULES):
-        for r in rules.rules:
+    words = set(readings().common) | set(STOP_WORDS)
+    for table, name in _VOCABULARY_SETS:
+        for r in rules(table, name).rules:
             for gate in r.gates:
                 words.update(w for w in gate if w.isalpha() and len(w) > 1)
     return frozenset(w for w in words if w.isascii() and len(w) <= _LONGEST_WORD)
@@ -99,7 +147,7 @@ def decoded_variants(norm: str, raw: str, words: set[str] | None = None) -> list
         b64 = _base64(raw)
         if b64:
             out.append(b64)
-    if len(words & _COMMON) < 3:  # fewer than three common English words: perhaps rot13
+    if len(words & readings().common) < 3:  # fewer than three common English words: perhaps rot13
         rot = _rot13(norm)
         if rot:
             out.append(rot)
@@ -141,11 +189,12 @@ def _rot13(norm: str) -> str:
     words = _WORD.findall(norm)
     if len(words) < 4:
         return ""
-    before = sum(w in _COMMON for w in words)
+    common = readings().common
+    before = sum(w in common for w in words)
     if before >= 0.2 * len(words):  # reads as English already
         return ""
     rotated = codecs.encode(norm, "rot13")
-    after = sum(w in _COMMON for w in _WORD.findall(rotated))
+    after = sum(w in common for w in _WORD.findall(rotated))
     if after >= 3 and after >= 0.4 * len(words) and after >= 2 * before + 2:
         return rotated
     return ""
@@ -162,7 +211,7 @@ def _leetspeak(norm: str) -> str:
         if not _LEET_MARK.search(word):
             return word
         changed += 1
-        return word.translate(_LEET)
+        return word.translate(readings().leet)
 
     text = _LEET_WORD.sub(fold, norm)
     return text if changed >= 2 else ""

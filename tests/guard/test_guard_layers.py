@@ -11,22 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstack.context import (
-    RULES,
-    ContentGuard,
-    ContextRequest,
-    MemoryHit,
-    assemble,
-    check_memory_candidate,
-    default_agent,
-    scan,
-    validate_no_override,
-)
-from memstack.context.decode import decoded_variants
-from memstack.context.rules import normalize
-from memstack.context.semantic import Head, SemanticGuard, fit_head, load_head, segments
+from memstack.context import ContextRequest, MemoryHit, assemble, default_agent, validate_no_override
 from memstack.embed import get_embedder
 from memstack.errors import ConfigError
+from memstack.guard import RULES, ContentGuard, check_memory_candidate, scan
+from memstack.guard.decode import decoded_variants
+from memstack.guard.rules import normalize
+from memstack.guard.semantic import Head, SemanticGuard, fit_head, load_head, segments
 from memstack.types import Fragment, FragmentStatus, Layer, Vector
 
 from .corpus import ATTACKS, BENIGN
@@ -139,7 +130,7 @@ def test_shipped_head_is_for_minilm_and_records_how_it_was_chosen() -> None:
     assert head.model == "local:minilm" and head.weights.shape == (384,)
     chosen = head.about["thresholds"]
     assert head.threshold == chosen["suspect"] < head.quarantine == chosen["quarantine"]
-    assert head.about["how"] == "python -m tests.context.train_guard"
+    assert head.about["how"] == "python -m tests.guard.train_guard"
     again = Head.from_json(head.to_json())
     assert (again.threshold, again.quarantine) == (head.threshold, head.quarantine)
     assert np.allclose(again.weights, head.weights)

@@ -4,27 +4,27 @@ Phrase rules catch an attack by its wording; paraphrases ("whatever you were tol
 none of it. The head reads meaning instead: 384 weights and a bias over the ``local:minilm`` embedding, fitted with
 numpy (:func:`fit_head`, Newton's method, L2-regularized, classes weighted equally) on the development corpus, shipped
 as ``data/guard_head.json`` with the threshold and the cross-validated figures it was chosen with. Retrain with
-``python -m tests.context.train_guard`` from a checkout.
+``python -m tests.guard.train_guard`` from a checkout.
 
 :class:`SemanticGuard` flags a text when the rules do, or when the head scores the whole text or one of its
 sentences at or above a threshold; with ``obfuscated`` when only a decoded reading scores. Two thresholds, because
 a false positive costs context: at or above ``quarantine`` the hit is confident (flag ``semantic``, treated like a
 rule hit); between ``threshold`` and ``quarantine`` it is a low-confidence hit (flag ``suspect``), and the text is
 kept in its data block, marked, whatever its layer does with other flags
-(:func:`memstack.context.guard.content_verdicts`).
+(:func:`memstack.context.validate.content_verdicts`).
 The two values were chosen on the development measurement (``memstack eval guard``): see ``about`` in the head.
 A delegated task's instructions are addressed to the model by design and get the rules only. Verdicts are cached per
 text, so an assembly embeds only texts it has not seen; :meth:`SemanticGuard.scan_many` embeds the new ones in one
 batch and :meth:`SemanticGuard.prepare` does that off the event loop. The cache is an LRU bounded by entries
 (``cache_size``) and by the characters of the texts it keeps (``cache_chars``, since a text may be a 32,000-character
 message): at the defaults, at most 65,536 texts and 8 million characters. Without an embedder, the guard is
-rules-only (:data:`memstack.context.guard.RULES`).
+rules-only (:data:`memstack.guard.RULES`).
 
 The head was trained on English and MiniLM reads English: on other languages its scores are noise (an Italian
 sentence about forgetting grammar rules scored as a confident attack, most real attacks in German or Russian scored
 nothing). So the head scores only pieces that read as English (:func:`reads_english`: a quarter of their words are
 English words the guard knows, the stop words among them), and other languages are judged by the rules of
-:mod:`memstack.context.foreign`. Decoded readings (reversed, spaced, hidden text) are English again and are scored.
+:mod:`memstack.guard.foreign`. Decoded readings (reversed, spaced, hidden text) are English again and are scored.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memstack.context.decode import decoded_variants, vocabulary
-from memstack.context.guard import RULES
-from memstack.context.patterns import FLAGS
-from memstack.context.rules import normalize
 from memstack.errors import ConfigError
+from memstack.guard.content import RULES
+from memstack.guard.decode import decoded_variants, vocabulary
+from memstack.guard.patterns import FLAGS
+from memstack.guard.rules import normalize
 from memstack.types import Vector
 
 __all__ = ["Head", "SemanticGuard", "SyncEmbedder", "fit_head", "load_head", "reads_english", "segments"]
@@ -110,7 +110,7 @@ class Head:
 @lru_cache(maxsize=1)
 def load_head() -> Head:
     """The shipped head (read on first use)."""
-    path = resources.files("memstack.context") / "data" / "guard_head.json"
+    path = resources.files("memstack.guard") / "data" / "guard_head.json"
     return Head.from_json(path.read_text(encoding="utf-8"))
 
 
@@ -149,7 +149,7 @@ def segments(text: str) -> list[str]:
 
 def reads_english(piece: str) -> bool:
     """Whether the head can read ``piece`` (normalized text): at least a quarter of its words of two letters or more
-    are English words the guard knows (:func:`memstack.context.decode.vocabulary`); English prose holds far more
+    are English words the guard knows (:func:`memstack.guard.decode.vocabulary`); English prose holds far more
     (its stop words alone), other languages almost none."""
     words = _WORDS.findall(piece)
     if not words:

@@ -2,7 +2,8 @@
 
 The semantic head reads English only (MiniLM was trained on English), so other languages are covered by rules. They
 are general rules, one set per language, never a pattern for a sentence: each family is a grammar over the table's
-word lists, the same for every language, and a new language is a new table entry.
+word lists, the same for every language, and a new language is a new table entry, with an attack of each family it
+has (``examples``) and ordinary sentences with the same words (``passes``), which ``tests/guard/test_foreign.py`` runs.
 
 ==============  ==========================================================================  ====================
 family          grammar (Latin-script languages)                                            flag
@@ -23,7 +24,7 @@ instrucciones" is about the grandmother, "Olvida las instrucciones" is an order.
 assistant's own rules ("deine Regeln", "les règles ci-dessus"), not the rules of a game or an office. Languages written
 without spaces (Chinese, Japanese, Korean) have no word boundaries and no lead words, and allow both word orders.
 
-Text is read in the normal form without look-alike folding (:func:`memstack.context.unmask.fold` with
+Text is read in the normal form without look-alike folding (:func:`memstack.guard.unmask.fold` with
 ``lookalikes=False``), which would turn Cyrillic words into Latin letters.
 """
 
@@ -31,14 +32,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from memstack.context.unmask import fold
+from memstack.errors import ConfigError
+from memstack.guard.unmask import fold
 
-__all__ = ["Language", "languages", "scan_foreign"]
+__all__ = ["Language", "languages", "parse_languages", "scan_foreign"]
 
 _GAP = r"[^.!?\n]{0,60}?"
 _SHORT_GAP = r"[^.!?\n]{0,30}?"
@@ -59,6 +62,8 @@ class Language:
     trigger: re.Pattern[str]  # the same, as a pattern (for languages written without spaces)
     families: tuple[tuple[str, re.Pattern[str]], ...]  # (flag, pattern); the address family is flagged apart
     address: re.Pattern[str] | None
+    examples: Mapping[str, tuple[str, ...]]  # attacks the families must catch, by flag (the entry's "examples")
+    passes: tuple[str, ...]  # ordinary sentences with the same words, which must pass (the entry's "passes")
 
     def may_match(self, words: set[str], beginnings: set[str]) -> bool:
         """Whether a text holds a word every family of the language needs (``words``: its words, ``beginnings``:
@@ -118,9 +123,53 @@ def _key_words(entry: str) -> set[str]:
     return out
 
 
+#: The word lists every language has, those a language written with spaces adds, and those it may have.
+_NEEDED = ("ignore", "rules", "yours", "void", "reveal", "secret", "ai", "now_you", "unbound", "answer")
+_SPACED = ("lead", "you")
+_OPTIONAL = ("after", "greet", "you")
+_FLAGS = ("override", "policy_change", "identity_change", "injected_instruction")
+
+
+def _check(code: str, entry: Any) -> None:
+    """A malformed entry of ``languages.json`` is a :class:`~memstack.errors.ConfigError` naming it."""
+    at = f"languages.json: languages.{code}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{at} must be an object")
+    cjk = entry.get("cjk", False)
+    if not isinstance(cjk, bool) or not isinstance(entry.get("name"), str):
+        raise ConfigError(f"{at}: 'name' must be a string and 'cjk' true or false")
+    lists = {*_NEEDED, *_OPTIONAL, *(() if cjk else _SPACED)}
+    for key, value in entry.items():
+        if key in ("name", "cjk", "examples", "passes"):
+            continue
+        if key not in lists:
+            raise ConfigError(f"{at}: unknown key {key!r} (word lists: {', '.join(sorted(lists))})")
+        if not isinstance(value, list) or not value or not all(isinstance(w, str) and w.strip() for w in value):
+            raise ConfigError(f"{at}.{key} must be a list of one word or phrase or more")
+    missing = [key for key in (*_NEEDED, *(() if cjk else _SPACED)) if key not in entry]
+    if missing:
+        raise ConfigError(f"{at}: missing the word list {missing[0]!r}")
+    examples = entry.get("examples")
+    if not isinstance(examples, dict) or not examples:
+        raise ConfigError(f"{at}: 'examples' must map a flag to the attacks it must catch")
+    for flag, texts in examples.items():
+        if flag not in _FLAGS:
+            raise ConfigError(f"{at}.examples: {flag!r} is no flag of these families ({', '.join(_FLAGS)})")
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise ConfigError(f"{at}.examples.{flag} must be a list of one text or more")
+    passes = entry.get("passes", [])
+    if not isinstance(passes, list) or not all(isinstance(t, str) and t.strip() for t in passes):
+        raise ConfigError(f"{at}.passes must be a list of texts")
+
+
 def _compile(code: str, entry: dict[str, Any]) -> Language:
+    _check(code, entry)
     cjk = bool(entry.get("cjk"))
-    words = {key: _alt(value, bounded=not cjk) for key, value in entry.items() if isinstance(value, list) and value}
+    words = {
+        key: _alt(value, bounded=not cjk)
+        for key, value in entry.items()
+        if isinstance(value, list) and value and key != "passes"
+    }
     ai_or_free = f"(?:{words['ai']}|{words['unbound']})"
     if cjk:
         g = _CJK_GAP
@@ -147,16 +196,21 @@ def _compile(code: str, entry: dict[str, Any]) -> Language:
     # Every family needs a rules noun, a secret, an AI noun or an "unbound" phrase: the words that let a text in.
     keys = ("rules", "secret", "ai", "unbound")
     firsts = {word for key in keys for item in entry.get(key, ()) for word in _key_words(item)}
-    return Language(
-        code,
-        str(entry["name"]),
-        cjk,
-        frozenset(w for w in firsts if not w.endswith("*")),
-        frozenset(w[:-1] for w in firsts if w.endswith("*")),
-        re.compile("|".join(words[k] for k in keys), re.M),
-        tuple((flag, re.compile(pattern, re.M)) for flag, pattern in families),
-        re.compile(address, re.M) if address else None,
-    )
+    try:
+        return Language(
+            code,
+            str(entry["name"]),
+            cjk,
+            frozenset(w for w in firsts if not w.endswith("*")),
+            frozenset(w[:-1] for w in firsts if w.endswith("*")),
+            re.compile("|".join(words[k] for k in keys), re.M),
+            tuple((flag, re.compile(pattern, re.M)) for flag, pattern in families),
+            re.compile(address, re.M) if address else None,
+            {flag: tuple(texts) for flag, texts in entry["examples"].items()},
+            tuple(entry.get("passes", ())),
+        )
+    except re.error as exc:
+        raise ConfigError(f"languages.json: languages.{code}: a word list does not compile: {exc}") from None
 
 
 _WORDS = re.compile(r"\w+")
@@ -171,15 +225,26 @@ def _all_languages() -> tuple[tuple[Language, ...], frozenset[int]]:
 
 @lru_cache(maxsize=1)
 def languages() -> tuple[Language, ...]:
-    """Every language of ``data/languages.json``, compiled (read on first use)."""
-    path = resources.files("memstack.context") / "data" / "languages.json"
-    table = json.loads(path.read_text(encoding="utf-8"))["languages"]
+    """Every language of ``data/languages.json``, compiled and checked (read on first use)."""
+    path = resources.files("memstack.guard") / "data" / "languages.json"
+    return parse_languages(path.read_text(encoding="utf-8"))
+
+
+def parse_languages(text: str) -> tuple[Language, ...]:
+    """The languages of a ``languages.json`` text; a malformed entry is a :class:`~memstack.errors.ConfigError`
+    naming it."""
+    try:
+        table = json.loads(text)["languages"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"languages.json is no object with 'languages': {exc}") from None
+    if not isinstance(table, dict):
+        raise ConfigError("languages.json: 'languages' must map a language code to its entry")
     return tuple(_compile(code, entry) for code, entry in table.items())
 
 
 def scan_foreign(text: str, norm: str, found: list[str], *, instructions: bool = False) -> None:
     """Append the flags of the other-language families that ``text`` matches (``norm``: its normal form, from
-    :mod:`memstack.context.rules`, read when the text is ASCII). ``instructions``: a delegated task's instructions,
+    :mod:`memstack.guard.rules`, read when the text is ASCII). ``instructions``: a delegated task's instructions,
     addressed to the model by design, so the address family does not apply."""
     folded = norm if text.isascii() else fold(text, lookalikes=False)
     every, lengths = _all_languages()
