@@ -83,7 +83,7 @@ def test_without_the_fakes_the_hashing_embedder_names_the_install_command() -> N
         "try:\n    get_embedder('hash:64')\nexcept MissingExtra as exc:\n    print(exc)\n    raise SystemExit(3)\n"
     )
     assert done.returncode == 3, done.stderr[-2000:]
-    assert "'hash:64'" in done.stdout and TESTING_INSTALL in done.stdout
+    assert "hash:<dim>" in done.stdout and TESTING_INSTALL in done.stdout
 
 
 def test_a_bench_command_without_the_fakes_prints_the_install_command() -> None:
@@ -94,3 +94,21 @@ def test_a_bench_command_without_the_fakes_prints_the_install_command() -> None:
     )
     assert done.returncode == 1, done.stderr[-2000:]
     assert TESTING_INSTALL in " ".join(done.stderr.split())
+
+
+def _make_n(target: str, tmp_path: Path) -> str:
+    """What ``make TARGET`` would run in a fresh clone (no ``.venv`` yet), without running it."""
+    for name in ("Makefile", "pyproject.toml", "testing/pyproject.toml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    done = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_run_installs_the_runtime_alone(tmp_path: Path) -> None:
+    run = _make_n("run", tmp_path)
+    assert "pip install -q -e .\n" in run and "memstack serve" in run
+    assert "[dev]" not in run and "./testing" not in run
+    test = _make_n("test", tmp_path)
+    assert "pip install -q -e '.[dev]' -e ./testing" in test

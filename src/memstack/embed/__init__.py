@@ -38,7 +38,7 @@ def get_embedder(spec: str = "local:minilm", **options: object) -> Embedder:
     if plugin is not None:
         return plugin(model, **options)
     if provider == "hash":
-        raise MissingExtra(f"the embedder {spec!r} (the test fakes' hashing embedder)")
+        raise MissingExtra("the hashing embedder (hash:<dim>, for tests)")
     raise ConfigError(f"unknown embedder {spec!r}; use local:minilm (offline default) or openai:<model>")
 
 
