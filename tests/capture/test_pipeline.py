@@ -19,8 +19,8 @@ from memstack.embed import Embedder
 from memstack.errors import InputError
 from memstack.models import Message
 from memstack.store import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, HistoryAction, JobStatus, NewMemory, Source, UpdateAction, Vector
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 from .support import (
     ALICE,

@@ -14,9 +14,9 @@ import pytest
 from memstack.context.render import neutralize_links, wrap_tool_output
 from memstack.embed import get_embedder
 from memstack.guard.semantic import SemanticGuard, load_head
-from memstack.testing.openai_server import RecordedRequest, Reply
 from memstack.turn.tools import screen_result
 from memstack.types import FragmentStatus, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply
 
 from .conftest import BACKENDS, SUMMARY, Rig
 

@@ -16,7 +16,7 @@ from memstack.cli import main
 from memstack.errors import InputError
 from memstack.evals.capture import load_cases
 from memstack.evals.capture_score import CaptureCase, Point, StoredMemory, score_case, summarize
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 AT = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)  # a Friday
 GINA = CaptureCase(

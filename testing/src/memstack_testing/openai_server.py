@@ -6,7 +6,7 @@ official ``openai`` SDK alike. Nothing is mocked: clients speak HTTP/1.1 to a so
 Quick start::
 
     from memstack.models import Message
-    from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+    from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
     async with ScriptedOpenAIServer() as server:           # `with ScriptedOpenAIServer() as server:` in sync code
         server.script("gpt-4o-mini", "Hello!", {"memories": []})
@@ -60,14 +60,10 @@ from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from memstack.errors import InputError, MissingExtra
+import h11
 
-try:
-    import h11
-except ImportError as exc:
-    raise MissingExtra("the scripted OpenAI server", "h11", "testing") from exc
-
-from memstack.testing._openai_wire import (
+from memstack.errors import InputError
+from memstack_testing._openai_wire import (
     Exchange,
     completion_body,
     embeddings_body,

