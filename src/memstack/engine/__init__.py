@@ -55,6 +55,7 @@ from memstack.engine._scope import user_ref as _user
 from memstack.engine._sessions import Sessions
 from memstack.engine._users import Users
 from memstack.errors import ConfigError, InputError, LimitReached, NotFound
+from memstack.observe import Account, Telemetry, accounting, configure
 from memstack.store import Store, open_store
 from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
@@ -159,6 +160,7 @@ class AsyncMemstack:
         self._explicit: ExplicitAdds | None = None
         self._forgetting: Forgetter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
+        self._telemetry = Telemetry()  # model calls, turns and background work counted (memstack.observe)
         # What the interfaces need besides memories and chat, as namespaces (engine/_*.py): every interface (HTTP,
         # web UI, CLI, MCP) reaches memstack's data through the engine, never through the store.
         self.sessions = Sessions(self)
@@ -182,6 +184,7 @@ class AsyncMemstack:
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
+        configure(self._telemetry, config)  # prices (ConfigError when malformed), traces when configured
         try:
             loaded = get_embedder(config.embedder)
         except ConfigError as exc:
@@ -211,7 +214,7 @@ class AsyncMemstack:
         from memstack.turn.turns import Turns
 
         assert self._store is not None and self._config is not None and self._embedder is not None
-        turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning)
+        turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning, self._telemetry)
         self._turns = turns
         if self._resume:
             try:
@@ -250,6 +253,12 @@ class AsyncMemstack:
     def chat_model_name(self) -> str:
         """The chat model of agents that name none (``offline:responder`` when none is configured)."""
         return self._chat().chat_models.default.name
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """Where this engine reports its model calls (tokens, cost), turns and background work, with the usage sums
+        per user and tenant (:mod:`memstack.observe`); a server adds its Prometheus metrics as a listener."""
+        return self._telemetry
 
     @property
     def is_open(self) -> bool:
@@ -447,7 +456,7 @@ class AsyncMemstack:
         with its cross-session line. Importing into an existing session appends to it, except what it has archived
         already (the same side, text and time): importing twice changes nothing (:mod:`memstack.recall.ingest`)."""
         ingestor, ref = self._chat().ingestor, _user(user_id, tenant)
-        with fenced(await self._pin(ref)):
+        with fenced(await self._pin(ref)), accounting(Account(self._telemetry, ref.tenant, ref.user_id)):
             return await ingestor.ingest(
                 ref, session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture, tier=tier,
                 end=end,
@@ -728,10 +737,15 @@ class AsyncMemstack:
 
     @renamed(user="user_id")
     async def usage(self, user_id: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
-        """Active memories against ``tier``'s limit, and the automatic captures a full tier kept out (all time)."""
+        """Active memories against ``tier``'s limit, the automatic captures a full tier kept out (all time), and
+        the user's model calls by role and model with tokens and estimated cost (``models``: since this process
+        started, :mod:`memstack.observe.usage`)."""
         tier_name, limit = self._limit(tier)
-        dropped = await self.store.drops.get(_user(user_id, tenant))
-        return MemoryUsage(tier_name, await self.count(user_id, tenant=tenant), limit, dropped.count, dropped.last_at)
+        ref = _user(user_id, tenant)
+        dropped = await self.store.drops.get(ref)
+        active = await self.count(user_id, tenant=tenant)
+        models = self._telemetry.usage.user(ref)
+        return MemoryUsage(tier_name, active, limit, dropped.count, dropped.last_at, models)
 
     @renamed(user="user_id")
     async def memories_used(
@@ -753,7 +767,7 @@ class AsyncMemstack:
         from memstack.capture.consolidate import Consolidator, LLMMerger
 
         ref = _user(user_id, tenant)
-        with fenced(await self._pin(ref)):
+        with fenced(await self._pin(ref)), accounting(Account(self._telemetry, ref.tenant, ref.user_id)):
             if self.config.summarizer_model is None:
                 return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
             from memstack.models import get_model
@@ -795,6 +809,7 @@ class AsyncMemstack:
         full-text indexes included). Afterwards the user looks like one never seen."""
         ref = _user(user_id, tenant)
         report = await self.store.users.erase(ref)
+        self._telemetry.usage.forget(ref)
         if self._turns is not None:
             self._turns.forget(ref)
         return report
