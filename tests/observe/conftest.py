@@ -26,6 +26,8 @@ CLASSIFIER_TOKENS = (300, 40)
 #: custom:chat at $1 / $2 per million input / output tokens; custom:classifier has no price.
 PRICES = "custom:chat=1/2"
 METRICS_TOKEN = "scrape-secret"
+#: The type of the ``models`` fixture, for the tests' signatures.
+Models = ScriptedOpenAIServer
 
 
 def _chat(request: RecordedRequest) -> Reply:

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
 
-from .conftest import CHAT_TOKENS, CLASSIFIER_TOKENS, METRICS_TOKEN, Rig, config_for
+from .conftest import CHAT_TOKENS, CLASSIFIER_TOKENS, METRICS_TOKEN, Models, Rig, config_for
 
 
 def _scrape(rig: Rig) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -75,11 +75,11 @@ def test_only_the_metrics_token_opens_metrics_on_a_server_that_requires_keys(rig
 
 
 @pytest.fixture(scope="module")
-def tokenless(tmp_path_factory: pytest.TempPathFactory, models: object) -> Iterator[tuple[str, str, str]]:
+def tokenless(tmp_path_factory: pytest.TempPathFactory, models: Models) -> Iterator[tuple[str, str, str]]:
     """Two servers without a metrics token: one requiring keys (and its key), one local."""
     home: Path = tmp_path_factory.mktemp("tokenless")
     with pytest.MonkeyPatch.context() as env:
-        config = config_for(home, models, env)  # type: ignore[arg-type]
+        config = config_for(home, models, env)
 
         async def key() -> str:
             from memstack.engine import AsyncMemstack
