@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,18 @@ def test_a_reply_and_the_users_usage_report_tokens_and_cost_per_role(rig: Rig) -
         assert tenant["tenant"] == "acme" and tenant["since"]
         assert _roles(tenant["models"])["chat"]["calls"] >= 1
         assert globex.get("/v1/usage").json()["models"] == []
+
+
+def test_a_stream_whose_endpoint_reports_no_tokens_has_no_cost(rig: Rig) -> None:
+    """The custom endpoint is not asked for usage in streams: the chat call is counted, its cost unknown, not 0."""
+    with rig.client(rig.key_a) as acme:
+        body = {"user_id": "otto", "message": "Tell me something.", "stream": True}
+        with acme.stream("POST", "/v1/chat", json=body) as response:
+            blocks = [b for b in response.read().decode().split("\n\n") if b.startswith("event: done")]
+    usage = json.loads(blocks[0].split("\n", 1)[1].removeprefix("data: "))["usage"]
+    assert usage["estimated"] is True and usage["cost_usd"] is None
+    chat = _roles(usage["roles"])["chat"]
+    assert chat["calls"] == 1 and chat["prompt_tokens"] == 0 and chat["cost_usd"] is None
 
 
 async def test_the_engine_reports_usage_and_forgets_it_with_the_user(tmp_path: Path, models: Models) -> None:

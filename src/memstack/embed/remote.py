@@ -108,7 +108,9 @@ class OpenAIEmbedder:
                 record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
                 raise
             used = getattr(getattr(response, "usage", None), "prompt_tokens", None)
-            record_model_call(self.name, int(used or 0), seconds=time.perf_counter() - started)
+            record_model_call(
+                self.name, int(used or 0), reported=used is not None, seconds=time.perf_counter() - started
+            )
         data = getattr(response, "data", None)
         if not isinstance(data, list) or len(data) != len(texts):
             count = len(data) if isinstance(data, list) else "no"

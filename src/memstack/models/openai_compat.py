@@ -375,7 +375,7 @@ def _record(name: str, usage: Usage | None, started: float, span: Any) -> None:
     """Count a call that answered (:mod:`memstack.observe`): its tokens as reported (none: 0, an endpoint that
     reports no usage) and, on its span, the same."""
     prompt, completion = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
-    record_model_call(name, prompt, completion, seconds=time.perf_counter() - started)
+    record_model_call(name, prompt, completion, reported=usage is not None, seconds=time.perf_counter() - started)
     if span is not None:
         span.set_attribute("memstack.prompt_tokens", prompt)
         span.set_attribute("memstack.completion_tokens", completion)

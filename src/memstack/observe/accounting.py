@@ -156,14 +156,21 @@ def current_account() -> Account | None:
 
 
 def record_model_call(
-    model: str, prompt_tokens: int = 0, completion_tokens: int = 0, *, error: bool = False, seconds: float = 0.0
+    model: str,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    *,
+    error: bool = False,
+    reported: bool = True,
+    seconds: float = 0.0,
 ) -> None:
     """Count one call of ``model`` (memstack's model string) for the current account and role; nothing under no
-    account."""
+    account. ``reported``: the endpoint reported the tokens (a stream from a server that reports none did not: its
+    cost is then unknown, not zero)."""
     account = _account.get()
     if account is None:
         return
-    cost = account.telemetry.prices.cost(model, prompt_tokens, completion_tokens)
+    cost = account.telemetry.prices.cost(model, prompt_tokens, completion_tokens) if reported else None
     call = ModelCall(
         _role.get(), model, prompt_tokens, completion_tokens, error, cost, account.tenant, account.user_id, seconds
     )

@@ -31,7 +31,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -158,13 +158,18 @@ def finish_turn(turn: Any, timings: Any = None, error: BaseException | None = No
     turn.end(end_time=end)
 
 
+_OFF: AbstractContextManager[Any] = nullcontext()
+
+
+def span(name: str, **attributes: Any) -> AbstractContextManager[Any]:
+    """A span around the block (``None`` is entered while traces are off: one shared no-op context manager),
+    current inside it, whose parent is the current span, else the current account's turn; an exception marks it
+    failed and propagates."""
+    return _OFF if _tracer is None else _span(name, attributes)
+
+
 @contextmanager
-def span(name: str, **attributes: Any) -> Iterator[Any]:
-    """A span around the block (``None`` is yielded while traces are off), current inside it, whose parent is the
-    current span, else the current account's turn; an exception marks it failed and propagates."""
-    if _tracer is None:
-        yield None
-        return
+def _span(name: str, attributes: dict[str, Any]) -> Iterator[Any]:
     parent = None
     account = current_account()
     from opentelemetry import trace
