@@ -3,7 +3,9 @@ work it starts (detection, phase 2) and for every model call, under the turn."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,41 @@ async def test_traces_are_off_unless_configured(tmp_path: Path, models: Models) 
             await ms.chat("lena", "Hello there.")
     assert not tracing.enabled()
     assert tracing.start_turn(tenant="x") is None
+
+
+async def test_an_otlp_endpoint_in_the_environment_receives_the_turns_spans(tmp_path: Path, models: Models) -> None:
+    """``$MEMSTACK_OTEL_ENDPOINT`` alone turns traces on; the spans reach a real OTLP/HTTP receiver."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append((self.path, self.rfile.read(int(self.headers.get("content-length", "0")))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    collector = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("MEMSTACK_OTEL_ENDPOINT", f"http://127.0.0.1:{collector.server_address[1]}")
+            try:
+                async with AsyncMemstack(config_for(tmp_path, models, env)) as ms:
+                    assert tracing.enabled()
+                    await ms.chat("lena", "Hello there.")
+                    assert await ms.wait_idle(30)
+            finally:
+                tracing.use(None)  # shuts the provider down, which sends what is batched
+    finally:
+        collector.shutdown()
+    assert received and {path for path, _ in received} == {"/v1/traces"}
+    names = set()
+    for _, body in received:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        names |= {s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans}
+    assert {"memstack.turn", "memstack.stage.model", "memstack.model"} <= names

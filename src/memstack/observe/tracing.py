@@ -5,8 +5,8 @@ On when, at the engine's open (:func:`from_env`):
 - ``$MEMSTACK_OTEL_ENDPOINT`` names an OTLP/HTTP collector (``http://collector:4318``; ``/v1/traces`` is added
   when the URL has no path), or the standard ``$OTEL_EXPORTER_OTLP_ENDPOINT`` /
   ``$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (the exporter reads those, with their headers, itself): memstack
-  builds a tracer provider that batches spans to it (service name ``$OTEL_SERVICE_NAME``, else ``memstack``), and
-  makes it the process's global provider unless the application already set one;
+  builds a tracer provider of its own that batches spans to it (service name ``$OTEL_SERVICE_NAME``, else
+  ``memstack``; the process's global provider is left to the application);
 - or the application already configured the OpenTelemetry SDK itself (a global SDK tracer provider): memstack's
   spans join it.
 
@@ -74,7 +74,6 @@ def from_env() -> bool:
     if not ours and not standard:
         return _join_global()
     try:
-        from opentelemetry import trace
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -88,8 +87,6 @@ def from_env() -> bool:
     service = os.environ.get("OTEL_SERVICE_NAME", "").strip() or "memstack"
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    if not _is_sdk(trace.get_tracer_provider()):
-        trace.set_tracer_provider(provider)
     use(provider)
     _owned = provider
     return True
