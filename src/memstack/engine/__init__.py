@@ -56,6 +56,7 @@ from memstack.engine._scope import user_ref as _user
 from memstack.engine._sessions import Sessions
 from memstack.engine._users import Users
 from memstack.errors import ConfigError, InputError
+from memstack.observe import Account, Telemetry, accounting, configure
 from memstack.store import Store, open_store
 from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
@@ -120,6 +121,7 @@ class AsyncMemstack(MemoryManagement):
         self._store: Store | None = None
         self._turns: Turns | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # where the engine was opened: background work runs there
+        self._telemetry = Telemetry()  # model calls, turns and background work counted (memstack.observe)
         # What the interfaces need besides memories and chat, as namespaces (engine/_*.py): every interface (HTTP,
         # web UI, CLI, MCP) reaches memstack's data through the engine, never through the store.
         self.sessions = Sessions(self)
@@ -143,6 +145,7 @@ class AsyncMemstack(MemoryManagement):
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
+        configure(self._telemetry, config)  # prices (ConfigError when malformed), traces when configured
         try:
             loaded = get_embedder(config.embedder)
         except ConfigError as exc:
@@ -172,7 +175,7 @@ class AsyncMemstack(MemoryManagement):
         from memstack.turn.turns import Turns
 
         assert self._store is not None and self._config is not None and self._embedder is not None
-        turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning)
+        turns = Turns(self._config, self._store, self._embedder, self._models, self._tuning, self._telemetry)
         self._turns = turns
         if self._resume:
             try:
@@ -211,6 +214,12 @@ class AsyncMemstack(MemoryManagement):
     def chat_model_name(self) -> str:
         """The chat model of agents that name none (``offline:responder`` when none is configured)."""
         return self._chat().chat_models.default.name
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """Where this engine reports its model calls (tokens, cost), turns and background work, with the usage sums
+        per user and tenant (:mod:`memstack.observe`); a server adds its Prometheus metrics as a listener."""
+        return self._telemetry
 
     @property
     def is_open(self) -> bool:
@@ -400,7 +409,7 @@ class AsyncMemstack(MemoryManagement):
         with its cross-session line. Importing into an existing session appends to it, except what it has archived
         already (the same side, text and time): importing twice changes nothing (:mod:`memstack.recall.ingest`)."""
         ingestor, ref = self._chat().ingestor, _user(user_id, tenant)
-        with fenced(await self._pin(ref)):
+        with fenced(await self._pin(ref)), accounting(Account(self._telemetry, ref.tenant, ref.user_id)):
             return await ingestor.ingest(
                 ref, session_id, messages, user_speaker=user_speaker, agent=agent, capture=capture, tier=tier,
                 end=end,
@@ -439,6 +448,7 @@ class AsyncMemstack(MemoryManagement):
         full-text indexes included). Afterwards the user looks like one never seen."""
         ref = _user(user_id, tenant)
         report = await self.store.users.erase(ref)
+        self._telemetry.usage.forget(ref)
         if self._turns is not None:
             self._turns.forget(ref)
         return report

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from memstack.engine._renamed import renamed
 from memstack.engine._scope import user_ref as _user
 from memstack.errors import InputError, LimitReached, NotFound
+from memstack.observe import Account, accounting
 from memstack.store.fence import Fence, fenced
 from memstack.types import (
     AddResult,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from memstack.capture.transparency import UsedMemory
     from memstack.config import Config
     from memstack.embed import Embedder
+    from memstack.observe import Telemetry
     from memstack.store import Store
     from memstack.turn.turns import Turns
 
@@ -79,6 +81,7 @@ class MemoryManagement:
 
     # What the engine provides (AsyncMemstack's attributes and members), declared for the type checker.
     _turns: Turns | None
+    _telemetry: Telemetry
 
     if TYPE_CHECKING:
 
@@ -374,10 +377,15 @@ class MemoryManagement:
 
     @renamed(user="user_id")
     async def usage(self, user_id: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
-        """Active memories against ``tier``'s limit, and the automatic captures a full tier kept out (all time)."""
+        """Active memories against ``tier``'s limit, the automatic captures a full tier kept out (all time), and
+        the user's model calls by role and model with tokens and estimated cost (``models``: since this process
+        started, :mod:`memstack.observe.usage`)."""
         tier_name, limit = self._limit(tier)
-        dropped = await self.store.drops.get(_user(user_id, tenant))
-        return MemoryUsage(tier_name, await self.count(user_id, tenant=tenant), limit, dropped.count, dropped.last_at)
+        ref = _user(user_id, tenant)
+        dropped = await self.store.drops.get(ref)
+        active = await self.count(user_id, tenant=tenant)
+        models = self._telemetry.usage.user(ref)
+        return MemoryUsage(tier_name, active, limit, dropped.count, dropped.last_at, models)
 
     @renamed(user="user_id")
     async def memories_used(
@@ -399,7 +407,7 @@ class MemoryManagement:
         from memstack.capture.consolidate import Consolidator, LLMMerger
 
         ref = _user(user_id, tenant)
-        with fenced(await self._pin(ref)):
+        with fenced(await self._pin(ref)), accounting(Account(self._telemetry, ref.tenant, ref.user_id)):
             if self.config.summarizer_model is None:
                 return await Consolidator(self.store, self.embedder).consolidate(ref, dry_run=dry_run)
             from memstack.models import get_model
