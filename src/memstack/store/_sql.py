@@ -53,6 +53,9 @@ class Sql(Protocol):
     key: str
     #: What orders any table's rows by insertion (``rowid`` or ``seq``).
     rowid: str
+    #: What follows a text column to compare and order it byte by byte (``COLLATE "C"`` on PostgreSQL, whose
+    #: default follows the database's locale; nothing on SQLite, where it is the default).
+    binary: str
 
     def when(self, value: Any) -> Any:
         """A time column's value as a ``datetime`` (``None`` stays ``None``)."""

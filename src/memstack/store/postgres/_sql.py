@@ -57,6 +57,7 @@ class PgSql:
 
     key = "seq"
     rowid = "seq"
+    binary = ' COLLATE "C"'
 
     def __init__(self, db: Database) -> None:
         self._db = db

@@ -54,6 +54,7 @@ class SQLiteSql:
 
     key = "pk"
     rowid = "rowid"
+    binary = ""
 
     def __init__(self, core: Core) -> None:
         self._core = core
