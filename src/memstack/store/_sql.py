@@ -6,7 +6,7 @@ own: its tables, its connection and its transactions.
 The neutral SQL uses ``?`` placeholders (PostgreSQL's adapter turns them into ``%s``), :attr:`Sql.key` for the
 integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), and passes times as ``datetime``
 (SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when` and :meth:`Sql.unjson` read a time and a
-JSON column back.
+JSON column back, and :meth:`Sql.among` tests a column against a list of values given as one argument.
 
 A transaction is a coroutine function given a :class:`Tx` (``await sql.write(body)``). On PostgreSQL it runs on a
 pooled connection inside ``transaction()``; on SQLite the whole body runs on the database thread, driven to its end
@@ -53,6 +53,9 @@ class Sql(Protocol):
     key: str
     #: What orders any table's rows by insertion (``rowid`` or ``seq``).
     rowid: str
+    #: What follows a text column to compare and order it byte by byte (``COLLATE "C"`` on PostgreSQL, whose
+    #: default follows the database's locale; nothing on SQLite, where it is the default).
+    binary: str
 
     def when(self, value: Any) -> Any:
         """A time column's value as a ``datetime`` (``None`` stays ``None``)."""
@@ -68,6 +71,15 @@ class Sql(Protocol):
 
     def json_text(self, text: str) -> Any:
         """JSON already written as text (kept as written where the column is text), as a JSON column takes it."""
+        ...
+
+    def among(self, column: str) -> str:
+        """SQL that is true when ``column`` is one of a list of values passed as one argument (:meth:`values`):
+        one statement whatever the list's length (SQLite reads a JSON array, PostgreSQL an array)."""
+        ...
+
+    def values(self, items: Sequence[Any]) -> Any:
+        """``items`` as the one argument of :meth:`among`."""
         ...
 
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:

@@ -39,7 +39,6 @@ from memstack.store.postgres._fence import migrate_user_erasures, prune_erasures
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
 from memstack.store.postgres.hidden import migrate_hidden_items
-from memstack.store.postgres.idempotency import migrate_idempotency_keys
 from memstack.store.postgres.jobs import migrate_job_users
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.leases import migrate_session_leases
@@ -226,6 +225,28 @@ async def _m0016_chat_threads(conn: psycopg.AsyncConnection[Any], dim: int) -> N
     )
 
 
+async def _m0017_idempotency_keys(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0017_idempotency_keys``."""
+    await conn.execute(
+        b"""
+        CREATE TABLE idempotency_keys (
+            tenant text NOT NULL,
+            key text NOT NULL,
+            user_id text NOT NULL,
+            fingerprint text NOT NULL,
+            status integer,
+            body bytea,
+            content_type text NOT NULL DEFAULT '',
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )
+        """
+    )
+    await conn.execute(b"CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
+    await conn.execute(b"CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
+
+
 async def _m0018_capture_drops(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     """Migration ``0018_capture_drops``."""
     await conn.execute(
@@ -255,7 +276,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0014_session_leases", migrate_session_leases),
     ("0015_job_users", migrate_job_users),
     ("0016_chat_threads", _m0016_chat_threads),
-    ("0017_idempotency_keys", migrate_idempotency_keys),
+    ("0017_idempotency_keys", _m0017_idempotency_keys),
     ("0018_capture_drops", _m0018_capture_drops),
     ("0019_hidden_items", migrate_hidden_items),
     ("0020_user_erasures", migrate_user_erasures),

@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from memstack.store._sql import Row, Tx
 from memstack.store.postgres._db import Database
 
-__all__ = ["PgSql"]
+__all__ = ["PgSql", "tx"]
 
 T = TypeVar("T")
 
@@ -46,11 +46,18 @@ class _Tx:
                 await cur.executemany(_pg(sql), rows)
 
 
+def tx(conn: psycopg.AsyncConnection[Any]) -> Tx:
+    """``conn``, inside the caller's transaction, as a :class:`~memstack.store._sql.Tx` (what this backend's own
+    writes hand to a neutral helper)."""
+    return _Tx(conn)
+
+
 class PgSql:
     """The neutral roles' way into the PostgreSQL store (:mod:`memstack.store._sql`)."""
 
     key = "seq"
     rowid = "seq"
+    binary = ' COLLATE "C"'
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -66,6 +73,12 @@ class PgSql:
 
     def json_text(self, text: str) -> Any:
         return Jsonb(json.loads(text))
+
+    def among(self, column: str) -> str:
+        return f"{column} = ANY(?)"
+
+    def values(self, items: Sequence[Any]) -> Any:
+        return list(items)
 
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
         async with self._db.connection() as conn:

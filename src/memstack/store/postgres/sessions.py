@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 from memstack.errors import NotFound
 from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
-from memstack.store._hidden import visible_state
+from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -41,8 +41,7 @@ from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases,
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
 from memstack.store.postgres._rows import check_k, utc
-from memstack.store.postgres._sql import PgSql
-from memstack.store.postgres.hidden import session_hidden
+from memstack.store.postgres._sql import PgSql, tx
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
     ArchivedTurn,
@@ -298,7 +297,7 @@ class PgSessions(SessionsBase):
             if int(turn) > cut:
                 recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
         state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
-        return visible_state(state, await session_hidden(conn, user, sid))
+        return visible_state(state, await session_hidden(tx(conn), user, sid))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)

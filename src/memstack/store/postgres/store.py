@@ -1,10 +1,10 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
 The roles of the :class:`~memstack.store.base.Store` protocol: the backend-neutral ones over :class:`PgSql`
-(``contexts``, ``threads``, ``drops``, ``keys``, ``agents``: :mod:`memstack.store._sql`), and this backend's own
-``memories`` (writes), ``index`` (reads), ``jobs``, ``sessions`` and ``archive`` (whose per-session lock is a lease
-row: :mod:`memstack.store.postgres.leases`), ``archive_vectors``, ``users`` (export and erasure), ``hidden`` and
-``idempotency``. They share the pool, and ``memories`` and ``index`` the per-user HNSW index bookkeeping
+(``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``: :mod:`memstack.store._sql`), and this
+backend's own ``memories`` (writes), ``index`` (reads), ``jobs``, ``sessions`` and ``archive`` (whose per-session
+lock is a lease row: :mod:`memstack.store.postgres.leases`), ``archive_vectors``, ``users`` (export and erasure)
+and ``hidden``. They share the pool, and ``memories`` and ``index`` the per-user HNSW index bookkeeping
 (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
@@ -18,6 +18,7 @@ from psycopg.types import TypeInfo
 from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store._contexts import Contexts
 from memstack.store._drops import Drops
+from memstack.store._idempotency import Idempotency
 from memstack.store._keys import Agents, Keys
 from memstack.store._threads import Threads
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
@@ -30,7 +31,6 @@ from memstack.store.postgres._schema import prepare
 from memstack.store.postgres._sql import PgSql
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
 from memstack.store.postgres.hidden import PgHidden
-from memstack.store.postgres.idempotency import PgIdempotency
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
 from memstack.store.postgres.users import PgUserData
@@ -73,7 +73,7 @@ class PostgresStore:
         self._archive_vectors = PgArchiveVectors(db, dim, search)
         self._users = PgUserData(db, self._ann)
         self._threads = Threads(sql)
-        self._idempotency = PgIdempotency(db)
+        self._idempotency = Idempotency(sql)
         self._drops = Drops(sql)
         self._hidden = PgHidden(db)
 
@@ -203,7 +203,7 @@ class PostgresStore:
         return self._threads
 
     @property
-    def idempotency(self) -> PgIdempotency:
+    def idempotency(self) -> Idempotency:
         return self._idempotency
 
     @property

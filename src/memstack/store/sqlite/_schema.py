@@ -17,7 +17,6 @@ from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
 from memstack.store.sqlite.hidden import migrate_hidden_items
-from memstack.store.sqlite.idempotency import migrate_idempotency_keys
 from memstack.store.sqlite.jobs import migrate_job_users
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
@@ -206,6 +205,28 @@ def _m015_chat_threads(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m016_idempotency_keys(conn: sqlite3.Connection) -> None:
+    """Migration ``016_idempotency_keys``."""
+    conn.execute(
+        """
+        CREATE TABLE idempotency_keys (
+            tenant TEXT NOT NULL,
+            key TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            status INTEGER,
+            body BLOB,
+            content_type TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )
+        """
+    )
+    conn.execute("CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
+    conn.execute("CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
+
+
 def _m017_capture_drops(conn: sqlite3.Connection) -> None:
     """Migration ``017_capture_drops``."""
     conn.execute(
@@ -237,7 +258,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("013_session_leases", migrate_session_leases),
     ("014_job_users", migrate_job_users),
     ("015_chat_threads", _m015_chat_threads),
-    ("016_idempotency_keys", migrate_idempotency_keys),
+    ("016_idempotency_keys", _m016_idempotency_keys),
     ("017_capture_drops", _m017_capture_drops),
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),

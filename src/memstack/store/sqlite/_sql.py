@@ -16,7 +16,7 @@ from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, to_ts
 
-__all__ = ["SQLiteSql"]
+__all__ = ["SQLiteSql", "tx"]
 
 T = TypeVar("T")
 
@@ -43,11 +43,18 @@ class _Tx:
         self._conn.executemany(sql, [_args(r) for r in rows])
 
 
+def tx(conn: sqlite3.Connection) -> Tx:
+    """``conn``, on the database thread inside the caller's transaction, as a :class:`~memstack.store._sql.Tx`:
+    how this backend's own code hands it to a neutral helper (``drive(helper(tx(conn), ...))``)."""
+    return _Tx(conn)
+
+
 class SQLiteSql:
     """The neutral roles' way into the SQLite store (:mod:`memstack.store._sql`)."""
 
     key = "pk"
     rowid = "rowid"
+    binary = ""
 
     def __init__(self, core: Core) -> None:
         self._core = core
@@ -63,6 +70,12 @@ class SQLiteSql:
 
     def json_text(self, text: str) -> Any:
         return text
+
+    def among(self, column: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(?))"
+
+    def values(self, items: Sequence[Any]) -> Any:
+        return json.dumps(list(items))
 
     async def all(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
         return await self._core.run(lambda conn: conn.execute(sql, _args(args)).fetchall())

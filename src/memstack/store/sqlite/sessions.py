@@ -22,7 +22,7 @@ from typing import Any
 from memstack.errors import InputError, NotFound
 from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
-from memstack.store._hidden import keep_hidden_facts, visible_state
+from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -41,12 +41,13 @@ from memstack.store._session_rows import (
     version_moved,
 )
 from memstack.store._sessions import SessionsBase
+from memstack.store._sql import drive
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
-from memstack.store.sqlite._sql import SQLiteSql
-from memstack.store.sqlite.hidden import HIDDEN_TURN, session_hidden
+from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.sqlite.hidden import HIDDEN_TURN
 from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
 from memstack.types import (
     ArchivedTurn,
@@ -238,7 +239,7 @@ class SQLiteSessions(SessionsBase):
             )
         ]
         state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
-        return visible_state(state, session_hidden(conn, user, sid))
+        return visible_state(state, drive(session_hidden(tx(conn), user, sid)))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -316,7 +317,8 @@ class SQLiteSessions(SessionsBase):
                 [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
             )
             consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
-            hidden = [i.text for i in session_hidden(conn, user, session_id) if i.kind is HiddenKind.FACT]
+            items = drive(session_hidden(tx(conn), user, session_id))
+            hidden = [i.text for i in items if i.kind is HiddenKind.FACT]
             facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
             conn.execute(
                 "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? WHERE pk = ?",

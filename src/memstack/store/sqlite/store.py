@@ -1,9 +1,9 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
 Every statement runs on one database thread. The roles of the :class:`~memstack.store.base.Store` protocol: the
-backend-neutral ones over :class:`SQLiteSql` (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``:
-:mod:`memstack.store._sql`), and this backend's own ``memories`` (writes), ``index`` (reads), ``jobs``, ``sessions``
-and ``archive``, ``archive_vectors``, ``users`` (export and erasure), ``hidden`` and ``idempotency``, sharing one
+backend-neutral ones over :class:`SQLiteSql` (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``,
+``idempotency``: :mod:`memstack.store._sql`), and this backend's own ``memories`` (writes), ``index`` (reads),
+``jobs``, ``sessions`` and ``archive``, ``archive_vectors``, ``users`` (export and erasure) and ``hidden``, sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -18,6 +18,7 @@ from typing import Self
 from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store._contexts import Contexts
 from memstack.store._drops import Drops
+from memstack.store._idempotency import Idempotency
 from memstack.store._keys import Agents, Keys
 from memstack.store._threads import Threads
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
@@ -29,7 +30,6 @@ from memstack.store.sqlite._schema import check_embedder, migrate
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.store.sqlite.archive_vectors import SQLiteArchiveVectors
 from memstack.store.sqlite.hidden import SQLiteHidden
-from memstack.store.sqlite.idempotency import SQLiteIdempotency
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 from memstack.store.sqlite.users import SQLiteUserData, finish_purges, prune_erasures
@@ -63,7 +63,7 @@ class SQLiteStore:
         self._archive_vectors = SQLiteArchiveVectors(core)
         self._users = SQLiteUserData(core)
         self._threads = Threads(sql)
-        self._idempotency = SQLiteIdempotency(core)
+        self._idempotency = Idempotency(sql)
         self._drops = Drops(sql)
         self._hidden = SQLiteHidden(core)
 
@@ -167,7 +167,7 @@ class SQLiteStore:
         return self._threads
 
     @property
-    def idempotency(self) -> SQLiteIdempotency:
+    def idempotency(self) -> Idempotency:
         return self._idempotency
 
     @property
