@@ -81,7 +81,10 @@ def from_env() -> bool:
     except ImportError as exc:
         variable = ENDPOINT_ENV if ours else "OTEL_EXPORTER_OTLP_ENDPOINT"
         raise MissingExtra(
-            f"tracing (${variable} is set)", exc.name or "opentelemetry-sdk", "otel", f"or unset ${variable}"
+            f"tracing (${variable} is set)",
+            f"or unset ${variable}",
+            package=exc.name or "opentelemetry-sdk",
+            install="pip install 'memstack[otel]'",
         ) from None
     exporter = OTLPSpanExporter(endpoint=_traces_url(ours)) if ours else OTLPSpanExporter()
     service = os.environ.get("OTEL_SERVICE_NAME", "").strip() or "memstack"
