@@ -129,8 +129,8 @@ class MissingExtra(ConfigError):
     Mostly the test fakes' distribution, ``memstack-testing`` (a scripted OpenAI-compatible server, an embedded
     PostgreSQL, the ``hash:<dim>`` embedder): it lives in the repository's ``testing/`` folder, so that the runtime
     wheel carries none of it, and only the tests, ``memstack bench …`` and ``memstack eval … --backend postgres``
-    use it; also an extra (``otel`` for traces). ``what`` is the part ("the embedded PostgreSQL server"), ``hint`` an alternative,
-    if there is one; ``package`` and ``install`` name the package and the command that installs it."""
+    use it; also an extra (``otel`` for traces). ``what`` is the part ("the embedded PostgreSQL server"), ``hint``
+    an alternative, if there is one; ``package`` and ``install`` name the package and the command that installs it."""
 
     def __init__(
         self, what: str, hint: str = "", *, package: str = "memstack-testing", install: str = TESTING_INSTALL

@@ -24,12 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from memstack.observe.prices import PriceTable
 from memstack.types import ModelUsage
-
-if TYPE_CHECKING:
-    from memstack.observe.telemetry import Telemetry
 
 __all__ = [
     "ROLES",
@@ -48,6 +46,16 @@ ROLES = ("chat", "classifier", "update_judge", "summarizer", "embeddings", "othe
 
 _role: ContextVar[str] = ContextVar("memstack_model_role", default="other")
 _account: ContextVar[Account | None] = ContextVar("memstack_account", default=None)
+
+
+class Sink(Protocol):
+    """Where an account's model calls go: the engine's :class:`~memstack.observe.telemetry.Telemetry` (named by
+    this Protocol, so that the hub can import the calls it counts and nothing imports back)."""
+
+    @property
+    def prices(self) -> PriceTable: ...
+
+    def model_call(self, call: ModelCall) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +128,7 @@ class Account:
     the ledger of a turn (what its reply reports). ``trace``: the turn's span context, the parent of the spans of
     the work it starts (:mod:`memstack.observe.tracing`)."""
 
-    telemetry: Telemetry
+    telemetry: Sink
     tenant: str | None = None
     user_id: str | None = None
     ledger: Ledger | None = None
