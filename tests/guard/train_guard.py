@@ -36,6 +36,10 @@ from .ordinary import ordinary_texts
 ROOT = Path(__file__).resolve().parents[2]
 HEAD_PATH = ROOT / "src" / "memstack" / "guard" / "data" / "guard_head.json"
 DEV_PATH = Path(__file__).parent / "data" / "guard_dev.json"
+#: More written training texts: ``guard_train_2.json`` (attacks without override words: exfiltration as a task,
+#: role-play, standing orders, fake authority and delimiters, other languages, polite phrasing; and their
+#: look-alikes) and ``guard_train_spent.json`` (the held-out sets already scored, joined after their scoring).
+TRAIN_PATHS = sorted((Path(__file__).parent / "data").glob("guard_train_*.json"))
 L2 = 0.3
 FOLDS = 5
 SUSPECT = 3.0
@@ -49,9 +53,11 @@ def training_texts() -> tuple[list[str], list[str]]:
     """Attacks, and benign texts (the ordinary lines, then the look-alikes), each list ending with those of
     ``guard_dev.json``."""
     dev = _dev()
-    attacks = [c.text for c in (*ATTACKS, *KNOWN_MISSES)] + list(dev["attacks"])
-    benign = [c.text for c in (*BENIGN, *KNOWN_FALSE_POSITIVES) if c.field != "instructions"] + list(dev["benign"])
-    return attacks, [*ordinary_texts(), *benign]
+    extra = [json.loads(path.read_text(encoding="utf-8")) for path in TRAIN_PATHS]
+    attacks = [c.text for c in (*ATTACKS, *KNOWN_MISSES)] + [t for e in extra for t in e["attacks"]]
+    benign = [c.text for c in (*BENIGN, *KNOWN_FALSE_POSITIVES) if c.field != "instructions"]
+    benign += [t for e in extra for t in e["benign"]]
+    return attacks + list(dev["attacks"]), [*ordinary_texts(), *benign, *dev["benign"]]
 
 
 def _dev() -> dict[str, list[str]]:
