@@ -162,6 +162,8 @@ def test_beside_a_piece_of_work_only_what_is_meant_to_last_is_a_preference() -> 
         ("I'd already moved out", "User had already moved out"),
         ("I'd like my answers short", "User would like their answers short"),  # before a bare verb
         ("I'd rather walk", "User would rather walk"),
+        ("should I be worried", "Should User be worried"),  # a question: the verb after "I" stays bare
+        ("Can I get a refund", "Can User get a refund"),
     ],
 )
 def test_a_memory_is_written_as_a_sentence_someone_would_write(sentence: str, memory: str) -> None:

@@ -158,6 +158,18 @@ def _shared_subject(sentence: str) -> str:
     return f"{SUBJECT} and {partner}{sentence[m.end() :]}"
 
 
+#: Auxiliaries that, before "I", ask a question ("should I be worried", "can I get"): the verb after "I" is bare.
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must"]
+)
+
+
+def _asked(out: list[str]) -> bool:
+    """The word written before "User" (the last of ``out``) is an auxiliary: "I" is the subject of a question."""
+    before = next((w for w in reversed(out[:-1]) if w.strip()), "")
+    return before.strip().lower() in _AUXILIARIES
+
+
 def _verb_after(parts: list[str], at: int) -> str | None:
     """The first word after ``parts[at]`` that is not an adverb ("I'd already left": "left")."""
     for part in parts[at + 1 :]:
@@ -209,7 +221,7 @@ def third_person(sentence: str, *, their: bool = False) -> str:
             continue
         if word == "I" or (their and word == "i"):
             out.append("User")
-            expect_verb = True
+            expect_verb = not _asked(out)  # "should I be": a question's verb stays bare
             user_subject = their
         elif user_subject and low in _OWN:
             out.append(_OWN[low])
