@@ -2,28 +2,39 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+# Two installs into the one venv, each redone when its pyproject.toml changes: the runtime (`make run`: memstack and
+# its dependencies, nothing else) and the development one (`make install`, and every target that tests or measures:
+# the `dev` extra's tools and the test fakes of testing/, which the runtime wheel does not carry).
+RUNTIME := $(VENV)/.runtime-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml testing/pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: install run test lint bench clean chromium pgbouncer screenshots
 
 CHROMIUM := /usr/bin/chromium
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+
+$(RUNTIME): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e .
+	rm -f $(VENV)/.runtime-*
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml testing/pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e '.[dev]' -e ./testing
+	rm -f $(VENV)/.installed-* $(VENV)/.runtime-*
+	touch $(STAMP) $(RUNTIME)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(RUNTIME)
 	$(BIN)/memstack serve
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
-	$(BIN)/mypy src
+	$(BIN)/ruff check src tests testing
+	$(BIN)/ruff format --check src tests testing
+	$(BIN)/mypy src testing/src
 
 # The web UI tests drive Debian's Chromium, the pooler tests Debian's PgBouncer. Without them they fail (never skip)
 # with the command to run.

@@ -1,7 +1,7 @@
 """Fixtures every test module can use.
 
 ``postgres_url``: a fresh, empty database on one embedded PostgreSQL 18 + pgvector server that is started once
-per test session (``memstack.testing.postgres``) and stopped, with its files deleted, at the end. ``pgbouncer``:
+per test session (``memstack_testing.postgres``) and stopped, with its files deleted, at the end. ``pgbouncer``:
 PgBouncer in transaction-pooling mode in front of that server (``bouncer.url(database)``).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.postgres import EmbeddedPostgres
 from pooler import PgBouncer  # tests/pooler.py (this directory is on sys.path for its conftest)
 
 

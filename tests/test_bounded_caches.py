@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memstack.context.budget import _CHAR_LIMIT, _Counts
-from memstack.context.semantic import SemanticGuard
+from memstack.guard.semantic import SemanticGuard
 from memstack.turn.runner import RecentExchanges
 from memstack.types import UserRef, Vector
 

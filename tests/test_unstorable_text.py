@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from memstack import AsyncMemstack
 from memstack.cli import main
 from memstack.errors import InputError
-from memstack.testing.postgres import EmbeddedPostgres
 from memstack.types import UserRef, check_data, check_id, check_text
+from memstack_testing.postgres import EmbeddedPostgres
 
 BAD = ["a\x00b", "a\ud800b", "\udfff"]
 Call = Callable[[], Awaitable[Any]]

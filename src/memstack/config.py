@@ -176,6 +176,9 @@ class Config:
     ``recall_cache_messages``: SQLite, archived messages recall keeps indexed in memory, all users together, about
     6 KB each (``$MEMSTACK_RECALL_CACHE_MESSAGES``; users are evicted least recently used and read again when asked;
     PostgreSQL ranks the archive itself).
+    ``model_prices``: prices of models, on top of the built-in table, for the cost estimates of usage and metrics
+    (``$MEMSTACK_MODEL_PRICES``: ``MODEL=INPUT/OUTPUT,…`` in US dollars per million tokens; see
+    :mod:`memstack.observe.prices`).
     """
 
     home: Path = field(default_factory=default_home)
@@ -194,6 +197,7 @@ class Config:
     database_pooler: str = "none"
     database_direct_url: str | None = None
     database_read_url: str | None = None
+    model_prices: str | None = None
 
     def __post_init__(self) -> None:
         if self.database_pooler not in ("none", "transaction"):
@@ -221,6 +225,7 @@ class Config:
             "database_pooler",
             "database_direct_url",
             "database_read_url",
+            "model_prices",
         ):
             if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 env[key] = value

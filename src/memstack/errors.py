@@ -5,7 +5,7 @@ branch they can handle; ``MemstackError`` catches all of them::
 
     MemstackError
     ├── ConfigError              bad settings, unknown model string
-    │   ├── MissingExtra         an optional part needs a package of an extra that is not installed
+    │   ├── MissingExtra         a measuring command or `hash:<dim>` needs the test fakes, not installed
     │   └── ReembedInProgress    the store is half-way through `memstack reembed` to another model
     ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
@@ -115,24 +115,30 @@ class MemstackError(Exception):
         super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
+#: How the test fakes' distribution is installed: from a checkout of memstack (it is not published).
+TESTING_INSTALL = "pip install -e ./testing in a memstack checkout (`make install` does it)"
+
+
 class ConfigError(MemstackError):
     """A setting is missing or invalid, or an optional dependency is not installed."""
 
 
 class MissingExtra(ConfigError):
-    """An optional part of memstack needs a package that only one of its extras installs.
+    """A part of memstack outside the runtime needs a package that is not installed.
 
-    ``what`` is the part ("the embedded PostgreSQL server"), ``package`` the missing import, ``extra`` the extra
-    that installs it (``pip install 'memstack[<extra>]'``) and ``hint`` an alternative, if there is one."""
+    Mostly the test fakes' distribution, ``memstack-testing`` (a scripted OpenAI-compatible server, an embedded
+    PostgreSQL, the ``hash:<dim>`` embedder): it lives in the repository's ``testing/`` folder, so that the runtime
+    wheel carries none of it, and only the tests, ``memstack bench …`` and ``memstack eval … --backend postgres``
+    use it; also an extra (``otel`` for traces). ``what`` is the part ("the embedded PostgreSQL server"), ``hint``
+    an alternative, if there is one; ``package`` and ``install`` name the package and the command that installs it."""
 
-    def __init__(self, what: str, package: str, extra: str, hint: str = "") -> None:
-        super().__init__(
-            f"{what} needs {package}, from the {extra!r} extra: pip install 'memstack[{extra}]'"
-            + (f" ({hint})" if hint else "")
-        )
+    def __init__(
+        self, what: str, hint: str = "", *, package: str = "memstack-testing", install: str = TESTING_INSTALL
+    ) -> None:
+        super().__init__(f"{what} needs {package}, which is not installed: {install}" + (f"; {hint}" if hint else ""))
         self.what = what
         self.package = package
-        self.extra = extra
+        self.install = install
 
 
 class ReembedInProgress(ConfigError):

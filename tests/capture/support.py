@@ -17,8 +17,8 @@ from memstack.embed import Embedder
 from memstack.prompts import get_prompt
 from memstack.store import Store
 from memstack.store import open_store as open_configured
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 from memstack.types import UserRef, Vector
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # a Thursday
 MODEL = "classifier-mini"

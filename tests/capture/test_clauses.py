@@ -158,6 +158,10 @@ def test_beside_a_piece_of_work_only_what_is_meant_to_last_is_a_preference() -> 
         ("My sister visits me", "User's sister visits User"),  # not the subject: the user is named
         ("I work remotely for a US company", "User works remotely for a US company"),  # an acronym, not "us"
         ("I always need help", "User always needs help"),
+        ("I'd left my keys at the office", "User had left their keys at the office"),  # "'d" before a participle
+        ("I'd already moved out", "User had already moved out"),
+        ("I'd like my answers short", "User would like their answers short"),  # before a bare verb
+        ("I'd rather walk", "User would rather walk"),
     ],
 )
 def test_a_memory_is_written_as_a_sentence_someone_would_write(sentence: str, memory: str) -> None:

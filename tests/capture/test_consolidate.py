@@ -14,8 +14,8 @@ from memstack.capture.consolidate import CONSOLIDATE, Consolidator, LLMMerger
 from memstack.embed import Embedder
 from memstack.engine import AsyncMemstack
 from memstack.store import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category, DeletedBy, HistoryAction, JobStatus, MemoryFilter, NewMemory, Source
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 from .support import ALICE, AT, BOTH_BACKENDS, open_store, store_url
 

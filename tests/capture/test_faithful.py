@@ -12,8 +12,8 @@ import pytest
 
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.writer import screen_candidates
-from memstack.context.guard import check_memory_candidate
 from memstack.embed import Embedder
+from memstack.guard import check_memory_candidate
 from memstack.turn.models import build_guard
 from memstack.types import Candidate, Category
 

@@ -17,8 +17,8 @@ from memstack.capture.pipeline import CapturePipeline
 from memstack.embed import Embedder
 from memstack.errors import ConfigError, MalformedResponse
 from memstack.store import Store
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 from memstack.types import Category, HistoryAction, Memory, NewMemory, UpdateAction, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 from .support import ALICE, AT, MODEL, found, llm_classifier, mem, open_store
 

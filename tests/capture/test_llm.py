@@ -8,8 +8,8 @@ import pytest
 from memstack.capture import ClassifierFailure, ClassifyContext, get_classifier
 from memstack.capture.llm import LLMClassifier
 from memstack.prompts import get_prompt
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Category
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 AT = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)
 MODEL = "classifier-mini"

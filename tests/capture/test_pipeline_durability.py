@@ -19,8 +19,8 @@ from memstack.capture import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline, PipelineSettings
 from memstack.embed import Embedder
 from memstack.store import Store
-from memstack.testing.openai_server import ScriptedOpenAIServer
 from memstack.types import JobStatus, UpdateAction
+from memstack_testing.openai_server import ScriptedOpenAIServer
 
 from .support import (
     ALICE,

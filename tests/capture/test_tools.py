@@ -15,7 +15,6 @@ from memstack.engine import AsyncMemstack
 from memstack.errors import LimitReached, NotFound
 from memstack.models import Message, ToolCall
 from memstack.store import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
 from memstack.types import (
     ArchivedTurn,
     Category,
@@ -27,6 +26,7 @@ from memstack.types import (
     UpdateAction,
     utcnow,
 )
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
 
 from .support import ALICE, BOTH_BACKENDS, open_store, store_url
 

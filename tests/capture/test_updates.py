@@ -17,7 +17,6 @@ from memstack.capture.offline import OfflineClassifier
 from memstack.capture.pipeline import CapturePipeline
 from memstack.embed import Embedder
 from memstack.store import Store
-from memstack.testing.openai_server import ScriptedOpenAIServer
 from memstack.types import (
     Candidate,
     Category,
@@ -28,6 +27,7 @@ from memstack.types import (
     Source,
     UpdateAction,
 )
+from memstack_testing.openai_server import ScriptedOpenAIServer
 
 from .support import ALICE, AT, MODEL, CountingEmbedder, found, llm_classifier, mem, open_store
 

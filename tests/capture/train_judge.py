@@ -40,9 +40,9 @@ from memstack.capture.judge.offline import JudgeHead, load_head
 from memstack.capture.news import _covered, _draft
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.rules import statements
-from memstack.context.semantic import fit_head
 from memstack.embed import Embedder, get_embedder
 from memstack.evals.updates import UpdateCase, load_cases
+from memstack.guard.semantic import fit_head
 
 from .judge_templates import template_cases
 

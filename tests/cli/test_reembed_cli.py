@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from memstack.cli import main
 from memstack.embed import get_embedder
 from memstack.store.base import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import NewMemory, UserRef
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 OLD = get_embedder("hash:384")
 ALICE = UserRef("alice")

@@ -19,8 +19,8 @@ from memstack import AsyncMemstack
 from memstack.capture.llm import LLMClassifier
 from memstack.models import OpenAIChatModel
 from memstack.session import ModelSummarizer
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 from memstack.turn.models import Models, Tuning
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 ReplyFn = Callable[[RecordedRequest], Awaitable[Any]]
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memstack.cli import main
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 
 def _run(tmp_path: Path, args: list[str], stdin: str, **env: str) -> Result:

@@ -4,7 +4,7 @@ recorded with."""
 
 from __future__ import annotations
 
-from memstack.testing.openai_server import Reply
+from memstack_testing.openai_server import Reply
 
 from .conftest import Rig
 

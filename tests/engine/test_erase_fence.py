@@ -28,8 +28,8 @@ import pytest
 from memstack.capture.pipeline import DETECT
 from memstack.engine import AsyncMemstack
 from memstack.errors import UserErased
-from memstack.testing.openai_server import RecordedRequest, Reply
 from memstack.types import ArchivedTurn, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply
 from store.test_users_contract import Catalogue  # tests/ is on sys.path (its conftest)
 
 from .conftest import BACKENDS, Rig, memories, until

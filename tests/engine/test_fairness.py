@@ -13,8 +13,8 @@ import numpy as np
 from memstack.embed import get_embedder
 from memstack.embed.batching import BatchingEmbedder
 from memstack.tenancy import current_tenant, serving
-from memstack.testing.openai_server import RecordedRequest
 from memstack.types import UserRef, Vector
+from memstack_testing.openai_server import RecordedRequest
 
 from .conftest import Rig, memories, until
 

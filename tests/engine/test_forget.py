@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from memstack import AsyncMemstack
-from memstack.testing.openai_server import RecordedRequest, Reply
 from memstack.types import HiddenKind, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply
 
 from .conftest import BACKENDS, Rig
 

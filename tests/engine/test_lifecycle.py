@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from memstack.capture.pipeline import PipelineSettings
-from memstack.testing.openai_server import RecordedRequest
 from memstack.turn.models import Tuning
+from memstack_testing.openai_server import RecordedRequest
 
 from .conftest import BACKENDS, SUMMARY, Rig, memories, until
 
@@ -49,7 +49,7 @@ _CHILD = textwrap.dedent(
     from memstack.capture.llm import LLMClassifier
     from memstack.capture.pipeline import PipelineSettings
     from memstack.session import ModelSummarizer
-    from memstack.testing.openai_server import ScriptedOpenAIServer
+    from memstack_testing.openai_server import ScriptedOpenAIServer
     from memstack.turn.models import Models, Tuning
     from memstack.models import get_model
 

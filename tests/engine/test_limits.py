@@ -12,8 +12,8 @@ import pytest
 
 from memstack.capture.writer import LimitNotices
 from memstack.config import TierLimits
-from memstack.testing.openai_server import RecordedRequest
 from memstack.types import UpdateAction, UserRef
+from memstack_testing.openai_server import RecordedRequest
 
 from .conftest import BACKENDS, Rig, memories
 

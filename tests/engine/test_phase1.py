@@ -10,9 +10,9 @@ import pytest
 
 from memstack.errors import ProviderError
 from memstack.models import Message, ToolCall, ToolSpec
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
 from memstack.turn.phase1 import ModelParams, Phase1Done, ToolSupport, run_phase1
 from memstack.types import ChatToken, ChatToolEvent, ToolUse
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer, ScriptedToolCall
 
 
 @dataclass

@@ -9,8 +9,8 @@ import pytest
 
 from memstack.context.offline import OFFLINE_BANNER
 from memstack.session.policy import NO_REPLY
-from memstack.testing.openai_server import Reply
 from memstack.types import ChatDone, RecallKind, UserRef
+from memstack_testing.openai_server import Reply
 
 from .conftest import BACKENDS, Rig
 

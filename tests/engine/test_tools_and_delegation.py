@@ -14,9 +14,9 @@ from memstack.context import Agent, AgentTool, CoreSpec
 from memstack.context.offline import OFFLINE_BANNER
 from memstack.engine import DELEGATED_MESSAGE
 from memstack.errors import ConfigError
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedToolCall
 from memstack.turn.models import Tuning
 from memstack.types import ChatDone, ChatToken, ChatToolEvent, DeletedBy, FragmentStatus, UpdateAction, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedToolCall
 
 from .conftest import BACKENDS, Rig, memories
 

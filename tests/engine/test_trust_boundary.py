@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from memstack.context.render import neutralize_links, wrap_tool_output
-from memstack.context.semantic import SemanticGuard, load_head
 from memstack.embed import get_embedder
-from memstack.testing.openai_server import RecordedRequest, Reply
+from memstack.guard.semantic import SemanticGuard, load_head
 from memstack.turn.tools import screen_result
 from memstack.types import FragmentStatus, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply
 
 from .conftest import BACKENDS, SUMMARY, Rig
 
@@ -68,7 +68,7 @@ async def test_an_attack_stored_anywhere_never_reaches_the_model(rig: Rig) -> No
 
 
 def test_tool_results_are_screened_and_wrapped() -> None:
-    from memstack.context.guard import RULES
+    from memstack.guard import RULES
 
     result = {"memories": [{"id": "m1", "content": ATTACK}, {"id": "m2", "content": "Likes tea."}]}
     screened, flags = screen_result(result, RULES)

@@ -14,8 +14,8 @@ import pytest
 
 from memstack.config import TierLimits
 from memstack.errors import InputError, ProviderError
-from memstack.testing.openai_server import RecordedRequest, Reply
 from memstack.types import Category, ChatDone, ChatToken, NewMemory, TurnStatus, UpdateAction, UserRef
+from memstack_testing.openai_server import RecordedRequest, Reply
 
 from .conftest import BACKENDS, SUMMARY, Rig, memories, until
 

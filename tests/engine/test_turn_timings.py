@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from memstack.testing.openai_server import RecordedRequest
+from memstack_testing.openai_server import RecordedRequest
 
 from .conftest import SUMMARY, Rig, memories
 

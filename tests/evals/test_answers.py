@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from memstack.cli import main
 from memstack.evals.answers import AnswerCache, Graded, bleu1, normalize_answer, score, token_f1
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 # --- metrics -----------------------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from memstack.cli import main
 from memstack.errors import InputError
 from memstack.evals.capture import load_cases
 from memstack.evals.capture_score import CaptureCase, Point, StoredMemory, score_case, summarize
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 AT = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)  # a Friday
 GINA = CaptureCase(
@@ -100,6 +100,24 @@ def test_a_phrase_the_case_rules_out_is_a_distortion() -> None:
     )
     assert _score(cats, "User is allergic to cats and has a cat named Biscuit.") == [
         ((0,), ("not: cat named Biscuit",))
+    ]
+
+
+def test_a_ruled_out_phrase_is_matched_word_for_word_not_by_stems() -> None:
+    ines = CaptureCase(
+        "ines",
+        "my sister-in-law Ines is a lawyer in Madrid, and I lived in Osaka in my twenties",
+        AT,
+        (Point("User's sister-in-law Ines is a lawyer.", ("Ines", "lawyer"), "fact"),),
+        ("sister Ines", "lives in Osaka|lives in Japan"),
+    )
+    assert _score(ines, "User's sister-in-law Ines is a lawyer in Madrid.", "User lived in Osaka.") == [
+        ((0,), ()),
+        ((), ()),
+    ]
+    assert _score(ines, "User's sister Ines is a lawyer.", "User lives in Japan.") == [
+        ((0,), ("not: sister Ines",)),
+        ((), ("not: lives in Osaka|lives in Japan",)),
     ]
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from memstack.cli import main
 from memstack.errors import InputError
 from memstack.evals.updates import CaseOutcome, load_cases, score
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 CASES = [
     {

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from memstack.cli import main
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 TURNS = [
     ("Ana", "I moved to Lisbon last spring for a new job."),

@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memstack.testing.openai_server import ScriptedOpenAIServer
+from memstack_testing.openai_server import ScriptedOpenAIServer
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from memstack.errors import MalformedResponse, ProviderError, ProviderTimeout
 from memstack.models import ChatModel, Message, OpenAIChatModel, ToolSpec, collect, get_model
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ScriptedToolCall
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ScriptedToolCall
 
 RECALL = ToolSpec(
     "recall_memory",

@@ -6,7 +6,7 @@ import pytest
 from memstack.embed import Embedder, get_embedder
 from memstack.embed.remote import OpenAIEmbedder
 from memstack.errors import ConfigError, MalformedResponse, ProviderError, ProviderTimeout
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 
 async def test_vectors_are_normalised_and_deterministic(server: ScriptedOpenAIServer) -> None:

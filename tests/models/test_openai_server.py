@@ -12,7 +12,7 @@ import numpy as np
 import openai
 import pytest
 
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 
 def test_sync_code_uses_it_with_the_official_sync_client() -> None:
@@ -188,7 +188,7 @@ def test_error_replies_need_an_error_status() -> None:
 
 
 async def test_the_quick_start_in_the_module_docstring_runs() -> None:
-    from memstack.testing import openai_server
+    from memstack_testing import openai_server
 
     doc = openai_server.__doc__ or ""
     block = doc.split("Quick start::", 1)[1].split("\nScripts:", 1)[0]

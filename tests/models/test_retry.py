@@ -7,7 +7,7 @@ import pytest
 
 from memstack.errors import ConfigError, InputError, MalformedResponse, ProviderError, ProviderTimeout
 from memstack.models import Message, is_retryable, with_retry
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 EXTRACT = [Message.system("Extract memories as JSON."), Message.user("I like tea")]
 

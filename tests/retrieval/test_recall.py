@@ -15,9 +15,9 @@ from memstack.context import ContextRequest, assemble, build_session, default_ag
 from memstack.errors import InputError
 from memstack.recall import layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.turn.models import Models
 from memstack.types import RecallKind, UserRef
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 ANA = UserRef("ana")
 JUNE = datetime(2024, 6, 14, 18, 0, tzinfo=UTC)

@@ -20,7 +20,7 @@ from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.server import create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 from .processes import Server
 

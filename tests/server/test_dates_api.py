@@ -18,7 +18,7 @@ from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.postgres import EmbeddedPostgres
 
 MESSAGE = "I'm vegetarian and allergic to peanuts. My exam is in 99999999 days"
 

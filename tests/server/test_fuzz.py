@@ -32,7 +32,7 @@ from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.postgres import EmbeddedPostgres
 
 from .conftest import Running, make_config
 

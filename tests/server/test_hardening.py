@@ -132,7 +132,7 @@ def test_deeply_nested_json_and_yaml_bodies_are_4xx(tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 def test_a_database_failure_does_not_name_the_database(tmp_path: Path, postgres_server: object) -> None:
-    from memstack.testing.postgres import EmbeddedPostgres
+    from memstack_testing.postgres import EmbeddedPostgres
 
     assert isinstance(postgres_server, EmbeddedPostgres)
     name = postgres_server.new_database_name()

@@ -22,8 +22,8 @@ from memstack.config import Config, TierLimits
 from memstack.engine import AsyncMemstack
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+from memstack_testing.postgres import EmbeddedPostgres
 
 REPLAYED = "Idempotent-Replayed"
 

@@ -17,7 +17,7 @@ from memstack.config import Config, TierLimits
 from memstack.engine import AsyncMemstack
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.postgres import EmbeddedPostgres
 
 TIERS = TierLimits({"tiny": 1, "pro": None}, default_tier="tiny")
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memstack.embed.hashing import HashingEmbedder
 from memstack.errors import ProviderError
 from memstack.server.embedding import QueryEmbedder
 from memstack.types import Vector
+from memstack_testing.hashing import HashingEmbedder
 
 
 class SlowEmbedder(HashingEmbedder):

@@ -21,7 +21,7 @@ from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.server import ServerSettings, create_app
 from memstack.server.runner import BackgroundServer
-from memstack.testing.postgres import EmbeddedPostgres
+from memstack_testing.postgres import EmbeddedPostgres
 
 BAD = {"nul": ("a\x00b", "%00", "NUL"), "surrogate": ("a\ud800b", "%ED%A0%80", "surrogate")}
 

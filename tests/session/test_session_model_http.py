@@ -17,8 +17,8 @@ from memstack.session import (
     get_summarizer,
     summarize_session,
 )
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import Exchange, Fact, TurnSummary
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 MODEL = "gpt-4o"
 EX = Exchange(

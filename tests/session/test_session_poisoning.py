@@ -8,9 +8,9 @@ from functools import partial
 
 import pytest
 
-from memstack.context import check_session_fact
-from memstack.context.semantic import SemanticGuard
 from memstack.embed import get_embedder
+from memstack.guard import check_session_fact
+from memstack.guard.semantic import SemanticGuard
 from memstack.session import OfflineSummarizer, SessionService, SessionSettings, TurnDraft, WarningKind, apply_diff
 from memstack.session.policy import WITHHELD, SummaryRunner
 from memstack.store.base import Store

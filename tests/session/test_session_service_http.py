@@ -10,8 +10,8 @@ import pytest
 
 from memstack.session import ModelSummarizer, SessionService, SessionSettings
 from memstack.store.base import Store
-from memstack.testing.openai_server import Reply, ScriptedOpenAIServer
 from memstack.types import TurnStatus, UserRef
+from memstack_testing.openai_server import Reply, ScriptedOpenAIServer
 
 from .fakes import sqlite_only
 

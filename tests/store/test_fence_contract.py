@@ -37,6 +37,7 @@ async def _writes(store: Store, user: UserRef, vecs: Vectors, n: int) -> None:
     await store.contexts.save(user, manifest(f"ctx_{user.user_id}_{n}"), session_id=f"s{n}")
     payload = {"tenant": user.tenant, "user_id": user.user_id}
     await store.jobs.enqueue("fenced", f"{user.user_id}/{n}", payload)
+    await store.idempotency.claim(user, f"key{n}", "fp", now=NOW, ttl_s=60, stale_s=60)
 
 
 async def _rows(store: Store, user: UserRef) -> int:
@@ -62,6 +63,8 @@ async def test_a_write_pinned_before_an_erasure_is_refused_in_every_store(
                 await writer.contexts.save(ALICE, manifest("ctx_back"), session_id="back")
             with pytest.raises(UserErased):
                 await writer.jobs.enqueue("fenced", "back", {"tenant": "acme", "user_id": "alice"})
+            with pytest.raises(UserErased):  # an acknowledged erasure is final for a kept response too
+                await writer.idempotency.claim(ALICE, "back", "fp", now=NOW, ttl_s=60, stale_s=60)
     assert await _rows(store, ALICE) == 0
     with fenced(Fence(ALICE, epoch)):  # pinned after the erasure: a new user of that id
         await _writes(store, ALICE, vecs, 1)

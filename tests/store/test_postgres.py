@@ -24,8 +24,8 @@ from memstack.store.postgres import AnnSettings, PostgresStore
 from memstack.store.postgres._ann import index_name
 from memstack.store.postgres._db import map_error
 from memstack.store.postgres._schema import MIGRATIONS
-from memstack.testing.postgres import EmbeddedPostgres
 from memstack.types import Category, Memory, MemoryFilter, MemoryPatch, NewMemory, UserRef
+from memstack_testing.postgres import EmbeddedPostgres
 
 pytestmark = pytest.mark.postgres
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from memstack.embed import get_embedder
-from memstack.embed.hashing import HashingEmbedder
 from memstack.errors import ConfigError, ReembedInProgress, StoreBusy
 from memstack.store.base import Store
 from memstack.store.reembed import ReembedBackend, abort, reembed
 from memstack.types import MemoryFilter, MemoryPatch, NewMemory, UserRef, Vector
+from memstack_testing.hashing import HashingEmbedder
 
 OLD, NEW = get_embedder("hash:384"), get_embedder("hash:256")
 ALICE, BOB = UserRef("alice"), UserRef("bob")

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from memstack.bench._fakes import need_fakes
 from memstack.embed import Embedder
 from memstack.errors import InputError
 from memstack.evals.common import percentile
@@ -70,7 +71,8 @@ async def database(backend: str, database_url: str | None, name: str) -> AsyncIt
     if backend == "sqlite" or database_url is not None:
         yield database_url if backend == "postgres" else None
         return
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     with EmbeddedPostgres() as server:
         yield server.create_database(name)

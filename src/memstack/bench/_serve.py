@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from memstack.bench._fakes import need_fakes
 from memstack.errors import ConfigError
 
 __all__ = [
@@ -39,7 +40,8 @@ def database(backend: Backend, log: Callable[[str], None]) -> Iterator[str | Non
         return
     if backend != "postgres":
         raise ConfigError(f"unknown backend {backend!r}; use sqlite or postgres")
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     log("starting an embedded PostgreSQL server")
     with EmbeddedPostgres() as pg:

@@ -36,7 +36,7 @@ from memstack.context import (
     default_agent,
 )
 from memstack.context.agent import MemorySettings
-from memstack.context.guard import RULES, ContentGuard
+from memstack.guard import RULES, ContentGuard
 from memstack.types import Category, Fact, RawMessage, TurnSummary
 
 __all__ = ["make_request", "run"]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from memstack.bench._fakes import need_fakes
 from memstack.config import Config
 from memstack.types import NewMemory, UserRef
 
@@ -47,7 +48,8 @@ async def _database(cfg: EraseConfig, database_url: str | None) -> AsyncIterator
     if cfg.backend == "sqlite" or database_url is not None:
         yield database_url
         return
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     with EmbeddedPostgres() as server:
         yield server.create_database("memstack_erase")

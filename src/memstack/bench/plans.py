@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from memstack.bench._fakes import need_fakes
 from memstack.config import Config
 from memstack.types import ArchivedTurn, NewMemory, TurnCommit, TurnStatus, TurnSummary, UserRef
 
@@ -132,7 +133,8 @@ async def _server(database_url: str | None) -> AsyncIterator[str]:
     if database_url is not None:
         yield database_url
         return
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     with EmbeddedPostgres(settings={"shared_preload_libraries": "pg_stat_statements"}) as server:
         yield server.create_database("memstack_plans")

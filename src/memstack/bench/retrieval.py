@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from memstack.bench._fakes import need_fakes
 from memstack.errors import InputError
 from memstack.store.base import Store
 from memstack.types import NewMemory, ScoredMemory, UserRef, Vector, new_id
@@ -257,7 +258,8 @@ async def bench_database(cfg: RetrievalConfig, database_url: str | None) -> Asyn
     if database_url is not None:
         yield database_url
         return
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     with EmbeddedPostgres(settings=BENCH_SERVER_SETTINGS) as server:
         yield server.create_database("memstack_bench")

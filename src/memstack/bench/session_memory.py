@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memstack.bench._fakes import need_fakes
 from memstack.evals.locomo_data import Conversation, LocomoTurn, read_locomo
 from memstack.session.consolidate import consolidate_base_truth, consolidation_due
 from memstack.session.extractive import OfflineSummarizer
@@ -90,7 +91,8 @@ async def run_service_bench(
     database on an embedded PostgreSQL server, or the database at ``database_url``."""
     if database_url is not None or backend == "sqlite":
         return await _service_bench(data, database_url, settings or SessionSettings(), limit)
-    from memstack.testing.postgres import EmbeddedPostgres
+    need_fakes()
+    from memstack_testing.postgres import EmbeddedPostgres
 
     with EmbeddedPostgres() as server:
         return await _service_bench(data, server.create_database(), settings or SessionSettings(), limit)

@@ -2,7 +2,7 @@
 
 ``sessions`` sessions of one tenant each play ``turns`` turns in order, all at once, through ``AsyncMemstack.chat``
 against a chat model that takes ``model_delay_s`` to answer (the scripted OpenAI-compatible server of
-:mod:`memstack.testing`, over real HTTP), on PostgreSQL with a pool of ``pool`` connections (an embedded server
+:mod:`memstack_testing`, over real HTTP), on PostgreSQL with a pool of ``pool`` connections (an embedded server
 unless ``MEMSTACK_DATABASE_URL`` names one) or on SQLite. Meanwhile a user of another tenant chats one turn after
 another: its latencies show whether the busy tenant starves it.
 
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from memstack.bench._fakes import need_fakes
 from memstack.config import Config
 from memstack.errors import MemstackError
 from memstack.evals.common import percentile
@@ -60,7 +61,8 @@ async def _database(cfg: SessionsBenchConfig, database_url: str | None) -> Async
     elif database_url is not None:
         yield database_url
     else:
-        from memstack.testing.postgres import EmbeddedPostgres
+        need_fakes()
+        from memstack_testing.postgres import EmbeddedPostgres
 
         with EmbeddedPostgres(settings={"max_connections": "200"}) as server:
             yield server.create_database("memstack_bench")
@@ -68,7 +70,9 @@ async def _database(cfg: SessionsBenchConfig, database_url: str | None) -> Async
 
 async def run_sessions_bench(cfg: SessionsBenchConfig, *, database_url: str | None = None) -> dict[str, Any]:
     from memstack.engine import AsyncMemstack, Models, Tuning
-    from memstack.testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
+
+    need_fakes("the scripted OpenAI server", "")
+    from memstack_testing.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
     def answer(request: RecordedRequest) -> Reply:
         return Reply.text(f"Noted: {request.last_user_message}").after(cfg.model_delay_s)

@@ -34,6 +34,7 @@ from memstack.capture.writer import Guard, default_guard
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, ProviderError
 from memstack.models import ChatModel, Message, with_retry
+from memstack.observe import role
 from memstack.prompts import get_prompt
 from memstack.store.base import Store
 from memstack.store.fence import Fence, fenced
@@ -159,7 +160,8 @@ class LLMMerger:
         prompt = get_prompt("memory.consolidate").render(memories=lines)
 
         async def call() -> dict[str, Any]:
-            return await self.model.complete_json([Message.user(prompt)], temperature=0.0, timeout=self.timeout_s)
+            with role("summarizer"):  # the merging of memories is the summarizer model's work
+                return await self.model.complete_json([Message.user(prompt)], temperature=0.0, timeout=self.timeout_s)
 
         try:
             reply = await with_retry(call, attempts=2)

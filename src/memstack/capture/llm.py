@@ -25,6 +25,7 @@ from memstack.capture.base import MIN_CONFIDENCE, ClassifierFailure, ClassifyCon
 from memstack.dates import expiry_for, find_dates, resolve
 from memstack.errors import InputError, MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
+from memstack.observe import role
 from memstack.prompts import get_prompt
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category
 
@@ -114,7 +115,8 @@ class LLMClassifier:
         async def call() -> list[dict[str, Any]]:
             nonlocal attempts
             attempts += 1
-            data = await self._model.complete_json(messages, temperature=0.0, timeout=self.timeout_s)
+            with role("classifier"):
+                data = await self._model.complete_json(messages, temperature=0.0, timeout=self.timeout_s)
             return parse_memories(data)
 
         try:

@@ -4,10 +4,10 @@ memories.
 The offline classifier keeps first-person self-disclosure, but news about a memory is often told otherwise: "Sadly
 Bubbles didn't make it", "Robert passed away in February", "The Taylor Swift show got called off", "They made me
 store manager". After classification, :class:`NewsFinder` takes each statement of the message that no candidate
-came from and that has a change word (:data:`~memstack.capture.judge.features.CHANGE_WORDS`, the judge's own list:
-a cheap filter, so most messages cost nothing more),
-rewrites it about "User", embeds them in one batch and asks the update judge (whichever is configured, one call for
-all of them) against the user's nearest memories. Only a sentence the judge
+came from, rewrites it about "User", embeds them in one batch and asks the update judge (whichever is configured,
+one call for all of them) against the user's nearest memories. No word list picks the sentences first: news is told
+in words no list foresees ("called it quits", "six weeks without a cigarette"), the judge's head was trained on every
+such sentence, and a user without memories costs nothing more (nothing is embedded). Only a sentence the judge
 says supersedes a memory becomes a candidate (in that memory's category, or ``schedule`` when it names a date ahead);
 the writer then applies it like any other candidate, guard included (a model judge answers the writer's question
 from its cache). Similar words alone never make news: the judge decides.
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memstack.capture.judge import UPDATE_NEIGHBOURS, JudgeItem, UpdateJudge
-from memstack.capture.judge.features import CHANGE_WORDS
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import statements
 from memstack.dates import expiry_for, find_dates, resolve
@@ -50,7 +49,7 @@ class NewsFinder:
     ) -> list[Candidate]:
         """Candidates for the statements of ``message`` that supersede one of ``user``'s memories and that none of
         ``kept`` (the classifier's candidates) came from."""
-        sentences = [s for s in statements(message) if CHANGE_WORDS.search(s) and not _covered(s, kept)]
+        sentences = [s for s in statements(message) if not _covered(s, kept)]
         drafts = [d for d in (_draft(s, at) for s in sentences[:MAX_SENTENCES]) if d is not None]
         if not drafts or not await self.store.index.count_active(user):
             return []  # nothing to look at, or no memory it could be news about (and nothing is embedded)

@@ -236,7 +236,7 @@ class CapturePipeline:
 
     ``store``, ``embedder`` and ``classifier`` are not owned (not closed here). ``dedup``: the rule's parameters
     (default: the calibrated ones of the embedder, :func:`~memstack.capture.dedup.params_for`). ``guard``: the
-    write-time poisoning check (default ``memstack.context.guard.check_memory_candidate`` with the phrase rules; pass
+    write-time poisoning check (default ``memstack.guard.check_memory_candidate`` with the phrase rules; pass
     ``partial(check_memory_candidate, guard=SemanticGuard(embedder))`` to add the semantic layer: it runs off the
     event loop). ``on_event`` is called at each step of each detection. ``admission``: a slot per detection's work
     (the turns' ``FairGate.slot``, so detections share the machine fairly with the turns; default: none).

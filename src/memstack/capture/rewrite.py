@@ -44,6 +44,24 @@ _ADVERB_TEXT = """really also just still usually always never often actually rec
     totally definitely
     truly mostly generally kinda sort kind personally honestly already even only absolutely no longer"""
 _ADVERBS = frozenset(_ADVERB_TEXT.split())
+#: Past participles that do not end in "-ed": after "I'd" they make it "had" ("I'd left my keys"), as "better" does.
+_PARTICIPLE_TEXT = """been gone done seen had left made taken given known got gotten told said found lost met bought
+    brought thought written eaten driven forgotten spent sent heard kept felt begun broken chosen fallen flown grown
+    hidden ridden shown spoken stolen thrown woken worn won sold paid built caught taught slept lent meant fought held
+    stood understood better"""
+_PARTICIPLES = frozenset(_PARTICIPLE_TEXT.split())
+
+
+def _had_or_would(after: str | None) -> str:
+    """What "'d" stands for, by the verb after it: "had" before a past participle ("I'd moved", "I'd been"),
+    "would" before a bare verb ("I'd like", "I'd rather")."""
+    if after is None:
+        return "would"
+    low = after.lower()
+    regular = low.endswith("ed") and not low.endswith("eed") and len(low) > 3
+    return "had" if regular or low in _PARTICIPLES else "would"
+
+
 _PRONOUNS = {
     "me": "User",
     "myself": "User",
@@ -140,6 +158,16 @@ def _shared_subject(sentence: str) -> str:
     return f"{SUBJECT} and {partner}{sentence[m.end() :]}"
 
 
+def _verb_after(parts: list[str], at: int) -> str | None:
+    """The first word after ``parts[at]`` that is not an adverb ("I'd already left": "left")."""
+    for part in parts[at + 1 :]:
+        if part[0].isalpha():
+            low = part.lower()
+            if low not in _ADVERBS and not _ly_adverb(low):
+                return part
+    return None
+
+
 def third_person(sentence: str, *, their: bool = False) -> str:
     """The sentence with the speaker as "User"; capitalised, trailing space trimmed. ``their``: as a memory is
     written (see the module docstring)."""
@@ -153,7 +181,7 @@ def third_person(sentence: str, *, their: bool = False) -> str:
     shouting = text.upper() == text
     out: list[str] = []
     expect_verb = False  # just after "I": the next word is the verb to conjugate
-    for part in parts:
+    for at, part in enumerate(parts):
         if not part[0].isalpha() and part[0] != "'":
             out.append(part)
             continue
@@ -166,7 +194,10 @@ def third_person(sentence: str, *, their: bool = False) -> str:
         if suffix is not None:
             user_subject = user_subject or their
             out.append("User")
-            out.append(" " + ("would" if suffix == "'d" else "will" if suffix == "'ll" else _third(suffix)))
+            if suffix == "'d":
+                out.append(" " + _had_or_would(_verb_after(parts, at)))
+            else:
+                out.append(" " + ("will" if suffix == "'ll" else _third(suffix)))
             expect_verb = False
             continue
         if expect_verb:

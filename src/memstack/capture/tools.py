@@ -128,7 +128,7 @@ def _error(name: str, message: str) -> ToolOutcome:
 
 class MemoryTools:
     """Executes the memory tools for one store (not owned). ``guard``: the poisoning check for saves (default
-    ``memstack.context.guard.check_memory_candidate``); ``dedup``: the rule's parameters (default: calibrated for
+    ``memstack.guard.check_memory_candidate``); ``dedup``: the rule's parameters (default: calibrated for
     the embedder); ``writer``: pass the capture pipeline's (``pipeline.writer``) so saves by the tool and by
     detection are serialised per user; ``on_forget``: called with the user after a forget (the caller drops what
     it keeps of the user's conversation in memory)."""

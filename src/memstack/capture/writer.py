@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 
 
 class GuardVerdict(Protocol):
-    """What the write-time poisoning check answers (``memstack.context.guard.CandidateCheck``)."""
+    """What the write-time poisoning check answers (``memstack.guard.CandidateCheck``)."""
 
     @property
     def is_instruction(self) -> bool: ...
@@ -92,7 +92,7 @@ Guard = Callable[[str], GuardVerdict]
 
 def default_guard() -> Guard:
     """The context package's ``check_memory_candidate`` (imported when a pipeline or tool executor is built)."""
-    from memstack.context.guard import check_memory_candidate
+    from memstack.guard import check_memory_candidate
 
     return check_memory_candidate
 

@@ -89,7 +89,7 @@ def retrieval(
                 )
             )
     except MemstackError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")  # "pip install 'memstack[testing]'" is not markup
+        err.print(f"[red]error:[/red] {escape(str(exc))}")  # a message may hold [brackets]: not markup
         raise SystemExit(1) from None
     line = result.as_json()
     if as_json:

@@ -228,12 +228,12 @@ def list_cmd(user_id: str, tenant: str, session_id: str | None, limit: int, home
 
 def _guard(rules_only: bool) -> Any:
     """The content guard of the CLI: phrase rules plus the semantic layer on the local embedder, or rules only."""
-    from memstack.context import RULES
+    from memstack.guard import RULES
 
     if rules_only:
         return RULES
-    from memstack.context.semantic import SemanticGuard
     from memstack.embed import get_embedder
+    from memstack.guard import SemanticGuard
 
     return SemanticGuard(get_embedder("local:minilm"))  # type: ignore[arg-type]
 
@@ -253,7 +253,7 @@ def scan_cmd(
     """Show what the guard flags in each text (the content check of validate_no_override): phrase rules plus the
     semantic layer, or the rules alone with --rules-only; with --candidates, the write-time check of candidate
     memories (check_memory_candidate) with the same guard."""
-    from memstack.context import check_memory_candidate
+    from memstack.guard import check_memory_candidate
 
     guard = _guard(rules_only)
     groups: dict[str, list[str]] = {"texts": list(texts)}

@@ -40,14 +40,14 @@ def guard_command(
     "ordinary_rate", "attacks": {file: {"attacks", "caught", "quarantined", "kept_flagged", "benign",
     "benign_flagged"}}}.
     """
-    from memstack.context.guard import RULES, ContentGuard
     from memstack.evals.guard import attack_set, ordinary_sets, tally
+    from memstack.guard import RULES, ContentGuard
 
     async def main() -> dict[str, object]:
         guard: ContentGuard = RULES
         if not rules_only:
-            from memstack.context.semantic import SemanticGuard
             from memstack.embed import get_embedder
+            from memstack.guard import SemanticGuard
 
             guard = SemanticGuard(get_embedder("local:minilm"))  # type: ignore[arg-type]
         sets = (

@@ -49,10 +49,11 @@ def reembed(to: str | None, batch: int, home: Path | None, abort: bool, as_json:
 
 async def _abort(home: Path | None, as_json: bool) -> None:
     from memstack.config import Config, find_home
-    from memstack.store.reembed import abort, open_backend
+    from memstack.store import open_reembed
+    from memstack.store.reembed import abort
 
     chosen = find_home(home).path if as_json else say_store(home)
-    async with await open_backend(Config.resolve(home=chosen)) as backend:
+    async with await open_reembed(Config.resolve(home=chosen)) as backend:
         state = await abort(backend)
     if state.target is None:
         click.echo(f"no reembed is in progress; the store uses {state.embedder!r} ({state.dim}-d)")
@@ -69,10 +70,11 @@ async def _reembed(to: str | None, batch: int, home: Path | None, as_json: bool,
     from memstack.config import Config, find_home
     from memstack.embed import get_embedder
     from memstack.evals.common import progress
-    from memstack.store.reembed import open_backend, reembed
+    from memstack.store import open_reembed
+    from memstack.store.reembed import reembed
 
     config = Config.resolve(home=find_home(home).path if as_json else say_store(home))
-    async with await open_backend(config) as backend:
+    async with await open_reembed(config) as backend:
         state = await backend.state()
         spec = to or state.target or config.embedder
         embedder = get_embedder(spec)

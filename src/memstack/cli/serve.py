@@ -125,5 +125,5 @@ def serve(host: str, port: int, home: Path | None, auth: str, log_level: str, wo
             access_log=access,
         )
         return
-    app = create_app(config, settings=ServerSettings(auth=served, gc_freeze_s=10.0))
+    app = create_app(config, settings=ServerSettings.from_env(auth=served, gc_freeze_s=10.0))
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access)

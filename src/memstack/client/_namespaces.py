@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from memstack.client import _decode
+from memstack.client._http import Transport
+from memstack.client._identity import Identity
 from memstack.errors import InputError, MalformedResponse
 from memstack.types import AgentRecord, Manifest, SessionState, SessionSummary, UserRef, UserSummary
-
-if TYPE_CHECKING:
-    from memstack.client.async_client import AsyncMemstackClient
 
 __all__ = ["RemoteAgents", "RemoteContexts", "RemoteSessions", "RemoteUsers"]
 
@@ -32,18 +31,15 @@ def _seg(value: str) -> str:
 
 
 class _Remote:
-    def __init__(self, client: AsyncMemstackClient) -> None:
-        self._client = client
-        self._http = client._http
+    """A namespace over the client's transport, acting for the tenant of its key (``identity``)."""
+
+    def __init__(self, http: Transport, identity: Identity) -> None:
+        self._http = http
+        self._who = identity
 
     async def _tenant(self, tenant: str | None) -> str:
         """The client's tenant; ``InputError`` for another one (as for users)."""
-        mine = await self._client.tenant()
-        if tenant is not None and tenant != mine:
-            raise InputError(
-                f"this client's API key acts for tenant {mine!r}, not {tenant!r}; use a key of tenant {tenant!r}"
-            )
-        return mine
+        return await self._who.tenant(tenant)
 
 
 class RemoteSessions(_Remote):
@@ -53,7 +49,7 @@ class RemoteSessions(_Remote):
         self, user_id: str | UserRef, *, limit: int = 50, offset: int = 0, tenant: str | None = None
     ) -> builtins.list[SessionSummary]:
         """The user's sessions, most recently active first."""
-        uid, ten = await self._client._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         params = {"limit": limit, "offset": offset}
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/sessions", params=params)
         return [_decode.session_summary(s, ten) for s in data["sessions"]]
@@ -67,7 +63,7 @@ class RemoteSessions(_Remote):
                 "sessions.get(window_turns=...) is not offered by the HTTP API; use the embedded library "
                 "(AsyncMemstack) for it"
             )
-        uid, ten = await self._client._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         data = await self._http.request("GET", f"/v1/sessions/{_seg(session_id)}", params={"user_id": uid})
         return _decode.session_state(data, ten)
 
@@ -109,7 +105,7 @@ class RemoteContexts(_Remote):
             await self._tenant(tenant)
             params = None
         else:
-            params = {"user_id": (await self._client._user(user_id, tenant))[0]}
+            params = {"user_id": (await self._who.user(user_id, tenant))[0]}
         data = await self._http.request("GET", f"/v1/contexts/{_seg(context_id)}", params=params)
         return _manifest(data)
 
@@ -117,7 +113,7 @@ class RemoteContexts(_Remote):
         self, user_id: str | UserRef, *, session_id: str | None = None, limit: int = 20, tenant: str | None = None
     ) -> builtins.list[Manifest]:
         """The user's latest contexts (of one session when given), newest first."""
-        uid, _ = await self._client._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         params = {"session_id": session_id, "limit": limit}
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/contexts", params=params)
         return [_manifest(m) for m in data["contexts"]]

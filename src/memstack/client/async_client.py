@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from memstack.client import _decode
 from memstack.client._http import Transport, error_from
+from memstack.client._identity import Identity
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
 from memstack.engine._renamed import renamed
 from memstack.errors import ConfigError, InputError, MalformedResponse
@@ -120,11 +121,11 @@ class AsyncMemstackClient:
             raise ConfigError(f"{source} = {url!r} is not an http(s) URL; give the server's, e.g. {DEFAULT_URL}")
         key = api_key if api_key is not None else os.environ.get("MEMSTACK_API_KEY") or os.environ.get("MEMSTACK_KEY")
         self._http = Transport(url, key, timeout, retries)
-        self._tenant: str | None = None
-        self.sessions = RemoteSessions(self)
-        self.agents = RemoteAgents(self)
-        self.contexts = RemoteContexts(self)
-        self.users = RemoteUsers(self)
+        self._who = Identity(self._http)
+        self.sessions = RemoteSessions(self._http, self._who)
+        self.agents = RemoteAgents(self._http, self._who)
+        self.contexts = RemoteContexts(self._http, self._who)
+        self.users = RemoteUsers(self._http, self._who)
 
     @property
     def base_url(self) -> str:
@@ -141,22 +142,7 @@ class AsyncMemstackClient:
 
     async def tenant(self) -> str:
         """The tenant this client acts for (the API key's), asked of the server once."""
-        if self._tenant is None:
-            data = await self._http.request("GET", "/v1/whoami")
-            self._tenant = str(data["tenant"])
-        return self._tenant
-
-    async def _user(self, user: str | UserRef, tenant: str | None) -> tuple[str, str]:
-        """The user id to send and the tenant it lives in; ``InputError`` for a tenant other than the key's."""
-        mine = await self.tenant()
-        user_id, named = (user.user_id, user.tenant) if isinstance(user, UserRef) else (user, tenant)
-        if isinstance(user, UserRef) and tenant is not None and tenant != user.tenant:
-            raise InputError(f"user {user.user_id!r} belongs to tenant {user.tenant!r}, not {tenant!r}")
-        if named is not None and named != mine:
-            raise InputError(
-                f"this client's API key acts for tenant {mine!r}, not {named!r}; use a key of tenant {named!r}"
-            )
-        return user_id, mine
+        return await self._who.tenant()
 
     # -- chat turns -------------------------------------------------------------------------------------------------
 
@@ -194,7 +180,7 @@ class AsyncMemstackClient:
     ) -> ChatResult:
         """One turn with memory (``POST /v1/chat``); see :meth:`AsyncMemstack.chat` (without ``session_id`` it
         continues the user's current session; ``new_session=True`` starts one)."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         body = self._chat_body(
             uid, message, session_id, new_session, metadata, agent, memory, temporary, delegated, False
         )
@@ -218,7 +204,7 @@ class AsyncMemstackClient:
         """:meth:`chat`, streamed (server-sent events): ``ChatToken`` events, ``ChatToolEvent`` when the model used a
         tool, then one ``ChatDone``. Bad arguments raise at the first ``anext`` (the library's raise at the call),
         before any event; closing the iterator early closes the connection, which releases the session."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         body = self._chat_body(
             uid, message, session_id, new_session, metadata, agent, memory, temporary, delegated, True
         )
@@ -247,7 +233,7 @@ class AsyncMemstackClient:
         self, user_id: str | UserRef, session_id: str, *, tenant: str | None = None
     ) -> SessionSummary | None:
         """Close a session and write its one-line summary (``POST /v1/sessions/{id}/end``)."""
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         path = f"/v1/sessions/{_seg(session_id)}/end"
         data = await self._http.request("POST", path, params={"user_id": uid})
         summary = data.get("summary")
@@ -262,7 +248,7 @@ class AsyncMemstackClient:
         agent_id: str | None = None, min_score: float | None = None, tenant: str | None = None,
     ) -> builtins.list[RecallItem]:  # fmt: skip
         """Memories and archived messages best matching ``query`` (``POST …/recall``); see the library's."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         body: dict[str, Any] = {"query": query, "limit": limit}
         if (floor := check_min_score(min_score, low=0.0, high=None)) is not None:
             body["min_score"] = floor
@@ -280,7 +266,7 @@ class AsyncMemstackClient:
         end: bool = True, tenant: str | None = None,
     ) -> IngestResult:  # fmt: skip
         """Import a past conversation (``POST …/ingest``); see :meth:`AsyncMemstack.ingest`."""
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         sent = []
         for message in messages:
             item = dict(message) if isinstance(message, Mapping) else asdict(message)
@@ -326,7 +312,7 @@ class AsyncMemstackClient:
             raise _unsupported(f"add(source={source!r}) (the API stores manual memories)")
         if confidence != 1.0:
             raise _unsupported("add(confidence=...) (set it afterwards with edit)")
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         body: dict[str, Any] = {"content": content, "category": Category.parse(category).value}
         body.update({k: v for k, v in (("tier", tier), ("agent_id", agent_id)) if v is not None})
         if force:
@@ -337,7 +323,7 @@ class AsyncMemstackClient:
 
     @renamed(user="user_id")
     async def get(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> Memory:
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         return _decode.memory(await self._http.request("GET", self._memories(uid, memory_id)), ten)
 
     @renamed(user="user_id")
@@ -358,7 +344,7 @@ class AsyncMemstackClient:
         each key given with the same value."""
         if agent_id is not None:
             raise _unsupported("list(agent_id=...)")
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         params = {"category": _categories(category), "q": text, "include_deleted": include_deleted,
                   "limit": limit, "offset": offset}  # fmt: skip
         if wanted := check_metadata_filter(metadata):
@@ -383,7 +369,7 @@ class AsyncMemstackClient:
         -1 to 1); ``min_score`` leaves out those below it, ``metadata`` filters as :meth:`list` does."""
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         body: dict[str, Any] = {"query": query, "limit": limit}
         body.update({k: v for k, v in (("category", _categories(category)), ("agent_id", agent_id)) if v})
         if wanted := check_metadata_filter(metadata):
@@ -409,7 +395,7 @@ class AsyncMemstackClient:
         whole object, ``{}`` clears it)."""
         if content is None and category is None and confidence is None and metadata is None:
             raise InputError("nothing to change: pass new content, category, confidence or metadata")
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         body: dict[str, Any] = {"content": content, "confidence": confidence}
         body["category"] = None if category is None else Category.parse(category).value
         body["metadata"] = None if metadata is None else dict(check_metadata(metadata))
@@ -429,7 +415,7 @@ class AsyncMemstackClient:
         """Soft delete (``DELETE …/memories/{id}``): the memory stops being used but can be restored."""
         if by != DeletedBy.USER or note:
             raise _unsupported("forget(by=..., note=...) (the API forgets on the user's behalf)")
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         data = await self._http.request("DELETE", self._memories(uid, memory_id))
         return _decode.memory(data["memory"], ten)
 
@@ -439,7 +425,7 @@ class AsyncMemstackClient:
     ) -> Forgetting:
         """Forget every memory ``query`` is about, with what it came from (``POST …/memories/forget``);
         ``dry_run``: the preview, nothing changed."""
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         body = {"query": query, "dry_run": dry_run}
         return _decode.forgetting(
             await self._http.request("POST", f"{self._memories(uid)}/forget", json_body=body), ten
@@ -450,21 +436,21 @@ class AsyncMemstackClient:
         self, user_id: str | UserRef, memory_id: str, *, tier: str | None = None, tenant: str | None = None
     ) -> Memory:
         """Make a forgotten memory active again; the tier limit applies."""
-        uid, ten = await self._user(user_id, tenant)
+        uid, ten = await self._who.user(user_id, tenant)
         path = f"{self._memories(uid, memory_id)}/restore"
         return _decode.memory(await self._http.request("POST", path, params={"tier": tier}), ten)
 
     @renamed(user="user_id")
     async def delete(self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None) -> None:
         """Permanent delete (``?permanent=true``): content and vector are gone; only the history remains."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         await self._http.request("DELETE", self._memories(uid, memory_id), params={"permanent": True})
 
     @renamed(user="user_id")
     async def history(
         self, user_id: str | UserRef, memory_id: str, *, tenant: str | None = None
     ) -> builtins.list[MemoryEvent]:
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         data = await self._http.request("GET", f"{self._memories(uid, memory_id)}/history")
         return [_decode.event(e) for e in data["events"]]
 
@@ -475,7 +461,7 @@ class AsyncMemstackClient:
 
     @renamed(user="user_id")
     async def usage(self, user_id: str | UserRef, *, tier: str | None = None, tenant: str | None = None) -> MemoryUsage:
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         data = await self._http.request("GET", f"/v1/users/{_seg(uid)}/usage", params={"tier": tier})
         last = data.get("last_dropped_at")
         return MemoryUsage(
@@ -491,12 +477,12 @@ class AsyncMemstackClient:
     @renamed(user="user_id")
     async def export(self, user_id: str | UserRef, *, tenant: str | None = None) -> dict[str, Any]:
         """Everything held about the user (``GET /v1/users/{id}/export``), parsed."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         document: dict[str, Any] = await self._http.request("GET", f"/v1/users/{_seg(uid)}/export")
         return document
 
     @renamed(user="user_id")
     async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant (``DELETE /v1/users/{id}``)."""
-        uid, _ = await self._user(user_id, tenant)
+        uid, _ = await self._who.user(user_id, tenant)
         return _decode.erasure(await self._http.request("DELETE", f"/v1/users/{_seg(uid)}"))

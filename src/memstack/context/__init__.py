@@ -1,4 +1,5 @@
-"""Layered context assembly (DESIGN §2): agents, session metadata, the ten-layer stack, budget, guard, manifest.
+"""Layered context assembly (DESIGN §2): agents, session metadata, the ten-layer stack, budget, manifest, and
+``validate_no_override`` (the content guard it applies is :mod:`memstack.guard`).
 
 ::
 
@@ -32,32 +33,20 @@ from memstack.context.assemble import (
     SummaryLine,
     assemble,
 )
-from memstack.context.guard import (
-    RULES,
-    CandidateCheck,
-    ContentGuard,
-    RuleGuard,
-    check_memory_candidate,
-    check_session_fact,
-    scan,
-    validate_no_override,
-)
 from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.render import ChatMessage, escape_data
 from memstack.context.session_meta import ClientInfo, SessionMeta, build_session, parse_user_agent
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, Mutability, OnFlag, Placement, Trim
+from memstack.context.validate import validate_no_override
 
 __all__ = [
     "DEFAULT_STACK",
-    "RULES",
     "Agent",
     "AgentTool",
     "AssembledContext",
-    "CandidateCheck",
     "Characteristics",
     "ChatMessage",
     "ClientInfo",
-    "ContentGuard",
     "ContextRequest",
     "CoreSpec",
     "DelegatedTask",
@@ -71,20 +60,16 @@ __all__ = [
     "Mutability",
     "OnFlag",
     "Placement",
-    "RuleGuard",
     "SessionMeta",
     "SummaryLine",
     "Trim",
     "agent_from_request",
     "assemble",
     "build_session",
-    "check_memory_candidate",
-    "check_session_fact",
     "default_agent",
     "escape_data",
     "load_agent",
     "parse_agent",
     "parse_user_agent",
-    "scan",
     "validate_no_override",
 ]

@@ -4,7 +4,7 @@ Pure and fast: no I/O, no model calls; no embedding calls either unless a semant
 the texts it has not seen). Steps, in order:
 
 1. fragments for every layer of the stack, from the request's plain values;
-2. :func:`~memstack.context.guard.validate_no_override` (structure raises, content is neutralized or quarantined);
+2. :func:`~memstack.context.validate.validate_no_override` (structure raises, content is neutralized or quarantined);
 3. token counts (cached per rendered unit) and the trim policy (:mod:`memstack.context.budget`);
 4. rendering (:mod:`memstack.context.render`) and the manifest.
 
@@ -26,12 +26,12 @@ from typing import Any
 from memstack.context import render as r
 from memstack.context.agent import Agent, default_agent
 from memstack.context.budget import CachedCounter, Slot, fit_budget
-from memstack.context.guard import ContentGuard, authority_text, check_structure, content_verdicts, verdict_reason
 from memstack.context.manifest import Manifest, ManifestEntry
-from memstack.context.patterns import FLAGS
 from memstack.context.session_meta import SessionMeta, build_session, client_lines, render_session
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
+from memstack.context.validate import authority_text, check_structure, content_verdicts, verdict_reason
 from memstack.errors import InputError
+from memstack.guard import FLAGS, ContentGuard
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
 from memstack.types.context import withhold
 
@@ -247,7 +247,7 @@ def assemble(
     ``BudgetExceeded`` (the untrimmable layers do not fit) or ``InputError`` (no message).
 
     ``guard``: the content check (default: the phrase rules, no model). A
-    :class:`~memstack.context.semantic.SemanticGuard` embeds the data-layer texts it has not seen yet, in one batch:
+    :class:`~memstack.guard.semantic.SemanticGuard` embeds the data-layer texts it has not seen yet, in one batch:
     from async code, run the assembly in a thread or ``await guard.prepare(texts)`` first."""
     if not request.message or not request.message.strip():
         raise InputError("the current message is empty; send the user's message as text")

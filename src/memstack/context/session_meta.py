@@ -29,7 +29,7 @@ tenant         never read: the authenticated tenant is passed    ignored (``tena
   assembler puts them in fragments of their own (``session:location``, ...) inside the session's data block, where
   the content guard reads them like a memory and leaves out one that tries to take authority.
 
-Free text is also checked here, in the guard's normal form (:func:`memstack.context.unmask.fold`: zero-width and
+Free text is also checked here, in the guard's normal form (:func:`memstack.guard.unmask.fold`: zero-width and
 other invisible characters are removed, not turned into spaces that would split an attack's words); a field that
 tries to give the model instructions is dropped (``<field>_quarantined``). The typed constructor :class:`SessionMeta`
 is strict instead: an unknown time zone, or a local time outside :data:`memstack.dates.EARLIEST` …
@@ -46,9 +46,9 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from memstack.context.unmask import INVISIBLE
 from memstack.dates import check_time, in_range
 from memstack.errors import InputError
+from memstack.guard import invisible
 
 __all__ = ["ClientInfo", "SessionMeta", "build_session", "client_lines", "parse_user_agent", "render_session"]
 
@@ -118,12 +118,12 @@ def build_session(
 ) -> SessionMeta:
     """Session metadata from the client's values; never raises (see the module docstring for the fallbacks).
 
-    ``check`` flags text that tries to instruct the model (default: :func:`memstack.context.guard.scan`).
+    ``check`` flags text that tries to instruct the model (default: :func:`memstack.guard.scan`).
     ``tenant``: the tenant the caller authenticated (``None``: no tenant line); a ``tenant`` among the client's
     values is ignored and noted."""
     check_text: Callable[[str], tuple[str, ...]]
     if check is None:
-        from memstack.context.patterns import scan
+        from memstack.guard import scan
 
         check_text = scan
     else:
@@ -208,7 +208,7 @@ def _local_time(value: Any, zone: tzinfo, now: datetime | None, notes: list[str]
 def _one_line(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters: invisible characters removed (a zero-width space turned into a real
     one would split "ig\u200bnore" into two harmless-looking words), other control characters made spaces."""
-    clean = " ".join("".join(ch if ch.isprintable() else " " for ch in text.translate(INVISIBLE)).split())
+    clean = " ".join("".join(ch if ch.isprintable() else " " for ch in text.translate(invisible())).split())
     return clean[:limit]
 
 

@@ -10,6 +10,7 @@ never mix in a store.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ import numpy as np
 from memstack.embed.base import Embedder, normalize
 from memstack.errors import ConfigError, MalformedResponse
 from memstack.models.providers import Provider, resolve_endpoint
+from memstack.observe.accounting import record_model_call, role
 from memstack.types import Vector
 
 __all__ = ["KNOWN_DIMS", "OpenAIEmbedder"]
@@ -96,9 +98,19 @@ class OpenAIEmbedder:
         }
         if self._shorten:
             params["dimensions"] = self._dim
-        with provider_errors(self.name, self.endpoint, self._timeout):
-            async with asyncio.timeout(self._timeout):
-                response = await self._client.embeddings.create(**params)
+        started = time.perf_counter()
+        with role("embeddings"):
+            try:
+                with provider_errors(self.name, self.endpoint, self._timeout):
+                    async with asyncio.timeout(self._timeout):
+                        response = await self._client.embeddings.create(**params)
+            except Exception:
+                record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
+                raise
+            used = getattr(getattr(response, "usage", None), "prompt_tokens", None)
+            record_model_call(
+                self.name, int(used or 0), reported=used is not None, seconds=time.perf_counter() - started
+            )
         data = getattr(response, "data", None)
         if not isinstance(data, list) or len(data) != len(texts):
             count = len(data) if isinstance(data, list) else "no"

@@ -5,7 +5,7 @@
   flagged, how many of those would be quarantined (a rule hit or a confident semantic hit) and how many only kept in
   their block, marked (``suspect``: a low-confidence semantic hit).
 * **Attacks** should be caught: a JSON file ``{"attacks": [...], "benign": [...]}`` (the guard's corpus format,
-  e.g. the frozen development set ``tests/context/data/guard_dev.json``): attacks caught, look-alikes flagged.
+  e.g. the frozen development set ``tests/guard/data/guard_dev.json``): attacks caught, look-alikes flagged.
 
 Texts are scanned as memory-layer content, the layer that quarantines. What a held-out attack set scores is for a
 release note, measured once; the test suite checks that this scorer counts right, never what it scores.
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstack.context.guard import LOW_CONFIDENCE, ContentGuard
 from memstack.errors import InputError
 from memstack.evals.dedup import load_pairs
 from memstack.evals.extraction import load_turns
 from memstack.files import read_text
+from memstack.guard import LOW_CONFIDENCE, ContentGuard
 
 __all__ = ["Tally", "attack_set", "ordinary_sets", "tally"]
 

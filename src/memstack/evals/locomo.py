@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from memstack.bench._fakes import need_fakes
 from memstack.config import Config
 from memstack.context import SummaryLine
 from memstack.engine import AsyncMemstack, Tuning
@@ -156,7 +157,8 @@ async def _engine(run: LocomoRun, tuning: Tuning) -> AsyncIterator[AsyncMemstack
                                      tuning=tuning) as ms:  # fmt: skip
                 yield ms
             return
-        from memstack.testing.postgres import EmbeddedPostgres
+        need_fakes()
+        from memstack_testing.postgres import EmbeddedPostgres
 
         with EmbeddedPostgres() as server:
             url = server.create_database("memstack_locomo")

@@ -15,6 +15,7 @@ import asyncio
 import importlib
 import json
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -32,6 +33,8 @@ from memstack.models.messages import (
     as_messages,
 )
 from memstack.models.providers import Endpoint, Provider, resolve_endpoint
+from memstack.observe import tracing
+from memstack.observe.accounting import current_role, record_model_call
 
 __all__ = ["OpenAIChatModel", "make_client", "provider_errors"]
 
@@ -203,10 +206,18 @@ class OpenAIChatModel:
         params = self._params(messages, tools, tool_choice, response_format, temperature, max_tokens)
         deadline = self.timeout if timeout is None else timeout
         client = self.client  # created (and the SDK imported) before the deadline starts
-        with provider_errors(self.name, self.endpoint, deadline):
-            async with asyncio.timeout(deadline):
-                completion = await client.chat.completions.create(**params, timeout=deadline)
-        return self._response(completion)
+        started = time.perf_counter()
+        with tracing.span("memstack.model", role=current_role(), model=self.name) as span:
+            try:
+                with provider_errors(self.name, self.endpoint, deadline):
+                    async with asyncio.timeout(deadline):
+                        completion = await client.chat.completions.create(**params, timeout=deadline)
+                response = self._response(completion)
+            except Exception:
+                record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
+                raise
+            _record(self.name, response.usage, started, span)
+        return response
 
     async def stream(
         self,
@@ -225,9 +236,14 @@ class OpenAIChatModel:
             params["stream_options"] = {"include_usage": True}
         deadline = self.timeout if timeout is None else timeout
         client = self.client
-        with provider_errors(self.name, self.endpoint, deadline):
-            async with asyncio.timeout(deadline):
-                response = await client.chat.completions.create(**params, timeout=deadline)
+        started = time.perf_counter()
+        try:
+            with provider_errors(self.name, self.endpoint, deadline):
+                async with asyncio.timeout(deadline):
+                    response = await client.chat.completions.create(**params, timeout=deadline)
+        except Exception:
+            record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
+            raise
         calls: dict[int, list[str]] = {}  # index -> [id, name, argument fragments...]
         finish: str | None = None
         usage: Usage | None = None
@@ -258,10 +274,15 @@ class OpenAIChatModel:
                 text = getattr(delta, "content", None)
                 if text and isinstance(text, str):
                     yield ChatChunk(text=text, model=model)
+        except Exception:
+            record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
+            raise
         finally:
             await response.close()
         if finish is None:
+            record_model_call(self.name, error=True, seconds=time.perf_counter() - started)
             raise MalformedResponse(f"the stream from {self.name} ended before the model finished; retry the call")
+        _record(self.name, usage, started, None)
         tool_calls = tuple(ToolCall.parse(e[0], e[1], "".join(e[2:])) for _, e in sorted(calls.items()))
         yield ChatChunk(tool_calls=tool_calls, finish_reason=finish, usage=usage, model=model)
 
@@ -348,6 +369,16 @@ if TYPE_CHECKING:  # mypy proves the class satisfies the protocol
 def _preview(value: Any) -> str:
     dump = getattr(value, "model_dump_json", None)
     return str(dump(warnings=False) if callable(dump) else value)[:2000]
+
+
+def _record(name: str, usage: Usage | None, started: float, span: Any) -> None:
+    """Count a call that answered (:mod:`memstack.observe`): its tokens as reported (none: 0, an endpoint that
+    reports no usage) and, on its span, the same."""
+    prompt, completion = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
+    record_model_call(name, prompt, completion, reported=usage is not None, seconds=time.perf_counter() - started)
+    if span is not None:
+        span.set_attribute("memstack.prompt_tokens", prompt)
+        span.set_attribute("memstack.completion_tokens", completion)
 
 
 def _usage(raw: Any) -> Usage | None:

@@ -25,6 +25,7 @@ from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
 from memstack.server import agents, chat, contexts, memories, openai_compat, recall, sessions, users
+from memstack.server import metrics as server_metrics
 from memstack.server.auth import KeyCache
 from memstack.server.docs import mount_docs
 from memstack.server.embedding import QueryEmbedder
@@ -32,6 +33,7 @@ from memstack.server.errors import error_response, install_error_handlers, respo
 from memstack.server.hosts import LoopbackHosts
 from memstack.server.idempotency import sweep_forever
 from memstack.server.media import JsonBodies
+from memstack.server.metrics import ROUTE_KEY, RequestMetrics
 from memstack.server.schemas import ErrorOut, SearchIn, WhoAmIOut
 from memstack.server.settings import AuthMode, ServerSettings
 from memstack.server.state import CallerDep, ServerState
@@ -73,6 +75,7 @@ class _SearchFastPath:
             user_id = path[len(self._PREFIX) : -len(self._SUFFIX)] if path.startswith(self._PREFIX) else ""
             if user_id and "/" not in user_id:  # what the router's {user_id} would match
                 scope["path_params"] = {"user_id": user_id}
+                scope[ROUTE_KEY] = self._PREFIX + "{user_id}" + self._SUFFIX  # the route's template, for metrics
                 request = Request(scope, receive)
                 try:
                     response = await memories.search_memories(request)
@@ -233,6 +236,9 @@ def create_app(
     else:
         engine = AsyncMemstack(engine_or_config) if engine_or_config is not None else AsyncMemstack()
     settings = settings or ServerSettings()
+    from memstack.observe.metrics import PrometheusMetrics  # imports prometheus-client: here, not at import
+
+    metrics = PrometheusMetrics(tenants=settings.metrics_tenants)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -242,6 +248,7 @@ def create_app(
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
         keys = KeyCache(engine.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
+        metrics.attach(engine.telemetry)
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
         sweeper = asyncio.create_task(sweep_forever(engine.answers, settings.idempotency_sweep_s))
         try:
@@ -254,6 +261,7 @@ def create_app(
             await queries.aclose()
             if owned:
                 await engine.aclose()
+            metrics.detach(engine.telemetry)
 
     app = FastAPI(
         title="memstack",
@@ -264,8 +272,10 @@ def create_app(
         redoc_url=None,
         openapi_url="/openapi.json",
     )
+    app.state.metrics = metrics
     install_error_handlers(app)
     mount_docs(app, title="memstack")
+    app.include_router(server_metrics.router)
     app.include_router(memories.router)
     app.include_router(recall.router)
     app.include_router(agents.router)
@@ -281,7 +291,8 @@ def create_app(
     app.add_middleware(JsonBodies)  # outside _StorableText: a refused body is never read
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
     if settings.auth != "keys":
-        app.add_middleware(LoopbackHosts)  # added last: outermost, before anything reads the request
+        app.add_middleware(LoopbackHosts)  # outermost but one, before anything reads the request
+    app.add_middleware(RequestMetrics, metrics=metrics)  # outermost: every request is timed, refused ones too
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: 200 when the server answers", openapi_extra=_OPEN)
     async def healthz() -> dict[str, str]:
@@ -323,7 +334,7 @@ def app_from_env() -> FastAPI:
     redact_log_records()  # a worker process of its own: as the parent does (memstack.cli)
     given = os.environ.get(AUTH_ENV)
     mode: AuthMode = given if given in ("local", "auto") else "keys"  # type: ignore[assignment]
-    return create_app(Config.resolve(), settings=ServerSettings(auth=mode, gc_freeze_s=10.0))
+    return create_app(Config.resolve(), settings=ServerSettings.from_env(auth=mode, gc_freeze_s=10.0))
 
 
 async def _keep_gc(every_s: float) -> None:

@@ -225,6 +225,12 @@ class UsageOut(BaseModel):
     display: str = Field(description='For the UI, e.g. "37 / 50" or "37 / unlimited"')
     dropped: int = Field(description="Automatic captures a full tier kept from being stored, all time")
     last_dropped_at: datetime | None = Field(description="When the last of them was")
+    models: list[ModelUsageOut] = Field(
+        default_factory=list, description="The user's model calls by role and model, since this process started"
+    )
+    cost_usd: float | None = Field(
+        default=None, description="Their estimated cost (null when any model has no known price)"
+    )
 
 
 class AgentOut(BaseModel):
@@ -270,11 +276,35 @@ class MemoryUpdateOut(BaseModel):
     limit: int | None = Field(default=None, description="dropped_limit: that tier's memory limit")
 
 
+class ModelUsageOut(BaseModel):
+    role: str = Field(description="chat, classifier, update_judge, summarizer, embeddings (or other)")
+    model: str
+    calls: int
+    errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float | None = Field(description="Estimated from the price table; null: the model has no known price")
+
+
 class TokenUsageOut(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
     estimated: bool = Field(description="The model reported no usage: memstack's count of the context and reply")
+    cost_usd: float | None = Field(
+        default=None, description="The chat model's estimated cost (null: no priced model answered)"
+    )
+    roles: list[ModelUsageOut] = Field(
+        default_factory=list, description="The turn's model calls before the reply, by role and model"
+    )
+
+
+class TenantUsageOut(BaseModel):
+    tenant: str
+    since: datetime = Field(description="When this server process started counting")
+    models: list[ModelUsageOut] = Field(description="Model calls for the tenant's users, by role and model")
+    cost_usd: float | None = Field(description="Their estimated cost (null when any model has no known price)")
 
 
 class ChatOut(BaseModel):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from memstack.errors import ConfigError
 
@@ -48,6 +49,10 @@ class ServerSettings:
     (a day); ``idempotency_stale_s``: how long a first request may stay unanswered before the same request, retried,
     is run again (its process is taken for dead); expired answers are deleted every ``idempotency_sweep_s``
     (:mod:`memstack.server.idempotency`).
+    ``metrics_token``: the bearer token ``GET /metrics`` requires (``$MEMSTACK_METRICS_TOKEN``); without one only a
+    local server serves the metrics (:mod:`memstack.server.metrics`). ``metrics_tenants``: how many tenants get a
+    label of their own in the metrics (the first seen; the rest are ``other``; 0: none, ``all``), so a service with
+    many tenants keeps its scrapes small (``$MEMSTACK_METRICS_TENANTS``).
     """
 
     auth: AuthMode = "keys"
@@ -61,6 +66,8 @@ class ServerSettings:
     idempotency_ttl_s: float = 86_400.0
     idempotency_stale_s: float = 600.0
     idempotency_sweep_s: float = 600.0
+    metrics_token: str | None = None
+    metrics_tenants: int = 20
 
     def __post_init__(self) -> None:
         if self.auth not in ("keys", "local", "auto"):
@@ -73,3 +80,17 @@ class ServerSettings:
             raise ConfigError("idempotency_ttl_s, idempotency_stale_s and idempotency_sweep_s must be positive")
         if self.max_ingest_messages < 1:
             raise ConfigError(f"max_ingest_messages must be ≥ 1, got {self.max_ingest_messages}")
+        if self.metrics_tenants < 0:
+            raise ConfigError(f"metrics_tenants must be ≥ 0, got {self.metrics_tenants}")
+
+    @classmethod
+    def from_env(cls, **settings: Any) -> ServerSettings:
+        """``settings``, with the metrics' from ``$MEMSTACK_METRICS_TOKEN`` and ``$MEMSTACK_METRICS_TENANTS``."""
+        token = os.environ.get("MEMSTACK_METRICS_TOKEN", "").strip() or None
+        tenants = os.environ.get("MEMSTACK_METRICS_TENANTS", "").strip()
+        if tenants and not tenants.isdigit():
+            raise ConfigError(f"$MEMSTACK_METRICS_TENANTS must be a whole number ≥ 0, got {tenants!r}")
+        found: dict[str, Any] = {"metrics_token": token}
+        if tenants:
+            found["metrics_tenants"] = int(tenants)
+        return cls(**{**found, **settings})

@@ -18,6 +18,7 @@ from memstack.types import (
     Memory,
     MemoryEvent,
     MemoryUsage,
+    ModelUsage,
     ScoredMemory,
     SessionSummary,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "memory_json",
     "scored_json",
     "session_summary_json",
+    "total_cost",
     "usage_json",
 ]
 
@@ -98,7 +100,15 @@ def usage_json(user_id: str, usage: MemoryUsage) -> dict[str, Any]:
         "display": f"{usage.active} / {limit}",
         "dropped": usage.dropped,
         "last_dropped_at": None if usage.last_dropped_at is None else usage.last_dropped_at.isoformat(),
+        "models": [m.to_dict() for m in usage.models],
+        "cost_usd": total_cost(usage.models),
     }
+
+
+def total_cost(models: Sequence[ModelUsage]) -> float | None:
+    """What ``models`` cost together; ``None`` when any of them has no price (a partial sum would understate it)."""
+    costs = [m.cost_usd for m in models]
+    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 def agent_json(record: AgentRecord, fingerprint: str) -> dict[str, Any]:

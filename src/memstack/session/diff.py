@@ -10,7 +10,7 @@ Rules, in the order they run:
   the most similar fact at ``update_similarity``. An update that matches nothing is added, with a warning.
 * **add** — appended unless the same fact (normalised text) is already there.
 * **poisoning** — every add and update first goes through ``guard``, the write-time check of DESIGN §2
-  (:func:`memstack.context.guard.check_session_fact`): an entry that claims authority it does not have (an attempt to
+  (:func:`memstack.guard.check_session_fact`): an entry that claims authority it does not have (an attempt to
   override or change the assistant's rules, identity or policy, a standing order about what to tell others, an
   authorization claim, exfiltration) is refused with a ``refused`` warning and never stored, whichever summarizer
   proposed it. A rule the user sets for their own conversation ("never use numpy", "you must answer in Spanish")
@@ -136,7 +136,7 @@ _LIKENESS_FLAGS = frozenset({"semantic", "suspect"})
 
 
 class FactCheck(Protocol):
-    """The write-time check's verdict on one entry (``memstack.context.guard.CandidateCheck``)."""
+    """The write-time check's verdict on one entry (``memstack.guard.CandidateCheck``)."""
 
     @property
     def is_instruction(self) -> bool: ...
@@ -145,7 +145,7 @@ class FactCheck(Protocol):
     def flags(self) -> tuple[str, ...]: ...
 
 
-#: The write-time poisoning check of base-truth entries (``memstack.context.guard.check_session_fact``).
+#: The write-time poisoning check of base-truth entries (``memstack.guard.check_session_fact``).
 FactGuard = Callable[[str], FactCheck]
 
 

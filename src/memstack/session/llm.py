@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, Self
 
+from memstack.observe import role
 from memstack.session.base import TurnDraft
 from memstack.session.extractive import OfflineSummarizer
 from memstack.session.llm_format import (
@@ -81,9 +82,10 @@ class ModelSummarizer:
     async def _ask(self, system: str | None, user: str) -> dict[str, Any]:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": user})
-        return await self.model.complete_json(
-            messages, temperature=self._temperature, max_tokens=self._max_tokens, timeout=self.settings.timeout_s
-        )
+        with role("summarizer"):
+            return await self.model.complete_json(
+                messages, temperature=self._temperature, max_tokens=self._max_tokens, timeout=self.settings.timeout_s
+            )
 
     async def summarize_turn(self, exchange: Exchange, base_truth: Sequence[Fact], route: Route) -> TurnDraft:
         system, user = turn_prompts(exchange, base_truth, route, self.settings)

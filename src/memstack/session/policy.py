@@ -105,8 +105,8 @@ def fallback_summary(exchange: Exchange, settings: SessionSettings, *, unsummari
 
 def default_fact_guard() -> FactGuard:
     """The write-time check of base-truth entries with the phrase rules:
-    :func:`memstack.context.guard.check_session_fact` (imported when a runner is built)."""
-    from memstack.context.guard import check_session_fact
+    :func:`memstack.guard.check_session_fact` (imported when a runner is built)."""
+    from memstack.guard import check_session_fact
 
     return check_session_fact
 

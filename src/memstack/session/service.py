@@ -107,7 +107,7 @@ class SessionService:
     """Session memory for the chat turn. ``store`` holds sessions (``store.sessions``, ``store.archive``);
     ``summarizer`` is the offline one or a model (:func:`~memstack.session.get_summarizer`); ``clock`` gives the
     time stamps (UTC). ``guard``: the write-time poisoning check of every base-truth entry a summarizer adds or
-    updates (default: :func:`~memstack.context.guard.check_session_fact` with the phrase rules); a refused entry is
+    updates (default: :func:`~memstack.guard.check_session_fact` with the phrase rules); a refused entry is
     not stored, and the turn is flagged ``refused`` with a warning naming it."""
 
     def __init__(

@@ -15,6 +15,11 @@ A session's state is read whole and then filtered here (:func:`visible_state`): 
 what ``open`` reads anyway, so this adds one indexed read of the session's hidden items, never a scan of a user's
 data. A commit keeps the hidden facts of base truth (:func:`keep_hidden_facts`): the turn's summarizer never saw
 them, so it could not keep them itself, and a restore must find them where they were.
+
+The role's reads are :class:`HiddenReads` on both backends, each adding its own ``mentions`` (what a forget looks
+at, found by each backend's full-text search). The writes are helpers the memory writes call inside their own
+transaction (:func:`hide_items`, :func:`unhide_items`), so a forget and what it hides are one commit; other roles'
+reads call :func:`session_hidden` (one session's items) or :func:`hidden_turns`.
 """
 
 from __future__ import annotations
@@ -24,17 +29,23 @@ from dataclasses import replace
 from typing import Any
 
 from memstack.errors import InputError
-from memstack.store._session_rows import check_session_id
-from memstack.types import Fact, HiddenItem, HiddenKind, SessionState, check_text
+from memstack.store._session_rows import check_session_id, facts_from_json
+from memstack.store._sql import Sql, Tx
+from memstack.types import Fact, HiddenItem, HiddenKind, SessionState, UserRef, check_text, utcnow
 
 __all__ = [
     "HIDDEN_COLUMNS",
     "MAX_HIDDEN",
+    "HiddenReads",
     "check_hidden",
     "hidden_from_row",
     "hidden_rows",
+    "hidden_turns",
+    "hide_items",
     "keep_hidden_facts",
     "parse_turn_ids",
+    "session_hidden",
+    "unhide_items",
     "visible_state",
 ]
 
@@ -109,3 +120,77 @@ def keep_hidden_facts(new: Sequence[Fact], stored: Sequence[Fact], hidden_texts:
         return tuple(new)
     have = {f.text for f in new}
     return (*new, *(f for f in stored if f.text in texts and f.text not in have))
+
+
+async def hide_items(tx: Tx, user: UserRef, memory_id: str, items: Sequence[HiddenItem]) -> int:
+    """Inside the caller's write transaction: record ``items`` as hidden by ``memory_id``."""
+    rows = hidden_rows(memory_id, items)
+    stamp = utcnow()
+    await tx.many(
+        "INSERT INTO hidden_items (tenant, user_id, memory_id, kind, session_id, turn, text, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(user.tenant, user.user_id, *row, stamp) for row in rows],
+    )
+    return len(rows)
+
+
+async def unhide_items(tx: Tx, user: UserRef, memory_id: str) -> int:
+    """Inside the caller's write transaction: show again what ``memory_id`` hid."""
+    return await tx.execute(
+        "DELETE FROM hidden_items WHERE tenant = ? AND user_id = ? AND memory_id = ?",
+        (user.tenant, user.user_id, memory_id),
+    )
+
+
+async def session_hidden(tx: Tx, user: UserRef, session_id: str) -> list[HiddenItem]:
+    """Inside the caller's transaction: what is hidden of one session."""
+    rows = await tx.all(
+        f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = ? AND user_id = ? AND session_id = ?",
+        (user.tenant, user.user_id, session_id),
+    )
+    return [hidden_from_row(r) for r in rows]
+
+
+async def hidden_turns(sql: Sql, user: UserRef) -> list[tuple[str, int]]:
+    """The user's hidden exchanges, ``(session_id, turn)``."""
+    rows = await sql.all(
+        "SELECT DISTINCT session_id, turn FROM hidden_items WHERE tenant = ? AND user_id = ? AND kind = 'turn'",
+        (user.tenant, user.user_id),
+    )
+    return [(str(sid), int(turn)) for sid, turn in rows]
+
+
+class HiddenReads:
+    """The reads of ``hidden_items`` and of the sessions a forget looks at; a backend's ``HiddenStore`` is this
+    class plus its ``mentions``."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    async def hidden(self, user: UserRef, *, memory_id: str | None = None) -> list[HiddenItem]:
+        query = f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = ? AND user_id = ?"
+        args: list[Any] = [user.tenant, user.user_id]
+        if memory_id is not None:
+            query += " AND memory_id = ?"
+            args.append(memory_id)
+        rows = await self._sql.all(f"{query} ORDER BY {self._sql.key}", args)
+        return [hidden_from_row(r) for r in rows]
+
+    async def version(self, user: UserRef) -> tuple[int, int]:
+        row = await self._sql.one(
+            f"SELECT count(*), coalesce(max({self._sql.key}), 0) FROM hidden_items WHERE tenant = ? AND user_id = ?",
+            (user.tenant, user.user_id),
+        )
+        assert row is not None  # an aggregate always has its row
+        return (int(row[0]), int(row[1]))
+
+    async def session_texts(self, user: UserRef, session_ids: Sequence[str]) -> list[tuple[str, str, tuple[Fact, ...]]]:
+        wanted = sorted(set(session_ids))
+        if not wanted:
+            return []
+        rows = await self._sql.all(
+            f"SELECT id, line, base_truth FROM sessions WHERE tenant = ? AND user_id = ? AND {self._sql.among('id')} "
+            f"ORDER BY {self._sql.key}",
+            (user.tenant, user.user_id, self._sql.values(wanted)),
+        )
+        return [(str(sid), str(line), facts_from_json(facts)) for sid, line, facts in rows]

@@ -1,6 +1,8 @@
-"""What the backends share for :class:`~memstack.store.base.UserData`: the shape of every exported record and the
-order a user's rows are read in; each backend supplies its SQL (:class:`ExportSql`) and a way to run it. The list of
-a tenant's users (:func:`list_users`, :class:`UserListSql`) is shared the same way.
+"""What the backends share for :class:`~memstack.store.base.UserData`: the shape of every exported record, the
+order a user's rows are read in, and the statements that read them (:class:`ExportSql`, :class:`UserListSql`, made
+for a backend's :class:`~memstack.store._sql.Sql` by :func:`export_sql` and :func:`user_list_sql`). A backend's
+``UserData`` is :class:`UserReads` (``export``, ``list``) plus its own ``epoch`` and ``erase``: the tables an erasure
+empties, and how it makes sure nothing is left, are each backend's.
 
 The reading is paged (``PAGE`` memories, ``SESSION_PAGE`` sessions at a time): a user with a million memories is
 exported in constant memory. Every statement names the tenant and the user (sharding by user, docs/scaling.md).
@@ -8,6 +10,7 @@ exported in constant memory. Every statement names the tenant and the user (shar
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError
+from memstack.store._sql import Row, Sql
 from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef, UserSummary, check_id
 
 __all__ = [
@@ -33,8 +37,11 @@ __all__ = [
     "USERS_PAGE",
     "ExportSql",
     "UserListSql",
+    "UserReads",
+    "export_sql",
     "export_user",
     "list_users",
+    "user_list_sql",
 ]
 
 #: Memories (and context manifests, jobs) read per statement.
@@ -257,3 +264,104 @@ async def list_users(
         times = [t for t in (memory_at, session_at) if t is not None]
         out.append(UserSummary(user_id, active, count, max(times) if times else None))
     return out
+
+
+def export_sql(sql: Sql) -> ExportSql:
+    """The export's statements on ``sql``'s backend."""
+    key, mine = sql.key, "tenant = ? AND user_id = ?"
+    return ExportSql(
+        memories=(
+            f"SELECT {key}, id, agent_id, content, category, source, confidence, is_active, deleted_by, created_at, "
+            "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata "
+            f"FROM memories WHERE {mine} AND {key} > ? ORDER BY {key} LIMIT ?"
+        ),
+        history=(
+            "SELECT memory_id, action, before, after, at, actor, note FROM memory_history "
+            f"WHERE {mine} AND {sql.among('memory_id')} ORDER BY id"
+        ),
+        hides=(
+            "SELECT memory_id, kind, session_id, turn, text FROM hidden_items "
+            f"WHERE {mine} AND {sql.among('memory_id')} ORDER BY {key}"
+        ),
+        orphans=(
+            "SELECT DISTINCT h.memory_id FROM memory_history h WHERE h.tenant = ? AND h.user_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.tenant = h.tenant "
+            "AND m.user_id = h.user_id) ORDER BY h.memory_id"
+        ),
+        sessions=(
+            f"SELECT {key}, id, agent, turn_count, version, base_truth, last_consolidated_turn, line, line_turn, "
+            f"created_at, updated_at, ended_at FROM sessions WHERE {mine} AND {key} > ? ORDER BY {key} LIMIT ?"
+        ),
+        turns=(
+            "SELECT turn, at, route, status, user_text, assistant_text, user_summary, assistant_summary, outcome, "
+            f"flags, attempts, error, user_keep, assistant_keep FROM session_turns WHERE {mine} "
+            f"AND session_{key} = ? ORDER BY turn"
+        ),
+        messages=(
+            "SELECT v.seq, t.turn, v.side, v.speaker, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END "
+            f"FROM archive_vectors v JOIN session_turns t ON t.{key} = v.turn_{key} "
+            f"WHERE v.tenant = ? AND v.user_id = ? AND t.session_{key} = ? ORDER BY t.turn, v.side"
+        ),
+        artifacts=(
+            "SELECT a.turn, a.idx, a.kind, a.role, a.language, a.label, a.content, a.created_at "
+            f"FROM session_artifacts a JOIN sessions s ON s.{key} = a.session_{key} "
+            f"WHERE s.tenant = ? AND s.user_id = ? AND a.session_{key} = ? ORDER BY a.turn, a.idx"
+        ),
+        snapshots=(
+            f"SELECT n.turn, n.reason, n.facts, n.at FROM session_snapshots n JOIN sessions s ON s.{key} = "
+            f"n.session_{key} WHERE s.tenant = ? AND s.user_id = ? AND n.session_{key} = ? ORDER BY n.{key}"
+        ),
+        contexts=(
+            f"SELECT {sql.rowid}, context_id, session_id, created_at, manifest FROM context_manifests "
+            f"WHERE {mine} AND {sql.rowid} > ? ORDER BY {sql.rowid} LIMIT ?"
+        ),
+        jobs=(
+            "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
+            f"WHERE {mine} AND id > ? ORDER BY id LIMIT ?"
+        ),
+        dropped=f"SELECT count, first_at, last_at FROM capture_drops WHERE {mine}",
+        ids=sql.values,
+    )
+
+
+def user_list_sql(sql: Sql) -> UserListSql:
+    """The statements of :func:`list_users` on ``sql``'s backend: user ids compared and ordered byte by byte
+    (:attr:`Sql.binary <memstack.store._sql.Sql.binary>`), the cursor's order whatever the database's collation."""
+    user = f"user_id{sql.binary}"
+    return UserListSql(
+        ids=(
+            f"SELECT user_id FROM (SELECT DISTINCT user_id FROM memories WHERE tenant = ? AND {user} > ? "
+            f"UNION SELECT DISTINCT user_id FROM sessions WHERE tenant = ? AND {user} > ?) AS u "
+            f"ORDER BY {user} LIMIT ?"
+        ),
+        memories=(
+            "SELECT user_id, sum(CASE WHEN is_active THEN 1 ELSE 0 END), max(updated_at) FROM memories "
+            f"WHERE tenant = ? AND {sql.among('user_id')} GROUP BY user_id"
+        ),
+        sessions=(
+            "SELECT user_id, count(*), max(updated_at) FROM sessions "
+            f"WHERE tenant = ? AND {sql.among('user_id')} GROUP BY user_id"
+        ),
+        page=sql.values,
+        when=sql.when,
+    )
+
+
+class UserReads:
+    """``export`` and ``list`` of :class:`~memstack.store.base.UserData`, the same on both backends."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+        self._export = export_sql(sql)
+        self._list = user_list_sql(sql)
+
+    async def _rows(self, query: str, params: Sequence[Any]) -> builtins.list[Row]:
+        return await self._sql.all(query, params)
+
+    async def export(self, user: UserRef) -> AsyncIterator[UserRecord]:
+        check_id(user.user_id, "user_id")
+        async for item in export_user(self._rows, self._export, user):
+            yield item
+
+    async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
+        return await list_users(self._rows, self._list, tenant, after=after, limit=limit)

@@ -35,7 +35,6 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
-from memstack.config import Config
 from memstack.embed import Embedder
 from memstack.errors import ConfigError, InputError, ProviderError
 from memstack.types import ReembedResult, Vector
@@ -47,7 +46,6 @@ __all__ = [
     "ReembedState",
     "VectorTable",
     "abort",
-    "open_backend",
     "reembed",
     "reembed_state",
     "target_from_meta",
@@ -147,26 +145,6 @@ class ReembedBackend(Protocol):
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
-
-
-async def open_backend(config: Config) -> ReembedBackend:
-    """Open the store named by ``config`` for reembedding, taking its reembed lock."""
-    if config.backend == "postgres":
-        from memstack.store.postgres.reembed import PgReembed
-
-        assert config.database_url is not None
-        url = config.database_url
-        if config.database_pooler == "transaction":  # its lock spans the whole run: a session of its own
-            if config.database_direct_url is None:
-                raise ConfigError(
-                    "memstack reembed holds a session lock for its whole run, which a transaction pooler cannot "
-                    "keep: set MEMSTACK_DATABASE_DIRECT_URL to reach PostgreSQL itself"
-                )
-            url = config.database_direct_url
-        return await PgReembed.open(url)
-    from memstack.store.sqlite.reembed import SQLiteReembed
-
-    return await SQLiteReembed.open(config.sqlite_path)
 
 
 def _check_vectors(vectors: Vector, rows: int, dim: int, name: str) -> Vector:

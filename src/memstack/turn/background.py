@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 __all__ = ["Background"]
@@ -18,10 +18,13 @@ class Background:
     """A set of tasks that outlive the call that started them.
 
     A task that fails is logged with its traceback (never silently dropped); :meth:`drain` waits for every task,
-    including tasks started while it waits, and cancels what is left after the timeout."""
+    including tasks started while it waits, and cancels what is left after the timeout. ``on_done(kind, outcome)``
+    hears of every task that ends (``kind``: its name up to the first ``:``, e.g. ``phase2``; ``outcome``: ``ok``,
+    ``failed`` or ``cancelled``): the metrics of background work."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_done: Callable[[str, str], None] | None = None) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._on_done = on_done
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -34,11 +37,12 @@ class Background:
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
+        exc = None if task.cancelled() else task.exception()
         if exc is not None:
             log.error("background task %s failed", task.get_name(), exc_info=exc)
+        if self._on_done is not None:
+            outcome = "cancelled" if task.cancelled() else "failed" if exc is not None else "ok"
+            self._on_done(task.get_name().partition(":")[0], outcome)
 
     async def drain(self, timeout_s: float) -> bool:
         """Wait for every task (new ones too) up to ``timeout_s`` seconds; cancel the rest. True when all finished."""

@@ -23,10 +23,10 @@ from memstack.capture.judge import OFFLINE_JUDGES, UpdateJudge, get_update_judge
 from memstack.capture.pipeline import PipelineSettings
 from memstack.config import Config
 from memstack.context import Agent
-from memstack.context.guard import ContentGuard
 from memstack.context.offline import OfflineResponder
 from memstack.embed import Embedder
 from memstack.errors import ConfigError
+from memstack.guard import ContentGuard
 from memstack.models import ChatModel, get_model
 from memstack.recall.service import RecallSettings
 from memstack.session import SessionSettings, Summarizer, get_summarizer
@@ -182,7 +182,7 @@ def build_guard(setting: str, embedder: Embedder) -> ContentGuard | None:
     """The content guard for ``Tuning.guard``; ``None`` means the phrase rules alone (the assembler's default)."""
     if setting == "rules":
         return None
-    from memstack.context.semantic import SemanticGuard, SyncEmbedder, load_head
+    from memstack.guard import SemanticGuard, SyncEmbedder, load_head
 
     usable = embedder.name == load_head().model and callable(getattr(embedder, "embed_sync", None))
     if not usable:

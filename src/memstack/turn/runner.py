@@ -53,10 +53,11 @@ from memstack.context import (
     SummaryLine,
     assemble,
 )
-from memstack.context.guard import ContentGuard
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
+from memstack.guard import ContentGuard
 from memstack.models import ChatModel, Message
+from memstack.observe import Account, Ledger, Telemetry, accounting, current_account, role, tracing
 from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
 from memstack.recall.layers import EXCERPT_PREFIX
 from memstack.session.service import SessionService, TurnHandle
@@ -220,6 +221,7 @@ class TurnParts:
     guard: ContentGuard | None = (
         None  # None: the phrase rules; a semantic guard embeds new texts: assembled in a thread
     )
+    telemetry: Telemetry = field(default_factory=Telemetry)  # model calls, turns and background work reported
 
 
 #: Message vectors kept from retrieval until phase 2 stores them as the archived message's vector.
@@ -280,18 +282,43 @@ class TurnRunner:
 
     async def run(self, req: TurnRequest, *, stream: bool) -> AsyncGenerator[ChatEvent, None]:
         """Token and tool events (tokens only when ``stream``), then one ``ChatDone``; every step under the turn's
-        erasure fence (pinned first: a temporary chat writes nothing and needs none)."""
+        erasure fence (pinned first: a temporary chat writes nothing and needs none).
+
+        Every step also runs under the turn's account (:mod:`memstack.observe.accounting`: its model calls, and
+        those of the work it starts, are the user's, and the ones made before the reply are in its ``usage``) and
+        as the ``chat`` role; the turn's span (:mod:`memstack.observe.tracing`, when traces are on) is ended with
+        its stages once the reply is ready."""
         fence = None if req.temporary else await self._pin(req.user)
+        span = tracing.start_turn(
+            tenant=req.user.tenant, agent=req.agent.name, session=req.session_id, temporary=req.temporary
+        )
+        telemetry = self.parts.telemetry
+        account = Account(telemetry, req.user.tenant, req.user.user_id, Ledger(), tracing.context_of(span))
         steps = self._run(req, stream=stream)
         try:
             while True:
-                with fenced(fence):
+                with fenced(fence), accounting(account), role("chat"):
                     try:
                         event = await anext(steps)
                     except StopAsyncIteration:
                         return
+                    except BaseException as exc:
+                        tracing.finish_turn(span, error=exc)
+                        span = None
+                        raise
+                if isinstance(event, ChatDone) and event.result.manifest is not None:
+                    timings = event.result.manifest.timings
+                    if timings is not None:
+                        telemetry.turn(req.user.tenant, timings)
+                    if span is not None:
+                        span.set_attribute("memstack.session", event.result.session_id)
+                        span.set_attribute("memstack.turn", event.result.turn)
+                        span.set_attribute("memstack.model", event.result.model)
+                    tracing.finish_turn(span, timings)
+                    span = None
                 yield event
         finally:
+            tracing.finish_turn(span)  # the caller stopped reading before the reply
             await steps.aclose()
 
     async def _pin(self, user: UserRef) -> Fence:
@@ -327,6 +354,7 @@ class TurnRunner:
                 agent_id=None,
                 context=recent,
             )
+            tracing.track(detection, "memstack.detection", session=session_id)
         handle = await p.sessions.begin_turn(req.user, session_id, agent=req.agent.name, temporary=req.temporary)
         clock.lap("session")
         replied = False
@@ -456,17 +484,18 @@ class TurnRunner:
     async def _phase2(self, handle: TurnHandle, message: str, reply: str) -> None:
         p = self.parts
         async with p.admission.slot(handle.user.tenant):
-            try:
-                await p.sessions.finish_turn(handle)  # recorded before the reply
-            except BaseException:
-                await p.sessions.abort_turn(handle)
-                raise
-            if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
-                key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn, _epoch())
-                known = self._vectors.pop(key, None)
-                exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
-                known_vectors = {message: known} if known is not None and message else None
-                await p.vectorizer.embed(handle.user, [exchange], known=known_vectors)
+            with tracing.span("memstack.phase2", session=handle.session_id, turn=handle.turn):
+                try:
+                    await p.sessions.finish_turn(handle)  # recorded before the reply
+                except BaseException:
+                    await p.sessions.abort_turn(handle)
+                    raise
+                if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
+                    key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn, _epoch())
+                    known = self._vectors.pop(key, None)
+                    exchange = ExchangeText(handle.session_id, handle.turn, message, reply)
+                    known_vectors = {message: known} if known is not None and message else None
+                    await p.vectorizer.embed(handle.user, [exchange], known=known_vectors)
 
     def _result(
         self,
@@ -509,7 +538,15 @@ class TurnRunner:
 
 
 def _usage(done: Phase1Done, manifest: Manifest) -> TokenUsage:
-    """What the model reported, or (when it reported nothing) memstack's count of the context and the reply."""
+    """What the model reported, or (when it reported nothing) memstack's count of the context and the reply; with
+    the turn's model calls so far by role (its account's ledger) and the chat model's estimated cost."""
+    account = current_account()
+    roles = account.ledger.usage() if account is not None and account.ledger is not None else ()
+    chat = [r for r in roles if r.role == "chat"]
+    cost = None
+    if chat and all(r.cost_usd is not None for r in chat):
+        cost = sum(r.cost_usd or 0.0 for r in chat)
     if done.usage is not None and done.usage.total_tokens > 0:
-        return TokenUsage(done.usage.prompt_tokens, done.usage.completion_tokens)
-    return TokenUsage(manifest.tokens, TokenCounter(manifest.model).count(done.text), estimated=True)
+        return TokenUsage(done.usage.prompt_tokens, done.usage.completion_tokens, cost_usd=cost, roles=roles)
+    counted = TokenCounter(manifest.model).count(done.text)  # no reported tokens to price: no cost
+    return TokenUsage(manifest.tokens, counted, estimated=True, roles=roles)

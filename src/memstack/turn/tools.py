@@ -19,8 +19,8 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from memstack.capture.tools import MemoryTools
-from memstack.context.guard import LOW_CONFIDENCE, RULES, ContentGuard
 from memstack.context.render import wrap_tool_output
+from memstack.guard import LOW_CONFIDENCE, RULES, ContentGuard
 from memstack.models import ToolCall, ToolSpec
 from memstack.types import ToolUse, UserRef
 

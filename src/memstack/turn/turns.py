@@ -15,14 +15,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memstack.capture.pipeline import CapturePipeline
+from memstack.capture.pipeline import CapturePipeline, PipelineEvent
 from memstack.capture.scoring import MemoryScorer
 from memstack.capture.tools import MemoryTools
 from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
-from memstack.context.guard import check_memory_candidate, check_session_fact
 from memstack.embed import Embedder
 from memstack.errors import MemstackError
+from memstack.guard import check_memory_candidate, check_session_fact
+from memstack.observe import Account, Telemetry, accounting
 from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, TurnVectorizer
 from memstack.session import ModelSummarizer
 from memstack.session.service import SessionService
@@ -54,13 +55,22 @@ log = logging.getLogger("memstack.turn")
 class Turns:
     """The chat side of an open engine (and recall and import, which share its parts)."""
 
-    def __init__(self, config: Config, store: Store, embedder: Embedder, models: Models, tuning: Tuning) -> None:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        embedder: Embedder,
+        models: Models,
+        tuning: Tuning,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         check_models(config, models)  # ConfigError naming what to set, before anything is built
         self.config = config
         self.store = store
         self.embedder = embedder
+        self.telemetry = telemetry = telemetry or Telemetry()
         self.agents = AgentRegistry(Path(config.home))
-        self.background = Background()
+        self.background = Background(on_done=telemetry.job)
         self._sweeper: asyncio.Task[None] | None = None
         self.chat_models = ChatModels(config, models.chat)
         self.classifier, self._owns_classifier = build_classifier(config, embedder, models.classifier)
@@ -80,6 +90,7 @@ class Turns:
             guard=write_guard,
             admission=self.admission.slot,
             updates=self.updates,
+            on_event=self._detection_event,
         )
         self.scorer = MemoryScorer(store)
         self.tools = MemoryTools(
@@ -116,8 +127,23 @@ class Turns:
                 tiers=config.tiers,
                 settings=settings,
                 guard=self.guard,
+                telemetry=telemetry,
             )
         )
+        telemetry.depths = self.depths
+
+    def depths(self) -> dict[str, int]:
+        """Work queued or running in this process, for the metrics (``memstack_queue_depth``)."""
+        return {
+            "turn_work_active": self.admission.active,
+            "turn_work_waiting": self.admission.waiting,
+            "background": len(self.background),
+            "detections": self.pipeline.pending,
+        }
+
+    def _detection_event(self, event: PipelineEvent) -> None:
+        if event.name in ("completed", "failed"):
+            self.telemetry.job("detection", "ok" if event.name == "completed" else "failed")
 
     def forget(self, user: UserRef) -> None:
         """Drop every cache of ``user`` in this process (recall's index of their archive, the recent exchanges the
@@ -143,6 +169,10 @@ class Turns:
             )
 
     async def _resume(self, *, backfill: bool = True) -> None:
+        with accounting(Account(self.telemetry)):  # model calls of resumed work: counted, for no one user
+            await self._resume_all(backfill=backfill)
+
+    async def _resume_all(self, *, backfill: bool) -> None:
         detections, turns = await asyncio.gather(self.pipeline.resume_pending(), self.sessions.resume_pending())
         if detections or turns:
             log.info("resumed %d memory detection(s) and %d session turn(s) left pending", detections, turns)

@@ -85,6 +85,7 @@ from memstack.types.sessions import (
     TurnSummary,
 )
 from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
+from memstack.types.usage import ModelUsage
 from memstack.types.users import ErasureReport, RecordKind, UserRecord, UserSummary
 
 __all__ = [
@@ -132,6 +133,7 @@ __all__ = [
     "MemoryPatch",
     "MemoryUpdate",
     "MemoryUsage",
+    "ModelUsage",
     "NewMemory",
     "RawMessage",
     "RecallItem",

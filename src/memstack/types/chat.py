@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from memstack.types.context import Manifest
 from memstack.types.memories import MemoryUpdate, UpdateAction
+from memstack.types.usage import ModelUsage
 
 __all__ = [
     "BADGE_ACTIONS",
@@ -24,11 +25,18 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
     """The tokens of a turn's model calls: as the model reported them, or ``estimated`` when it reported none (the
-    offline responder, some local servers): memstack's count of the context it sent and of the reply."""
+    offline responder, some local servers): memstack's count of the context it sent and of the reply.
+
+    ``cost_usd``: the chat model's estimated cost (``None``: no model answered, or its price is unknown).
+    ``roles``: every model call the turn made before its reply, by role and model (the chat model, and the memory
+    classifier and update judge when detection finished within the badge wait); work after the reply (the session
+    summarizer) is counted in the user's usage (``AsyncMemstack.usage``), not here."""
 
     prompt_tokens: int
     completion_tokens: int
     estimated: bool = False
+    cost_usd: float | None = None
+    roles: tuple[ModelUsage, ...] = ()
 
     @property
     def total_tokens(self) -> int:
@@ -40,6 +48,8 @@ class TokenUsage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "estimated": self.estimated,
+            "cost_usd": self.cost_usd,
+            "roles": [r.to_dict() for r in self.roles],
         }
 
 

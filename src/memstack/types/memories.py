@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from memstack.errors import InputError
 from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_data, check_text
+from memstack.types.usage import ModelUsage
 
 __all__ = [
     "MAX_METADATA_CHARS",
@@ -368,6 +369,7 @@ class MemoryUsage:
     limit: int | None  # None: unlimited
     dropped: int = 0
     last_dropped_at: datetime | None = None
+    models: tuple[ModelUsage, ...] = ()  # model calls for the user, by role (since this process started)
 
     @property
     def remaining(self) -> int | None:

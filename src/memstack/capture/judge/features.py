@@ -5,8 +5,7 @@ texts are about the same thing, the statement's own embedding what kind of state
 state). The cues are general properties of English statements that sentence embeddings read poorly, each a small word
 list, none written for one sentence:
 
-* :data:`CHANGE_WORDS` — the one list of words that say something changed, ended or began (also the news step's
-  filter, :mod:`memstack.capture.news`);
+* :data:`CHANGE_WORDS` — words that say something changed, ended or began (a cue the head weighs, never a gate);
 * :data:`ADDITIVE` — "also", "too", "another": news beside what is known;
 * :data:`HYPOTHETICAL` — "if", "maybe", "thinking about": not news yet;
 * :data:`~memstack.text.NEGATIONS` and "n't" — on either side;

@@ -30,6 +30,7 @@ from typing import Any
 from memstack.capture.judge.base import JudgeItem, UpdateJudge, UpdateKind, UpdateVerdict
 from memstack.errors import MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
+from memstack.observe import role
 from memstack.prompts import get_prompt
 from memstack.types import ScoredMemory
 
@@ -181,7 +182,8 @@ class ModelJudge:
         )
 
         async def call() -> dict[str, UpdateVerdict]:
-            reply = await self._model.complete_json([Message.user(prompt)], temperature=0.0, timeout=self.timeout_s)
+            with role("update_judge"):
+                reply = await self._model.complete_json([Message.user(prompt)], temperature=0.0, timeout=self.timeout_s)
             return parse_decisions(reply, facts, per_fact, self.name)
 
         try:

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
-from memstack.store._hidden import check_hidden
+from memstack.store._hidden import check_hidden, hide_items, unhide_items
 from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
@@ -32,7 +32,7 @@ from memstack.store.postgres._rows import (
     unit_vector,
     user_lock_key,
 )
-from memstack.store.postgres.hidden import hide_rows, unhide_rows
+from memstack.store.postgres._sql import tx
 from memstack.types import (
     DeletedBy,
     HiddenItem,
@@ -315,7 +315,7 @@ class PgMemories:
             await self._history(
                 conn, user, memory_id, action, before, after, at=after.updated_at, actor=who.value, note=note
             )
-            await hide_rows(conn, user, memory_id, hidden)
+            await hide_items(tx(conn), user, memory_id, hidden)
         return after
 
     async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
@@ -336,7 +336,7 @@ class PgMemories:
             await self._history(
                 conn, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at, actor="user"
             )
-            await unhide_rows(conn, user, memory_id)
+            await unhide_items(tx(conn), user, memory_id)
         return after
 
     async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
@@ -349,4 +349,4 @@ class PgMemories:
                 (memory_id, user.tenant, user.user_id),
             )
             await self._history(conn, user, memory_id, HistoryAction.DELETE, before, None, at=utcnow(), actor="user")
-            await hide_rows(conn, user, memory_id, hidden)
+            await hide_items(tx(conn), user, memory_id, hidden)

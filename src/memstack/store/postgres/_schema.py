@@ -38,18 +38,15 @@ from memstack.store.postgres._archive_search import migrate_archive_search
 from memstack.store.postgres._fence import migrate_user_erasures, prune_erasures
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.postgres.archive_vectors import migrate_archive_vectors
-from memstack.store.postgres.drops import migrate_capture_drops
 from memstack.store.postgres.hidden import migrate_hidden_items
-from memstack.store.postgres.idempotency import migrate_idempotency_keys
 from memstack.store.postgres.jobs import migrate_job_users
 from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.postgres.leases import migrate_session_leases
-from memstack.store.postgres.reembed import migrate_reembed, reembed_target
 from memstack.store.postgres.sessions import migrate_sessions
-from memstack.store.postgres.threads import migrate_chat_threads
+from memstack.store.reembed import target_from_meta
 from memstack.types import Category, DeletedBy, Source
 
-__all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare"]
+__all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare", "reembed_target"]
 
 #: pgvector 0.8 brought iterative index scans, which keep filtered HNSW searches from returning fewer than k rows.
 MIN_PGVECTOR = (0, 8)
@@ -181,6 +178,29 @@ async def _m0003_jobs(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     await conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
 
 
+async def _m0010_reembed(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0010_reembed``: where new vectors wait until every vector of the store has one."""
+    await conn.execute(
+        b"""
+        CREATE TABLE reembed_vectors (
+            tbl text NOT NULL,
+            row_id bigint NOT NULL,
+            text text NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (tbl, row_id)
+        )
+        """
+    )
+
+
+async def reembed_target(conn: psycopg.AsyncConnection[Any]) -> tuple[str, int] | None:
+    """The model a reembed in progress is switching to, or ``None``."""
+    cur = await conn.execute(
+        "SELECT key, value FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')", prepare=False
+    )
+    return target_from_meta({str(k): str(v) for k, v in await cur.fetchall()})
+
+
 async def _m0021_memory_metadata(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     # The caller's JSON object kept with a memory (memstack.types.check_metadata). A constant default: no table
     # rewrite. Filters are containment (``metadata @> …``) within one user's rows, already found by user.
@@ -188,21 +208,76 @@ async def _m0021_memory_metadata(conn: psycopg.AsyncConnection[Any], dim: int) -
 
 
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
+async def _m0016_chat_threads(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0016_chat_threads``."""
+    await conn.execute(
+        b"""
+        CREATE TABLE chat_threads (
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            digest text NOT NULL,
+            session_id text NOT NULL,
+            turn integer NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (tenant, user_id, digest)
+        )
+        """
+    )
+
+
+async def _m0017_idempotency_keys(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0017_idempotency_keys``."""
+    await conn.execute(
+        b"""
+        CREATE TABLE idempotency_keys (
+            tenant text NOT NULL,
+            key text NOT NULL,
+            user_id text NOT NULL,
+            fingerprint text NOT NULL,
+            status integer,
+            body bytea,
+            content_type text NOT NULL DEFAULT '',
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )
+        """
+    )
+    await conn.execute(b"CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
+    await conn.execute(b"CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
+
+
+async def _m0018_capture_drops(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0018_capture_drops``."""
+    await conn.execute(
+        b"""
+        CREATE TABLE capture_drops (
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            count bigint NOT NULL,
+            first_at timestamptz NOT NULL,
+            last_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, user_id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),
     ("0003_jobs", _m0003_jobs),
     ("0004_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
-    ("0010_reembed", migrate_reembed),
+    ("0010_reembed", _m0010_reembed),
     ("0011_archive_vectors", migrate_archive_vectors),
     ("0012_fulltext_terms", migrate_fulltext_terms),
     ("0013_archive_search", migrate_archive_search),
     ("0014_session_leases", migrate_session_leases),
     ("0015_job_users", migrate_job_users),
-    ("0016_chat_threads", migrate_chat_threads),
-    ("0017_idempotency_keys", migrate_idempotency_keys),
-    ("0018_capture_drops", migrate_capture_drops),
+    ("0016_chat_threads", _m0016_chat_threads),
+    ("0017_idempotency_keys", _m0017_idempotency_keys),
+    ("0018_capture_drops", _m0018_capture_drops),
     ("0019_hidden_items", migrate_hidden_items),
     ("0020_user_erasures", migrate_user_erasures),
     ("0021_memory_metadata", _m0021_memory_metadata),

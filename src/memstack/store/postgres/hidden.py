@@ -1,9 +1,6 @@
-"""The PostgreSQL store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`).
-
-The writes are helpers the memory writes call inside their own transaction (:func:`hide_rows`,
-:func:`unhide_rows`), so a forget and what it hides are one commit. The reads of other roles call
-:func:`session_hidden` (one session's items) or embed the fragments below in their SQL. Every statement names the
-tenant and the user (sharding by user).
+"""The PostgreSQL store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`, where
+the reads and writes both backends share are). Here: the table and ``mentions`` by the stems' GIN index. Every
+statement names the tenant and the user (sharding by user).
 """
 
 from __future__ import annotations
@@ -15,13 +12,14 @@ from typing import Any
 
 import psycopg
 
-from memstack.store._hidden import HIDDEN_COLUMNS, hidden_from_row, hidden_rows, parse_turn_ids
-from memstack.store._session_rows import TURN_COLUMNS, check_page, facts_from_json, turn_from_row
+from memstack.store._hidden import HiddenReads, parse_turn_ids
+from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import utc
-from memstack.types import ArchivedTurn, Fact, HiddenItem, UserRef
+from memstack.store.postgres._sql import PgSql
+from memstack.types import ArchivedTurn, UserRef
 
-__all__ = ["PgHidden", "hide_rows", "migrate_hidden_items", "session_hidden", "unhide_rows"]
+__all__ = ["PgHidden", "migrate_hidden_items"]
 
 Conn = psycopg.AsyncConnection[Any]
 
@@ -49,62 +47,17 @@ async def migrate_hidden_items(conn: Conn, dim: int) -> None:
         await conn.execute(statement)
 
 
-async def hide_rows(conn: Conn, user: UserRef, memory_id: str, items: Sequence[HiddenItem]) -> int:
-    """Inside the caller's transaction: record ``items`` as hidden by ``memory_id``."""
-    rows = hidden_rows(memory_id, items)
-    if rows:
-        async with conn.cursor() as cur:
-            await cur.executemany(
-                "INSERT INTO hidden_items (tenant, user_id, memory_id, kind, session_id, turn, text) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [(user.tenant, user.user_id, *row) for row in rows],
-            )
-    return len(rows)
-
-
-async def unhide_rows(conn: Conn, user: UserRef, memory_id: str) -> int:
-    """Inside the caller's transaction: show again what ``memory_id`` hid."""
-    cur = await conn.execute(
-        "DELETE FROM hidden_items WHERE tenant = %s AND user_id = %s AND memory_id = %s",
-        (user.tenant, user.user_id, memory_id),
-    )
-    return max(cur.rowcount, 0)
-
-
-async def session_hidden(conn: Conn, user: UserRef, session_id: str) -> list[HiddenItem]:
-    """What is hidden of one session."""
-    cur = await conn.execute(
-        f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = %s AND user_id = %s AND session_id = %s".encode(),
-        (user.tenant, user.user_id, session_id),
-    )
-    return [hidden_from_row(r) for r in await cur.fetchall()]
-
-
-class PgHidden:
-    """Reads of ``hidden_items`` and of what a forget looks at."""
+class PgHidden(HiddenReads):
+    """:class:`~memstack.store._hidden.HiddenReads`, and what a forget looks at found by the stems' GIN index."""
 
     def __init__(self, db: Database) -> None:
+        super().__init__(PgSql(db))
         self._db = db
 
     async def _rows(self, sql: str, params: Any) -> builtins.list[tuple[Any, ...]]:
         async with self._db.connection() as conn:
             cur = await conn.execute(sql.encode(), params)
             return await cur.fetchall()
-
-    async def hidden(self, user: UserRef, *, memory_id: str | None = None) -> builtins.list[HiddenItem]:
-        sql = f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = %s AND user_id = %s"
-        params: builtins.list[Any] = [user.tenant, user.user_id]
-        if memory_id is not None:
-            sql += " AND memory_id = %s"
-            params.append(memory_id)
-        return [hidden_from_row(r) for r in await self._rows(sql + " ORDER BY seq", params)]
-
-    async def version(self, user: UserRef) -> tuple[int, int]:
-        rows = await self._rows(
-            "SELECT count(*), coalesce(max(seq), 0) FROM hidden_items WHERE tenant = %s AND user_id = %s",
-            (user.tenant, user.user_id),
-        )
-        return (int(rows[0][0]), int(rows[0][1]))
 
     async def mentions(
         self,
@@ -142,19 +95,6 @@ class PgHidden:
             )
             found.update((int(r[-1]), r) for r in rows)
         return [turn_from_row(found[seq][:-1], when=_same, flags=_same) for seq in sorted(found, reverse=True)]
-
-    async def session_texts(
-        self, user: UserRef, session_ids: Sequence[str]
-    ) -> builtins.list[tuple[str, str, tuple[Fact, ...]]]:
-        wanted = sorted(set(session_ids))
-        if not wanted:
-            return []
-        rows = await self._rows(
-            "SELECT id, line, base_truth FROM sessions WHERE tenant = %s AND user_id = %s AND id = ANY(%s) "
-            "ORDER BY seq",
-            (user.tenant, user.user_id, wanted),
-        )
-        return [(str(sid), str(line), facts_from_json(facts)) for sid, line, facts in rows]
 
 
 def _same(value: Any) -> Any:

@@ -22,10 +22,11 @@ from psycopg import sql
 
 from memstack.errors import ConfigError, StoreBusy
 from memstack.store.postgres._db import connect, describe_url, map_error
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state, target_from_meta
+from memstack.store.postgres._schema import prepare, reembed_target
+from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state
 from memstack.types import Vector
 
-__all__ = ["VECTOR_TABLES", "PgReembed", "migrate_reembed", "reembed_target"]
+__all__ = ["VECTOR_TABLES", "PgReembed"]
 
 Conn = psycopg.AsyncConnection[Any]
 
@@ -43,29 +44,6 @@ VECTOR_TABLES: tuple[VectorTable, ...] = (
 
 #: Session advisory lock held for the whole reembed ("reembed!" in ASCII).
 _REEMBED_LOCK = 0x7265656D62656421
-
-
-async def migrate_reembed(conn: Conn, dim: int) -> None:
-    """Migration ``0010_reembed``: where new vectors wait until every vector of the store has one."""
-    await conn.execute(
-        b"""
-        CREATE TABLE reembed_vectors (
-            tbl text NOT NULL,
-            row_id bigint NOT NULL,
-            text text NOT NULL,
-            embedding vector NOT NULL,
-            PRIMARY KEY (tbl, row_id)
-        )
-        """
-    )
-
-
-async def reembed_target(conn: Conn) -> tuple[str, int] | None:
-    """The model a reembed in progress is switching to, or ``None``."""
-    cur = await conn.execute(
-        "SELECT key, value FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')", prepare=False
-    )
-    return target_from_meta({str(k): str(v) for k, v in await cur.fetchall()})
 
 
 def _pending_sql(table: VectorTable) -> sql.Composed:
@@ -87,8 +65,6 @@ class PgReembed:
     async def open(cls, url: str, *, timeout_s: float = 10.0) -> PgReembed:
         """Connect, take the reembed lock (``StoreBusy`` if another reembed holds it) and migrate."""
         from pgvector.psycopg import register_vector_async
-
-        from memstack.store.postgres._schema import prepare
 
         where = describe_url(url)
         conn = await connect(url, timeout_s=timeout_s)

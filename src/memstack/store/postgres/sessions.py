@@ -1,8 +1,7 @@
-"""The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading).
+"""The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading
+back: :class:`memstack.store._archive.SessionArchive`, the tables described there, and full-text search here).
 
-Tables (migration ``0004_sessions``) mirror the SQLite store's: ``sessions`` (base truth as ``jsonb``, ``version``
-bumped by each commit), ``session_turns`` (the archive: raw texts, route, status, turn-log entry; the stems of both
-messages, ``terms``, behind a GIN index), ``session_artifacts`` and ``session_snapshots``.
+Migration ``0004_sessions``: base truth as ``jsonb``; the stems of both messages, ``terms``, behind a GIN index.
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.postgres.leases`): no connection is held while a turn runs, so a small pool carries thousands
@@ -20,14 +19,12 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import NotFound
+from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
-from memstack.store._hidden import visible_state
+from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
-    TURN_COLUMNS,
-    artifact_from_row,
-    check_page,
     check_same_agent,
     check_session_agent,
     check_session_id,
@@ -35,27 +32,21 @@ from memstack.store._session_rows import (
     facts_to_data,
     log_entry,
     needs_write,
-    snapshot_from_row,
     state_from_row,
-    summary_from_row,
-    turn_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store.base import HeldLock
+from memstack.store._sessions import SessionsBase
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
 from memstack.store.postgres._rows import check_k, utc
-from memstack.store.postgres.hidden import session_hidden
+from memstack.store.postgres._sql import PgSql, tx
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
-    Artifact,
-    BaseTruthSnapshot,
     SessionState,
-    SessionSummary,
     TurnCommit,
     TurnStatus,
     TurnSummary,
@@ -219,25 +210,6 @@ _SEARCH = tuple(
     "ORDER BY r.score DESC, t.seq DESC LIMIT %(k)s"
     for m in ("", f" AND d.session_seq = ({_SEQ})")
 )
-#: True when the session's line is hidden by a forgotten memory.
-_HIDDEN_LINE = (
-    "EXISTS (SELECT 1 FROM hidden_items h WHERE h.tenant = s.tenant AND h.user_id = s.user_id "
-    "AND h.session_id = s.id AND h.kind = 'line' AND h.text = s.line)"
-)
-_SUMMARY_COLUMNS = (
-    f"s.id, s.user_id, s.tenant, s.agent, s.turn_count, CASE WHEN {_HIDDEN_LINE} THEN '' ELSE s.line END, "
-    "s.line_turn, "
-    "(SELECT count(*) FROM session_turns f WHERE f.session_seq = s.seq AND f.status IN ('pending', 'unsummarized')), "
-    "s.created_at, s.updated_at, s.ended_at"
-)
-
-
-def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
-    return turn_from_row(row, when=_same, flags=_same)
-
-
-def _summary(row: tuple[Any, ...]) -> SessionSummary:
-    return summary_from_row(row, when=_same)
 
 
 def _count(row: tuple[Any, ...] | None) -> int:
@@ -248,20 +220,13 @@ def _same(value: Any) -> Any:
     return value
 
 
-class PgSessions:
+class PgSessions(SessionsBase):
     """Session state and the life of a turn; each write is one transaction. ``lease_s``: how long a session stays
     held without renewal (a crashed process on another machine blocks its sessions that long)."""
 
     def __init__(self, db: Database, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
+        super().__init__(PgSql(db), SessionLeases(PgLeaseTable(db), ttl_s=lease_s))
         self._db = db
-        self.leases = SessionLeases(PgLeaseTable(db), ttl_s=lease_s)
-
-    async def close(self) -> None:
-        await self.leases.close()
-
-    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
-        check_session_id(session_id)
-        return await self.leases.acquire(user, session_id, timeout=timeout)
 
     async def open(
         self,
@@ -332,7 +297,7 @@ class PgSessions:
             if int(turn) > cut:
                 recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
         state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
-        return visible_state(state, await session_hidden(conn, user, sid))
+        return visible_state(state, await session_hidden(tx(conn), user, sid))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -408,85 +373,18 @@ class PgSessions:
             if turn.rowcount != 1:
                 raise NotFound("turn", f"{session_id}:{commit.turn}")
 
-    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
-        check_page(limit)
-        async with self._db.connection() as conn:
-            cur = await conn.execute(
-                f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
-                "WHERE t.status IN ('pending', 'unsummarized') ORDER BY t.at, t.seq LIMIT %s",
-                (limit,),
-            )
-            return [_turn(r) for r in await cur.fetchall()]
 
-    async def end(
-        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
-    ) -> SessionSummary:
-        check_session_id(session_id)
-        stamp = utc(now) or utcnow()
-        async with self._db.writing() as conn:
-            cur = await conn.execute(
-                "UPDATE sessions SET line = %s, line_turn = %s, ended_at = CASE WHEN %s THEN %s ELSE ended_at END "
-                "WHERE tenant = %s AND user_id = %s AND id = %s",
-                (line, through_turn, ended, stamp, user.tenant, user.user_id, session_id),
-            )
-            if cur.rowcount != 1:
-                raise NotFound("session", session_id)
-            cur = await conn.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE tenant = %s AND user_id = %s AND id = %s",
-                (user.tenant, user.user_id, session_id),
-            )
-            row = await cur.fetchone()
-            assert row is not None
-            return _summary(row)
-
-
-class PgSessionArchive:
-    """Reads sessions back: listings, archived exchanges, full-text search, artifacts, snapshots."""
+class PgSessionArchive(SessionArchive):
+    """Reads sessions back (:class:`~memstack.store._archive.SessionArchive`), and searches them in one statement."""
 
     def __init__(self, db: Database) -> None:
+        super().__init__(PgSql(db))
         self._db = db
 
     async def _rows(self, sql: str, params: Any) -> builtins.list[tuple[Any, ...]]:
         async with self._db.connection() as conn:
             cur = await conn.execute(sql.encode(), params)
             return await cur.fetchall()
-
-    async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
-    ) -> builtins.list[SessionSummary]:
-        check_page(limit, offset)
-        named = [check_session_id(session_id)] if session_id is not None else []
-        rows = await self._rows(
-            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = %s AND s.user_id = %s "
-            f"{'AND s.id = %s' if named else ''} {f'AND s.line <> %s AND NOT {_HIDDEN_LINE}' if with_line else ''} "
-            "ORDER BY s.updated_at DESC, s.seq DESC LIMIT %s OFFSET %s",
-            (user.tenant, user.user_id, *named, *([""] if with_line else []), limit, offset),
-        )
-        return [_summary(r) for r in rows]
-
-    async def turns(
-        self,
-        user: UserRef,
-        *,
-        session_id: str | None = None,
-        since: datetime | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> builtins.list[ArchivedTurn]:
-        check_page(limit, offset)
-        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq"]
-        sql.append("WHERE t.tenant = %s AND t.user_id = %s")
-        params: builtins.list[Any] = [user.tenant, user.user_id]
-        if session_id is not None:
-            sql.append("AND s.id = %s")
-            params.append(check_session_id(session_id))
-        if since is not None:
-            sql.append("AND t.at >= %s")
-            params.append(utc(since))
-        sql.append("ORDER BY t.turn, t.seq" if session_id is not None else "ORDER BY t.at, t.seq")
-        sql.append("LIMIT %s OFFSET %s")
-        params += [limit, offset]
-        return [_turn(r) for r in await self._rows(" ".join(sql), params)]
 
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
@@ -503,29 +401,3 @@ class PgSessionArchive:
             ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, at, float(score))
             for sid, turn, u, a, at, score in await self._rows(_SEARCH[session_id is not None], params)
         ]
-
-    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
-        check_session_id(session_id)
-        sql = (
-            "SELECT a.turn, a.kind, a.content, a.role, a.language, a.label, a.idx, a.created_at "
-            "FROM session_artifacts a JOIN sessions s ON s.seq = a.session_seq "
-            "WHERE s.tenant = %s AND s.user_id = %s AND s.id = %s"
-        )
-        params: builtins.list[Any] = [user.tenant, user.user_id, session_id]
-        if turn is not None:
-            sql += " AND a.turn = %s"
-            params.append(turn)
-        sql += " ORDER BY a.turn, a.idx"
-        return [artifact_from_row(r, session_id, when=_same) for r in await self._rows(sql, params)]
-
-    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
-        check_session_id(session_id)
-        check_page(limit)
-        rows = await self._rows(
-            "SELECT turn, reason, facts, at FROM (SELECT p.seq, p.turn, p.reason, p.facts, p.at "
-            "FROM session_snapshots p JOIN sessions s ON s.seq = p.session_seq "
-            "WHERE s.tenant = %s AND s.user_id = %s AND s.id = %s ORDER BY p.seq DESC LIMIT %s) AS latest "
-            "ORDER BY seq",
-            (user.tenant, user.user_id, session_id, limit),
-        )
-        return [snapshot_from_row(r, session_id, when=_same) for r in rows]

@@ -1,14 +1,11 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
-The roles of the :class:`~memstack.store.base.Store` protocol are ``store.memories`` (:class:`PgMemories`, writes),
-``store.index`` (:class:`PgIndex`, reads), ``store.contexts`` (:class:`PgContexts`, context manifests),
-``store.jobs`` (:class:`~memstack.store.postgres.jobs.PgJobs`, durable background work) and the session roles
-``store.sessions`` and ``store.archive`` (:mod:`memstack.store.postgres.sessions`, whose per-session lock is a
-lease row: :mod:`memstack.store.postgres.leases`) and ``store.archive_vectors`` (:class:`PgArchiveVectors`,
-vectors of archived messages) and ``store.users`` (:class:`PgUserData`, one user's data as a whole: export and
-erasure), ``store.threads``, ``store.idempotency`` (responses kept under an HTTP write's idempotency key) and
-``store.drops`` (automatic captures a full tier kept out); they share the pool, and the first two the per-user HNSW
-index bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
+The roles of the :class:`~memstack.store.base.Store` protocol: the backend-neutral ones over :class:`PgSql`
+(``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``: :mod:`memstack.store._sql`), and this
+backend's own ``memories`` (writes), ``index`` (reads), ``jobs``, ``sessions`` and ``archive`` (whose per-session
+lock is a lease row: :mod:`memstack.store.postgres.leases`), ``archive_vectors``, ``users`` (export and erasure)
+and ``hidden``. They share the pool, and ``memories`` and ``index`` the per-user HNSW index bookkeeping
+(:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -19,6 +16,11 @@ import psycopg
 from psycopg.types import TypeInfo
 
 from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store._contexts import Contexts
+from memstack.store._drops import Drops
+from memstack.store._idempotency import Idempotency
+from memstack.store._keys import Agents, Keys
+from memstack.store._threads import Threads
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.postgres._ann import AnnIndexes, AnnSettings
 from memstack.store.postgres._archive_search import ArchiveSearch
@@ -26,15 +28,11 @@ from memstack.store.postgres._db import Database, VectorCodec, connect, describe
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
 from memstack.store.postgres._schema import prepare
+from memstack.store.postgres._sql import PgSql
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
-from memstack.store.postgres.contexts import PgContexts
-from memstack.store.postgres.drops import PgDrops
 from memstack.store.postgres.hidden import PgHidden
-from memstack.store.postgres.idempotency import PgIdempotency
 from memstack.store.postgres.jobs import PgJobs
-from memstack.store.postgres.keys import PgAgents, PgKeys
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
-from memstack.store.postgres.threads import PgThreads
 from memstack.store.postgres.users import PgUserData
 from memstack.types import UserRef
 
@@ -55,6 +53,7 @@ class PostgresStore:
         replica: Database | None = None,
     ) -> None:
         self._db = db
+        sql = PgSql(db)
         self._dim = dim
         self._embedder = embedder
         self._ann = AnnIndexes(db, ann)
@@ -62,9 +61,9 @@ class PostgresStore:
         self._index = PgIndex(db, self._ann, dim)
         self._replica = replica
         self._search_index = PgIndex(replica, self._ann, dim) if replica is not None else self._index
-        self._contexts = PgContexts(db)
-        self._keys = PgKeys(db)
-        self._agents = PgAgents(db)
+        self._contexts = Contexts(sql)
+        self._keys = Keys(sql)
+        self._agents = Agents(sql)
         self._jobs = PgJobs(db)
         self._sessions = PgSessions(db, lease_s=lease_s)
         self._archive = PgSessionArchive(db)
@@ -73,9 +72,9 @@ class PostgresStore:
         )
         self._archive_vectors = PgArchiveVectors(db, dim, search)
         self._users = PgUserData(db, self._ann)
-        self._threads = PgThreads(db)
-        self._idempotency = PgIdempotency(db)
-        self._drops = PgDrops(db)
+        self._threads = Threads(sql)
+        self._idempotency = Idempotency(sql)
+        self._drops = Drops(sql)
         self._hidden = PgHidden(db)
 
     @classmethod
@@ -164,15 +163,15 @@ class PostgresStore:
         return self._search_index
 
     @property
-    def keys(self) -> PgKeys:
+    def keys(self) -> Keys:
         return self._keys
 
     @property
-    def agents(self) -> PgAgents:
+    def agents(self) -> Agents:
         return self._agents
 
     @property
-    def contexts(self) -> PgContexts:
+    def contexts(self) -> Contexts:
         return self._contexts
 
     @property
@@ -200,15 +199,15 @@ class PostgresStore:
         return self._hidden
 
     @property
-    def threads(self) -> PgThreads:
+    def threads(self) -> Threads:
         return self._threads
 
     @property
-    def idempotency(self) -> PgIdempotency:
+    def idempotency(self) -> Idempotency:
         return self._idempotency
 
     @property
-    def drops(self) -> PgDrops:
+    def drops(self) -> Drops:
         return self._drops
 
     @property

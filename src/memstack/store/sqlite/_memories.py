@@ -16,12 +16,13 @@ import numpy as np
 from memstack.errors import InputError, LimitReached
 from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
-from memstack.store._hidden import check_hidden
+from memstack.store._hidden import check_hidden, hide_items, unhide_items
 from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
+from memstack.store._sql import drive
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key
 from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts, unit_matrix, unit_vector
-from memstack.store.sqlite.hidden import hide_rows, unhide_rows
+from memstack.store.sqlite._sql import tx
 from memstack.types import (
     Category,
     DeletedBy,
@@ -289,7 +290,7 @@ class SQLiteMemories:
                 user, memory_id, action, before, after, at=after.updated_at, actor=by.value, note=note
             )
             conn.execute(_HISTORY, history)
-            hide_rows(conn, user, memory_id, hide)
+            drive(hide_items(tx(conn), user, memory_id, hide))
             return pk, after
 
         pk, after = self._core.write(conn, body)
@@ -317,7 +318,7 @@ class SQLiteMemories:
                 _HISTORY,
                 self._history_row(user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at),
             )
-            unhide_rows(conn, user, memory_id)
+            drive(unhide_items(tx(conn), user, memory_id))
             return pk, after, before.embedding
 
         pk, after, vector = self._core.write(conn, body)
@@ -333,7 +334,7 @@ class SQLiteMemories:
             pk, before = self._core.fetch(conn, user, memory_id)
             conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))  # the FTS trigger drops its text too
             conn.execute(_HISTORY, self._history_row(user, memory_id, HistoryAction.DELETE, before, None))
-            hide_rows(conn, user, memory_id, hide)
+            drive(hide_items(tx(conn), user, memory_id, hide))
             return pk, before
 
         pk, before = self._core.write(conn, body)

@@ -12,22 +12,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
+from memstack.store.reembed import target_from_meta
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
 from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
-from memstack.store.sqlite.drops import migrate_capture_drops
 from memstack.store.sqlite.hidden import migrate_hidden_items
-from memstack.store.sqlite.idempotency import migrate_idempotency_keys
 from memstack.store.sqlite.jobs import migrate_job_users
 from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
 from memstack.store.sqlite.leases import migrate_session_leases
-from memstack.store.sqlite.reembed import migrate_reembed, reembed_target
 from memstack.store.sqlite.sessions import migrate_sessions
-from memstack.store.sqlite.threads import migrate_chat_threads
 from memstack.store.sqlite.users import migrate_user_erasures
 from memstack.types import utcnow
 
-__all__ = ["MIGRATIONS", "check_embedder", "migrate"]
+__all__ = ["MIGRATIONS", "check_embedder", "migrate", "reembed_target"]
 
 
 def _m001_memories(conn: sqlite3.Connection) -> None:
@@ -163,10 +160,87 @@ def _m006_jobs(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
 
 
+def _m010_reembed(conn: sqlite3.Connection) -> None:
+    """Migration ``010_reembed``: where new vectors wait until every vector of the store has one."""
+    conn.execute(
+        """
+        CREATE TABLE reembed_vectors (
+            tbl TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (tbl, row_id)
+        )
+        """
+    )
+
+
+def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """The model a reembed in progress is switching to, or ``None``."""
+    return target_from_meta(
+        dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')"))
+    )
+
+
 def _m020_memory_metadata(conn: sqlite3.Connection) -> None:
     # The caller's JSON object kept with a memory (memstack.types.check_metadata), as compact JSON text. Filters
     # read it with json_each (SQLiteIndex), so no index: they narrow one user's rows, already found by user.
     conn.execute("ALTER TABLE memories ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
+
+
+def _m015_chat_threads(conn: sqlite3.Connection) -> None:
+    """Migration ``015_chat_threads``."""
+    conn.execute(
+        """
+        CREATE TABLE chat_threads (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, user_id, digest)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def _m016_idempotency_keys(conn: sqlite3.Connection) -> None:
+    """Migration ``016_idempotency_keys``."""
+    conn.execute(
+        """
+        CREATE TABLE idempotency_keys (
+            tenant TEXT NOT NULL,
+            key TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            status INTEGER,
+            body BLOB,
+            content_type TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )
+        """
+    )
+    conn.execute("CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
+    conn.execute("CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
+
+
+def _m017_capture_drops(conn: sqlite3.Connection) -> None:
+    """Migration ``017_capture_drops``."""
+    conn.execute(
+        """
+        CREATE TABLE capture_drops (
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            first_at TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, user_id)
+        ) WITHOUT ROWID
+        """
+    )
 
 
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
@@ -178,14 +252,14 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("006_jobs", _m006_jobs),
     ("007_sessions", migrate_sessions),
     *KEY_MIGRATIONS,
-    ("010_reembed", migrate_reembed),
+    ("010_reembed", _m010_reembed),
     ("011_archive_vectors", migrate_archive_vectors),
     ("012_fulltext_terms", migrate_fulltext_terms),
     ("013_session_leases", migrate_session_leases),
     ("014_job_users", migrate_job_users),
-    ("015_chat_threads", migrate_chat_threads),
-    ("016_idempotency_keys", migrate_idempotency_keys),
-    ("017_capture_drops", migrate_capture_drops),
+    ("015_chat_threads", _m015_chat_threads),
+    ("016_idempotency_keys", _m016_idempotency_keys),
+    ("017_capture_drops", _m017_capture_drops),
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),
     ("020_memory_metadata", _m020_memory_metadata),

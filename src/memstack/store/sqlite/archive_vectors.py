@@ -26,11 +26,12 @@ import numpy as np
 
 from memstack.retrieval.archive import ArchiveQuery, UserArchive
 from memstack.store._checks import check_k
+from memstack.store._hidden import hidden_turns
 from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store._vector_rows import message_rows, not_archived
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import unit_vector
-from memstack.store.sqlite.hidden import hidden_turns
+from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, ArchiveMatch, TurnVectors, UserRef
 
 __all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
@@ -83,6 +84,7 @@ class SQLiteArchiveVectors:
 
     def __init__(self, core: Core) -> None:
         self._core = core
+        self._sql = SQLiteSql(core)
 
     @property
     def embedded(self) -> bool:
@@ -98,7 +100,7 @@ class SQLiteArchiveVectors:
             archive.add(rows)
             if len(rows) < _PAGE:
                 break
-        archive.hide(await self._core.run(lambda conn: hidden_turns(conn, user)))
+        archive.hide(await hidden_turns(self._sql, user))
         return archive.rank(query, k, exclude_session=exclude_session)
 
     async def put(self, user: UserRef, vectors: Sequence[TurnVectors]) -> int:

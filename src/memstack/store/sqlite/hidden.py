@@ -1,8 +1,6 @@
-"""The SQLite store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`).
-
-The writes are helpers the memory writes call inside their own transaction (:func:`hide_rows`,
-:func:`unhide_rows`), so a forget and what it hides are one commit. The reads of other roles call
-:func:`session_hidden` (one session's items) or embed :data:`HIDDEN_TURN` in their SQL.
+"""The SQLite store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`, where the
+reads and writes both backends share are). Here: the table, :data:`HIDDEN_TURN` (which the archive's search embeds
+in its SQL), and ``mentions`` with FTS5.
 """
 
 from __future__ import annotations
@@ -15,21 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from memstack.store._fulltext import fts5_match
-from memstack.store._hidden import HIDDEN_COLUMNS, hidden_from_row, hidden_rows, parse_turn_ids
-from memstack.store._session_rows import TURN_COLUMNS, check_page, facts_from_json, turn_from_row
+from memstack.store._hidden import HiddenReads, parse_turn_ids
+from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
 from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._rows import fts_owner, to_ts
-from memstack.types import ArchivedTurn, Fact, HiddenItem, UserRef, utcnow
+from memstack.store.sqlite._sql import SQLiteSql
+from memstack.types import ArchivedTurn, UserRef
 
-__all__ = [
-    "HIDDEN_TURN",
-    "SQLiteHidden",
-    "hidden_turns",
-    "hide_rows",
-    "migrate_hidden_items",
-    "session_hidden",
-    "unhide_rows",
-]
+__all__ = ["HIDDEN_TURN", "SQLiteHidden", "migrate_hidden_items"]
 
 
 def migrate_hidden_items(conn: sqlite3.Connection) -> None:
@@ -61,63 +52,12 @@ HIDDEN_TURN = (
 )
 
 
-def hide_rows(conn: sqlite3.Connection, user: UserRef, memory_id: str, items: Sequence[HiddenItem]) -> int:
-    """Database thread, inside a write transaction: record ``items`` as hidden by ``memory_id``."""
-    rows = hidden_rows(memory_id, items)
-    stamp = to_ts(utcnow())
-    conn.executemany(
-        "INSERT INTO hidden_items (tenant, user_id, memory_id, kind, session_id, turn, text, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(*user_key(user), *row, stamp) for row in rows],
-    )
-    return len(rows)
-
-
-def unhide_rows(conn: sqlite3.Connection, user: UserRef, memory_id: str) -> int:
-    """Database thread, inside a write transaction: show again what ``memory_id`` hid."""
-    cur = conn.execute(
-        "DELETE FROM hidden_items WHERE tenant = ? AND user_id = ? AND memory_id = ?", (*user_key(user), memory_id)
-    )
-    return cur.rowcount
-
-
-def hidden_turns(conn: sqlite3.Connection, user: UserRef) -> list[tuple[str, int]]:
-    """Database thread: the user's hidden exchanges, ``(session_id, turn)``."""
-    rows = conn.execute(
-        "SELECT DISTINCT session_id, turn FROM hidden_items WHERE tenant = ? AND user_id = ? AND kind = 'turn'",
-        user_key(user),
-    )
-    return [(str(sid), int(turn)) for sid, turn in rows]
-
-
-def session_hidden(conn: sqlite3.Connection, user: UserRef, session_id: str) -> list[HiddenItem]:
-    """Database thread: what is hidden of one session."""
-    rows = conn.execute(
-        f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = ? AND user_id = ? AND session_id = ?",
-        (*user_key(user), session_id),
-    )
-    return [hidden_from_row(r) for r in rows]
-
-
-class SQLiteHidden:
-    """Reads of ``hidden_items`` and of what a forget looks at; every statement on the database thread."""
+class SQLiteHidden(HiddenReads):
+    """:class:`~memstack.store._hidden.HiddenReads`, and what a forget looks at found with FTS5."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
-
-    async def hidden(self, user: UserRef, *, memory_id: str | None = None) -> builtins.list[HiddenItem]:
-        sql = f"SELECT {HIDDEN_COLUMNS} FROM hidden_items WHERE tenant = ? AND user_id = ?"
-        args: builtins.list[Any] = [*user_key(user)]
-        if memory_id is not None:
-            sql += " AND memory_id = ?"
-            args.append(memory_id)
-        sql += " ORDER BY pk"
-        return await self._core.run(lambda conn: [hidden_from_row(r) for r in conn.execute(sql, args)])
-
-    async def version(self, user: UserRef) -> tuple[int, int]:
-        sql = "SELECT count(*), coalesce(max(pk), 0) FROM hidden_items WHERE tenant = ? AND user_id = ?"
-        row = await self._core.run(lambda conn: conn.execute(sql, user_key(user)).fetchone())
-        return (int(row[0]), int(row[1]))
 
     async def mentions(
         self,
@@ -159,20 +99,6 @@ class SQLiteHidden:
             return [_turn(found[pk][:-1]) for pk in sorted(found, reverse=True)]
 
         return await self._core.run(run)
-
-    async def session_texts(
-        self, user: UserRef, session_ids: Sequence[str]
-    ) -> builtins.list[tuple[str, str, tuple[Fact, ...]]]:
-        wanted = sorted(set(session_ids))
-        if not wanted:
-            return []
-        sql = (
-            "SELECT id, line, base_truth FROM sessions WHERE tenant = ? AND user_id = ? "
-            "AND id IN (SELECT value FROM json_each(?)) ORDER BY pk"
-        )
-        args = (*user_key(user), json.dumps(wanted))
-        rows = await self._core.run(lambda conn: conn.execute(sql, args).fetchall())
-        return [(str(sid), str(line), facts_from_json(facts)) for sid, line, facts in rows]
 
 
 def _turn(row: Sequence[Any]) -> ArchivedTurn:

@@ -17,11 +17,12 @@ from typing import IO, Self
 import numpy as np
 
 from memstack.errors import ConfigError, StoreBusy, StoreUnavailable
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state, target_from_meta
+from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state
 from memstack.store.sqlite._db import Database, transaction
+from memstack.store.sqlite._schema import migrate, reembed_target
 from memstack.types import Vector
 
-__all__ = ["VECTOR_TABLES", "SQLiteReembed", "migrate_reembed", "reembed_target"]
+__all__ = ["VECTOR_TABLES", "SQLiteReembed"]
 
 #: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
 VECTOR_TABLES: tuple[VectorTable, ...] = (
@@ -34,28 +35,6 @@ VECTOR_TABLES: tuple[VectorTable, ...] = (
         "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk WHERE v.embedding IS NOT NULL",
     ),
 )
-
-
-def migrate_reembed(conn: sqlite3.Connection) -> None:
-    """Migration ``010_reembed``: where new vectors wait until every vector of the store has one."""
-    conn.execute(
-        """
-        CREATE TABLE reembed_vectors (
-            tbl TEXT NOT NULL,
-            row_id INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            embedding BLOB NOT NULL,
-            PRIMARY KEY (tbl, row_id)
-        )
-        """
-    )
-
-
-def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
-    """The model a reembed in progress is switching to, or ``None``."""
-    return target_from_meta(
-        dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')"))
-    )
 
 
 def _pending_sql(table: VectorTable) -> str:
@@ -78,8 +57,6 @@ class SQLiteReembed:
         """Take the reembed lock and open (migrating if needed) the database; ``StoreBusy`` if another reembed
         holds the lock."""
         import fcntl
-
-        from memstack.store.sqlite._schema import migrate
 
         if not path.is_file():
             raise ConfigError(

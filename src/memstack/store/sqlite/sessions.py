@@ -1,17 +1,9 @@
-"""The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading back).
+"""The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading
+back: :class:`memstack.store._archive.SessionArchive`, the tables described there, and full-text search here).
 
-Tables (migration ``007_sessions``):
-
-- ``sessions``: one row per ``(tenant, user_id, id)``: agent, ``turn_count``, ``version`` (bumped by each commit),
-  base truth as JSON, the last consolidated turn, the cross-session line and the turn it was written after.
-- ``session_turns``: the archive, one row per exchange (never deleted while the session exists): raw texts, route,
-  how long each message stays in the raw window, status (pending → summarized / unsummarized / fallback), the
-  turn-log entry, outcome, attempts, error, flags, and the exchange's stems (``terms``, migration
-  ``012_fulltext_terms``), which ``session_turns_fts`` indexes (FTS5, like memories: one owner token per user
-  narrows a search to that user's postings; :mod:`memstack.store._fulltext`).
-- ``session_artifacts`` (code blocks and drafts keyed by turn) and ``session_snapshots`` (base truth over time).
-
-The raw window is not stored twice: it is the tail of the archive, read with each state (see ``open``).
+Migration ``007_sessions``; ``session_turns_fts`` indexes the exchanges' stems (FTS5, like memories: one owner token
+per user narrows a search to that user's postings; :mod:`memstack.store._fulltext`). The raw window is not stored
+twice: it is the tail of the archive, read with each state (see ``open``).
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
@@ -28,14 +20,13 @@ from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError, NotFound
+from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
-from memstack.store._hidden import keep_hidden_facts, visible_state
+from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
     TURN_COLUMNS,
-    artifact_from_row,
-    check_page,
     check_same_agent,
     check_session_agent,
     check_session_id,
@@ -44,28 +35,25 @@ from memstack.store._session_rows import (
     facts_to_json,
     log_entry,
     needs_write,
-    snapshot_from_row,
     state_from_row,
-    summary_from_row,
     turn_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store.base import HeldLock
+from memstack.store._sessions import SessionsBase
+from memstack.store._sql import drive
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
-from memstack.store.sqlite._core import Core, opt_ts
+from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
-from memstack.store.sqlite.hidden import HIDDEN_TURN, session_hidden
+from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.sqlite.hidden import HIDDEN_TURN
 from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
 from memstack.types import (
     ArchivedTurn,
     ArchiveHit,
-    Artifact,
-    BaseTruthSnapshot,
     HiddenKind,
     SessionState,
-    SessionSummary,
     TurnCommit,
     TurnStatus,
     UserRef,
@@ -173,43 +161,18 @@ def migrate_sessions(conn: sqlite3.Connection) -> None:
 
 
 _SESSION = f"SELECT pk, {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
-#: True when the session's line is hidden by a forgotten memory.
-_HIDDEN_LINE = (
-    "EXISTS (SELECT 1 FROM hidden_items h WHERE h.tenant = s.tenant AND h.user_id = s.user_id "
-    "AND h.session_id = s.id AND h.kind = 'line' AND h.text = s.line)"
-)
-_SUMMARY_COLUMNS = (
-    f"s.id, s.user_id, s.tenant, s.agent, s.turn_count, CASE WHEN {_HIDDEN_LINE} THEN '' ELSE s.line END, "
-    "s.line_turn, "
-    "(SELECT COUNT(*) FROM session_turns f WHERE f.session_pk = s.pk AND f.status IN ('pending', 'unsummarized')), "
-    "s.created_at, s.updated_at, s.ended_at"
-)
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
     return turn_from_row(row, when=datetime.fromisoformat, flags=json.loads)
 
 
-def _summary(row: tuple[Any, ...]) -> SessionSummary:
-    return summary_from_row(row, when=from_ts)
-
-
-_WITH_LINE = f"AND s.line != '' AND NOT {_HIDDEN_LINE}"
-
-
-class SQLiteSessions:
+class SQLiteSessions(SessionsBase):
     """Session state and the life of a turn; every statement on the database thread, each write one transaction."""
 
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
+        super().__init__(SQLiteSql(core), SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s))
         self._core = core
-        self.leases = SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s)
-
-    async def close(self) -> None:
-        await self.leases.close()
-
-    async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
-        check_session_id(session_id)
-        return await self.leases.acquire(user, session_id, timeout=timeout)
 
     async def open(
         self,
@@ -276,7 +239,7 @@ class SQLiteSessions:
             )
         ]
         state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
-        return visible_state(state, session_hidden(conn, user, sid))
+        return visible_state(state, drive(session_hidden(tx(conn), user, sid)))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -354,7 +317,8 @@ class SQLiteSessions:
                 [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
             )
             consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
-            hidden = [i.text for i in session_hidden(conn, user, session_id) if i.kind is HiddenKind.FACT]
+            items = drive(session_hidden(tx(conn), user, session_id))
+            hidden = [i.text for i in items if i.kind is HiddenKind.FACT]
             facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
             conn.execute(
                 "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? WHERE pk = ?",
@@ -363,80 +327,13 @@ class SQLiteSessions:
 
         await self._core.run(lambda conn: self._core.write(conn, body))
 
-    async def pending(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
-        check_page(limit)
-        sql = (
-            f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
-            "WHERE t.status IN (?, ?) ORDER BY t.at, t.pk LIMIT ?"
-        )
-        return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(sql, (*FLAGGED, limit))])
 
-    async def end(
-        self, user: UserRef, session_id: str, line: str, *, through_turn: int, ended: bool, now: datetime | None = None
-    ) -> SessionSummary:
-        check_session_id(session_id)
-        stamp = to_ts(now or utcnow())
-
-        def body(conn: sqlite3.Connection) -> SessionSummary:
-            cur = conn.execute(
-                "UPDATE sessions SET line = ?, line_turn = ?, ended_at = CASE WHEN ? THEN ? ELSE ended_at END "
-                "WHERE tenant = ? AND user_id = ? AND id = ?",
-                (line, through_turn, ended, stamp, user.tenant, user.user_id, session_id),
-            )
-            if cur.rowcount != 1:
-                raise NotFound("session", session_id)
-            row = conn.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE tenant = ? AND user_id = ? AND id = ?",
-                (user.tenant, user.user_id, session_id),
-            ).fetchone()
-            return _summary(row)
-
-        return await self._core.run(lambda conn: self._core.write(conn, body))
-
-
-class SQLiteSessionArchive:
-    """Reads sessions back: listings, archived exchanges, full-text search, artifacts, snapshots."""
+class SQLiteSessionArchive(SessionArchive):
+    """Reads sessions back (:class:`~memstack.store._archive.SessionArchive`), and searches them with FTS5."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
-
-    async def sessions(
-        self, user: UserRef, *, limit: int = 50, offset: int = 0, with_line: bool = False, session_id: str | None = None
-    ) -> builtins.list[SessionSummary]:
-        check_page(limit, offset)
-        one = "AND s.id = ?" if session_id is not None else ""
-        sql = (
-            f"SELECT {_SUMMARY_COLUMNS} FROM sessions s WHERE s.tenant = ? AND s.user_id = ? {one} "
-            f"{_WITH_LINE if with_line else ''} ORDER BY s.updated_at DESC, s.pk DESC LIMIT ? OFFSET ?"
-        )
-        named = (check_session_id(session_id),) if session_id is not None else ()
-        args = (user.tenant, user.user_id, *named, limit, offset)
-        return await self._core.run(lambda conn: [_summary(r) for r in conn.execute(sql, args)])
-
-    async def turns(
-        self,
-        user: UserRef,
-        *,
-        session_id: str | None = None,
-        since: datetime | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> builtins.list[ArchivedTurn]:
-        check_page(limit, offset)
-        sql = [f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk"]
-        sql.append("WHERE t.tenant = ? AND t.user_id = ?")
-        args: builtins.list[Any] = [user.tenant, user.user_id]
-        if session_id is not None:
-            sql.append("AND s.id = ?")
-            args.append(check_session_id(session_id))
-        if since is not None:
-            sql.append("AND t.at >= ?")
-            args.append(opt_ts(since))
-        sql.append("ORDER BY t.turn, t.pk" if session_id is not None else "ORDER BY t.at, t.pk")
-        sql.append("LIMIT ? OFFSET ?")
-        args += [limit, offset]
-        query = " ".join(sql)
-        return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(query, args)])
 
     async def search(
         self, user: UserRef, query: str, k: int, *, session_id: str | None = None
@@ -479,39 +376,5 @@ class SQLiteSessionArchive:
                 sid, turn, u, a, at = found[pk]
                 hits.append(ArchiveHit(f"{sid}:{turn}", sid, int(turn), u, a, datetime.fromisoformat(at), score))
             return hits
-
-        return await self._core.run(run)
-
-    async def artifacts(self, user: UserRef, session_id: str, *, turn: int | None = None) -> builtins.list[Artifact]:
-        check_session_id(session_id)
-        sql = (
-            "SELECT a.turn, a.kind, a.content, a.role, a.language, a.label, a.idx, a.created_at "
-            "FROM session_artifacts a JOIN sessions s ON s.pk = a.session_pk "
-            "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ?"
-        )
-        args: builtins.list[Any] = [user.tenant, user.user_id, session_id]
-        if turn is not None:
-            sql += " AND a.turn = ?"
-            args.append(turn)
-        sql += " ORDER BY a.turn, a.idx"
-
-        def run(conn: sqlite3.Connection) -> builtins.list[Artifact]:
-            return [artifact_from_row(r, session_id, when=from_ts) for r in conn.execute(sql, args)]
-
-        return await self._core.run(run)
-
-    async def snapshots(self, user: UserRef, session_id: str, *, limit: int = 20) -> builtins.list[BaseTruthSnapshot]:
-        check_session_id(session_id)
-        check_page(limit)
-        sql = (
-            "SELECT turn, reason, facts, at FROM (SELECT p.pk, p.turn, p.reason, p.facts, p.at "
-            "FROM session_snapshots p JOIN sessions s ON s.pk = p.session_pk "
-            "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ? "
-            "ORDER BY p.pk DESC LIMIT ?) ORDER BY pk"
-        )
-        args = (user.tenant, user.user_id, session_id, limit)
-
-        def run(conn: sqlite3.Connection) -> builtins.list[BaseTruthSnapshot]:
-            return [snapshot_from_row(r, session_id, when=from_ts) for r in conn.execute(sql, args)]
 
         return await self._core.run(run)

@@ -1,14 +1,9 @@
 """``SQLiteStore``: the embedded default backend (one WAL file, FTS5, numpy vector search over an LRU cache).
 
-Every statement runs on one database thread; the roles of the :class:`~memstack.store.base.Store` protocol are
-``store.memories`` (:class:`SQLiteMemories`, writes), ``store.index`` (:class:`SQLiteIndex`, reads),
-``store.contexts`` (:class:`~memstack.store.sqlite.contexts.SQLiteContexts`, context manifests), ``store.jobs``
-(:class:`~memstack.store.sqlite.jobs.SQLiteJobs`, durable background work), the session roles ``store.sessions``
-and ``store.archive`` (:mod:`memstack.store.sqlite.sessions`) and ``store.archive_vectors`` (vectors of archived
-messages, :mod:`memstack.store.sqlite.archive_vectors`) and ``store.users`` (one user's data as a whole: export
-and erasure, :mod:`memstack.store.sqlite.users`), ``store.hidden`` (what forgotten memories hide,
-:mod:`memstack.store.sqlite.hidden`), ``store.threads``, ``store.idempotency`` (responses kept under an HTTP
-write's idempotency key) and ``store.drops`` (automatic captures a full tier kept out), sharing one
+Every statement runs on one database thread. The roles of the :class:`~memstack.store.base.Store` protocol: the
+backend-neutral ones over :class:`SQLiteSql` (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``,
+``idempotency``: :mod:`memstack.store._sql`), and this backend's own ``memories`` (writes), ``index`` (reads),
+``jobs``, ``sessions`` and ``archive``, ``archive_vectors``, ``users`` (export and erasure) and ``hidden``, sharing one
 :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
@@ -21,21 +16,22 @@ from pathlib import Path
 from typing import Self
 
 from memstack.errors import ConfigError, StoreUnavailable
+from memstack.store._contexts import Contexts
+from memstack.store._drops import Drops
+from memstack.store._idempotency import Idempotency
+from memstack.store._keys import Agents, Keys
+from memstack.store._threads import Threads
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import Database
 from memstack.store.sqlite._index import SQLiteIndex
 from memstack.store.sqlite._memories import SQLiteMemories
 from memstack.store.sqlite._schema import check_embedder, migrate
+from memstack.store.sqlite._sql import SQLiteSql
 from memstack.store.sqlite.archive_vectors import SQLiteArchiveVectors
-from memstack.store.sqlite.contexts import SQLiteContexts
-from memstack.store.sqlite.drops import SQLiteDrops
 from memstack.store.sqlite.hidden import SQLiteHidden
-from memstack.store.sqlite.idempotency import SQLiteIdempotency
 from memstack.store.sqlite.jobs import SQLiteJobs
-from memstack.store.sqlite.keys import SQLiteAgents, SQLiteKeys
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
-from memstack.store.sqlite.threads import SQLiteThreads
 from memstack.store.sqlite.users import SQLiteUserData, finish_purges, prune_erasures
 
 __all__ = ["SQLiteStore", "StoreStats"]
@@ -55,19 +51,20 @@ class SQLiteStore:
 
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
+        sql = SQLiteSql(core)
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
-        self._keys = SQLiteKeys(core)
-        self._agents = SQLiteAgents(core)
-        self._contexts = SQLiteContexts(core)
+        self._keys = Keys(sql)
+        self._agents = Agents(sql)
+        self._contexts = Contexts(sql)
         self._jobs = SQLiteJobs(core)
         self._sessions = SQLiteSessions(core, lease_s=lease_s)
         self._archive = SQLiteSessionArchive(core)
         self._archive_vectors = SQLiteArchiveVectors(core)
         self._users = SQLiteUserData(core)
-        self._threads = SQLiteThreads(core)
-        self._idempotency = SQLiteIdempotency(core)
-        self._drops = SQLiteDrops(core)
+        self._threads = Threads(sql)
+        self._idempotency = Idempotency(sql)
+        self._drops = Drops(sql)
         self._hidden = SQLiteHidden(core)
 
     @classmethod
@@ -130,15 +127,15 @@ class SQLiteStore:
         return self._index
 
     @property
-    def keys(self) -> SQLiteKeys:
+    def keys(self) -> Keys:
         return self._keys
 
     @property
-    def agents(self) -> SQLiteAgents:
+    def agents(self) -> Agents:
         return self._agents
 
     @property
-    def contexts(self) -> SQLiteContexts:
+    def contexts(self) -> Contexts:
         return self._contexts
 
     @property
@@ -166,15 +163,15 @@ class SQLiteStore:
         return self._hidden
 
     @property
-    def threads(self) -> SQLiteThreads:
+    def threads(self) -> Threads:
         return self._threads
 
     @property
-    def idempotency(self) -> SQLiteIdempotency:
+    def idempotency(self) -> Idempotency:
         return self._idempotency
 
     @property
-    def drops(self) -> SQLiteDrops:
+    def drops(self) -> Drops:
         return self._drops
 
     @property

@@ -24,20 +24,16 @@ Nothing the user said is left in the store's files afterwards:
 
 from __future__ import annotations
 
-import builtins
-import json
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
-from memstack.store._users import ExportSql, UserListSql, export_user, list_users
+from memstack.store._users import UserReads
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import from_ts
-from memstack.types import ErasureReport, UserRecord, UserRef, UserSummary, check_id
+from memstack.store.sqlite._sql import SQLiteSql
+from memstack.types import ErasureReport, UserRef, check_id
 
 __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
@@ -45,59 +41,6 @@ log = logging.getLogger("memstack.store")
 
 _MINE = "tenant = ? AND user_id = ?"
 _SESSIONS = f"SELECT pk FROM sessions WHERE {_MINE}"
-
-_SQL = ExportSql(
-    memories=(
-        "SELECT pk, id, agent_id, content, category, source, confidence, is_active, deleted_by, created_at, "
-        "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata "
-        f"FROM memories WHERE {_MINE} AND pk > ? ORDER BY pk LIMIT ?"
-    ),
-    history=(
-        "SELECT memory_id, action, before, after, at, actor, note FROM memory_history "
-        f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY id"
-    ),
-    hides=(
-        "SELECT memory_id, kind, session_id, turn, text FROM hidden_items "
-        f"WHERE {_MINE} AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY pk"
-    ),
-    orphans=(
-        f"SELECT DISTINCT h.memory_id FROM memory_history h WHERE h.{_MINE.replace(' AND ', ' AND h.')} "
-        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id AND m.tenant = h.tenant "
-        "AND m.user_id = h.user_id) ORDER BY h.memory_id"
-    ),
-    sessions=(
-        "SELECT pk, id, agent, turn_count, version, base_truth, last_consolidated_turn, line, line_turn, "
-        f"created_at, updated_at, ended_at FROM sessions WHERE {_MINE} AND pk > ? ORDER BY pk LIMIT ?"
-    ),
-    turns=(
-        "SELECT turn, at, route, status, user_text, assistant_text, user_summary, assistant_summary, outcome, "
-        f"flags, attempts, error, user_keep, assistant_keep FROM session_turns WHERE {_MINE} AND session_pk = ? "
-        "ORDER BY turn"
-    ),
-    messages=(
-        "SELECT v.seq, t.turn, v.side, v.speaker, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END "
-        "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk "
-        "WHERE v.tenant = ? AND v.user_id = ? AND t.session_pk = ? ORDER BY t.turn, v.side"
-    ),
-    artifacts=(
-        "SELECT turn, idx, kind, role, language, label, content, created_at FROM session_artifacts "
-        f"WHERE session_pk IN ({_SESSIONS}) AND session_pk = ? ORDER BY turn, idx"
-    ),
-    snapshots=(
-        f"SELECT turn, reason, facts, at FROM session_snapshots WHERE session_pk IN ({_SESSIONS}) "
-        "AND session_pk = ? ORDER BY pk"
-    ),
-    contexts=(
-        "SELECT rowid, context_id, session_id, created_at, manifest FROM context_manifests "
-        f"WHERE {_MINE} AND rowid > ? ORDER BY rowid LIMIT ?"
-    ),
-    jobs=(
-        "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
-        f"WHERE {_MINE} AND id > ? ORDER BY id LIMIT ?"
-    ),
-    dropped=f"SELECT count, first_at, last_at FROM capture_drops WHERE {_MINE}",
-    ids=lambda ids: json.dumps(ids),
-)
 
 #: (table, statement) in the order an erasure runs them (children before parents); every one names the user.
 ERASE: tuple[tuple[str, str], ...] = (
@@ -175,40 +118,13 @@ def prune_erasures(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM user_erasures WHERE erased_at < ? AND purged = 1", (cutoff,))
 
 
-_LIST = UserListSql(
-    ids=(
-        "SELECT user_id FROM (SELECT DISTINCT user_id FROM memories WHERE tenant = ? AND user_id > ? "
-        "UNION SELECT DISTINCT user_id FROM sessions WHERE tenant = ? AND user_id > ?) ORDER BY user_id LIMIT ?"
-    ),
-    memories=(
-        "SELECT user_id, SUM(is_active), MAX(updated_at) FROM memories WHERE tenant = ? "
-        "AND user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id"
-    ),
-    sessions=(
-        "SELECT user_id, COUNT(*), MAX(updated_at) FROM sessions WHERE tenant = ? "
-        "AND user_id IN (SELECT value FROM json_each(?)) GROUP BY user_id"
-    ),
-    page=json.dumps,
-    when=from_ts,
-)
-
-
-class SQLiteUserData:
-    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData`."""
+class SQLiteUserData(UserReads):
+    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export`` and
+    ``list``: :class:`~memstack.store._users.UserReads`)."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
-
-    async def _rows(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        return await self._core.run(lambda conn: conn.execute(query, tuple(params)).fetchall())
-
-    async def export(self, user: UserRef) -> AsyncIterator[UserRecord]:
-        check_id(user.user_id, "user_id")
-        async for item in export_user(self._rows, _SQL, user):
-            yield item
-
-    async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
-        return await list_users(self._rows, _LIST, tenant, after=after, limit=limit)
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
