@@ -1,10 +1,10 @@
 """The examples of the README and of ``docs/*.md`` as a new user runs them (the tests import this from ``tests/``).
 
-A page's examples are its fenced blocks of shell (```` ```sh ````, or no language) and Python: the walkthrough
-(``test_readme_walkthrough.py``) runs every one of them, page by page. A block that cannot run on a fresh clone (it
-needs a paid model, data memstack does not ship, a PostgreSQL server, or it serves until stopped) has the line
-``<!-- not run: REASON -->`` right above its fence, so the reason stands in the page beside the example. Other
-languages (``text``, ``json``, ``ini``, ``sql``) are output or configuration, never run.
+A page's examples are its fenced blocks of shell (```` ```sh ````, ```` ```bash ````, or no language) and Python:
+the walkthrough (``test_readme_walkthrough.py``) runs every one of them, page by page. A block that cannot run on a
+fresh clone (it needs a paid model, data memstack does not ship, a PostgreSQL server, or it serves until stopped) has
+the line ``<!-- not run: REASON -->`` right above its fence, so the reason stands in the page beside the example.
+Other languages (``text``, ``json``, ``yaml``, ``ini``, ``sql``) are output or configuration, never run.
 
 The tests next to each example check its output: they take it from its page by heading (:func:`python_block`), so
 an example moved to another page moves its test's reference with it.
@@ -24,7 +24,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 
 #: Languages of the blocks that are run (no language counts as shell).
-RUN_LANGUAGES = ("", "sh", "python")
+RUN_LANGUAGES = ("", "sh", "bash", "shell", "python")
 #: The marker that keeps the next block out of the walkthrough: ``<!-- not run: REASON -->``.
 NOT_RUN = re.compile(r"<!-- not run: (?P<reason>.*?) -->")
 

@@ -53,6 +53,9 @@ CONFIG: dict[str, str] = {
     "large user's vector index, `memstack reembed`).",
     "database_read_url": "A read replica that answers searches; they may miss what was written less than its "
     "replication delay ago.",
+    "model_prices": "Prices of models for the cost estimates of usage and metrics, on top of the built-in table: "
+    "`MODEL=INPUT/OUTPUT,…` in US dollars per million tokens, e.g. `openai:gpt-4o-mini=0.15/0.60,ollama:llama3.2=0/0` "
+    "([observability](observability.md)). A model without a price reports its tokens with a cost of `null`.",
 }
 
 #: The variables of ``tiers`` (its one field is set by two).
@@ -98,6 +101,25 @@ OTHER: list[tuple[str, str, str]] = [
         "requires keys). Not meant to be set by hand: use `memstack serve --auth`.",
     ),
     (
+        "MEMSTACK_METRICS_TOKEN",
+        "`memstack serve`",
+        "The bearer token `GET /metrics` requires, in every key mode. Unset: a local server serves the metrics to "
+        "anyone on the machine, and one that requires keys answers 403 ([observability](observability.md)).",
+    ),
+    (
+        "MEMSTACK_METRICS_TENANTS",
+        "`memstack serve`",
+        "How many tenants the metrics name before counting the rest as `other` (a whole number, at least 0; `0` "
+        "drops tenants from the labels). Unset: 20.",
+    ),
+    (
+        "MEMSTACK_OTEL_ENDPOINT",
+        "the engine",
+        "An OTLP/HTTP collector (`http://collector:4318`; `/v1/traces` is added) to send OpenTelemetry traces to; "
+        "needs the `otel` extra. Unset: no traces unless a standard `OTEL_EXPORTER_OTLP_*` variable is set or the "
+        "application configured OpenTelemetry itself.",
+    ),
+    (
         "MEMSTACK_NAME",
         "`memstack bench chat --server-env`",
         "Not a variable: `--server-env MEMSTACK_NAME=VALUE` stands for any variable of this page, set for the "
@@ -112,6 +134,9 @@ FOREIGN: list[tuple[str, str]] = [
     ("MALLOC_MMAP_THRESHOLD_", "glibc's mmap threshold. Unset, a process that loads the local embedding model fixes "
      "it at 1 MB, so large tensors go back to the system after each run."),
     ("`<PROVIDER>_API_KEY`", "Each provider's API key (the table below), e.g. `OPENAI_API_KEY`."),
+    ("`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`", "The standard OpenTelemetry variables: "
+     "either turns traces on as `MEMSTACK_OTEL_ENDPOINT` does (the exporter reads them, with their headers, itself); "
+     "`OTEL_SERVICE_NAME` names the service."),
 ]  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from readme_examples import NOT_RUN, ROOT, Block, blocks, pages  # tests/readme_examples.py
+from readme_examples import NOT_RUN, ROOT, RUN_LANGUAGES, Block, blocks, pages  # tests/readme_examples.py
 
 #: The ports the pages use: the HTTP server's and MCP's over HTTP, each replaced by a free one in a run.
 PORTS = ("8700", "8701")
@@ -63,7 +63,7 @@ def test_every_not_run_marker_stands_above_an_example_and_says_why() -> None:
             elif match and len(match.group("reason").split()) < 3:
                 wrong.append(f"{page.name}:{n}: say why the block cannot run (a few words at least)")
         for block in blocks(page):
-            if block.not_run is not None and block.lang not in ("", "sh", "python"):
+            if block.not_run is not None and block.lang not in RUN_LANGUAGES:
                 wrong.append(f"{block.where}: a {block.lang} block is never run; it needs no marker")
     assert not wrong, "\n".join(wrong)
 
