@@ -355,22 +355,21 @@ async def test_http_refuses_a_missing_or_bad_key(tmp_path: Path, http_server: st
 
 
 def _readme_configs() -> list[dict[str, Any]]:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
-    return [json.loads(block)["mcpServers"]["memstack"] for block in re.findall(r"```json\n(.*?)```", section, re.S)]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    return [json.loads(block)["mcpServers"]["memstack"] for block in re.findall(r"```json\n(.*?)```", page, re.S)]
 
 
 async def test_the_readme_stdio_configuration_works(tmp_path: Path) -> None:
     stdio, http = _readme_configs()
     assert http["url"].endswith(":8701/mcp") and http["headers"]["Authorization"].startswith("Bearer ")
     assert Path(stdio["command"]).is_absolute() and stdio["args"][:3] == ["-m", "memstack", "mcp"]
-    command = sys.executable  # the README's is an example of the path `memstack mcp --print-config` prints
+    command = sys.executable  # the page's is an example of the path `memstack mcp --print-config` prints
     env = _env(tmp_path, **{**stdio["env"], "MEMSTACK_HOME": str(tmp_path)})
     params = StdioServerParameters(command=command, args=stdio["args"], env=env)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            added = await _ok(session, "add_memory", content="configured as the README says")
+            added = await _ok(session, "add_memory", content="configured as docs/mcp.md says")
     assert added["user_id"] == stdio["env"]["MEMSTACK_MCP_USER"]
 
 

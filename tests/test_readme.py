@@ -1,11 +1,12 @@
-"""The README's Python example runs exactly as written (offline: SQLite + the local MiniLM embedder)."""
+"""The README's Python example, and the examples of docs/python.md and docs/privacy.md it leads to, run exactly as
+written (offline: SQLite + the local MiniLM embedder)."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-from readme_examples import data_home, python_block, run_python  # tests/readme_examples.py
+from readme_examples import DOCS, data_home, python_block, run_python  # tests/readme_examples.py
 
 
 def python_example() -> str:
@@ -45,7 +46,7 @@ def test_running_the_example_twice_leaves_the_memories_of_one_run(tmp_path: Path
 
 def test_the_forgetting_example_prints_what_it_says(tmp_path: Path) -> None:
     """Issue 23: the preview lists the memories and what mentions them; afterwards recall finds none of it."""
-    done = run_python(python_block("Forgetting"), tmp_path)
+    done = run_python(python_block("Forgetting", DOCS / "privacy.md"), tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "['Miso is afraid of the vacuum', 'User has a cat named Miso']",
@@ -55,10 +56,10 @@ def test_the_forgetting_example_prints_what_it_says(tmp_path: Path) -> None:
 
 
 def test_the_vocabulary_example_prints_what_it_says(tmp_path: Path) -> None:
-    """user_id, limit, metadata and min_score as the README shows them: no deprecation warning, the filter and the
+    """user_id, limit, metadata and min_score as docs/python.md shows them: no deprecation warning, the filter and the
     threshold keep the one memory about indentation."""
     strict = "import warnings\nwarnings.filterwarnings('error', '.* is deprecated: use', DeprecationWarning)\n"
-    done = run_python(strict + python_block("One vocabulary"), tmp_path)
+    done = run_python(strict + python_block("One vocabulary", DOCS / "python.md"), tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "['Prefers tabs over spaces']",

@@ -1,11 +1,11 @@
-"""The README followed as a new user would: every shell and Python example, in the order the README gives them, in one
-fresh directory, with only ``memstack`` on PATH (what ``. .venv/bin/activate`` gives) and no ``MEMSTACK_*``
-variables. Each example must run without an error; the examples' own output is checked by the tests next to each
-one (``test_readme.py``, ``test_readme_http.py``, ``test_readme_chat.py``, ``test_readme_recall.py``,
-``tests/client``).
+"""The README and every page of ``docs/`` followed as a new user would: each page's shell and Python examples, in the
+order the page gives them, in a fresh directory of its own, with only ``memstack`` on PATH (what
+``. .venv/bin/activate`` gives) and no ``MEMSTACK_*`` variables. Each example must run without an error; the
+examples' own output is checked by the tests next to each one (``test_readme.py``, ``server/test_readme_http.py``,
+``engine/test_readme_chat.py``, ``retrieval/test_readme_recall.py``, ``client/test_client.py``, ``test_mcp.py``).
 
-The few examples that cannot run here are listed in ``SKIPPED`` with the reason; any other block the README adds
-is run."""
+A block that cannot run here says why in its page, on the line above it (``<!-- not run: REASON -->``, see
+``readme_examples.py``); any other shell or Python block a page adds is run."""
 
 from __future__ import annotations
 
@@ -17,40 +17,28 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+import pytest
 
-#: A block is skipped when it contains one of these; the reason is why it cannot run on a fresh clone here.
-SKIPPED = {
-    "make run": "the two commands themselves: `make test` runs this test, and `make run` serves until stopped",
-    "memstack eval locomo": "needs LoCoMo's data file, which is not shipped with memstack",
-    "memstack eval guard": "needs the LoCoMo, STS-B and PAWS files, which are not shipped with memstack",
-    "memstack eval answers": "needs an OpenAI API key (a paid model reads and judges the answers)",
-    "MEMSTACK_EMBEDDER=openai:": "switches the store to OpenAI's embeddings: needs an OpenAI API key",
-}
+from readme_examples import NOT_RUN, ROOT, RUN_LANGUAGES, Block, blocks, pages  # tests/readme_examples.py
+
+#: The ports the pages use: the HTTP server's and MCP's over HTTP, each replaced by a free one in a run.
+PORTS = ("8700", "8701")
 
 
-def blocks() -> list[tuple[str, str]]:
-    """``(language, code)`` of every shell and Python block of the README, in order (JSON blocks are data)."""
-    found = re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
-    return [(lang or "sh", code) for lang, code in found if lang in ("", "sh", "python")]
-
-
-def _script(port: int) -> tuple[str, list[str]]:
-    lines = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT"]
-    skipped = []
-    for n, (lang, code) in enumerate(blocks()):
-        reason = next((why for marker, why in SKIPPED.items() if marker in code), None)
-        if reason is not None:
-            skipped.append(code.splitlines()[0])
+def _script(page_blocks: list[Block], ports: dict[str, int]) -> str:
+    lines = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT"]
+    for n, block in enumerate(page_blocks):
+        if not block.runs:
             continue
-        code = code.replace("8700", str(port))
-        lines.append(f"echo '>>> README block {n} ({lang})'")
-        if lang == "python":
-            lines.append(f"python3 - <<'README_PYTHON_{n}'\n{code}README_PYTHON_{n}")
+        code = block.code
+        for port, free in ports.items():
+            code = code.replace(port, str(free))
+        lines.append(f"echo '>>> block {n} ({block.where})'")
+        if block.lang == "python":
+            lines.append(f"python3 - <<'EXAMPLE_PYTHON_{n}'\n{code}EXAMPLE_PYTHON_{n}")
         else:
             lines.append(code)
-    return "\n".join(lines) + "\n", skipped
+    return "\n".join(lines) + "\n"
 
 
 def _free_port() -> int:
@@ -59,21 +47,74 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_every_readme_example_runs_in_order_on_a_fresh_directory(tmp_path: Path) -> None:
-    script, skipped = _script(_free_port())
-    assert len(skipped) == len(SKIPPED), f"a skip marker matches no block (or several): {skipped}"
-    assert len(blocks()) - len(skipped) >= 10
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the README's paths are relative to the clone
+def _with_examples() -> list[Path]:
+    return [page for page in pages() if any(block.runs for block in blocks(page))]
+
+
+def test_every_not_run_marker_stands_above_an_example_and_says_why() -> None:
+    wrong = []
+    for page in pages():
+        lines = page.read_text(encoding="utf-8").splitlines()
+        marked = {block.line - 1 for block in blocks(page) if block.not_run is not None}
+        for n, line in enumerate(lines, start=1):
+            match = NOT_RUN.search(line)
+            if match and n not in marked:
+                wrong.append(f"{page.name}:{n}: a not-run marker must be the line right above a code block's fence")
+            elif match and len(match.group("reason").split()) < 3:
+                wrong.append(f"{page.name}:{n}: say why the block cannot run (a few words at least)")
+        for block in blocks(page):
+            if block.not_run is not None and block.lang not in RUN_LANGUAGES:
+                wrong.append(f"{block.where}: a {block.lang} block is never run; it needs no marker")
+    assert not wrong, "\n".join(wrong)
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    return {_slug(heading) for heading in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+
+
+def test_every_link_between_the_pages_resolves() -> None:
+    """A link of the README, the changelog or a docs page names a file that exists, and a heading it has."""
+    wrong = []
+    for page in [*pages(), ROOT / "CHANGELOG.md"]:
+        text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists():
+                wrong.append(f"{page.name}: {target} names no file")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                wrong.append(f"{page.name}: {target} names no heading of {dest.name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_and_the_docs_have_examples() -> None:
+    ran = {page.name for page in _with_examples()}
+    assert {"README.md", "quickstart.md", "python.md", "http.md", "openai.md", "privacy.md"} <= ran
+
+
+@pytest.mark.parametrize("page", _with_examples(), ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_example_of_the_page_runs_in_order_on_a_fresh_directory(page: Path, tmp_path: Path) -> None:
+    page_blocks = blocks(page)
+    script = _script(page_blocks, {port: _free_port() for port in PORTS})
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the pages' paths are relative to the clone
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_") and k != "OPENAI_API_KEY"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["XDG_DATA_HOME"] = str(tmp_path / ".xdg-data")  # the per-user store of this run, not the real one
-    (tmp_path / "readme.sh").write_text(script, encoding="utf-8")
+    (tmp_path / "examples.sh").write_text(script, encoding="utf-8")
     done = subprocess.run(
-        ["bash", "readme.sh"], cwd=tmp_path, env=env, input="y\n" * 4, capture_output=True, text=True, timeout=600
+        ["bash", "examples.sh"], cwd=tmp_path, env=env, input="y\n" * 4, capture_output=True, text=True, timeout=600
     )
     last = done.stdout[-3000:] + "\n--- stderr ---\n" + done.stderr[-3000:]
     assert done.returncode == 0, last
     assert '{"error":' not in done.stdout, last  # curl -s does not fail on an error status: its body would say
     assert "Traceback" not in done.stderr, last
-    ran = re.findall(r">>> README block (\d+)", done.stdout)
-    assert len(ran) == len(blocks()) - len(skipped), last
+    ran = re.findall(r">>> block \d+ ", done.stdout)
+    assert len(ran) == sum(block.runs for block in page_blocks), last

@@ -115,7 +115,7 @@ async def test_environment_fallback(servers: Servers, monkeypatch: pytest.Monkey
     async with AsyncMemstackClient() as ms:
         assert ms.base_url == servers.keyed and await ms.tenant() == "acme"
     monkeypatch.delenv("MEMSTACK_API_KEY")
-    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # the name the README's shell examples use
+    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # the name the docs' shell examples use
     async with AsyncMemstackClient() as ms:
         assert await ms.tenant() == "acme"
 
@@ -180,14 +180,14 @@ def test_not_found_and_limit_bodies_keep_their_fields() -> None:
 def test_the_readme_example_runs(
     servers: Servers, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Python client.**", 1)[1]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "http.md").read_text(encoding="utf-8")
+    section = page.split("\n## Python client\n", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "README.md has no python block after '**Python client.**'"
-    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # as the README's shell example exports it
+    assert match, "docs/http.md has no python block under '## Python client'"
+    monkeypatch.setenv("MEMSTACK_KEY", servers.key)  # as docs/http.md's shell example exports it
     monkeypatch.delenv("MEMSTACK_API_KEY", raising=False)
     code = match.group(1).replace("http://127.0.0.1:8700", servers.keyed)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/http.md", "exec"), {})
     assert capsys.readouterr().out == "User is training for the Lisbon marathon\n"
 
 

@@ -1,14 +1,14 @@
-"""The README's recall example (section "Quality") runs as written, on its own, in a fresh directory."""
+"""The recall example of docs/python.md (section "Recall") runs as written, on its own, in a fresh directory."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from readme_examples import python_block, run_python  # tests/readme_examples.py
+from readme_examples import DOCS, python_block, run_python  # tests/readme_examples.py
 
 
 def _example() -> str:
-    return python_block("Quality")
+    return python_block("Recall", DOCS / "python.md")
 
 
 def test_the_recall_example_runs(tmp_path: Path) -> None:
