@@ -93,6 +93,8 @@ def test_usage_and_the_tier_limit(acme: httpx.Client, request: pytest.FixtureReq
         "display": "0 / 50",
         "dropped": 0,
         "last_dropped_at": None,
+        "models": [],  # no model call yet: nothing by role, and no cost
+        "cost_usd": 0,
     }
     _add(acme, user, "User likes jazz", tier="tiny")
     second = _add(acme, user, "User likes blues", tier="tiny")

@@ -29,7 +29,7 @@ from memstack.server.errors import status_for
 from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import ChatIn, ChatOut, DelegateIn, ErrorOut
 from memstack.server.state import CallerDep, StateDep
-from memstack.server.wire import json_response
+from memstack.server.wire import SSE_EVENT, json_response
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, ChatToolEvent
 
 __all__ = ["chat_json", "router", "sse"]
@@ -41,7 +41,7 @@ router = APIRouter(tags=["chat"], responses=_ERRORS)
 _STREAM_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The turn's result; with stream=true, server-sent events (token, tool, then done or error)",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "content": {"text/event-stream": {"schema": SSE_EVENT}},
     }
 }
 

@@ -53,7 +53,7 @@ from memstack.server.schemas import ErrorOut
 from memstack.server.single_flight import flight_key, single_flight
 from memstack.server.state import CallerDep, ServerState, StateDep
 from memstack.server.threads import Said, continue_thread, history_digest, mark_turn
-from memstack.server.wire import json_response
+from memstack.server.wire import SSE_EVENT, json_response
 from memstack.store.fence import Fence, fenced
 from memstack.types import ChatDone, ChatEvent, ChatResult, ChatToken, UserRef, new_id
 
@@ -258,7 +258,7 @@ async def list_models(st: StateDep, caller: CallerDep) -> ModelList:
 _STREAM_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "A chat.completion; with stream=true, chat.completion.chunk server-sent events then [DONE]",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "content": {"text/event-stream": {"schema": SSE_EVENT}},
     }
 }
 

@@ -24,6 +24,7 @@ from memstack.types import (
 )
 
 __all__ = [
+    "SSE_EVENT",
     "MemoryFragments",
     "agent_json",
     "event_json",
@@ -36,6 +37,15 @@ __all__ = [
     "total_cost",
     "usage_json",
 ]
+
+
+#: The OpenAPI schema of one server-sent event of a ``text/event-stream`` answer (OpenAPI reads a stream's schema
+#: per event): its ``data`` line (JSON, or ``[DONE]``), and the ``event`` name where the stream names its events.
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+    "required": ["data"],
+}
 
 
 def _ts(value: datetime | None) -> str | None:
