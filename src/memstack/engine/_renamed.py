@@ -54,6 +54,13 @@ def _warn(qualname: str, old: str, new: str) -> None:
     )
 
 
+def _called(args: tuple[Any, ...], name: str) -> str | None:
+    """The method as its caller names it ("AsyncMemstack.search", not the mixin that defines it)."""
+    if args and callable(getattr(type(args[0]), name, None)):
+        return f"{type(args[0]).__name__}.{name}"
+    return None
+
+
 def renamed(**old_to_new: str) -> Callable[[F], F]:
     """Accept each old keyword (``user="user_id"``) as its new name, with a ``DeprecationWarning``; giving both is a
     ``TypeError``, as any repeated argument is."""
@@ -65,9 +72,10 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             for old, new in old_to_new.items():
                 if old in kwargs:
+                    name = _called(args, fn.__name__) or qualname
                     if new in kwargs:
-                        raise TypeError(f"{qualname}() got both {old}= and {new}=; pass only {new}=")
-                    _warn(qualname, old, new)
+                        raise TypeError(f"{name}() got both {old}= and {new}=; pass only {new}=")
+                    _warn(name, old, new)
                     kwargs[new] = kwargs.pop(old)
             return fn(*args, **kwargs)
 
