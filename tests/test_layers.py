@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
     ("memstack.server", "memstack.client", "memstack.mcp"),
+    ("memstack.compat",),
     ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.__main__"),
 )
 

@@ -1,0 +1,1 @@
+"""Drop-in replacements for other memory libraries' APIs, written on memstack's public API (``mem0``)."""
