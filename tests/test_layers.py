@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.turn",),
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
-    ("memstack.server", "memstack.client", "memstack.mcp"),
+    ("memstack.server", "memstack.client", "memstack.mcp", "memstack.adapters"),
     ("memstack.cli", "memstack.bench", "memstack.evals", "memstack.__main__"),
 )
 
@@ -67,7 +67,11 @@ TESTING = "memstack_testing"
 
 #: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
 #: inside functions, raising ``MissingExtra`` without it).
-OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
+OPTIONAL: Mapping[str, tuple[str, str]] = {
+    "opentelemetry": ("otel", "memstack.observe.tracing"),
+    "pydantic_ai": ("pydantic-ai", "memstack.adapters.pydantic_ai"),
+    "agents": ("openai-agents", "memstack.adapters.openai_agents"),
+}
 
 
 @dataclass(frozen=True, slots=True)
