@@ -3,10 +3,6 @@ client speaks HTTP to memstack's scripted OpenAI-compatible server, over an embe
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -91,13 +87,3 @@ async def test_pop_and_clear_change_the_history_and_keep_the_users_memory(ms: As
     assert await MemstackSession("s", ms, "alice").get_items() == []
     hits = await ms.recall("alice", "Lyon")  # what was said stays in the user's memory
     assert any("Lyon" in hit.text for hit in hits)
-
-
-def test_the_docs_example_runs(tmp_path: Path) -> None:
-    page = Path(__file__).resolve().parents[2] / "docs" / "adapters-openai-agents.md"
-    (code,) = re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    run = [sys.executable, "-c", code]
-    done = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "vegetarian" in done.stdout

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -144,14 +141,3 @@ async def test_no_block_when_memstack_knows_nothing(ms: AsyncMemstack) -> None:
 def test_a_missing_framework_names_the_extra_that_installs_it() -> None:
     with pytest.raises(MissingExtra, match=re.escape("pip install 'memstack[pydantic-ai]'")):
         require("pydantic_ai_not_installed", adapter="pydantic-ai", package="pydantic-ai-slim", extra="pydantic-ai")
-
-
-def test_the_docs_example_runs(tmp_path: Path) -> None:
-    page = Path(__file__).resolve().parents[2] / "docs" / "adapters-pydantic-ai.md"
-    (code,) = re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert "User is vegetarian" in done.stdout
