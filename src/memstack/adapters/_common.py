@@ -20,6 +20,7 @@ tool type; the work and the wording live here once.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
 
 from memstack.errors import InputError, LimitReached, MissingExtra, NotFound
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
     Engine = AsyncMemstack | AsyncMemstackClient
 
-__all__ = ["CONTEXT_HEADER", "CategoryName", "MemoryTools", "memory_context", "require"]
+__all__ = ["CONTEXT_HEADER", "CategoryName", "MemoryTools", "memory_context", "require", "tool_functions"]
 
 #: The categories a saved memory may have (``memstack.Category``), as a tool's schema offers them.
 CategoryName = Literal["preference", "fact", "goal", "learningstyle", "schedule", "general"]
@@ -164,3 +165,40 @@ async def memory_context(
     if not body:
         return ""
     return "\n".join([CONTEXT_HEADER, *body, _CONTEXT_FOOTER])
+
+
+def tool_functions(
+    engine: Engine, user_id: str, *, tenant: str | None = None, agent_id: str | None = None
+) -> list[Callable[..., Awaitable[str]]]:
+    """``recall_memory``, ``save_memory`` and ``forget_memory`` for ``user_id``, as plain async functions whose
+    signatures and docstrings (the ``Args:`` section) each framework reads as the tool's schema."""
+    tools = MemoryTools(engine, user_id, tenant=tenant, agent_id=agent_id)
+
+    async def recall_memory(query: str, limit: int = 5) -> str:
+        """Look up what is remembered about the user: long-term memories and past conversations, best match first.
+
+        Args:
+            query: what to look for, in words (a topic, a question, a name).
+            limit: how many results at most (1 to 20).
+        """
+        return await tools.recall(query, limit)
+
+    async def save_memory(content: str, category: CategoryName = "general") -> str:
+        """Remember a lasting fact or preference about the user (not a task or a passing remark).
+
+        Args:
+            content: the fact, as a short sentence about the user ("User is vegetarian").
+            category: preference, fact, goal, learningstyle, schedule or general.
+        """
+        return await tools.save(content, category)
+
+    async def forget_memory(memory_id: str = "", query: str = "") -> str:
+        """Forget a memory when the user asks: one by its id (from recall_memory), or everything about a query.
+
+        Args:
+            memory_id: the id of the memory to forget, as recall_memory showed it.
+            query: what to forget everything about, when no id is known ("my old address").
+        """
+        return await tools.forget(memory_id, query)
+
+    return [recall_memory, save_memory, forget_memory]

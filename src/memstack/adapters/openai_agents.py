@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memstack.adapters._common import CategoryName, MemoryTools, require
+from memstack.adapters._common import require, tool_functions
 from memstack.errors import NotFound
 
 if TYPE_CHECKING:
@@ -59,36 +59,7 @@ def memory_tools(engine: Engine, user_id: str, *, tenant: str | None = None, age
     _require()
     from agents import function_tool
 
-    tools = MemoryTools(engine, user_id, tenant=tenant, agent_id=agent_id)
-
-    async def recall_memory(query: str, limit: int = 5) -> str:
-        """Look up what is remembered about the user: long-term memories and past conversations, best match first.
-
-        Args:
-            query: what to look for, in words (a topic, a question, a name).
-            limit: how many results at most (1 to 20).
-        """
-        return await tools.recall(query, limit)
-
-    async def save_memory(content: str, category: CategoryName = "general") -> str:
-        """Remember a lasting fact or preference about the user (not a task or a passing remark).
-
-        Args:
-            content: the fact, as a short sentence about the user ("User is vegetarian").
-            category: preference, fact, goal, learningstyle, schedule or general.
-        """
-        return await tools.save(content, category)
-
-    async def forget_memory(memory_id: str = "", query: str = "") -> str:
-        """Forget a memory when the user asks: one by its id (from recall_memory), or everything about a query.
-
-        Args:
-            memory_id: the id of the memory to forget, as recall_memory showed it.
-            query: what to forget everything about, when no id is known ("my old address").
-        """
-        return await tools.forget(memory_id, query)
-
-    return [function_tool(recall_memory), function_tool(save_memory), function_tool(forget_memory)]
+    return [function_tool(fn) for fn in tool_functions(engine, user_id, tenant=tenant, agent_id=agent_id)]
 
 
 def _text(content: Any) -> str:

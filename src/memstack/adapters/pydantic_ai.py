@@ -28,7 +28,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from memstack.adapters._common import CONTEXT_HEADER, CategoryName, MemoryTools, require
+from memstack.adapters._common import CONTEXT_HEADER, require, tool_functions
 from memstack.adapters._common import memory_context as _memory_context
 
 if TYPE_CHECKING:
@@ -51,36 +51,7 @@ def memory_tools(engine: Engine, user_id: str, *, tenant: str | None = None, age
     _require()
     from pydantic_ai import Tool
 
-    tools = MemoryTools(engine, user_id, tenant=tenant, agent_id=agent_id)
-
-    async def recall_memory(query: str, limit: int = 5) -> str:
-        """Look up what is remembered about the user: long-term memories and past conversations, best match first.
-
-        Args:
-            query: what to look for, in words (a topic, a question, a name).
-            limit: how many results at most (1 to 20).
-        """
-        return await tools.recall(query, limit)
-
-    async def save_memory(content: str, category: CategoryName = "general") -> str:
-        """Remember a lasting fact or preference about the user (not a task or a passing remark).
-
-        Args:
-            content: the fact, as a short sentence about the user ("User is vegetarian").
-            category: preference, fact, goal, learningstyle, schedule or general.
-        """
-        return await tools.save(content, category)
-
-    async def forget_memory(memory_id: str = "", query: str = "") -> str:
-        """Forget a memory when the user asks: one by its id (from recall_memory), or everything about a query.
-
-        Args:
-            memory_id: the id of the memory to forget, as recall_memory showed it.
-            query: what to forget everything about, when no id is known ("my old address").
-        """
-        return await tools.forget(memory_id, query)
-
-    return [Tool(recall_memory), Tool(save_memory), Tool(forget_memory)]
+    return [Tool(fn) for fn in tool_functions(engine, user_id, tenant=tenant, agent_id=agent_id)]
 
 
 def _prompt_text(part: Any) -> str:
