@@ -4,7 +4,8 @@ once (``store/_contexts.py``, ``_threads.py``, ``_drops.py``, ``_archive.py``) a
 own: its tables, its connection and its transactions.
 
 The neutral SQL uses ``?`` placeholders (PostgreSQL's adapter turns them into ``%s``), :attr:`Sql.key` for the
-integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), and passes times as ``datetime``
+integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), :attr:`Sql.for_update` to lock the rows a write
+reads, and passes times as ``datetime``
 (SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when` and :meth:`Sql.unjson` read a time and a
 JSON column back, and :meth:`Sql.among` tests a column against a list of values given as one argument.
 
@@ -56,6 +57,9 @@ class Sql(Protocol):
     #: What follows a text column to compare and order it byte by byte (``COLLATE "C"`` on PostgreSQL, whose
     #: default follows the database's locale; nothing on SQLite, where it is the default).
     binary: str
+    #: What follows a ``SELECT`` to keep its rows from other writers until the transaction ends (``FOR UPDATE`` on
+    #: PostgreSQL; nothing on SQLite, whose write transaction holds the whole database).
+    for_update: str
 
     def when(self, value: Any) -> Any:
         """A time column's value as a ``datetime`` (``None`` stays ``None``)."""

@@ -58,6 +58,7 @@ class PgSql:
     key = "seq"
     rowid = "seq"
     binary = ' COLLATE "C"'
+    for_update = " FOR UPDATE"
 
     def __init__(self, db: Database) -> None:
         self._db = db

@@ -21,22 +21,16 @@ from psycopg.types.json import Jsonb
 from memstack.errors import NotFound
 from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
-from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
-    FLAGGED,
-    SESSION_COLUMNS,
-    check_same_agent,
     check_session_agent,
     check_session_id,
     check_turn,
     facts_to_data,
-    log_entry,
     needs_write,
-    state_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase
+from memstack.store._sessions import SessionsBase, create_or_resume, read_state, session_row
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
@@ -49,7 +43,6 @@ from memstack.types import (
     SessionState,
     TurnCommit,
     TurnStatus,
-    TurnSummary,
     UserRef,
     utcnow,
 )
@@ -144,7 +137,7 @@ async def migrate_sessions(conn: Conn, dim: int) -> None:
         await conn.execute(statement.encode())
 
 
-_SESSION = f"SELECT seq, {SESSION_COLUMNS} FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
+_SESSION = session_row("seq")
 #: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
 #: it follows on; returns the turn count found and whether the turn was recorded.
 _RECORD = """
@@ -216,10 +209,6 @@ def _count(row: tuple[Any, ...] | None) -> int:
     return int(row[0]) if row is not None else 0
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
 class PgSessions(SessionsBase):
     """Session state and the life of a turn; each write is one transaction. ``lease_s``: how long a session stays
     held without renewal (a crashed process on another machine blocks its sessions that long)."""
@@ -241,63 +230,17 @@ class PgSessions(SessionsBase):
         check_session_id(session_id)
         check_session_agent(agent)
         stamp = utc(now) or utcnow()
-        key = (user.tenant, user.user_id, session_id)
         async with self._db.connection() as conn:
             # The common case reads without a transaction: under the session lock nothing else writes the session,
             # and without it (listings, monitoring) a read between two commits is as good as any.
-            row = await (await conn.execute(_SESSION, key)).fetchone()
+            row = await tx(conn).one(_SESSION, (user.tenant, user.user_id, session_id))
             if row is None and not create:
                 raise NotFound("session", session_id)
             if row is None or (create and needs_write(row, agent)):
                 async with conn.transaction():
                     await enter_fence(conn)  # work begun before the user's erasure creates no session after it
-                    row = await self._create_or_resume(conn, key, agent, stamp)
-            return await self._state(conn, user, session_id, row, window_turns)
-
-    @staticmethod
-    async def _create_or_resume(
-        conn: Conn, key: tuple[str, str, str], agent: str | None, stamp: datetime
-    ) -> tuple[Any, ...]:
-        await conn.execute(
-            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, id) DO NOTHING",
-            (*key, agent, stamp, stamp),
-        )
-        row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
-        assert row is not None
-        check_same_agent(key[2], row, agent)
-        if needs_write(row, agent):  # learn the agent; resume if ended
-            await conn.execute(
-                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or row[1], row[0])
-            )
-            row = await (await conn.execute(_SESSION, key)).fetchone()
-            assert row is not None
-        return tuple(row)
-
-    @staticmethod
-    async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
-        """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
-        seq, turn_count = row[0], row[2]
-        cut = int(turn_count) - window_turns
-        cur = await conn.execute(
-            "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
-            "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
-            "FROM session_turns WHERE tenant = %(tenant)s AND user_id = %(user)s AND session_seq = %(seq)s "
-            "ORDER BY turn",
-            {"cut": cut, "seq": seq, "tenant": user.tenant, "user": user.user_id},
-        )
-        log: list[TurnSummary] = []
-        flagged: list[int] = []
-        recent: list[ArchivedTurn] = []
-        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
-            if status != TurnStatus.PENDING.value:
-                log.append(log_entry(turn, us, asum, status))
-            if status in FLAGGED:
-                flagged.append(int(turn))
-            if int(turn) > cut:
-                recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
-        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
-        return visible_state(state, await session_hidden(tx(conn), user, sid))
+                    row = await create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp)
+            return await read_state(self._sql, tx(conn), user, session_id, row, window_turns)
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
@@ -366,7 +309,7 @@ class PgSessions(SessionsBase):
             if fence is not None and not _count(await fence.fetchone()):
                 raise lease_lost(session_id, commit.turn, "committed")
             if await session.fetchone() is None:
-                found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
+                found = await tx(conn).one(_SESSION, (user.tenant, user.user_id, session_id))
                 if found is None:
                     raise NotFound("session", session_id)
                 raise version_moved(session_id, commit.turn, found[3], commit.expected_version)

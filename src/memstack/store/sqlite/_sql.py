@@ -55,6 +55,7 @@ class SQLiteSql:
     key = "pk"
     rowid = "rowid"
     binary = ""
+    for_update = ""
 
     def __init__(self, core: Core) -> None:
         self._core = core
