@@ -5,9 +5,9 @@ own: its tables, its connection and its transactions.
 
 The neutral SQL uses ``?`` placeholders (PostgreSQL's adapter turns them into ``%s``), :attr:`Sql.key` for the
 integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), :attr:`Sql.for_update` to lock the rows a write
-reads, and passes times as ``datetime``
-(SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when` and :meth:`Sql.unjson` read a time and a
-JSON column back, and :meth:`Sql.among` tests a column against a list of values given as one argument.
+reads, and passes times as ``datetime`` (SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when`,
+:meth:`Sql.unjson` and :meth:`Sql.vector` read a time, a JSON and a vector column back, and :meth:`Sql.among` tests
+a column against a list of values given as one argument.
 
 A transaction is a coroutine function given a :class:`Tx` (``await sql.write(body)``). On PostgreSQL it runs on a
 pooled connection inside ``transaction()``; on SQLite the whole body runs on the database thread, driven to its end
@@ -22,6 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar
 
 from memstack.errors import StoreError
+from memstack.types import Vector
 
 __all__ = ["Row", "Sql", "Tx", "drive"]
 
@@ -75,6 +76,10 @@ class Sql(Protocol):
 
     def json_text(self, text: str) -> Any:
         """JSON already written as text (kept as written where the column is text), as a JSON column takes it."""
+        ...
+
+    def vector(self, value: Any) -> Vector:
+        """A vector column's value (SQLite's little-endian float32 bytes, pgvector's ``vector``) as float32."""
         ...
 
     def among(self, column: str) -> str:

@@ -10,11 +10,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
+import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.store._sql import Row, Tx
 from memstack.store.postgres._db import Database
+from memstack.types import Vector
 
 __all__ = ["PgSql", "tx"]
 
@@ -74,6 +76,9 @@ class PgSql:
 
     def json_text(self, text: str) -> Any:
         return Jsonb(json.loads(text))
+
+    def vector(self, value: Any) -> Vector:
+        return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
     def among(self, column: str) -> str:
         return f"{column} = ANY(?)"

@@ -11,10 +11,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+import numpy as np
+
 from memstack.store._sql import Row, Tx, drive
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, to_ts
+from memstack.types import Vector
 
 __all__ = ["SQLiteSql", "tx"]
 
@@ -71,6 +74,9 @@ class SQLiteSql:
 
     def json_text(self, text: str) -> Any:
         return text
+
+    def vector(self, value: Any) -> Vector:
+        return np.frombuffer(value, dtype="<f4").astype(np.float32)
 
     def among(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
