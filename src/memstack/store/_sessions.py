@@ -1,8 +1,10 @@
 """The half of the ``SessionStore`` role that is the same on both backends: the per-session lock (a lease,
 :mod:`memstack.store.leases`), the turns still due a summary, and ending a session with its cross-session line;
-and what ``open`` reads and writes (:func:`create_or_resume`, :func:`read_state`). Each backend's ``sessions.py``
-adds ``open``, ``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread,
-PostgreSQL reading outside a transaction, recording in one statement and committing in one pipelined transaction).
+and the session row ``open`` creates or resumes (:func:`create_or_resume`). Each backend's ``sessions.py`` adds
+``open``, ``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread, PostgreSQL
+reading outside a transaction, recording in one statement and committing in one pipelined transaction), and reads a
+session's state its own way: SQLite in three indexed statements, which beat PostgreSQL's one statement there (it
+reads every turn's columns past the long texts), PostgreSQL in one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from datetime import datetime
 
 from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
-from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -20,18 +21,16 @@ from memstack.store._session_rows import (
     check_page,
     check_same_agent,
     check_session_id,
-    log_entry,
     needs_write,
-    state_from_row,
     summary_from_row,
     turn_from_row,
 )
 from memstack.store._sql import Row, Sql, Tx
 from memstack.store.base import HeldLock
 from memstack.store.leases import SessionLeases
-from memstack.types import ArchivedTurn, SessionState, SessionSummary, TurnStatus, TurnSummary, UserRef, utcnow
+from memstack.types import ArchivedTurn, SessionSummary, UserRef, utcnow
 
-__all__ = ["SessionsBase", "create_or_resume", "read_state", "session_row"]
+__all__ = ["SessionsBase", "create_or_resume", "session_row"]
 
 
 def session_row(key: str) -> str:
@@ -59,32 +58,6 @@ async def create_or_resume(sql: Sql, tx: Tx, user: UserRef, session_id: str, age
         row = await tx.one(session_row(sql.key), where)
         assert row is not None
     return tuple(row)
-
-
-async def read_state(sql: Sql, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
-    """The state of the session of ``row`` (:func:`session_row`) in one more statement (and one of its hidden
-    items): every turn's log entry and status, the raw texts of the last ``window_turns`` only."""
-    cut = int(row[2]) - window_turns  # turns are numbered 1..turn_count (``record`` takes the next number only)
-    rows = await tx.all(
-        "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
-        "CASE WHEN turn > ? THEN user_text END, CASE WHEN turn > ? THEN assistant_text END "
-        f"FROM session_turns WHERE tenant = ? AND user_id = ? AND session_{sql.key} = ? ORDER BY turn",
-        (cut, cut, user.tenant, user.user_id, row[0]),
-    )
-    log: list[TurnSummary] = []
-    flagged: list[int] = []
-    recent: list[ArchivedTurn] = []
-    for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in rows:
-        if status != TurnStatus.PENDING.value:
-            log.append(log_entry(turn, us, asum, status))
-        if status in FLAGGED:
-            flagged.append(int(turn))
-        if int(turn) > cut:
-            recent.append(
-                ArchivedTurn(session_id, int(turn), user_text, assistant_text, sql.when(at), keep_extra=(ukeep, akeep))
-            )
-    state = state_from_row(user, session_id, row, log=log, recent=recent, flagged=flagged, when=sql.when)
-    return visible_state(state, await session_hidden(tx, user, session_id))
 
 
 class SessionsBase:

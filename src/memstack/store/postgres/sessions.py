@@ -21,16 +21,20 @@ from psycopg.types.json import Jsonb
 from memstack.errors import NotFound
 from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
+from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
+    FLAGGED,
     check_session_agent,
     check_session_id,
     check_turn,
     facts_to_data,
+    log_entry,
     needs_write,
+    state_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase, create_or_resume, read_state, session_row
+from memstack.store._sessions import SessionsBase, create_or_resume, session_row
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
@@ -43,6 +47,7 @@ from memstack.types import (
     SessionState,
     TurnCommit,
     TurnStatus,
+    TurnSummary,
     UserRef,
     utcnow,
 )
@@ -209,6 +214,10 @@ def _count(row: tuple[Any, ...] | None) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 class PgSessions(SessionsBase):
     """Session state and the life of a turn; each write is one transaction. ``lease_s``: how long a session stays
     held without renewal (a crashed process on another machine blocks its sessions that long)."""
@@ -240,7 +249,32 @@ class PgSessions(SessionsBase):
                 async with conn.transaction():
                     await enter_fence(conn)  # work begun before the user's erasure creates no session after it
                     row = await create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp)
-            return await read_state(self._sql, tx(conn), user, session_id, row, window_turns)
+            return await self._state(conn, user, session_id, row, window_turns)
+
+    @staticmethod
+    async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
+        """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
+        seq, turn_count = row[0], row[2]
+        cut = int(turn_count) - window_turns
+        cur = await conn.execute(
+            "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
+            "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
+            "FROM session_turns WHERE tenant = %(tenant)s AND user_id = %(user)s AND session_seq = %(seq)s "
+            "ORDER BY turn",
+            {"cut": cut, "seq": seq, "tenant": user.tenant, "user": user.user_id},
+        )
+        log: list[TurnSummary] = []
+        flagged: list[int] = []
+        recent: list[ArchivedTurn] = []
+        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
+            if status != TurnStatus.PENDING.value:
+                log.append(log_entry(turn, us, asum, status))
+            if status in FLAGGED:
+                flagged.append(int(turn))
+            if int(turn) > cut:
+                recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
+        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
+        return visible_state(state, await session_hidden(tx(conn), user, sid))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)

@@ -22,23 +22,28 @@ from typing import Any
 from memstack.errors import InputError, NotFound
 from memstack.store._archive import SessionArchive
 from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
-from memstack.store._hidden import keep_hidden_facts, session_hidden
+from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
 from memstack.store._session_rows import (
+    FLAGGED,
+    TURN_COLUMNS,
     check_session_agent,
     check_session_id,
     check_turn,
     facts_from_json,
     facts_to_json,
+    log_entry,
     needs_write,
+    state_from_row,
+    turn_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase, create_or_resume, read_state, session_row
-from memstack.store._sql import Tx, drive
+from memstack.store._sessions import SessionsBase, create_or_resume, session_row
+from memstack.store._sql import drive
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import fts_owner, to_ts
+from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
 from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.store.sqlite.hidden import HIDDEN_TURN
 from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
@@ -156,6 +161,10 @@ def migrate_sessions(conn: sqlite3.Connection) -> None:
 _SESSION = session_row("pk")
 
 
+def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
+    return turn_from_row(row, when=datetime.fromisoformat, flags=json.loads)
+
+
 class SQLiteSessions(SessionsBase):
     """Session state and the life of a turn; every statement on the database thread, each write one transaction."""
 
@@ -177,20 +186,47 @@ class SQLiteSessions(SessionsBase):
         check_session_agent(agent)
         stamp = now or utcnow()
 
-        async def write(t: Tx) -> SessionState:
-            row = await create_or_resume(self._sql, t, user, session_id, agent, stamp)
-            return await read_state(self._sql, t, user, session_id, row, window_turns)
+        def write(conn: sqlite3.Connection) -> SessionState:
+            row = drive(create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp))
+            return self._state(conn, user, session_id, row, window_turns)
 
         def run(conn: sqlite3.Connection) -> SessionState:
             with transaction(conn, write=False):
                 row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
                 if row is not None and not (create and needs_write(row, agent)):
-                    return drive(read_state(self._sql, tx(conn), user, session_id, row, window_turns))
+                    return self._state(conn, user, session_id, row, window_turns)
             if not create and row is None:
                 raise NotFound("session", session_id)
-            return self._core.write(conn, lambda c: drive(write(tx(c))))
+            return self._core.write(conn, write)
 
         return await self._core.run(run)
+
+    @staticmethod
+    def _state(
+        conn: sqlite3.Connection, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int
+    ) -> SessionState:
+        pk = row[0]
+        where = "FROM session_turns t JOIN sessions s ON s.pk = t.session_pk WHERE t.session_pk = ?"
+        recent = [
+            _turn(r)
+            for r in conn.execute(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
+        ]
+        log = [
+            log_entry(turn, us, asum, status)
+            for turn, us, asum, status in conn.execute(
+                "SELECT turn, user_summary, assistant_summary, status FROM session_turns "
+                "WHERE session_pk = ? AND status != 'pending' ORDER BY turn",
+                (pk,),
+            )
+        ]
+        flagged = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT turn FROM session_turns WHERE session_pk = ? AND status IN (?, ?) ORDER BY turn", (pk, *FLAGGED)
+            )
+        ]
+        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
+        return visible_state(state, drive(session_hidden(tx(conn), user, sid)))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)
