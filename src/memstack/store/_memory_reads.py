@@ -21,14 +21,15 @@ class MemoryReads:
 
     async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
         check_id(memory_id, "memory id")
-        rows = await self._sql.all(
+        events = await self._sql.mapped(
             "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
             "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id",
             (user.tenant, user.user_id, memory_id),
+            self._event,
         )
-        if not rows:
+        if not events:
             raise NotFound("memory", memory_id)
-        return [self._event(r) for r in rows]
+        return events
 
     def _event(self, row: Row) -> MemoryEvent:
         id_, memory_id, action, before, after, at, actor, note = row

@@ -97,6 +97,11 @@ class Sql(Protocol):
 
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None: ...
 
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        """One read statement's rows, each through ``convert`` where it is read (on SQLite its database thread, so a
+        long page of rows made into objects does not hold the event loop)."""
+        ...
+
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         """One write statement, under the caller's erasure fence (:mod:`memstack.store.fence`) unless ``fenced``
         is false (a tenant's rows: keys, agents); the number of rows it changed."""

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from memstack.errors import InputError
 from memstack.store._session_rows import TURN_COLUMNS, check_page, check_session_id, turn_from_row
-from memstack.store._sql import Sql
+from memstack.store._sql import Row, Sql
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, TurnVectors, UserRef, Vector
 
 __all__ = ["ArchiveVectorReads", "check_speaker", "message_rows", "not_archived"]
@@ -70,22 +70,16 @@ class ArchiveVectorReads:
 
     async def messages(self, user: UserRef, *, after: int = 0, limit: int = 1000) -> builtins.list[ArchivedMessage]:
         check_page(limit, max(after, 0))
-        rows = await self._sql.all(self._messages, (user.tenant, user.user_id, after, limit))
-        return [
-            ArchivedMessage(
-                int(seq),
-                session_id,
-                int(turn),
-                MESSAGE_ROLES[int(side)],
-                text,
-                self._sql.when(at),
-                speaker,
-                self._sql.vector(embedding),
-            )
-            for seq, session_id, turn, side, text, at, speaker, embedding in rows
-        ]
+        return await self._sql.mapped(self._messages, (user.tenant, user.user_id, after, limit), self._message)
 
     async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
         check_page(limit)
-        rows = await self._sql.all(self._missing, (limit,))
-        return [turn_from_row(r, when=self._sql.when, flags=self._sql.unjson) for r in rows]
+        return await self._sql.mapped(self._missing, (limit,), self._turn)
+
+    def _message(self, row: Row) -> ArchivedMessage:
+        seq, session_id, turn, side, text, at, speaker, embedding = row
+        role, when, vector = MESSAGE_ROLES[int(side)], self._sql.when(at), self._sql.vector(embedding)
+        return ArchivedMessage(int(seq), session_id, int(turn), role, text, when, speaker, vector)
+
+    def _turn(self, row: Row) -> ArchivedTurn:
+        return turn_from_row(row, when=self._sql.when, flags=self._sql.unjson)

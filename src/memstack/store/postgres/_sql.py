@@ -94,6 +94,9 @@ class PgSql:
         async with self._db.connection() as conn:
             return await _Tx(conn).one(sql, args)
 
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        return [convert(r) for r in await self.all(sql, args)]
+
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         if not fenced:
             async with self._db.connection() as conn:

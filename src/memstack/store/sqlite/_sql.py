@@ -90,6 +90,9 @@ class SQLiteSql:
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None:
         return await self._core.run(lambda conn: conn.execute(sql, _args(args)).fetchone())
 
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        return await self._core.run(lambda conn: [convert(r) for r in conn.execute(sql, _args(args))])
+
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         values = _args(args)
         return await self.write(lambda tx: tx.execute(sql, values), fenced=fenced)
