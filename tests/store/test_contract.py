@@ -394,6 +394,25 @@ async def test_forget_restore_and_their_history(store: Store, vecs) -> None:
     assert events[1].after["deleted_by"] == "ai"
 
 
+async def test_forget_and_restore_return_the_memory_as_get_reads_it(store: Store, vecs) -> None:
+    """What a forget or a restore returns is the stored memory, its embedding included, as ``get`` reads it."""
+    memory = await _add(store, ALICE, "Reads before bed", vecs.one())
+    stored = (await store.memories.get(ALICE, memory.id)).embedding
+    assert stored is not None
+    forgotten = await store.memories.forget(ALICE, memory.id, by=DeletedBy.USER)
+    assert forgotten.embedding is not None and np.allclose(forgotten.embedding, stored, atol=1e-6)
+    restored = await store.memories.restore(ALICE, memory.id)
+    assert restored.embedding is not None and np.allclose(restored.embedding, stored, atol=1e-6)
+
+
+async def test_restore_refuses_a_negative_limit(store: Store, vecs) -> None:
+    memory = await _add(store, ALICE, "Plays chess", vecs.one())
+    await store.memories.forget(ALICE, memory.id, by=DeletedBy.USER)
+    with pytest.raises(InputError, match="limit must be zero or more"):
+        await store.memories.restore(ALICE, memory.id, limit=-1)
+    assert not (await store.memories.get(ALICE, memory.id)).is_active
+
+
 async def test_merge_records_where_a_memory_went(store: Store, vecs) -> None:
     a = await _add(store, ALICE, "Studies for the MCAT", vecs.one())
     b = await _add(store, ALICE, "MCAT is in June", vecs.one())

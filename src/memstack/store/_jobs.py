@@ -1,5 +1,7 @@
 """What both backends' ``JobStore`` roles share: the checks on each call (before any SQL), a job's JSON, the user a
-job works for, and a :class:`~memstack.types.Job` from its row. Each backend keeps its statements in its ``jobs.py``.
+job works for, a :class:`~memstack.types.Job` from its row, and reading one job back (:class:`JobReads`). Each
+backend keeps its writes in its ``jobs.py``: their times are PostgreSQL's clock (``now()``) and SQLite's local one,
+and PostgreSQL claims with ``FOR UPDATE SKIP LOCKED`` where SQLite's write transaction holds the whole file.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError
+from memstack.errors import InputError, NotFound
+from memstack.store._sql import Row, Sql
 from memstack.types import Job, JobStatus, new_id
 
 __all__ = [
     "COLUMNS",
     "PRUNE_BATCH",
+    "JobReads",
     "check_claim",
     "check_enqueue",
     "check_error",
@@ -111,3 +115,27 @@ def job_from_row(
         result=data(row[12]),
         error=row[13],
     )
+
+
+class JobReads:
+    """``get`` of :class:`~memstack.store.base.JobStore` and a job from its row, over a backend's
+    :class:`~memstack.store._sql.Sql`."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    async def get(self, job_id: str) -> Job:
+        row = await self._sql.one(f"SELECT {COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        if row is None:
+            raise NotFound("job", job_id)
+        return self._job(row)
+
+    def _job(self, row: Row) -> Job:
+        return job_from_row(row, when=self._sql.when, data=self._data)
+
+    def _data(self, value: Any) -> dict[str, Any] | None:
+        """A JSON object column (``None`` for SQL ``NULL``; ``{}`` for anything stored that is not an object)."""
+        if value is None:
+            return None
+        data = self._sql.unjson(value)
+        return dict(data) if isinstance(data, dict) else {}

@@ -1,21 +1,62 @@
-"""What both backends' ``MemoryStore`` roles share: the checks on a write and the memory it makes (before or inside
-its transaction, never SQL). Each backend keeps its own statements in ``store/<backend>/_memories.py``.
+"""What both backends' ``MemoryStore`` roles share: the checks on a write and the memory it makes, the history row
+every write records, and ``forget``, ``restore`` and ``delete`` whole (:class:`MemoryWritesBase`).
+
+A backend keeps its inserts and updates (SQLite's FTS rows and cache, PostgreSQL's binary ``COPY``, ``vector``
+parameters and HNSW bookkeeping) in ``store/<backend>/_memories.py``, and gives the shared writes three hooks: how it
+reads one memory inside a write (PostgreSQL locks the row; SQLite's write already holds the whole database), how it
+counts a user's active memories, and :meth:`~MemoryWritesBase._change`, the transaction around a write (PostgreSQL
+takes the user's advisory lock first; SQLite brings its vector cache in line on its database thread right after the
+commit, before any other write can run). What a forget or a restore returns is the stored memory as ``get`` reads
+it, its embedding included.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any, NamedTuple
 
-from memstack.errors import InputError
+from memstack.errors import InputError, LimitReached
 from memstack.store._checks import check_agent, parse_category, parse_source, utc
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryPatch, NewMemory, UserRef, Vector, utcnow
+from memstack.store._hidden import check_hidden, hide_items, unhide_items
+from memstack.store._sql import Sql, Tx
+from memstack.types import (
+    Category,
+    DeletedBy,
+    HiddenItem,
+    HistoryAction,
+    Memory,
+    MemoryPatch,
+    NewMemory,
+    UserRef,
+    Vector,
+    utcnow,
+)
 from memstack.types.memories import check_metadata
 
-__all__ = ["UPDATE_ACTIONS", "check_forget", "check_limit", "check_update", "new_memory", "patched"]
+__all__ = [
+    "HISTORY",
+    "UPDATE_ACTIONS",
+    "Change",
+    "MemoryWritesBase",
+    "check_forget",
+    "check_limit",
+    "check_update",
+    "new_memory",
+    "patched",
+]
 
 #: The history actions ``update`` records (the others have their own calls).
 UPDATE_ACTIONS = (HistoryAction.UPDATE, HistoryAction.SUPERSEDE, HistoryAction.MERGE)
+
+#: The history row every write records (``before`` and ``after``: snapshots, :meth:`Memory.snapshot`).
+HISTORY = (
+    "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+_MINE = "WHERE id = ? AND tenant = ? AND user_id = ?"
 
 
 def check_limit(limit: int | None) -> None:
@@ -94,3 +135,125 @@ def check_forget(memory_id: str, by: DeletedBy, merged_into: str | None) -> Dele
     if merged_into == memory_id:
         raise InputError("a memory cannot be merged into itself; pass the id of the memory that absorbed it")
     return who
+
+
+class Change(NamedTuple):
+    """One memory changed by a write: the backend's key of its row (for its caches), before and after (``None``:
+    deleted)."""
+
+    key: int
+    before: Memory
+    after: Memory | None
+
+
+class MemoryWritesBase:
+    """``forget``, ``restore`` and ``delete`` of :class:`~memstack.store.base.MemoryStore`, over a backend's
+    :class:`~memstack.store._sql.Sql` and the three hooks it implements."""
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    # -- a backend's hooks --------------------------------------------------------------------------------------------
+
+    async def _fetch(self, tx: Tx, user: UserRef, memory_id: str, *, lock: bool = True) -> tuple[int, Memory]:
+        """Inside a write: one memory of ``user`` with its embedding and its row's key, else ``NotFound``;
+        ``lock``: kept from other writers until the transaction ends."""
+        raise NotImplementedError
+
+    async def _count(self, tx: Tx, user: UserRef) -> int:
+        """Inside a write: the user's active memories."""
+        raise NotImplementedError
+
+    async def _change(self, user: UserRef, body: Callable[[Tx], Coroutine[Any, Any, Change]]) -> Change:
+        """``body`` in one write transaction under the erasure fence, taking its turn among ``user``'s writes;
+        whatever the backend keeps beside the table follows the change after the commit."""
+        raise NotImplementedError
+
+    # -- shared -------------------------------------------------------------------------------------------------------
+
+    async def _history(
+        self,
+        tx: Tx,
+        user: UserRef,
+        memory_id: str,
+        action: HistoryAction,
+        before: Memory | None,
+        after: Memory | None,
+        *,
+        at: datetime,
+        actor: str = "user",
+        note: str = "",
+    ) -> None:
+        snapshots = [self._sql.json(m.snapshot()) if m is not None else None for m in (before, after)]
+        await tx.execute(HISTORY, (memory_id, user.tenant, user.user_id, action.value, *snapshots, at, actor, note))
+
+    async def forget(
+        self,
+        user: UserRef,
+        memory_id: str,
+        *,
+        by: DeletedBy,
+        merged_into: str | None = None,
+        note: str = "",
+        hide: Sequence[HiddenItem] = (),
+    ) -> Memory:
+        who = check_forget(memory_id, by, merged_into)
+        hidden = check_hidden(memory_id, hide)
+
+        async def body(tx: Tx) -> Change:
+            key, before = await self._fetch(tx, user, memory_id)
+            if not before.is_active:
+                raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
+            if merged_into is not None:
+                await self._fetch(tx, user, merged_into, lock=False)  # NotFound unless it is this user's
+            after = replace(before, is_active=False, deleted_by=who, merged_into=merged_into, updated_at=utcnow())
+            await tx.execute(
+                f"UPDATE memories SET is_active = ?, deleted_by = ?, merged_into = ?, updated_at = ? {_MINE}",
+                (False, who.value, merged_into, after.updated_at, memory_id, user.tenant, user.user_id),
+            )
+            action = HistoryAction.MERGE if merged_into is not None else HistoryAction.FORGET
+            await self._history(
+                tx, user, memory_id, action, before, after, at=after.updated_at, actor=who.value, note=note
+            )
+            await hide_items(tx, user, memory_id, hidden)
+            return Change(key, before, after)
+
+        return _after(await self._change(user, body))
+
+    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
+        check_limit(limit)
+
+        async def body(tx: Tx) -> Change:
+            key, before = await self._fetch(tx, user, memory_id)
+            if before.is_active:
+                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
+            if limit is not None and await self._count(tx, user) >= limit:
+                raise LimitReached("current", limit)
+            after = replace(before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow())
+            await tx.execute(
+                f"UPDATE memories SET is_active = ?, deleted_by = NULL, merged_into = NULL, updated_at = ? {_MINE}",
+                (True, after.updated_at, memory_id, user.tenant, user.user_id),
+            )
+            await self._history(tx, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at)
+            await unhide_items(tx, user, memory_id)
+            return Change(key, before, after)
+
+        return _after(await self._change(user, body))
+
+    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
+        hidden = check_hidden(memory_id, hide)
+
+        async def body(tx: Tx) -> Change:
+            key, before = await self._fetch(tx, user, memory_id)
+            # On SQLite the FTS trigger drops the memory's text too.
+            await tx.execute(f"DELETE FROM memories {_MINE}", (memory_id, user.tenant, user.user_id))
+            await self._history(tx, user, memory_id, HistoryAction.DELETE, before, None, at=utcnow())
+            await hide_items(tx, user, memory_id, hidden)
+            return Change(key, before, None)
+
+        await self._change(user, body)
+
+
+def _after(change: Change) -> Memory:
+    assert change.after is not None  # forget and restore keep the row
+    return change.after

@@ -1,7 +1,10 @@
 """The half of the ``SessionStore`` role that is the same on both backends: the per-session lock (a lease,
-:mod:`memstack.store.leases`), the turns still due a summary, and ending a session with its cross-session line.
-Each backend's ``sessions.py`` adds ``open``, ``record`` and ``commit``, the writes it does its own way (SQLite in
-one trip to its database thread, PostgreSQL in one statement or one pipelined transaction).
+:mod:`memstack.store.leases`), the turns still due a summary, and ending a session with its cross-session line;
+and the session row ``open`` creates or resumes (:func:`create_or_resume`). Each backend's ``sessions.py`` adds
+``open``, ``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread, PostgreSQL
+reading outside a transaction, recording in one statement and committing in one pipelined transaction), and reads a
+session's state its own way: SQLite in three indexed statements, which beat PostgreSQL's one statement there (it
+reads every turn's columns past the long texts), PostgreSQL in one.
 """
 
 from __future__ import annotations
@@ -13,18 +16,48 @@ from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
 from memstack.store._session_rows import (
     FLAGGED,
+    SESSION_COLUMNS,
     TURN_COLUMNS,
     check_page,
+    check_same_agent,
     check_session_id,
+    needs_write,
     summary_from_row,
     turn_from_row,
 )
-from memstack.store._sql import Sql, Tx
+from memstack.store._sql import Row, Sql, Tx
 from memstack.store.base import HeldLock
 from memstack.store.leases import SessionLeases
 from memstack.types import ArchivedTurn, SessionSummary, UserRef, utcnow
 
-__all__ = ["SessionsBase"]
+__all__ = ["SessionsBase", "create_or_resume", "session_row"]
+
+
+def session_row(key: str) -> str:
+    """The statement that reads a session's row as ``open`` uses it (its ``key``, then ``SESSION_COLUMNS``), by
+    tenant, user and id."""
+    return f"SELECT {key}, {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
+
+
+async def create_or_resume(sql: Sql, tx: Tx, user: UserRef, session_id: str, agent: str | None, stamp: datetime) -> Row:
+    """Inside a write: the session's row, created if it is new, resumed if it ended, with ``agent`` learnt
+    (``InputError`` if it belongs to another agent)."""
+    where = (user.tenant, user.user_id, session_id)
+    await tx.execute(
+        "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (tenant, user_id, id) DO NOTHING",
+        (*where, agent, stamp, stamp),
+    )
+    row = await tx.one(session_row(sql.key) + sql.for_update, where)
+    assert row is not None  # inserted or found just now, in the same transaction
+    check_same_agent(session_id, row, agent)
+    if needs_write(row, agent):  # learn the agent; resume if ended
+        await tx.execute(
+            f"UPDATE sessions SET agent = ?, ended_at = NULL WHERE {sql.key} = ?", (agent or row[1], row[0])
+        )
+        row = await tx.one(session_row(sql.key), where)
+        assert row is not None
+    return tuple(row)
 
 
 class SessionsBase:

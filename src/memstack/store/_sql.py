@@ -4,9 +4,10 @@ once (``store/_contexts.py``, ``_threads.py``, ``_drops.py``, ``_archive.py``) a
 own: its tables, its connection and its transactions.
 
 The neutral SQL uses ``?`` placeholders (PostgreSQL's adapter turns them into ``%s``), :attr:`Sql.key` for the
-integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), and passes times as ``datetime``
-(SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when` and :meth:`Sql.unjson` read a time and a
-JSON column back, and :meth:`Sql.among` tests a column against a list of values given as one argument.
+integer key of a row (``pk`` on SQLite, ``seq`` on PostgreSQL), :attr:`Sql.for_update` to lock the rows a write
+reads, and passes times as ``datetime`` (SQLite's adapter stores them as sortable UTC text); :meth:`Sql.when`,
+:meth:`Sql.unjson` and :meth:`Sql.vector` read a time, a JSON and a vector column back, and :meth:`Sql.among` tests
+a column against a list of values given as one argument.
 
 A transaction is a coroutine function given a :class:`Tx` (``await sql.write(body)``). On PostgreSQL it runs on a
 pooled connection inside ``transaction()``; on SQLite the whole body runs on the database thread, driven to its end
@@ -21,6 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar
 
 from memstack.errors import StoreError
+from memstack.types import Vector
 
 __all__ = ["Row", "Sql", "Tx", "drive"]
 
@@ -56,6 +58,9 @@ class Sql(Protocol):
     #: What follows a text column to compare and order it byte by byte (``COLLATE "C"`` on PostgreSQL, whose
     #: default follows the database's locale; nothing on SQLite, where it is the default).
     binary: str
+    #: What follows a ``SELECT`` to keep its rows from other writers until the transaction ends (``FOR UPDATE`` on
+    #: PostgreSQL; nothing on SQLite, whose write transaction holds the whole database).
+    for_update: str
 
     def when(self, value: Any) -> Any:
         """A time column's value as a ``datetime`` (``None`` stays ``None``)."""
@@ -73,6 +78,10 @@ class Sql(Protocol):
         """JSON already written as text (kept as written where the column is text), as a JSON column takes it."""
         ...
 
+    def vector(self, value: Any) -> Vector:
+        """A vector column's value (SQLite's little-endian float32 bytes, pgvector's ``vector``) as float32."""
+        ...
+
     def among(self, column: str) -> str:
         """SQL that is true when ``column`` is one of a list of values passed as one argument (:meth:`values`):
         one statement whatever the list's length (SQLite reads a JSON array, PostgreSQL an array)."""
@@ -87,6 +96,11 @@ class Sql(Protocol):
         ...
 
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None: ...
+
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        """One read statement's rows, each through ``convert`` where it is read (on SQLite its database thread, so a
+        long page of rows made into objects does not hold the event loop)."""
+        ...
 
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         """One write statement, under the caller's erasure fence (:mod:`memstack.store.fence`) unless ``fenced``

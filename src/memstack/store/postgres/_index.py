@@ -19,8 +19,9 @@ from typing import Any
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import InputError
 from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
+from memstack.store._memory_reads import MemoryReads
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -28,12 +29,12 @@ from memstack.store.postgres._rows import (
     N_COLUMNS,
     check_agent,
     check_k,
-    event_from_row,
     memory_from_row,
     parse_category,
     unit_vector,
 )
-from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector, check_id
+from memstack.store.postgres._sql import PgSql
+from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 
 __all__ = ["PgIndex"]
 
@@ -87,10 +88,11 @@ ORDER BY ranked.score DESC, m.seq DESC LIMIT %(k)s
 """
 
 
-class PgIndex:
+class PgIndex(MemoryReads):
     """Reads memories back; never writes."""
 
     def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+        super().__init__(PgSql(db))
         self._db = db
         self._ann = ann
         self._dim = dim
@@ -148,17 +150,6 @@ class PgIndex:
             {"tenant": user.tenant, "user": user.user_id},
         )
         return int(rows[0][0])
-
-    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
-        check_id(memory_id, "memory id")
-        rows = await self._rows(
-            "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
-            "WHERE tenant = %(tenant)s AND user_id = %(user)s AND memory_id = %(id)s ORDER BY id",
-            {"tenant": user.tenant, "user": user.user_id, "id": memory_id},
-        )
-        if not rows:
-            raise NotFound("memory", memory_id)
-        return [event_from_row(tuple(r)) for r in rows]
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
         """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories, in one

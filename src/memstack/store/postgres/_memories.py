@@ -1,4 +1,5 @@
-"""The PostgreSQL store's ``MemoryStore`` role: every write is one transaction that records its history.
+"""The PostgreSQL store's ``MemoryStore`` role: every write is one transaction that records its history; ``forget``,
+``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this backend's hooks.
 
 Every write first takes a transaction-scoped advisory lock for its (tenant, user), so concurrent writes for one user
 take turns (two processes included) and "count, then insert" cannot be raced past a tier limit; writes for
@@ -8,8 +9,7 @@ different users never wait for each other.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,8 +18,8 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
-from memstack.store._hidden import check_hidden, hide_items, unhide_items
-from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
+from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, check_update, new_memory, patched
+from memstack.store._sql import Tx
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -32,10 +32,8 @@ from memstack.store.postgres._rows import (
     unit_vector,
     user_lock_key,
 )
-from memstack.store.postgres._sql import tx
+from memstack.store.postgres._sql import PgSql, tx
 from memstack.types import (
-    DeletedBy,
-    HiddenItem,
     HistoryAction,
     Memory,
     MemoryPatch,
@@ -76,20 +74,16 @@ _INSERT_TYPES = [
 ]
 _HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
 _HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
-_HISTORY = f"INSERT INTO memory_history ({_HISTORY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-_COUNT = "SELECT count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active"
+_COUNT = "SELECT count(*) FROM memories WHERE tenant = ? AND user_id = ? AND is_active"
 
 Conn = psycopg.AsyncConnection[Any]
 
 
-def _snapshot(memory: Memory | None) -> Jsonb | None:
-    return Jsonb(memory.snapshot()) if memory is not None else None
-
-
-class PgMemories:
+class PgMemories(MemoryWritesBase):
     """Adds, changes and removes memories."""
 
     def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+        super().__init__(PgSql(db))
         self._db = db
         self._ann = ann
         self._dim = dim
@@ -131,42 +125,29 @@ class PgMemories:
     async def _lock(conn: Conn, user: UserRef) -> None:
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user),))
 
-    @staticmethod
-    async def _count(conn: Conn, user: UserRef) -> int:
-        row = await (await conn.execute(_COUNT, (user.tenant, user.user_id))).fetchone()
+    # -- the shared writes' hooks (forget, restore, delete: MemoryWritesBase) ------------------------------------------
+
+    async def _count(self, tx: Tx, user: UserRef) -> int:
+        row = await tx.one(_COUNT, (user.tenant, user.user_id))
         return int(row[0]) if row else 0
 
-    @staticmethod
-    async def _fetch(conn: Conn, user: UserRef, memory_id: str, *, lock: bool = True) -> Memory:
-        """One memory of ``user`` with its embedding (row-locked for the transaction), else ``NotFound``."""
+    async def _fetch(self, tx: Tx, user: UserRef, memory_id: str, *, lock: bool = True) -> tuple[int, Memory]:
+        """One memory of ``user`` with its embedding (row-locked for the transaction unless ``lock`` is false),
+        else ``NotFound``."""
         check_id(memory_id, "memory id")
         suffix = " FOR UPDATE" if lock else ""
-        cur = await conn.execute(
-            f"SELECT {COLUMNS}, embedding FROM memories WHERE id = %s AND tenant = %s AND user_id = %s{suffix}",
+        row = await tx.one(
+            f"SELECT seq, {COLUMNS}, embedding FROM memories WHERE id = ? AND tenant = ? AND user_id = ?{suffix}",
             (memory_id, user.tenant, user.user_id),
         )
-        row = await cur.fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        return memory_from_row(row, row[N_COLUMNS])
+        return int(row[0]), memory_from_row(row[1:], row[1 + N_COLUMNS])
 
-    @staticmethod
-    async def _history(
-        conn: Conn,
-        user: UserRef,
-        memory_id: str,
-        action: HistoryAction,
-        before: Memory | None,
-        after: Memory | None,
-        *,
-        at: datetime,
-        actor: str,
-        note: str = "",
-    ) -> None:
-        await conn.execute(
-            _HISTORY,
-            (memory_id, user.tenant, user.user_id, action.value, _snapshot(before), _snapshot(after), at, actor, note),
-        )
+    async def _change(self, user: UserRef, body: Callable[[Tx], Coroutine[Any, Any, Change]]) -> Change:
+        async with self._db.writing() as conn:
+            await self._lock(conn, user)
+            return await body(tx(conn))
 
     async def _after_growth(self, user: UserRef, active: int | None, *, wait: bool) -> None:
         """After a commit that added rows: build the user's HNSW index if they just became large."""
@@ -190,7 +171,7 @@ class PgMemories:
         async with self._db.writing() as conn:
             await self._lock(conn, user)
             if limit is not None or not indexed:
-                active = await self._count(conn, user)
+                active = await self._count(tx(conn), user)
                 if limit is not None and active >= limit:
                     raise LimitReached("current", limit)
                 active += 1
@@ -199,7 +180,7 @@ class PgMemories:
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, %s)",
                 self._row(new, self._db.vector_param(vector)),
             )
-            await self._history(conn, user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
+            await self._history(tx(conn), user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
         await self._after_growth(user, active, wait=False)
         return new
 
@@ -229,13 +210,14 @@ class PgMemories:
                     snapshot = Jsonb(m.snapshot())
                     await copy.write_row((m.id, user.tenant, user.user_id, "create", None, snapshot, now, actor, ""))
             indexed = self._ann.indexed(user)
-            active = None if indexed else await self._count(conn, user)
+            active = None if indexed else await self._count(tx(conn), user)
         await self._after_growth(user, active, wait=True)
         return new
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
         async with self._db.connection() as conn:
-            return await self._fetch(conn, user, memory_id, lock=False)
+            _, memory = await self._fetch(tx(conn), user, memory_id, lock=False)
+            return memory
 
     async def update(
         self,
@@ -254,7 +236,7 @@ class PgMemories:
         actor = check_actor(actor)
         async with self._db.writing() as conn:
             await self._lock(conn, user)
-            before = await self._fetch(conn, user, memory_id)
+            _, before = await self._fetch(tx(conn), user, memory_id)
             after = patched(
                 before, patch, category, vector, embedding=vector if vector is not None else before.embedding
             )
@@ -282,71 +264,6 @@ class PgMemories:
                 ),
             )
             await self._history(
-                conn, user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
+                tx(conn), user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
             )
         return after
-
-    async def forget(
-        self,
-        user: UserRef,
-        memory_id: str,
-        *,
-        by: DeletedBy,
-        merged_into: str | None = None,
-        note: str = "",
-        hide: Sequence[HiddenItem] = (),
-    ) -> Memory:
-        who = check_forget(memory_id, by, merged_into)
-        hidden = check_hidden(memory_id, hide)
-        async with self._db.writing() as conn:
-            await self._lock(conn, user)
-            before = await self._fetch(conn, user, memory_id)
-            if not before.is_active:
-                raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
-            if merged_into is not None:
-                await self._fetch(conn, user, merged_into, lock=False)  # NotFound unless it is this user's
-            after = replace(before, is_active=False, deleted_by=who, merged_into=merged_into, updated_at=utcnow())
-            await conn.execute(
-                "UPDATE memories SET is_active = false, deleted_by = %s, merged_into = %s, updated_at = %s "
-                "WHERE id = %s AND tenant = %s AND user_id = %s",
-                (who.value, merged_into, after.updated_at, memory_id, user.tenant, user.user_id),
-            )
-            action = HistoryAction.MERGE if merged_into is not None else HistoryAction.FORGET
-            await self._history(
-                conn, user, memory_id, action, before, after, at=after.updated_at, actor=who.value, note=note
-            )
-            await hide_items(tx(conn), user, memory_id, hidden)
-        return after
-
-    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
-        check_limit(limit)
-        async with self._db.writing() as conn:
-            await self._lock(conn, user)
-            before = await self._fetch(conn, user, memory_id)
-            if before.is_active:
-                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
-            if limit is not None and await self._count(conn, user) >= limit:
-                raise LimitReached("current", limit)
-            after = replace(before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow())
-            await conn.execute(
-                "UPDATE memories SET is_active = true, deleted_by = NULL, merged_into = NULL, updated_at = %s "
-                "WHERE id = %s AND tenant = %s AND user_id = %s",
-                (after.updated_at, memory_id, user.tenant, user.user_id),
-            )
-            await self._history(
-                conn, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at, actor="user"
-            )
-            await unhide_items(tx(conn), user, memory_id)
-        return after
-
-    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
-        hidden = check_hidden(memory_id, hide)
-        async with self._db.writing() as conn:
-            await self._lock(conn, user)
-            before = await self._fetch(conn, user, memory_id)
-            await conn.execute(
-                "DELETE FROM memories WHERE id = %s AND tenant = %s AND user_id = %s",
-                (memory_id, user.tenant, user.user_id),
-            )
-            await self._history(conn, user, memory_id, HistoryAction.DELETE, before, None, at=utcnow(), actor="user")
-            await hide_items(tx(conn), user, memory_id, hidden)

@@ -18,7 +18,7 @@ from memstack.store._checks import (
     unit_vector,
     utc,
 )
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
+from memstack.types import Category, DeletedBy, Memory, Source, UserRef
 from memstack.types.memories import stored_metadata
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "check_actor",
     "check_agent",
     "check_k",
-    "event_from_row",
     "memory_from_row",
     "parse_category",
     "parse_source",
@@ -69,18 +68,4 @@ def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> 
         source_turn_ids=tuple(row[15] or ()),
         embedding=vector,
         metadata=stored_metadata(row[16]),
-    )
-
-
-def event_from_row(row: tuple[Any, ...]) -> MemoryEvent:
-    id_, memory_id, action, before, after, at, actor, note = row
-    return MemoryEvent(
-        id=int(id_),
-        memory_id=memory_id,
-        action=HistoryAction(action),
-        before=before,
-        after=after,
-        at=at,
-        actor=actor,
-        note=note,
     )

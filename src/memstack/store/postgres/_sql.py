@@ -10,11 +10,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
+import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.store._sql import Row, Tx
 from memstack.store.postgres._db import Database
+from memstack.types import Vector
 
 __all__ = ["PgSql", "tx"]
 
@@ -58,6 +60,7 @@ class PgSql:
     key = "seq"
     rowid = "seq"
     binary = ' COLLATE "C"'
+    for_update = " FOR UPDATE"
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -74,6 +77,9 @@ class PgSql:
     def json_text(self, text: str) -> Any:
         return Jsonb(json.loads(text))
 
+    def vector(self, value: Any) -> Vector:
+        return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
     def among(self, column: str) -> str:
         return f"{column} = ANY(?)"
 
@@ -87,6 +93,9 @@ class PgSql:
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None:
         async with self._db.connection() as conn:
             return await _Tx(conn).one(sql, args)
+
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        return [convert(r) for r in await self.all(sql, args)]
 
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         if not fenced:

@@ -23,12 +23,12 @@ import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery
 from memstack.store._fulltext import term_ids
-from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
-from memstack.store._vector_rows import message_rows, not_archived
+from memstack.store._vector_rows import ArchiveVectorReads, message_rows, not_archived
 from memstack.store.postgres._archive_search import ArchiveSearch, message_terms, relink, session_totals
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import check_k, unit_vector, user_lock_key
-from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, ArchiveMatch, TurnVectors, UserRef
+from memstack.store.postgres._sql import PgSql
+from memstack.types import ArchiveMatch, TurnVectors, UserRef
 
 __all__ = ["PgArchiveVectors", "migrate_archive_vectors"]
 
@@ -54,16 +54,6 @@ async def migrate_archive_vectors(conn: Conn, dim: int) -> None:
     await conn.execute(b"CREATE INDEX archive_vectors_by_user ON archive_vectors (tenant, user_id, seq)")
 
 
-_MESSAGES = (
-    "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
-    "v.speaker, v.embedding FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq "
-    "JOIN sessions s ON s.seq = t.session_seq "
-    "WHERE v.tenant = %s AND v.user_id = %s AND v.seq > %s AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT %s"
-)
-_MISSING = (
-    f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
-    "WHERE NOT EXISTS (SELECT 1 FROM archive_vectors v WHERE v.turn_seq = t.seq) ORDER BY t.seq LIMIT %s"
-)
 _TURN_SEQS = (
     "SELECT s.id, t.turn, t.seq, t.session_seq, t.at, t.user_text, t.assistant_text "
     "FROM session_turns t JOIN sessions s ON s.seq = t.session_seq "
@@ -77,10 +67,11 @@ _INSERT = (
 )
 
 
-class PgArchiveVectors:
+class PgArchiveVectors(ArchiveVectorReads):
     """Vectors of archived messages in PostgreSQL."""
 
     def __init__(self, db: Database, dim: int, search: ArchiveSearch | None = None) -> None:
+        super().__init__(PgSql(db))
         self._db = db
         self._dim = dim
         self._search = search or ArchiveSearch()
@@ -130,26 +121,3 @@ class PgArchiveVectors:
             vector = self._db.vector_param(np.asarray(query.vector, dtype=np.float32).reshape(-1))
         async with self._db.connection() as conn:
             return await self._search.search(conn, user, query, vector, k, exclude_session)
-
-    async def messages(self, user: UserRef, *, after: int = 0, limit: int = 1000) -> builtins.list[ArchivedMessage]:
-        check_page(limit, max(after, 0))
-        async with self._db.connection() as conn:
-            cur = await conn.execute(_MESSAGES, (user.tenant, user.user_id, after, limit))
-            return [_message(row) for row in await cur.fetchall()]
-
-    async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
-        check_page(limit)
-        async with self._db.connection() as conn:
-            cur = await conn.execute(_MISSING, (limit,))
-            return [turn_from_row(row, when=_same, flags=_same) for row in await cur.fetchall()]
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _message(row: tuple[Any, ...]) -> ArchivedMessage:
-    seq, session_id, turn, side, text, at, speaker, embedding = row
-    raw = embedding.to_numpy() if hasattr(embedding, "to_numpy") else embedding
-    vector = np.asarray(raw, dtype=np.float32)
-    return ArchivedMessage(int(seq), session_id, int(turn), MESSAGE_ROLES[int(side)], text, at, speaker, vector)

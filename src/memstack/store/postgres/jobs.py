@@ -21,16 +21,17 @@ from memstack.errors import NotFound
 from memstack.store._jobs import (
     COLUMNS,
     PRUNE_BATCH,
+    JobReads,
     check_claim,
     check_enqueue,
     check_error,
     check_lease_s,
-    job_from_row,
     job_json,
     job_user,
 )
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.postgres._db import Database
+from memstack.store.postgres._sql import PgSql
 from memstack.types import Job, JobStatus, new_id
 
 __all__ = ["PgJobs", "migrate_job_users"]
@@ -52,22 +53,11 @@ def _json(value: Mapping[str, Any], what: str) -> Jsonb:
     return Jsonb(dict(value))
 
 
-def _dict(value: Any) -> dict[str, Any] | None:
-    return dict(value) if value is not None else None
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _job(row: tuple[Any, ...]) -> Job:
-    return job_from_row(row, when=_same, data=_dict)
-
-
-class PgJobs:
+class PgJobs(JobReads):
     """Jobs in PostgreSQL; see :class:`~memstack.store.base.JobStore`."""
 
     def __init__(self, db: Database, *, retention: timedelta = timedelta(days=7)) -> None:
+        super().__init__(PgSql(db))
         self._db = db
         self.retention = retention
 
@@ -107,7 +97,7 @@ class PgJobs:
                 cur = await conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE kind = %s AND key = %s", (kind, key))
                 row = await cur.fetchone()
         assert row is not None
-        return _job(row)
+        return self._job(row)
 
     async def claim_pending(
         self, kind: str | None, limit: int, *, owner: str | None = None, lease_s: float = DEFAULT_LEASE_S
@@ -125,7 +115,7 @@ class PgJobs:
                 (who, lease, kind, kind, limit),
             )
             rows = await cur.fetchall()
-        return sorted((_job(r) for r in rows), key=lambda j: (j.created_at, j.id))
+        return sorted((self._job(r) for r in rows), key=lambda j: (j.created_at, j.id))
 
     async def checkpoint(self, job_id: str, state: Mapping[str, Any], *, lease_s: float = DEFAULT_LEASE_S) -> Job:
         body = _json(state, "state")
@@ -140,7 +130,7 @@ class PgJobs:
             row = await cur.fetchone()
         if row is None:
             raise NotFound("job", job_id)
-        return _job(row)
+        return self._job(row)
 
     async def complete(self, job_id: str, result: Mapping[str, Any] | None = None) -> None:
         body = _json(result, "result") if result is not None else None
@@ -166,14 +156,6 @@ class PgJobs:
                 sets = "status = 'failed', error = %s, run_after = NULL, lease_until = NULL, updated_at = now()"
                 await self._change(conn, job_id, sets, (message,))
                 await self._prune(conn)
-
-    async def get(self, job_id: str) -> Job:
-        async with self._db.connection() as conn:
-            cur = await conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id = %s", (job_id,))
-            row = await cur.fetchone()
-        if row is None:
-            raise NotFound("job", job_id)
-        return _job(row)
 
     @staticmethod
     async def _change(conn: Any, job_id: str, sets: str, args: tuple[Any, ...]) -> None:

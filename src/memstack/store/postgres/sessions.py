@@ -24,8 +24,6 @@ from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searc
 from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
-    SESSION_COLUMNS,
-    check_same_agent,
     check_session_agent,
     check_session_id,
     check_turn,
@@ -36,7 +34,7 @@ from memstack.store._session_rows import (
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase
+from memstack.store._sessions import SessionsBase, create_or_resume, session_row
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
@@ -144,7 +142,7 @@ async def migrate_sessions(conn: Conn, dim: int) -> None:
         await conn.execute(statement.encode())
 
 
-_SESSION = f"SELECT seq, {SESSION_COLUMNS} FROM sessions WHERE tenant = %s AND user_id = %s AND id = %s"
+_SESSION = session_row("seq")
 #: Record a turn as the next one of its session: the session row is locked, the turn inserted and counted only if
 #: it follows on; returns the turn count found and whether the turn was recorded.
 _RECORD = """
@@ -241,38 +239,17 @@ class PgSessions(SessionsBase):
         check_session_id(session_id)
         check_session_agent(agent)
         stamp = utc(now) or utcnow()
-        key = (user.tenant, user.user_id, session_id)
         async with self._db.connection() as conn:
             # The common case reads without a transaction: under the session lock nothing else writes the session,
             # and without it (listings, monitoring) a read between two commits is as good as any.
-            row = await (await conn.execute(_SESSION, key)).fetchone()
+            row = await tx(conn).one(_SESSION, (user.tenant, user.user_id, session_id))
             if row is None and not create:
                 raise NotFound("session", session_id)
             if row is None or (create and needs_write(row, agent)):
                 async with conn.transaction():
                     await enter_fence(conn)  # work begun before the user's erasure creates no session after it
-                    row = await self._create_or_resume(conn, key, agent, stamp)
+                    row = await create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp)
             return await self._state(conn, user, session_id, row, window_turns)
-
-    @staticmethod
-    async def _create_or_resume(
-        conn: Conn, key: tuple[str, str, str], agent: str | None, stamp: datetime
-    ) -> tuple[Any, ...]:
-        await conn.execute(
-            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, id) DO NOTHING",
-            (*key, agent, stamp, stamp),
-        )
-        row = await (await conn.execute(_SESSION + " FOR UPDATE", key)).fetchone()
-        assert row is not None
-        check_same_agent(key[2], row, agent)
-        if needs_write(row, agent):  # learn the agent; resume if ended
-            await conn.execute(
-                "UPDATE sessions SET agent = %s, ended_at = NULL WHERE seq = %s", (agent or row[1], row[0])
-            )
-            row = await (await conn.execute(_SESSION, key)).fetchone()
-            assert row is not None
-        return tuple(row)
 
     @staticmethod
     async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
@@ -366,7 +343,7 @@ class PgSessions(SessionsBase):
             if fence is not None and not _count(await fence.fetchone()):
                 raise lease_lost(session_id, commit.turn, "committed")
             if await session.fetchone() is None:
-                found = await (await conn.execute(_SESSION, (user.tenant, user.user_id, session_id))).fetchone()
+                found = await tx(conn).one(_SESSION, (user.tenant, user.user_id, session_id))
                 if found is None:
                     raise NotFound("session", session_id)
                 raise version_moved(session_id, commit.turn, found[3], commit.expected_version)

@@ -1,11 +1,11 @@
 """``PostgresStore``: the production backend (PostgreSQL + pgvector through a psycopg 3 async pool).
 
 The roles of the :class:`~memstack.store.base.Store` protocol: the backend-neutral ones over :class:`PgSql`
-(``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``: :mod:`memstack.store._sql`), and this
-backend's own ``memories`` (writes), ``index`` (reads), ``jobs``, ``sessions`` and ``archive`` (whose per-session
-lock is a lease row: :mod:`memstack.store.postgres.leases`), ``archive_vectors``, ``users`` (export and erasure)
-and ``hidden``. They share the pool, and ``memories`` and ``index`` the per-user HNSW index bookkeeping
-(:class:`~memstack.store.postgres._ann.AnnIndexes`).
+(``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``:
+:class:`~memstack.store._roles.SharedRoles`), and this backend's own ``memories`` (writes), ``index`` (reads),
+``jobs``, ``sessions`` and ``archive`` (whose per-session lock is a lease row: :mod:`memstack.store.postgres.leases`),
+``archive_vectors``, ``users`` (export and erasure) and ``hidden``. They share the pool, and ``memories`` and
+``index`` the per-user HNSW index bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ import psycopg
 from psycopg.types import TypeInfo
 
 from memstack.errors import ConfigError, StoreUnavailable
-from memstack.store._contexts import Contexts
-from memstack.store._drops import Drops
-from memstack.store._idempotency import Idempotency
-from memstack.store._keys import Agents, Keys
-from memstack.store._threads import Threads
+from memstack.store._roles import SharedRoles
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.postgres._ann import AnnIndexes, AnnSettings
 from memstack.store.postgres._archive_search import ArchiveSearch
@@ -39,7 +35,7 @@ from memstack.types import UserRef
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore:
+class PostgresStore(SharedRoles):
     """Memories in PostgreSQL. Create with ``await PostgresStore.open(url, dim=..., embedder=...)``."""
 
     def __init__(
@@ -53,7 +49,7 @@ class PostgresStore:
         replica: Database | None = None,
     ) -> None:
         self._db = db
-        sql = PgSql(db)
+        super().__init__(PgSql(db))
         self._dim = dim
         self._embedder = embedder
         self._ann = AnnIndexes(db, ann)
@@ -61,9 +57,6 @@ class PostgresStore:
         self._index = PgIndex(db, self._ann, dim)
         self._replica = replica
         self._search_index = PgIndex(replica, self._ann, dim) if replica is not None else self._index
-        self._contexts = Contexts(sql)
-        self._keys = Keys(sql)
-        self._agents = Agents(sql)
         self._jobs = PgJobs(db)
         self._sessions = PgSessions(db, lease_s=lease_s)
         self._archive = PgSessionArchive(db)
@@ -72,9 +65,6 @@ class PostgresStore:
         )
         self._archive_vectors = PgArchiveVectors(db, dim, search)
         self._users = PgUserData(db, self._ann)
-        self._threads = Threads(sql)
-        self._idempotency = Idempotency(sql)
-        self._drops = Drops(sql)
         self._hidden = PgHidden(db)
 
     @classmethod
@@ -163,18 +153,6 @@ class PostgresStore:
         return self._search_index
 
     @property
-    def keys(self) -> Keys:
-        return self._keys
-
-    @property
-    def agents(self) -> Agents:
-        return self._agents
-
-    @property
-    def contexts(self) -> Contexts:
-        return self._contexts
-
-    @property
     def jobs(self) -> PgJobs:
         return self._jobs
 
@@ -197,18 +175,6 @@ class PostgresStore:
     @property
     def hidden(self) -> PgHidden:
         return self._hidden
-
-    @property
-    def threads(self) -> Threads:
-        return self._threads
-
-    @property
-    def idempotency(self) -> Idempotency:
-        return self._idempotency
-
-    @property
-    def drops(self) -> Drops:
-        return self._drops
 
     @property
     def dim(self) -> int:

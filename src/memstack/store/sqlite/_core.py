@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memstack.errors import ConfigError, NotFound, StoreError
 from memstack.store.fence import NEVER_ERASED, erasure_key
@@ -24,9 +24,21 @@ from memstack.store.sqlite._db import Database, data_version, is_busy, map_error
 from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector, check_id
 
-__all__ = ["Core", "erasure_epoch", "opt_ts", "user_key"]
+__all__ = ["COUNT", "FETCH", "Core", "erasure_epoch", "fetched", "opt_ts", "user_key"]
 
 T = TypeVar("T")
+
+#: One memory of a user (id, tenant, user_id) with its embedding, its primary key first: :func:`fetched`.
+FETCH = f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE id = ? AND tenant = ? AND user_id = ?"
+#: A user's active memories (tenant, user_id).
+COUNT = "SELECT COUNT(*) FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1"
+
+
+def fetched(row: tuple[Any, ...] | None, memory_id: str) -> tuple[int, Memory]:
+    """A row of :data:`FETCH` as its primary key and memory; ``NotFound`` when there was none."""
+    if row is None:
+        raise NotFound("memory", memory_id)
+    return int(row[0]), memory_from_row(row[1:-1], row[-1])
 
 
 def user_key(user: UserRef) -> tuple[str, str]:
@@ -144,21 +156,11 @@ class Core:
     def fetch(self, conn: sqlite3.Connection, user: UserRef, memory_id: str) -> tuple[int, Memory]:
         """Database thread: one memory of ``user`` (with its embedding) and its primary key, else ``NotFound``."""
         check_id(memory_id, "memory id")
-        row = conn.execute(
-            f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE id = ? AND tenant = ? AND user_id = ?",
-            (memory_id, user.tenant, user.user_id),
-        ).fetchone()
-        if row is None:
-            raise NotFound("memory", memory_id)
-        return int(row[0]), memory_from_row(row[1:-1], row[-1])
+        return fetched(conn.execute(FETCH, (memory_id, user.tenant, user.user_id)).fetchone(), memory_id)
 
     @staticmethod
     def count(conn: sqlite3.Connection, user: UserRef) -> int:
-        row = conn.execute(
-            "SELECT COUNT(*) FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
-            (user.tenant, user.user_id),
-        ).fetchone()
-        return int(row[0])
+        return int(conn.execute(COUNT, (user.tenant, user.user_id)).fetchone()[0])
 
     def cached_change(self, user: UserRef, pk: int, after: Memory, vector: Vector | None, was_active: bool) -> None:
         """Database thread, after commit: bring the user's cache entry in line with one changed row."""

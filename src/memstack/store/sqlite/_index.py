@@ -16,33 +16,35 @@ from typing import Any
 
 import numpy as np
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import InputError
 from memstack.store._checks import check_agent
 from memstack.store._fulltext import fts5_match, rank, searched_terms
+from memstack.store._memory_reads import MemoryReads
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import (
     CATEGORY_CODES,
     COLUMNS,
-    event_from_row,
     fts_owner,
     memory_from_row,
     metadata_conditions,
     parse_category,
     unit_vector,
 )
-from memstack.types import Memory, MemoryEvent, MemoryFilter, ScoredMemory, UserRef, Vector, check_id
+from memstack.store.sqlite._sql import SQLiteSql
+from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 
 __all__ = ["SQLiteIndex"]
 
 _LARGE_SCAN = 2_000_000  # floats scored per search above which scoring leaves the event loop (~1 ms of work)
 
 
-class SQLiteIndex:
+class SQLiteIndex(MemoryReads):
     """Reads memories back; never writes."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
 
     async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
@@ -79,18 +81,6 @@ class SQLiteIndex:
 
     async def count_active(self, user: UserRef) -> int:
         return await self._core.run(lambda conn: self._core.count(conn, user))
-
-    async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
-        check_id(memory_id, "memory id")
-        sql = (
-            "SELECT id, memory_id, action, before, after, at, actor, note FROM memory_history "
-            "WHERE tenant = ? AND user_id = ? AND memory_id = ? ORDER BY id"
-        )
-        args = (user.tenant, user.user_id, memory_id)
-        events = await self._core.run(lambda conn: [event_from_row(r) for r in conn.execute(sql, args)])
-        if not events:
-            raise NotFound("memory", memory_id)
-        return events
 
     async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
         """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories."""

@@ -1,38 +1,44 @@
-"""The SQLite store's ``MemoryStore`` role: every write, each one transaction that records its history."""
+"""The SQLite store's ``MemoryStore`` role: every write, each one transaction that records its history; ``forget``,
+``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this backend's hooks.
+"""
 
 from __future__ import annotations
 
 import builtins
 import json
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from memstack.errors import InputError, LimitReached
+from memstack.errors import LimitReached
 from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
-from memstack.store._hidden import check_hidden, hide_items, unhide_items
-from memstack.store._memory_writes import check_forget, check_limit, check_update, new_memory, patched
-from memstack.store._sql import drive
+from memstack.store._memory_writes import (
+    HISTORY,
+    Change,
+    MemoryWritesBase,
+    check_limit,
+    check_update,
+    new_memory,
+    patched,
+)
+from memstack.store._sql import Tx, drive
 from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, opt_ts, user_key
+from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, user_key
 from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts, unit_matrix, unit_vector
-from memstack.store.sqlite._sql import tx
+from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.types import (
     Category,
-    DeletedBy,
-    HiddenItem,
     HistoryAction,
     Memory,
     MemoryPatch,
     NewMemory,
     UserRef,
     Vector,
+    check_id,
     new_id,
     new_ids,
     utcnow,
@@ -45,18 +51,15 @@ _INSERT = (
     "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding, "
     "terms, n_terms, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_HISTORY = (
-    "INSERT INTO memory_history (memory_id, tenant, user_id, action, before, after, at, actor, note) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 _FTS_INSERT = "INSERT INTO memories_fts (rowid, terms, fts_owner) VALUES (?, ?, ?)"
 _FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, terms, fts_owner) SELECT pk, terms, fts_owner FROM memories"
 
 
-class SQLiteMemories:
+class SQLiteMemories(MemoryWritesBase):
     """Adds, changes and removes memories; the cache follows each commit."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
 
     @staticmethod
@@ -88,30 +91,6 @@ class SQLiteMemories:
             metadata_text(m.metadata),
         )
 
-    @staticmethod
-    def _history_row(
-        user: UserRef,
-        memory_id: str,
-        action: HistoryAction,
-        before: Memory | None,
-        after: Memory | None,
-        *,
-        at: datetime | None = None,
-        actor: str = "user",
-        note: str = "",
-    ) -> tuple[Any, ...]:
-        return (
-            memory_id,
-            user.tenant,
-            user.user_id,
-            action.value,
-            json.dumps(before.snapshot()) if before is not None else None,
-            json.dumps(after.snapshot()) if after is not None else None,
-            to_ts(at or utcnow()),
-            actor,
-            note,
-        )
-
     async def add(
         self, user: UserRef, memory: NewMemory, embedding: Vector, *, limit: int | None = None, actor: str = "user"
     ) -> Memory:
@@ -132,8 +111,9 @@ class SQLiteMemories:
             row = self._insert_row(None, new, blob, owner, to_ts(new.created_at))
             pk = int(conn.execute(_INSERT, row).lastrowid or 0)
             conn.execute(_FTS_INSERT, (pk, row[-3], owner))
-            history = self._history_row(user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
-            conn.execute(_HISTORY, history)
+            drive(
+                self._history(tx(conn), user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
+            )
             return pk
 
         pk = self._core.write(conn, body)
@@ -168,7 +148,7 @@ class SQLiteMemories:
             history = (
                 (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "") for m in new
             )
-            conn.executemany(_HISTORY, history)
+            conn.executemany(HISTORY, history)
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)
@@ -238,108 +218,37 @@ class SQLiteMemories:
                     pk,
                 ),
             )
-            conn.execute(
-                _HISTORY,
-                self._history_row(user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note),
+            history = self._history(
+                tx(conn), user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
             )
+            drive(history)
             return pk, before, after
 
         pk, before, after = self._core.write(conn, body)
         self._core.cached_change(user, pk, after, vector, was_active=before.is_active)
         return after
 
-    async def forget(
-        self,
-        user: UserRef,
-        memory_id: str,
-        *,
-        by: DeletedBy,
-        merged_into: str | None = None,
-        note: str = "",
-        hide: Sequence[HiddenItem] = (),
-    ) -> Memory:
-        who = check_forget(memory_id, by, merged_into)
-        hidden = check_hidden(memory_id, hide)
-        return await self._core.run(partial(self._forget_sync, user, memory_id, who, merged_into, note, hidden))
+    # -- the shared writes' hooks (forget, restore, delete: MemoryWritesBase) ------------------------------------------
 
-    def _forget_sync(
-        self,
-        user: UserRef,
-        memory_id: str,
-        by: DeletedBy,
-        merged_into: str | None,
-        note: str,
-        hide: Sequence[HiddenItem],
-        conn: sqlite3.Connection,
-    ) -> Memory:
-        def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
-            pk, before = self._core.fetch(conn, user, memory_id)
-            if not before.is_active:
-                raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
-            if merged_into is not None:
-                self._core.fetch(conn, user, merged_into)  # NotFound unless it is this user's
-            after = replace(
-                before, is_active=False, deleted_by=by, merged_into=merged_into, updated_at=utcnow(), embedding=None
-            )
-            conn.execute(
-                "UPDATE memories SET is_active = 0, deleted_by = ?, merged_into = ?, updated_at = ? WHERE pk = ?",
-                (by.value, merged_into, to_ts(after.updated_at), pk),
-            )
-            action = HistoryAction.MERGE if merged_into is not None else HistoryAction.FORGET
-            history = self._history_row(
-                user, memory_id, action, before, after, at=after.updated_at, actor=by.value, note=note
-            )
-            conn.execute(_HISTORY, history)
-            drive(hide_items(tx(conn), user, memory_id, hide))
-            return pk, after
+    async def _fetch(self, tx: Tx, user: UserRef, memory_id: str, *, lock: bool = True) -> tuple[int, Memory]:
+        # ``lock`` needs nothing here: a write transaction holds the whole database.
+        check_id(memory_id, "memory id")
+        return fetched(await tx.one(FETCH, (memory_id, user.tenant, user.user_id)), memory_id)
 
-        pk, after = self._core.write(conn, body)
-        self._core.cached_change(user, pk, after, None, was_active=True)
-        return after
+    async def _count(self, tx: Tx, user: UserRef) -> int:
+        row = await tx.one(COUNT, (user.tenant, user.user_id))
+        return int(row[0]) if row else 0
 
-    async def restore(self, user: UserRef, memory_id: str, *, limit: int | None = None) -> Memory:
-        return await self._core.run(partial(self._restore_sync, user, memory_id, limit))
+    async def _change(self, user: UserRef, body: Callable[[Tx], Coroutine[Any, Any, Change]]) -> Change:
+        def run(conn: sqlite3.Connection) -> Change:
+            change = self._core.write(conn, lambda c: drive(body(tx(c))))
+            # Still on the database thread, before any other write: the cache follows commits in their order.
+            if change.after is not None:
+                after = change.after  # a restore's carries the stored vector the cache takes back
+                self._core.cached_change(user, change.key, after, after.embedding, was_active=change.before.is_active)
+            elif change.before.is_active and (entry := self._core.vectors.peek(user_key(user))) is not None:
+                entry.remove(change.key)
+                self._core.vectors.resized(user_key(user))
+            return change
 
-    def _restore_sync(self, user: UserRef, memory_id: str, limit: int | None, conn: sqlite3.Connection) -> Memory:
-        def body(conn: sqlite3.Connection) -> tuple[int, Memory, Vector | None]:
-            pk, before = self._core.fetch(conn, user, memory_id)
-            if before.is_active:
-                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
-            if limit is not None and self._core.count(conn, user) >= limit:
-                raise LimitReached("current", limit)
-            after = replace(
-                before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow(), embedding=None
-            )
-            conn.execute(
-                "UPDATE memories SET is_active = 1, deleted_by = NULL, merged_into = NULL, updated_at = ? WHERE pk = ?",
-                (to_ts(after.updated_at), pk),
-            )
-            conn.execute(
-                _HISTORY,
-                self._history_row(user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at),
-            )
-            drive(unhide_items(tx(conn), user, memory_id))
-            return pk, after, before.embedding
-
-        pk, after, vector = self._core.write(conn, body)
-        self._core.cached_change(user, pk, after, vector, was_active=False)
-        return after
-
-    async def delete(self, user: UserRef, memory_id: str, *, hide: Sequence[HiddenItem] = ()) -> None:
-        hidden = check_hidden(memory_id, hide)
-        await self._core.run(partial(self._delete_sync, user, memory_id, hidden))
-
-    def _delete_sync(self, user: UserRef, memory_id: str, hide: Sequence[HiddenItem], conn: sqlite3.Connection) -> None:
-        def body(conn: sqlite3.Connection) -> tuple[int, Memory]:
-            pk, before = self._core.fetch(conn, user, memory_id)
-            conn.execute("DELETE FROM memories WHERE pk = ?", (pk,))  # the FTS trigger drops its text too
-            conn.execute(_HISTORY, self._history_row(user, memory_id, HistoryAction.DELETE, before, None))
-            drive(hide_items(tx(conn), user, memory_id, hide))
-            return pk, before
-
-        pk, before = self._core.write(conn, body)
-        key = user_key(user)
-        entry = self._core.vectors.peek(key)
-        if before.is_active and entry is not None:
-            entry.remove(pk)
-            self._core.vectors.resized(key)
+        return await self._core.run(run)

@@ -13,13 +13,12 @@ from typing import Any
 import numpy as np
 
 from memstack.store._checks import COLUMNS, parse_category, parse_source, unit_matrix, unit_vector
-from memstack.types import Category, DeletedBy, HistoryAction, Memory, MemoryEvent, Source, UserRef
+from memstack.types import Category, DeletedBy, Memory, Source, UserRef
 from memstack.types.memories import stored_metadata
 
 __all__ = [
     "CATEGORY_CODES",
     "COLUMNS",
-    "event_from_row",
     "from_ts",
     "fts_owner",
     "memory_from_row",
@@ -111,18 +110,4 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None 
         source_turn_ids=() if turns == "[]" else tuple(json.loads(turns)),
         embedding=np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None,
         metadata=stored_metadata(metadata),
-    )
-
-
-def event_from_row(row: tuple[Any, ...]) -> MemoryEvent:
-    id_, memory_id, action, before, after, at, actor, note = row
-    return MemoryEvent(
-        id=int(id_),
-        memory_id=memory_id,
-        action=HistoryAction(action),
-        before=json.loads(before) if before is not None else None,
-        after=json.loads(after) if after is not None else None,
-        at=datetime.fromisoformat(at),
-        actor=actor,
-        note=note,
     )

@@ -11,10 +11,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+import numpy as np
+
 from memstack.store._sql import Row, Tx, drive
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import from_ts, to_ts
+from memstack.types import Vector
 
 __all__ = ["SQLiteSql", "tx"]
 
@@ -55,6 +58,7 @@ class SQLiteSql:
     key = "pk"
     rowid = "rowid"
     binary = ""
+    for_update = ""
 
     def __init__(self, core: Core) -> None:
         self._core = core
@@ -71,6 +75,9 @@ class SQLiteSql:
     def json_text(self, text: str) -> Any:
         return text
 
+    def vector(self, value: Any) -> Vector:
+        return np.frombuffer(value, dtype="<f4").astype(np.float32)
+
     def among(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
 
@@ -82,6 +89,9 @@ class SQLiteSql:
 
     async def one(self, sql: str, args: Sequence[Any] = ()) -> Row | None:
         return await self._core.run(lambda conn: conn.execute(sql, _args(args)).fetchone())
+
+    async def mapped(self, sql: str, args: Sequence[Any], convert: Callable[[Row], T]) -> list[T]:
+        return await self._core.run(lambda conn: [convert(r) for r in conn.execute(sql, _args(args))])
 
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         values = _args(args)

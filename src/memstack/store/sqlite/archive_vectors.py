@@ -16,23 +16,17 @@ than that index may hold.
 from __future__ import annotations
 
 import builtins
-import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
-
-import numpy as np
 
 from memstack.retrieval.archive import ArchiveQuery, UserArchive
 from memstack.store._checks import check_k
 from memstack.store._hidden import hidden_turns
-from memstack.store._session_rows import TURN_COLUMNS, check_page, turn_from_row
-from memstack.store._vector_rows import message_rows, not_archived
+from memstack.store._vector_rows import ArchiveVectorReads, message_rows, not_archived
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import unit_vector
 from memstack.store.sqlite._sql import SQLiteSql
-from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchivedTurn, ArchiveMatch, TurnVectors, UserRef
+from memstack.types import ArchiveMatch, TurnVectors, UserRef
 
 __all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
 
@@ -59,16 +53,6 @@ def migrate_archive_vectors(conn: sqlite3.Connection) -> None:
 #: Messages read per query while building the ranking.
 _PAGE = 5000
 
-_MESSAGES = (
-    "SELECT v.seq, s.id, t.turn, v.side, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END, t.at, "
-    "v.speaker, v.embedding FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk "
-    "JOIN sessions s ON s.pk = t.session_pk "
-    "WHERE v.tenant = ? AND v.user_id = ? AND v.seq > ? AND v.embedding IS NOT NULL ORDER BY v.seq LIMIT ?"
-)
-_MISSING = (
-    f"SELECT {TURN_COLUMNS} FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
-    "WHERE NOT EXISTS (SELECT 1 FROM archive_vectors v WHERE v.turn_pk = t.pk) ORDER BY t.pk LIMIT ?"
-)
 _TURN_PK = (
     "SELECT t.pk FROM session_turns t JOIN sessions s ON s.pk = t.session_pk "
     "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ? AND t.turn = ?"
@@ -79,12 +63,12 @@ _INSERT = (
 )
 
 
-class SQLiteArchiveVectors:
+class SQLiteArchiveVectors(ArchiveVectorReads):
     """Vectors of archived messages; every statement on the database thread."""
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
-        self._sql = SQLiteSql(core)
 
     @property
     def embedded(self) -> bool:
@@ -124,28 +108,3 @@ class SQLiteArchiveVectors:
             return written
 
         return await self._core.run(lambda conn: self._core.write(conn, body))
-
-    async def messages(self, user: UserRef, *, after: int = 0, limit: int = 1000) -> builtins.list[ArchivedMessage]:
-        check_page(limit, max(after, 0))
-        args = (user.tenant, user.user_id, after, limit)
-
-        def run(conn: sqlite3.Connection) -> builtins.list[ArchivedMessage]:
-            return [_message(row) for row in conn.execute(_MESSAGES, args)]
-
-        return await self._core.run(run)
-
-    async def missing(self, *, limit: int = 100) -> builtins.list[ArchivedTurn]:
-        check_page(limit)
-        return await self._core.run(lambda conn: [_turn(r) for r in conn.execute(_MISSING, (limit,))])
-
-
-def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
-    return turn_from_row(row, when=datetime.fromisoformat, flags=json.loads)
-
-
-def _message(row: tuple[Any, ...]) -> ArchivedMessage:
-    seq, session_id, turn, side, text, at, speaker, blob = row
-    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-    return ArchivedMessage(
-        int(seq), session_id, int(turn), MESSAGE_ROLES[side], text, datetime.fromisoformat(at), speaker, vector
-    )

@@ -19,17 +19,18 @@ from memstack.errors import NotFound
 from memstack.store._jobs import (
     COLUMNS,
     PRUNE_BATCH,
+    JobReads,
     check_claim,
     check_enqueue,
     check_error,
     check_lease_s,
-    job_from_row,
     job_json,
     job_user,
 )
 from memstack.store.base import DEFAULT_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._rows import to_ts
+from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import Job, JobStatus, new_id, utcnow
 
 __all__ = ["SQLiteJobs", "migrate_job_users"]
@@ -48,21 +49,11 @@ def migrate_job_users(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
 
 
-def _loads(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    value = json.loads(text)
-    return value if isinstance(value, dict) else {}
-
-
-def _job(row: tuple[Any, ...]) -> Job:
-    return job_from_row(row, when=datetime.fromisoformat, data=_loads)
-
-
-class SQLiteJobs:
+class SQLiteJobs(JobReads):
     """Jobs in the store's SQLite file; see :class:`~memstack.store.base.JobStore`."""
 
     def __init__(self, core: Core, *, retention: timedelta = timedelta(days=7)) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
         self.retention = retention
 
@@ -93,7 +84,7 @@ class SQLiteJobs:
                 (*row, to_ts(now), to_ts(now), *job_user(json.loads(payload))),
             )
             found = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE kind = ? AND key = ?", (kind, key)).fetchone()
-            return _job(found)
+            return self._job(found)
 
         return self._core.write(conn, body)
 
@@ -179,17 +170,13 @@ class SQLiteJobs:
 
         await self._core.run(lambda conn: self._core.write(conn, run))
 
-    async def get(self, job_id: str) -> Job:
-        return await self._core.run(lambda conn: self._fetch(conn, job_id))
-
     # -- database thread ----------------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _fetch(conn: sqlite3.Connection, job_id: str) -> Job:
+    def _fetch(self, conn: sqlite3.Connection, job_id: str) -> Job:
         row = conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise NotFound("job", job_id)
-        return _job(row)
+        return self._job(row)
 
     @staticmethod
     def _change(conn: sqlite3.Connection, job_id: str, sets: str, args: tuple[Any, ...]) -> None:

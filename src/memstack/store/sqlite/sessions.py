@@ -25,9 +25,7 @@ from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_
 from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
-    SESSION_COLUMNS,
     TURN_COLUMNS,
-    check_same_agent,
     check_session_agent,
     check_session_id,
     check_turn,
@@ -40,7 +38,7 @@ from memstack.store._session_rows import (
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase
+from memstack.store._sessions import SessionsBase, create_or_resume, session_row
 from memstack.store._sql import drive
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.sqlite._core import Core
@@ -160,7 +158,7 @@ def migrate_sessions(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-_SESSION = f"SELECT pk, {SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?"
+_SESSION = session_row("pk")
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
@@ -186,7 +184,11 @@ class SQLiteSessions(SessionsBase):
     ) -> SessionState:
         check_session_id(session_id)
         check_session_agent(agent)
-        stamp = to_ts(now or utcnow())
+        stamp = now or utcnow()
+
+        def write(conn: sqlite3.Connection) -> SessionState:
+            row = drive(create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp))
+            return self._state(conn, user, session_id, row, window_turns)
 
         def run(conn: sqlite3.Connection) -> SessionState:
             with transaction(conn, write=False):
@@ -195,24 +197,9 @@ class SQLiteSessions(SessionsBase):
                     return self._state(conn, user, session_id, row, window_turns)
             if not create and row is None:
                 raise NotFound("session", session_id)
-            return self._core.write(conn, lambda c: self._open_write(c, user, session_id, agent, stamp, window_turns))
+            return self._core.write(conn, write)
 
         return await self._core.run(run)
-
-    def _open_write(
-        self, conn: sqlite3.Connection, user: UserRef, sid: str, agent: str | None, stamp: str, window_turns: int
-    ) -> SessionState:
-        conn.execute(
-            "INSERT INTO sessions (tenant, user_id, id, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (tenant, user_id, id) DO NOTHING",
-            (user.tenant, user.user_id, sid, agent, stamp, stamp),
-        )
-        row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
-        check_same_agent(sid, row, agent)
-        if needs_write(row, agent):  # learn the agent; resume if ended
-            conn.execute("UPDATE sessions SET agent = ?, ended_at = NULL WHERE pk = ?", (agent or row[1], row[0]))
-            row = conn.execute(_SESSION, (user.tenant, user.user_id, sid)).fetchone()
-        return self._state(conn, user, sid, row, window_turns)
 
     @staticmethod
     def _state(

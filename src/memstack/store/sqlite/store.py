@@ -2,9 +2,9 @@
 
 Every statement runs on one database thread. The roles of the :class:`~memstack.store.base.Store` protocol: the
 backend-neutral ones over :class:`SQLiteSql` (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``,
-``idempotency``: :mod:`memstack.store._sql`), and this backend's own ``memories`` (writes), ``index`` (reads),
-``jobs``, ``sessions`` and ``archive``, ``archive_vectors``, ``users`` (export and erasure) and ``hidden``, sharing one
-:class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
+``idempotency``: :class:`~memstack.store._roles.SharedRoles`), and this backend's own ``memories`` (writes),
+``index`` (reads), ``jobs``, ``sessions`` and ``archive``, ``archive_vectors``, ``users`` (export and erasure) and
+``hidden``, sharing one :class:`~memstack.store.sqlite._core.Core` (connection, caches, staleness checks).
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ from pathlib import Path
 from typing import Self
 
 from memstack.errors import ConfigError, StoreUnavailable
-from memstack.store._contexts import Contexts
-from memstack.store._drops import Drops
-from memstack.store._idempotency import Idempotency
-from memstack.store._keys import Agents, Keys
-from memstack.store._threads import Threads
+from memstack.store._roles import SharedRoles
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import Database
@@ -46,25 +42,19 @@ class StoreStats:
     database_calls: int
 
 
-class SQLiteStore:
+class SQLiteStore(SharedRoles):
     """Memories in one SQLite file. Create with ``await SQLiteStore.open(path, dim=..., embedder=...)``."""
 
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
-        sql = SQLiteSql(core)
+        super().__init__(SQLiteSql(core))
         self._memories = SQLiteMemories(core)
         self._index = SQLiteIndex(core)
-        self._keys = Keys(sql)
-        self._agents = Agents(sql)
-        self._contexts = Contexts(sql)
         self._jobs = SQLiteJobs(core)
         self._sessions = SQLiteSessions(core, lease_s=lease_s)
         self._archive = SQLiteSessionArchive(core)
         self._archive_vectors = SQLiteArchiveVectors(core)
         self._users = SQLiteUserData(core)
-        self._threads = Threads(sql)
-        self._idempotency = Idempotency(sql)
-        self._drops = Drops(sql)
         self._hidden = SQLiteHidden(core)
 
     @classmethod
@@ -127,18 +117,6 @@ class SQLiteStore:
         return self._index
 
     @property
-    def keys(self) -> Keys:
-        return self._keys
-
-    @property
-    def agents(self) -> Agents:
-        return self._agents
-
-    @property
-    def contexts(self) -> Contexts:
-        return self._contexts
-
-    @property
     def jobs(self) -> SQLiteJobs:
         return self._jobs
 
@@ -161,18 +139,6 @@ class SQLiteStore:
     @property
     def hidden(self) -> SQLiteHidden:
         return self._hidden
-
-    @property
-    def threads(self) -> Threads:
-        return self._threads
-
-    @property
-    def idempotency(self) -> Idempotency:
-        return self._idempotency
-
-    @property
-    def drops(self) -> Drops:
-        return self._drops
 
     @property
     def dim(self) -> int:
