@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from memstack import AsyncMemstack, InputError
-from memstack.adapters.langgraph import MemstackStore
+from memstack.adapters.langgraph import MemstackStore, memory_tools
 from memstack.client import AsyncMemstackClient
 from memstack.config import Config
 from memstack.server import ServerSettings, create_app
@@ -281,3 +281,31 @@ async def test_a_graph_run_with_invoke_in_a_thread_uses_the_blocking_store(embed
     out = await asyncio.to_thread(app.invoke, {"user_id": "dee", "message": "marathon training", "recalled": []})
     assert out["recalled"] == ["Dee is training for a marathon"]
     assert len(await embedded.list("dee")) == 2
+
+
+async def test_the_memory_tools_run_in_langgraphs_tool_node(ms: Backend, user: str) -> None:
+    """A model's tool calls, as LangGraph's prebuilt ``ToolNode`` runs them for an agent: save, recall, forget by
+    id, and a bad id answered to the model as an error it can fix."""
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.graph import MessagesState
+    from langgraph.prebuilt import ToolNode
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(memory_tools(ms, user)))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    agent = builder.compile()
+
+    async def call(name: str, args: dict[str, Any]) -> str:
+        asked = AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"call-{name}"}])
+        (_, answer) = (await agent.ainvoke({"messages": [asked]}))["messages"]
+        assert isinstance(answer, ToolMessage) and answer.tool_call_id == f"call-{name}"
+        return str(answer.content)
+
+    saved = await call("save_memory", {"content": "User keeps bees on the roof", "category": "fact"})
+    assert saved.startswith("saved [mem_") and "User keeps bees on the roof" in saved
+    memory_id = saved.split("[", 1)[1].split("]", 1)[0]
+    assert memory_id in await call("recall_memory", {"query": "bees on the roof"})
+    assert "error" not in await call("forget_memory", {"memory_id": memory_id})
+    assert [m.content for m in await ms.list(user)] == []  # forgotten: restorable, no longer active
+    assert (await call("forget_memory", {"memory_id": "mem_nope"})).startswith("error:")

@@ -95,13 +95,18 @@ class MemoryTools:
             return f"already remembered as [{memory.id}]: {_clean(memory.content)}"
         return f"saved [{memory.id}] ({memory.category.value}): {_clean(memory.content)}"
 
+    @property
+    def _embedded(self) -> bool:
+        from memstack.engine import AsyncMemstack
+
+        return isinstance(self.engine, AsyncMemstack)
+
     async def forget(self, memory_id: str = "", query: str = "") -> str:
         try:
             if memory_id.strip():
-                memory = await self.engine.forget(
-                    self.user_id, memory_id.strip(), by=DeletedBy.AI, note="forgotten by the agent's tool",
-                    tenant=self.tenant,
-                )  # fmt: skip
+                # Embedded, the forget is marked as the agent's; the HTTP API forgets on the caller's behalf only.
+                marked = {"by": DeletedBy.AI, "note": "forgotten by the agent's tool"} if self._embedded else {}
+                memory = await self.engine.forget(self.user_id, memory_id.strip(), tenant=self.tenant, **marked)
                 return f"forgot [{memory.id}]: {_clean(memory.content)}"
             if not query.strip():
                 return "error: name the memory to forget by its id (memory_id) or say what to forget (query)"

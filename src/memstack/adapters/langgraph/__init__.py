@@ -15,5 +15,6 @@ except ImportError as exc:
     ) from exc
 
 from memstack.adapters.langgraph._store import MemstackStore
+from memstack.adapters.langgraph._tools import memory_tools
 
-__all__ = ["MemstackStore"]
+__all__ = ["MemstackStore", "memory_tools"]
