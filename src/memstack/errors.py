@@ -10,7 +10,9 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
-    │   └── NotFound             unknown user, memory, session, context or agent
+    │   ├── NotFound             unknown user, memory, session, context or agent
+    │   ├── ImportRefused        an import document memstack cannot read (version, cut short, changed, too large)
+    │   └── ImportConflict       an import that would overwrite other data: the user differs, or ids are others'
     ├── LimitReached             the user's tier allows no more memories
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
     ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
@@ -39,6 +41,8 @@ __all__ = [
     "BudgetExceeded",
     "ConfigError",
     "DimensionMismatch",
+    "ImportConflict",
+    "ImportRefused",
     "InputError",
     "LeaseLost",
     "LimitReached",
@@ -181,6 +185,17 @@ class NotFound(InputError):
         super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {plural} list`)")
         self.kind = kind
         self.key = key
+
+
+class ImportRefused(InputError):
+    """An import's input cannot be read as what it claims to be: another format or version, JSON cut short, records
+    changed after the export (its ``sha256`` differs), a record missing a field, or more than the size allowed. Nothing
+    was stored; the message says what to send instead (HTTP 400, 413 for too large)."""
+
+
+class ImportConflict(InputError):
+    """An import would change data it does not own: the user already holds data that differs from the document, or
+    the document names ids (memories, contexts, jobs) another user or tenant holds. Nothing was stored (HTTP 409)."""
 
 
 class LimitReached(MemstackError):
