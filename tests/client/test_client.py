@@ -35,7 +35,7 @@ from .conftest import Servers
 SHARED = [
     "add", "add_result", "get", "list", "search", "edit", "forget", "forget_about", "restore", "delete", "history",
     "count", "usage",
-    "chat", "chat_stream", "end_session", "recall", "ingest", "export", "erase",
+    "chat", "chat_stream", "end_session", "recall", "ingest", "export", "import_user", "erase",
 ]  # fmt: skip
 
 

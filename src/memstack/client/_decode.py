@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from memstack.errors import ImportRefused
+from memstack.imports import MAX_IMPORT_BYTES
 from memstack.types import (
     AddResult,
     AgentRecord,
@@ -18,6 +21,7 @@ from memstack.types import (
     HiddenItem,
     HiddenKind,
     HistoryAction,
+    ImportReport,
     IngestResult,
     Memory,
     MemoryEvent,
@@ -43,6 +47,8 @@ __all__ = [
     "erasure",
     "event",
     "forgetting",
+    "import_body",
+    "import_report",
     "ingest_result",
     "memory",
     "recall_item",
@@ -219,6 +225,31 @@ def ingest_result(data: Json, tenant: str) -> IngestResult:
 def erasure(data: Json) -> ErasureReport:
     removed = {str(k): int(v) for k, v in (data.get("removed") or {}).items()}
     return ErasureReport(data["tenant"], data["user_id"], removed, int(data.get("indexes_dropped") or 0))
+
+
+def import_report(data: Json) -> ImportReport:
+    added = {str(k): int(v) for k, v in (data.get("added") or {}).items()}
+    return ImportReport(
+        data["tenant"], data["user_id"], added, bool(data.get("unchanged")), int(data.get("skipped") or 0)
+    )
+
+
+def import_body(document: str | bytes | Mapping[str, Any], max_bytes: int | None) -> Any:
+    """An export document as the import route takes it: parsed (``ImportRefused`` for one too large or not JSON)."""
+    if isinstance(document, Mapping):
+        return document
+    limit = MAX_IMPORT_BYTES if max_bytes is None else max_bytes
+    if len(document) > limit:
+        raise ImportRefused(
+            f"the document is more than the {limit} bytes an import reads at once; nothing was imported"
+        )
+    try:
+        return json.loads(document)
+    except ValueError:
+        raise ImportRefused(
+            "the document is not one complete JSON object: it was cut short or is not an export; export the user "
+            "again; nothing was imported"
+        ) from None
 
 
 def user_summary(data: Json) -> UserSummary:

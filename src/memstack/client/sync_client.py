@@ -81,6 +81,7 @@ class MemstackClient:
     recall = Blocking(AsyncMemstackClient.recall)
     ingest = Blocking(AsyncMemstackClient.ingest)
     export = Blocking(AsyncMemstackClient.export)
+    import_user = Blocking(AsyncMemstackClient.import_user)
     erase = Blocking(AsyncMemstackClient.erase)
 
 

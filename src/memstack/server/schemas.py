@@ -39,6 +39,8 @@ __all__ = [
     "ForgetIn",
     "ForgetOut",
     "HiddenOut",
+    "ImportList",
+    "ImportOut",
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
@@ -502,6 +504,21 @@ class ErasureOut(BaseModel):
     removed: dict[str, int] = Field(description="Rows removed per table (0 included)")
     indexes_dropped: int = Field(description="Per-user search indexes dropped (PostgreSQL, very large users)")
     total: int = Field(description="Rows removed in all")
+
+
+class ImportOut(BaseModel):
+    """What ``POST /v1/users/import`` wrote for one user."""
+
+    tenant: str
+    user_id: str
+    added: dict[str, int] = Field(description="Rows written per table (JSONL: messages, turns, memory_updates)")
+    unchanged: bool = Field(description="The store held what was imported already: nothing was written")
+    skipped: int = Field(description="Records not imported: mem0 memories imported before")
+    total: int = Field(description="Rows written in all")
+
+
+class ImportList(BaseModel):
+    users: list[ImportOut] = Field(description="One report per user imported")
 
 
 class UserSummaryOut(BaseModel):
