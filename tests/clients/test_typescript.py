@@ -1,14 +1,16 @@
 """The TypeScript client (``clients/typescript``) run by its own tests against a real ``memstack serve``.
 
-pytest starts the server (a temporary home, an API key of tenant ``acme``, the hashing embedder and the offline
-responder, tiers ``free`` 50 and ``tiny`` 2) and runs, in ``clients/typescript``: ``npm ci`` when ``node_modules``
-is missing or was installed from another ``package-lock.json``, the type check of the client, its tests and
-examples (``tsc --noEmit``), the build, and ``vitest run`` with the server's URL and key in the environment
-(``MEMSTACK_TEST_URL``, ``MEMSTACK_TEST_KEY``). Any failing TypeScript test fails this one, with vitest's report.
+pytest starts the servers on one temporary home (an API key of tenant ``acme``, the hashing embedder and the offline
+responder, tiers ``free`` 50 and ``tiny`` 2): ``memstack serve --auth keys`` and ``memstack mcp --transport http``.
+Then, in ``clients/typescript``: ``npm ci`` when ``node_modules`` is missing or was installed from another
+``package-lock.json``, the type check of the client, its tests and examples (``tsc --noEmit``), the build, and
+``vitest run`` with the servers' URLs and the key in the environment (``MEMSTACK_TEST_URL``, ``MEMSTACK_TEST_KEY``,
+``MEMSTACK_TEST_MCP_URL``). Any failing TypeScript test fails this one, with vitest's report.
 
-The examples of ``docs/typescript.md`` are files of the package (``examples/``), run by those tests: the quickstart of
-the package's README, a Vercel AI SDK route over ``/v1/chat/completions`` and an MCP TypeScript SDK client that
-spawns ``memstack mcp`` (found on ``PATH`` beside this Python, acting on the server's home).
+The examples of the package's README and of ``docs/typescript.md`` are files of the package (``examples/``), run by
+those tests: the quickstart, a Vercel AI SDK route over ``/v1/chat/completions`` and an MCP TypeScript SDK client
+session over streamable HTTP. The Python client's methods are handed to them too (``MEMSTACK_TEST_PYTHON_METHODS``),
+and each must exist on the TypeScript client under its camelCase name.
 
 Node 20 or later and npm are needed; where they are missing the tests fail saying how to install them (CI has them),
 never skip. The OpenAPI document the types are generated from is checked here too: ``scripts/openapi.py --check``
@@ -26,14 +28,17 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from memstack.client import AsyncMemstackClient
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
-from server.processes import CLI, Server  # tests/server/processes.py
+from server.processes import CLI, Server, free_port  # tests/server/processes.py
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "typescript"
@@ -93,26 +98,58 @@ def _python_methods() -> dict[str, list[str]]:
     }
 
 
+@dataclass(frozen=True)
+class Servers:
+    http: Server  # memstack serve --auth keys
+    mcp_url: str  # memstack mcp --transport http on the same home: its endpoint
+    key: str  # an API key of tenant acme
+
+
+def _wait_for_mcp(process: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(process.stderr.read().decode() if process.stderr else "memstack mcp exited")
+        try:
+            httpx.post(url, timeout=1)
+            return
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "memstack mcp --transport http did not come up"
+            time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     home = tmp_path_factory.mktemp("typescript")
-    env = {
+    settings = {
         "MEMSTACK_EMBEDDER": "hash:64",
         "MEMSTACK_TIER_LIMITS": "free=50,tiny=2,premium=unlimited",
         "MEMSTACK_DEFAULT_TIER": "free",
     }
-    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("MEMSTACK_")}, **settings}
     created = subprocess.run(
         [*CLI, "keys", "create", "--tenant", "acme", "--quiet", "--home", str(home)],
-        env={**base, **env}, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     match = KEY.search(created.stdout)
     assert match, created.stdout + created.stderr
-    process = Server(home, None, "--auth", "keys", env=env).start()
+    port = free_port()
+    mcp = subprocess.Popen(
+        [*CLI, "mcp", "--transport", "http", "--port", str(port), "--home", str(home)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    http = Server(home, None, "--auth", "keys", env=settings)
     try:
-        yield process, match.group(0)
+        http.start()  # while memstack mcp starts
+        mcp_url = f"http://127.0.0.1:{port}/mcp"
+        _wait_for_mcp(mcp, mcp_url)
+        yield Servers(http, mcp_url, match.group(0))
     finally:
-        process.stop()
+        mcp.terminate()
+        mcp.wait(60)
+        if mcp.stderr is not None:
+            mcp.stderr.close()
+        http.stop()
 
 
 def test_the_openapi_document_is_the_servers() -> None:
@@ -122,18 +159,16 @@ def test_the_openapi_document_is_the_servers() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_the_typescript_client_passes_its_tests_against_a_real_server(npm: str, server: tuple[Server, str]) -> None:
-    process, key = server
+def test_the_typescript_client_passes_its_tests_against_a_real_server(npm: str, servers: Servers) -> None:
     env = {
-        **process.env,
-        "MEMSTACK_TEST_URL": process.url,
-        "MEMSTACK_TEST_KEY": key,
+        **servers.http.env,
+        "MEMSTACK_TEST_URL": servers.http.url,
+        "MEMSTACK_TEST_KEY": servers.key,
+        "MEMSTACK_TEST_MCP_URL": servers.mcp_url,
         "MEMSTACK_TEST_PYTHON_METHODS": json.dumps(_python_methods()),
-        # The MCP example spawns `memstack mcp` on the server's data: this Python's, on the server's home.
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-        "MEMSTACK_HOME": str(process.home),
         "CI": "1",  # vitest: no watch mode, no interactive output
+        "NO_COLOR": "1",
     }
     _run([npm, "run", "--silent", "check"], env)
     _run([npm, "run", "--silent", "build"], env)
-    _run([npm, "exec", "--", "vitest", "run", "--reporter=dot"], env)
+    _run([npm, "exec", "--", "vitest", "run"], env)

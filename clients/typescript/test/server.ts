@@ -1,5 +1,6 @@
-// The memstack server the tests run against: started by tests/clients/test_typescript.py, which passes its URL and
-// an API key of tenant `acme` (tiers: free 50, tiny 2; the offline responder answers chat turns).
+// The memstack server the tests run against, and `memstack mcp --transport http` on the same data: started by
+// tests/clients/test_typescript.py, which passes their URLs and an API key of tenant `acme` (tiers: free 50, tiny 2;
+// the offline responder answers chat turns).
 import { MemstackClient } from "../src/index.js";
 
 function required(name: string): string {
@@ -15,6 +16,8 @@ function required(name: string): string {
 
 export const url = required("MEMSTACK_TEST_URL");
 export const key = required("MEMSTACK_TEST_KEY");
+/** `memstack mcp --transport http` on the same data: its /mcp endpoint. */
+export const mcpUrl = required("MEMSTACK_TEST_MCP_URL");
 
 export function client(options: { api_key?: string; retries?: number } = {}): MemstackClient {
   return new MemstackClient(url, { api_key: key, ...options });
