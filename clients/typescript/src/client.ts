@@ -149,7 +149,8 @@ export class MemstackClient {
     const url = baseUrl || environment("MEMSTACK_URL") || DEFAULT_URL;
     if (!/^https?:\/\//.test(url)) {
       const source = baseUrl ? "baseUrl" : "$MEMSTACK_URL";
-      throw new ConfigError(`${source} = ${JSON.stringify(url)} is not an http(s) URL; give the server's, e.g. ${DEFAULT_URL}`);
+      const hint = `give the server's, e.g. ${DEFAULT_URL}`;
+      throw new ConfigError(`${source} = ${JSON.stringify(url)} is not an http(s) URL; ${hint}`);
     }
     const key = options.api_key ?? (environment("MEMSTACK_API_KEY") || environment("MEMSTACK_KEY"));
     this.http = new Transport(url, key, options.timeout ?? 120, Math.max(0, options.retries ?? 2));
@@ -179,7 +180,8 @@ export class MemstackClient {
 
   private chatBody(user_id: string, message: string, options: ChatOptions, stream: boolean) {
     const { signal: _, ...rest } = options;
-    return defined({ user_id, message, ...rest, new_session: rest.new_session || undefined, stream: stream || undefined });
+    const flags = { new_session: rest.new_session || undefined, stream: stream || undefined };
+    return defined({ user_id, message, ...rest, ...flags });
   }
 
   /** One turn with memory (`POST /v1/chat`): the reply, what it saved, the context it was given. */
@@ -320,7 +322,11 @@ export class MemstackClient {
   }
 
   /** Forget every memory `query` is about, with what it came from; `dry_run`: the preview, nothing changed. */
-  async forgetAbout(user_id: string, query: string, options: CallOptions & { dry_run?: boolean } = {}): Promise<Forgetting> {
+  async forgetAbout(
+    user_id: string,
+    query: string,
+    options: CallOptions & { dry_run?: boolean } = {},
+  ): Promise<Forgetting> {
     const json = { query, dry_run: options.dry_run ?? false };
     return this.http.request<Forgetting>("POST", `${this.memories(user_id)}/forget`, { json, signal: options.signal });
   }

@@ -5,10 +5,10 @@
  *     MemstackError
  *     ├── ConfigError              a bad base URL
  *     ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
- *     ├── InputError               the request was unusable (HTTP 400 and other 4xx; `fields` lists each bad field)
+ *     ├── InputError               the request was unusable (HTTP 400, other 4xx; `fields`: each bad field)
  *     │   └── NotFound             unknown user, memory, session, context or agent (HTTP 404: `kind`, `key`)
- *     ├── LimitReached             the user's tier allows no more memories (HTTP 409: `tier`, `limit`, `upgrade_prompt`)
- *     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget (HTTP 400: `needed`, `budget`)
+ *     ├── LimitReached             the user's tier is full (HTTP 409: `tier`, `limit`, `upgrade_prompt`)
+ *     ├── BudgetExceeded           the untrimmable layers exceed the budget (HTTP 400: `needed`, `budget`)
  *     ├── OverrideViolation        a definition tries to change an agent's core (HTTP 400)
  *     ├── RequestInFlight          a request with the same Idempotency-Key is still being answered (HTTP 409)
  *     ├── UserErased               the user was erased while the request ran (HTTP 409)

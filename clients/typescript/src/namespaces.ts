@@ -14,10 +14,14 @@ export class Sessions {
   constructor(private readonly http: Transport) {}
 
   /** The user's sessions, most recently active first. */
-  async list(user_id: string, options: CallOptions & { limit?: number; offset?: number } = {}): Promise<SessionSummary[]> {
+  async list(
+    user_id: string,
+    options: CallOptions & { limit?: number; offset?: number } = {},
+  ): Promise<SessionSummary[]> {
     const { signal, limit = 50, offset = 0 } = options;
     const path = `/v1/users/${seg(user_id)}/sessions`;
-    const data = await this.http.request<{ sessions: SessionSummary[] }>("GET", path, { query: { limit, offset }, signal });
+    const query = { limit, offset };
+    const data = await this.http.request<{ sessions: SessionSummary[] }>("GET", path, { query, signal });
     return data.sessions;
   }
 
@@ -69,7 +73,8 @@ export class Contexts {
   ): Promise<Manifest[]> {
     const { signal, session_id, limit = 20 } = options;
     const path = `/v1/users/${seg(user_id)}/contexts`;
-    const data = await this.http.request<{ contexts: Manifest[] }>("GET", path, { query: { session_id, limit }, signal });
+    const query = { session_id, limit };
+    const data = await this.http.request<{ contexts: Manifest[] }>("GET", path, { query, signal });
     return data.contexts;
   }
 }
@@ -84,7 +89,8 @@ export class Users {
    */
   async list(options: CallOptions & { after?: string; limit?: number } = {}): Promise<UserSummary[]> {
     const { signal, after, limit = 100 } = options;
-    const data = await this.http.request<{ users: UserSummary[] }>("GET", "/v1/users", { query: { after, limit }, signal });
+    const query = { after, limit };
+    const data = await this.http.request<{ users: UserSummary[] }>("GET", "/v1/users", { query, signal });
     return data.users;
   }
 }

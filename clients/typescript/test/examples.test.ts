@@ -85,7 +85,8 @@ test("the MCP client session uses memstack's tools, in the key's tenant", async 
 
 test("the built package is importable by its name", async () => {
   // Node resolves a package's own name through its exports: dist/, as an installed copy would be.
-  const program = 'import { MemstackClient, NotFound } from "memstack"; console.log(typeof MemstackClient, typeof NotFound);';
+  const program =
+    'import { MemstackClient, NotFound } from "memstack"; console.log(typeof MemstackClient, typeof NotFound);';
   const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", program], {
     cwd: fileURLToPath(new URL("..", import.meta.url)),
   });
