@@ -32,6 +32,7 @@ test("the README's and the docs' examples are the files run here", async () => {
 });
 
 test("the quickstart runs", async () => {
+  await client().erase("alice"); // the example's user, as on a fresh server
   vi.stubEnv("MEMSTACK_URL", url);
   vi.stubEnv("MEMSTACK_API_KEY", key);
   const lines = await printed(() => import("../examples/quickstart.js"));
