@@ -453,7 +453,9 @@ class AsyncMemstack(MemoryManagement):
     async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
         history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
-        kept HTTP responses), then this process's caches of them; returns the rows removed per table.
+        kept HTTP responses), then this process's caches of them (and those it keeps of every user's texts at
+        once: the vectors of texts embedded in the last minute, the guard's verdicts); returns the rows removed per
+        table.
 
         The erasure is a fence (:mod:`memstack.store.fence`): work for the user that began before its commit (an
         import, a chat turn, the background work turns leave: detection, phase 2 and its retries, the cross-session
@@ -465,6 +467,8 @@ class AsyncMemstack(MemoryManagement):
         ref = _user(user_id, tenant)
         report = await self.store.users.erase(ref)
         self._telemetry.usage.forget(ref)
+        if isinstance(self._embedder, BatchingEmbedder):
+            self._embedder.forget_recent()  # vectors of texts embedded moments ago, every user's at once
         if self._turns is not None:
             self._turns.forget(ref)
         return report
