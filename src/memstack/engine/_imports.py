@@ -37,6 +37,7 @@ from memstack.errors import ImportConflict, ImportRefused, InputError
 from memstack.imports.document import MAX_IMPORT_BYTES, UserDocument, read_document
 from memstack.imports.mem0 import mem0_memories
 from memstack.imports.messages import CHUNK, LineMessage, chunks, read_lines
+from memstack.observe import Account, accounting
 from memstack.recall.vectors import ExchangeText
 from memstack.store.fence import fenced, pin
 from memstack.types import ImportReport, UserRef, Vector
@@ -109,6 +110,11 @@ async def import_document(
 
 
 async def _load(ms: AsyncMemstack, user: UserRef, document: UserDocument) -> ImportReport:
+    with accounting(Account(ms.telemetry, user.tenant, user.user_id)):  # its embedding calls are the user's
+        return await _write(ms, user, document)
+
+
+async def _write(ms: AsyncMemstack, user: UserRef, document: UserDocument) -> ImportReport:
     sections = dict(document.sections)
     vectors = await _vectors(ms, sections["memories"])
     added = await ms.store.users.load(user, sections, vectors)
@@ -122,13 +128,11 @@ async def import_mem0(ms: AsyncMemstack, data: Any, *, user_id: str | None, tena
     reports = []
     for owner, memories in mem0_memories(data, user_id=user_id).items():
         user = UserRef(owner, tenant=tenant_of(tenant))
-        with fenced(await pin(ms.store.users, user)):
+        with fenced(await pin(ms.store.users, user)), accounting(Account(ms.telemetry, user.tenant, user.user_id)):
             vectors = await _vectors(ms, memories)
             added = await ms.store.users.load(user, _sections(memories), vectors, merge=True)
         skipped = len(memories) - added.get("memories", 0)
-        reports.append(
-            ImportReport(user.tenant, user.user_id, added, unchanged=not skipped < len(memories), skipped=skipped)
-        )
+        reports.append(ImportReport(user.tenant, user.user_id, added, skipped == len(memories), skipped))
     return reports
 
 
