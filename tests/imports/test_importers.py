@@ -79,8 +79,12 @@ async def test_jsonl_messages_are_captured_at_their_own_times(ms: AsyncMemstack)
     assert reports["ana"].added["messages"] == 3 and reports["ben"].added["messages"] == 1
     sessions = {s.session_id: s for s in await ms.store.archive.sessions(ANA)}
     assert set(sessions) == {"import-2024-02-03", "family"}
-    (turn,) = await ms.store.archive.turns(ANA, session_id="import-2024-02-03")  # one side's messages: one turn
-    assert turn.at == datetime(2024, 2, 3, 10, 0, tzinfo=UTC) and "vacuum" in turn.user
+    turns = await ms.store.archive.turns(ANA, session_id="import-2024-02-03")  # each message at its own time
+    assert [(t.at, t.user) for t in turns] == [
+        (datetime(2024, 2, 3, 10, 0, tzinfo=UTC), "I just adopted a greyhound called Pixel."),
+        (datetime(2024, 2, 3, 10, 5, tzinfo=UTC), "Pixel is afraid of the vacuum cleaner."),
+    ]
+    assert sessions["import-2024-02-03"].ended_at is not None
     memories = await ms.list(ANA)
     assert any("Pixel" in m.content for m in memories), [m.content for m in memories]
     # a captured memory is dated as said (observed_at: the message's time) and sourced to its imported turn;

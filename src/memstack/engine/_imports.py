@@ -159,6 +159,18 @@ def jsonl_lines(source: Path | str | Iterable[str | bytes | Mapping[str, Any]]) 
     return lambda: iter(lines)
 
 
+def _exchanges_of(messages: list[LineMessage]) -> list[list[LineMessage]]:
+    """Each user message with the replies after it: one ingest call each, so every user message is archived (and
+    its memories dated) at its own time, where one call would join a run of them into one exchange at the first's."""
+    out: list[list[LineMessage]] = []
+    for message in messages:
+        if message.role == "user" or not out:
+            out.append([message])
+        else:
+            out[-1].append(message)
+    return out
+
+
 async def import_messages(
     ms: AsyncMemstack, lines: Lines, *, tenant: str | None, capture: bool = True, chunk: int = CHUNK
 ) -> list[ImportReport]:
@@ -170,11 +182,13 @@ async def import_messages(
     totals: dict[str, dict[str, int]] = {}
     for group in chunks(read_lines(lines()), chunk):
         for (owner, session), messages in group.items():
-            ordered: list[LineMessage] = sorted(messages, key=lambda m: m.at)
             user = UserRef(owner, tenant=tenant_of(tenant))
-            result = await ms.ingest(user, session, [m.message() for m in ordered], capture=capture)
             counts = totals.setdefault(owner, {"messages": 0, "turns": 0, "memory_updates": 0})
-            counts["messages"] += len(ordered)
-            counts["turns"] += len(result.turns)
-            counts["memory_updates"] += len(result.memory_updates)
+            exchanges = _exchanges_of(sorted(messages, key=lambda m: m.at))
+            for i, exchange in enumerate(exchanges):
+                last = i == len(exchanges) - 1
+                result = await ms.ingest(user, session, [m.message() for m in exchange], capture=capture, end=last)
+                counts["messages"] += len(exchange)
+                counts["turns"] += len(result.turns)
+                counts["memory_updates"] += len(result.memory_updates)
     return [ImportReport(tenant_of(tenant), owner, counts) for owner, counts in totals.items()]

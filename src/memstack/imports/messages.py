@@ -8,7 +8,8 @@ log, the memories capture writes from it). Blank lines are skipped.
 
 The input is read a line at a time, never whole (:func:`read_lines`), so a file of any size is read in bounded
 memory: the engine checks every line first (a bad line refuses the whole import, naming its line, before
-anything is written), then imports the messages in chunks of :data:`CHUNK` lines, a user's session at a time.
+anything is written), then imports the messages in chunks of :data:`CHUNK` lines, a user's session at a time, each
+user message (with the replies after it) one exchange of its own, archived at its own time.
 """
 
 from __future__ import annotations
