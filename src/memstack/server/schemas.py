@@ -475,7 +475,7 @@ class ExportOut(BaseModel):
     archived ``messages``, ``artifacts`` and ``snapshots``. Embedding vectors are not exported."""
 
     format: str = Field(description='Always "memstack.user-export"')
-    version: int = Field(description="1; raised when a field is removed or renamed")
+    version: int = Field(description="2; raised when a field is removed or renamed (an import reads 1 and 2)")
     tenant: str
     user_id: str
     exported_at: datetime
@@ -493,6 +493,10 @@ class ExportOut(BaseModel):
     dropped_captures: list[dict[str, Any]] = Field(
         default_factory=list,
         description="Automatic captures a full tier kept from being stored: count, first_at, last_at (0 or 1 entry)",
+    )
+    sha256: str = Field(
+        description="SHA-256 of the owner and every record as written, last in the document: an import refuses a "
+        "document cut short or changed after the export"
     )
 
 
