@@ -19,7 +19,7 @@ import pytest
 
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
-from memstack.errors import ImportConflict, ImportRefused
+from memstack.errors import ImportConflict, ImportRefused, MemstackError
 from memstack.types import UserRef
 
 from .conftest import BACKENDS
@@ -127,3 +127,16 @@ async def test_a_refused_import_changes_nothing(engines: Any) -> None:
         await target.import_user(stolen)
     assert (await target.export(ALICE))["memories"] == [] and (await target.export(ALICE))["sessions"] == []
     assert _same(before, await target.export(bob)) == before
+
+    # a failure late in the transaction (a turn number twice, after the memories and sessions were written): the
+    # database refuses it and the whole import rolls back
+    broken = json.loads(text)
+    broken.pop("sha256")
+    broken["version"] = 1
+    session = next(s for s in broken["sessions"] if s["turns"])
+    session["turns"].append(session["turns"][0])
+    with pytest.raises(MemstackError):
+        await target.import_user(broken)
+    empty = await target.export(ALICE)
+    assert [empty[k] for k in ("memories", "sessions", "contexts", "jobs", "dropped_captures")] == [[]] * 5
+    assert (await target.import_user(text)).added["memories"] > 0  # and the good document imports afterwards
