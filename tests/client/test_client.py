@@ -41,7 +41,7 @@ SHARED = [
 
 #: The engine's namespaces the client has, and their methods (the rest are the library's only).
 NAMESPACES = {
-    "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get"]),
+    "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get", "turns"]),
     "agents": (Agents, RemoteAgents, BlockingAgents, ["list", "get", "put", "delete"]),
     "contexts": (Contexts, RemoteContexts, BlockingContexts, ["get", "recent"]),
     "users": (Users, RemoteUsers, BlockingUsers, ["list"]),

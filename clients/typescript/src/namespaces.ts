@@ -4,12 +4,12 @@
  */
 import type { CallOptions } from "./client.js";
 import type { Transport } from "./http.js";
-import type { AgentRecord, Manifest, SessionState, SessionSummary, UserSummary } from "./types.js";
+import type { AgentRecord, ArchivedTurn, Manifest, SessionState, SessionSummary, UserSummary } from "./types.js";
 
 /** One path segment: ids are sent percent-escaped. */
 export const seg = (value: string): string => encodeURIComponent(value);
 
-/** A user's sessions (`GET /v1/users/{id}/sessions`, `GET /v1/sessions/{id}`). */
+/** A user's sessions (`GET /v1/users/{id}/sessions`, `GET /v1/sessions/{id}`, `GET /v1/sessions/{id}/turns`). */
 export class Sessions {
   constructor(private readonly http: Transport) {}
 
@@ -29,6 +29,24 @@ export class Sessions {
   async get(user_id: string, session_id: string, options: CallOptions = {}): Promise<SessionState> {
     const path = `/v1/sessions/${seg(session_id)}`;
     return this.http.request<SessionState>("GET", path, { query: { user_id }, signal: options.signal });
+  }
+
+  /**
+   * The session's archived exchanges in turn order (turn n is at offset n - 1); those a forgotten memory hides come
+   * with their texts withheld (empty, flag `hidden`).
+   */
+  async turns(
+    user_id: string,
+    session_id: string,
+    options: CallOptions & { limit?: number; offset?: number } = {},
+  ): Promise<ArchivedTurn[]> {
+    const { signal, limit = 100, offset = 0 } = options;
+    const path = `/v1/sessions/${seg(session_id)}/turns`;
+    const data = await this.http.request<{ turns: ArchivedTurn[] }>("GET", path, {
+      query: { user_id, limit, offset },
+      signal,
+    });
+    return data.turns;
   }
 }
 

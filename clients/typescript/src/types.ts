@@ -16,6 +16,7 @@ export type MemoryUpdate = Schemas["MemoryUpdateOut"];
 export type ChatResult = Schemas["ChatOut"];
 export type SessionSummary = Schemas["SessionSummaryOut"];
 export type SessionState = Schemas["SessionOut"];
+export type ArchivedTurn = Schemas["ArchivedTurnOut"];
 export type RecallItem = Schemas["RecallItemOut"];
 export type RecallKind = Schemas["RecallKind"];
 export type IngestMessage = Schemas["IngestMessageIn"];

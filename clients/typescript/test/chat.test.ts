@@ -64,6 +64,12 @@ describe("chat", () => {
     const state = await ms.sessions.get(uid, turn.session_id);
     expect(state.turn_count).toBe(2);
     expect(state.raw_window.map((m) => m.content)).toContain("I want to see the cherry blossoms");
+    const turns = await ms.sessions.turns(uid, turn.session_id);
+    expect(turns.map((t) => [t.turn, t.user])).toEqual([
+      [1, "I am planning a trip to Japan in April"],
+      [2, "I want to see the cherry blossoms"],
+    ]);
+    expect((await ms.sessions.turns(uid, turn.session_id, { offset: 1 })).map((t) => t.turn)).toEqual([2]);
     const summary = await ms.endSession(uid, turn.session_id);
     expect(summary?.session_id).toBe(turn.session_id);
     expect((await ms.sessions.list(uid))[0]?.ended).toBe(true);

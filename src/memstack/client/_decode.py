@@ -12,6 +12,7 @@ from memstack.imports import MAX_IMPORT_BYTES
 from memstack.types import (
     AddResult,
     AgentRecord,
+    ArchivedTurn,
     Category,
     ChatResult,
     DeletedBy,
@@ -34,6 +35,7 @@ from memstack.types import (
     SessionSummary,
     Source,
     TokenUsage,
+    TurnStatus,
     TurnSummary,
     UpdateAction,
     UserSummary,
@@ -119,6 +121,26 @@ def event(data: Json) -> MemoryEvent:
         at=datetime.fromisoformat(data["at"]),
         actor=data["actor"],
         note=data.get("note") or "",
+    )
+
+
+def archived_turn(data: Json, user_id: str, tenant: str) -> ArchivedTurn:
+    """An archived exchange as ``GET /v1/sessions/{id}/turns`` shows it (what it leaves out keeps its default)."""
+    return ArchivedTurn(
+        session_id=data["session_id"],
+        turn=int(data["turn"]),
+        user=data["user"],
+        assistant=data["assistant"],
+        at=_ts(data["at"]) or datetime.min,
+        status=TurnStatus(data["status"]),
+        user_id=user_id,
+        tenant=tenant,
+        route=data.get("route") or "",
+        user_summary=data.get("user_summary") or "",
+        assistant_summary=data.get("assistant_summary") or "",
+        outcome=data.get("outcome") or "",
+        attempts=int(data.get("attempts") or 0),
+        flags=tuple(data.get("flags") or ()),
     )
 
 

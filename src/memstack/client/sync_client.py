@@ -88,6 +88,7 @@ class MemstackClient:
 class _Sessions(_Namespace[RemoteSessions]):
     list = Blocking(RemoteSessions.list)
     get = Blocking(RemoteSessions.get)
+    turns = Blocking(RemoteSessions.turns)
 
 
 class _Agents(_Namespace[RemoteAgents]):

@@ -336,6 +336,25 @@ class TurnSummaryOut(BaseModel):
     unsummarized: bool
 
 
+class ArchivedTurnOut(BaseModel):
+    session_id: str
+    turn: int
+    user: str = Field(description="The user's message (empty when a forgotten memory hides the exchange)")
+    assistant: str = Field(description="The reply (empty when hidden)")
+    at: datetime
+    status: str = Field(description="pending, summarized or unsummarized (phase 2's state of the turn)")
+    route: str
+    user_summary: str
+    assistant_summary: str
+    outcome: str
+    attempts: int
+    flags: list[str] = Field(description="``hidden``: a forgotten memory hides the exchange, its texts withheld")
+
+
+class TurnList(BaseModel):
+    turns: list[ArchivedTurnOut]
+
+
 class RawMessageOut(BaseModel):
     role: str
     content: str
