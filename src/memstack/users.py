@@ -40,11 +40,14 @@ meaningless outside the model that made them. Responses kept under an HTTP write
 same answer, of an answer built from what the document holds where it lives (memories, sessions, contexts); they
 are erased with the user like everything else. A user the store has never seen exports with every list empty.
 
-``sha256`` is the hex SHA-256 of the document's identity and records as written (:class:`Digest`: the line
-``tenant\x1fuser_id``, then per record its section's name, a tab, the record's compact JSON and a newline). It comes
-last, so a document cut short lacks it, and an import (:mod:`memstack.imports.document`) recomputes it from what it
-parsed and refuses a document whose records or identity were changed after the export (a deliberate change must
-recompute it: the check is against accidents and careless edits, not a signature).
+``sha256`` is the hex SHA-256 of the document's identity and records (:class:`Digest`: the line
+``tenant\x1fuser_id``, then per record its section's name, a tab, the record's canonical JSON and a newline). The
+canonical form (:func:`canonical`: keys sorted, a whole number written as an integer) is what survives a parse and
+a re-serialization by any JSON library, so a document that went through a JavaScript client, or was re-indented,
+still checks; a changed value does not. It comes last, so a document cut short lacks it, and an import
+(:mod:`memstack.imports.document`) recomputes it from what it parsed and refuses a document whose records or
+identity were changed after the export (a deliberate change must recompute it: the check is against accidents and
+careless edits, not a signature).
 
 Version 1 (before the import existed) had no ``sha256``, a store-internal ``seq`` on each message and no ``key`` on
 jobs; the import reads it still: without the integrity check, ignoring ``seq``, a job's ``key`` taken as its id.
@@ -60,7 +63,16 @@ from typing import Any
 from memstack.errors import StoreError
 from memstack.types import RecordKind, UserRecord, UserRef, utcnow
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "READABLE_VERSIONS", "SECTIONS", "Digest", "dumps", "export_document"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "READABLE_VERSIONS",
+    "SECTIONS",
+    "Digest",
+    "canonical",
+    "dumps",
+    "export_document",
+]
 
 EXPORT_FORMAT = "memstack.user-export"
 EXPORT_VERSION = 2
@@ -88,15 +100,30 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # JSON has one number type: 1.0 and 1 are one value (JavaScript writes both as 1)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """A record's JSON in the form its digest reads: keys sorted, whole numbers as integers, compact."""
+    return json.dumps(_plain(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 class Digest:
     """The document's ``sha256``, fed the records in the order they are written."""
 
     def __init__(self, tenant: str, user_id: str) -> None:
         self._hash = hashlib.sha256(f"{tenant}\x1f{user_id}\n".encode())
 
-    def add(self, section: str, text: str) -> None:
-        """One record of ``section`` as written (:func:`dumps`)."""
-        self._hash.update(f"{section}\t{text}\n".encode())
+    def add(self, section: str, record: Any) -> None:
+        """One record of ``section`` (its :func:`canonical` form)."""
+        self._hash.update(f"{section}\t{canonical(record)}\n".encode())
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
@@ -128,7 +155,7 @@ async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> 
             yield ("]" if written > 0 else "") + f',"{SECTIONS[order[written]]}":['
             first = True
         text = dumps(item.data)
-        digest.add(SECTIONS[item.kind], text)
+        digest.add(SECTIONS[item.kind], item.data)
         yield ("" if first else ",") + text
         first = False
     while written < len(order) - 1:

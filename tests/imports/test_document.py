@@ -41,6 +41,31 @@ def _without_job_keys(document: dict[str, Any]) -> dict[str, Any]:
     return {**out, "exported_at": "", "sha256": ""}
 
 
+def _as_javascript_writes_it(value: Any) -> Any:
+    """What ``JSON.stringify(JSON.parse(text))`` gives back: whole numbers without ``.0``, and here the keys of every
+    object in another order (what an editor or another library may do)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _as_javascript_writes_it(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_as_javascript_writes_it(v) for v in value]
+    return value
+
+
+async def test_a_document_another_json_library_wrote_again_still_checks_and_a_change_does_not(
+    ms: AsyncMemstack,
+) -> None:
+    document = await _document(ms)
+    assert any(isinstance(m["confidence"], float) and m["confidence"].is_integer() for m in document["memories"])
+    rewritten = _as_javascript_writes_it(document)
+    assert read_document(rewritten).verified
+    changed = copy.deepcopy(rewritten)
+    changed["memories"][0]["confidence"] = 0.5
+    with pytest.raises(ImportRefused, match="sha256"):
+        read_document(changed)
+
+
 async def test_a_version_1_document_is_read(ms: AsyncMemstack) -> None:
     document = await _document(ms)
     assert any(s["messages"] for s in document["sessions"])

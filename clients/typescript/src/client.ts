@@ -19,6 +19,7 @@ import type {
   ChatResult,
   ErasureReport,
   Forgetting,
+  ImportReport,
   IngestMessage,
   IngestResult,
   Memory,
@@ -365,6 +366,21 @@ export class MemstackClient {
   /** Everything held about the user (`GET /v1/users/{id}/export`). */
   async export(user_id: string, options: CallOptions = {}): Promise<UserExport> {
     return this.http.request<UserExport>("GET", `/v1/users/${seg(user_id)}/export`, options);
+  }
+
+  /**
+   * Import a user from their export document (`POST /v1/users/import`) into the key's tenant: the server checks it
+   * (version, shape, sha256) and writes it in one transaction; importing it again changes nothing.
+   */
+  async importUser(document: UserExport | string, options: CallOptions = {}): Promise<ImportReport> {
+    const body = typeof document === "string" ? (JSON.parse(document) as unknown) : document;
+    const data = await this.http.request<{ users: ImportReport[] }>("POST", "/v1/users/import", {
+      json: body,
+      signal: options.signal,
+    });
+    const [report] = data.users;
+    if (report === undefined) throw new Error("the server answered an import without a report");
+    return report;
   }
 
   /** Remove everything held about the user in their tenant (`DELETE /v1/users/{id}`). */

@@ -23,6 +23,7 @@ export type IngestMessage = Schemas["IngestMessageIn"];
 export type IngestResult = Schemas["IngestOut"];
 export type ErasureReport = Schemas["ErasureOut"];
 export type UserExport = Schemas["ExportOut"];
+export type ImportReport = Schemas["ImportOut"];
 export type AgentRecord = Schemas["AgentOut"];
 export type Manifest = Schemas["ManifestOut"];
 export type UserSummary = Schemas["UserSummaryOut"];

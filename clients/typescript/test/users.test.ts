@@ -37,6 +37,21 @@ describe("a user as a whole", () => {
     expect((await ms.users.list()).map((u) => u.user_id)).not.toContain(uid);
   });
 
+  test("an exported user is imported back whole, and again changes nothing", async () => {
+    const uid = user("import");
+    await ms.add(uid, "User keeps bees on the roof");
+    await ms.chat(uid, "The hives survived the winter.");
+    const document = await ms.export(uid);
+    await ms.erase(uid);
+    const report = await ms.importUser(document);
+    expect(report).toMatchObject({ tenant: "acme", user_id: uid, unchanged: false });
+    expect(report.total).toBeGreaterThan(0);
+    expect((await ms.list(uid)).map((m) => m.content)).toEqual(["User keeps bees on the roof"]);
+    expect((await ms.importUser(JSON.stringify(document))).unchanged).toBe(true);
+    const tampered = { ...document, user_id: `${uid}-x` };
+    await expect(ms.importUser(tampered)).rejects.toMatchObject({ status: 400 });
+  });
+
   test("agents are stored, read, listed and deleted", async () => {
     const name = user("agent");
     const definition = { name, core: { identity: "A careful cooking assistant" } };

@@ -24,7 +24,7 @@ from typing import Any
 
 from memstack.errors import ImportRefused, InputError
 from memstack.types import RecordKind, UserRecord, check_id
-from memstack.users import EXPORT_FORMAT, EXPORT_VERSION, READABLE_VERSIONS, SECTIONS, Digest, dumps
+from memstack.users import EXPORT_FORMAT, EXPORT_VERSION, READABLE_VERSIONS, SECTIONS, Digest
 
 __all__ = ["MAX_IMPORT_BYTES", "UserDocument", "read_document"]
 
@@ -139,7 +139,7 @@ def read_document(source: str | bytes | Mapping[str, Any], *, max_bytes: int = M
         digest = Digest(tenant, user_id)
         for section, items in sections.items():
             for item in items:
-                digest.add(section, dumps(item))
+                digest.add(section, item)
         if digest.hexdigest() != written:
             raise _refuse(
                 "the document's records do not match its 'sha256': it was changed after the export (or damaged); "
