@@ -10,7 +10,8 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── Unauthorized             no API key, or an unknown or revoked one (HTTP 401)
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
-    │   └── NotFound             unknown user, memory, session, context or agent
+    │   ├── NotFound             unknown user, memory, session, context or agent
+    │   └── WebhookRefused       a webhook URL memstack will not call (not http(s), or a private address)
     ├── LimitReached             the user's tier allows no more memories
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
     ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
@@ -58,6 +59,7 @@ __all__ = [
     "StoreUnavailable",
     "Unauthorized",
     "UserErased",
+    "WebhookRefused",
 ]  # redact and redact_log_records below are memstack's own helpers, not public API
 
 #: ``scheme://user:password@``: the password, up to the last ``@`` before the host (a password may hold ``@``).
@@ -181,6 +183,11 @@ class NotFound(InputError):
         super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {plural} list`)")
         self.kind = kind
         self.key = key
+
+
+class WebhookRefused(InputError):
+    """A webhook URL memstack will not call: not ``http(s)://``, without a host, or one that resolves to a private,
+    loopback or link-local address where the deployment does not allow those (``webhooks_allow_private``)."""
 
 
 class LimitReached(MemstackError):

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
+from memstack.store._outbox import session_ended
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -102,6 +103,8 @@ class SessionsBase:
             columns = summary_columns(self._sql.key)
             row = await tx.one(f"SELECT {columns} FROM sessions s WHERE tenant = ? AND user_id = ? AND id = ?", where)
             assert row is not None  # updated just now, in the same transaction
+            if ended:
+                await session_ended(tx, self._sql, user, session_id, line, at=stamp)
             return summary_from_row(row, when=self._sql.when)
 
         return await self._sql.write(body)

@@ -16,6 +16,7 @@ import numpy as np
 from memstack.errors import LimitReached
 from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
+from memstack.store._outbox import memories_created
 from memstack.store._memory_writes import (
     HISTORY,
     Change,
@@ -149,6 +150,7 @@ class SQLiteMemories(MemoryWritesBase):
                 (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "") for m in new
             )
             conn.executemany(HISTORY, history)
+            drive(memories_created(tx(conn), self._sql, user, new, at=now, actor=actor))
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)

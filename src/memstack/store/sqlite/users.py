@@ -28,12 +28,14 @@ import logging
 import sqlite3
 import time
 
+from memstack.store._outbox import user_erased
+from memstack.store._sql import drive
 from memstack.store._users import UserReads
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._sql import SQLiteSql
-from memstack.types import ErasureReport, UserRef, check_id
+from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.types import ErasureReport, UserRef, check_id, utcnow
 
 __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
@@ -64,6 +66,7 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
     ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
+    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE}"),
 )
 
 
@@ -156,6 +159,7 @@ class SQLiteUserData(UserReads):
                 (erasure_key(user), new_epoch(), now),
             )
             conn.execute("DELETE FROM user_erasures WHERE erased_at < ?", (now - KEEP_S,))
+            drive(user_erased(tx(conn), self._sql, user, at=utcnow(), removed=sum(removed.values())))
             return removed
 
         removed = self._core.write(conn, body)
