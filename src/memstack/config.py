@@ -183,7 +183,7 @@ class Config:
     (``$MEMSTACK_WEBHOOKS_ALLOW_PRIVATE``, ``true``/``false``); unset, allowed only in a local deployment (the
     embedded library, a server not in ``keys`` mode). ``webhook_timeout_s``: the longest one delivery attempt may
     take, connection to last byte (``$MEMSTACK_WEBHOOK_TIMEOUT_S``). ``webhook_max_attempts`` and
-    ``webhook_max_age_s``: a delivery is marked failed after that many attempts or once its event is that old
+    ``webhook_max_age_s``: a delivery is marked failed after that many attempts or once it was written that long ago
     (``$MEMSTACK_WEBHOOK_MAX_ATTEMPTS``, ``$MEMSTACK_WEBHOOK_MAX_AGE_S``). ``webhook_backoff_s``: the wait before
     the second attempt, doubled after each failure (with jitter, at most an hour; ``$MEMSTACK_WEBHOOK_BACKOFF_S``).
     ``webhook_poll_s``: how often an idle delivery worker looks for due deliveries (``$MEMSTACK_WEBHOOK_POLL_S``).

@@ -225,7 +225,9 @@ class AsyncMemstack(MemoryManagement):
         """This engine's webhook delivery worker (made, not started, on first use)."""
         if self._deliveries is None:
             webhooks = self.webhooks
-            self._deliveries = DeliveryWorker(self.store.webhooks, Policy.of(self.config), lambda: webhooks.allow_private)
+            self._deliveries = DeliveryWorker(
+                self.store.webhooks, Policy.of(self.config), lambda: webhooks.allow_private
+            )
         return self._deliveries
 
     def _wake_webhooks(self) -> None:

@@ -8,7 +8,9 @@ next) process's delivery worker (:mod:`memstack.webhooks.worker`), and a rolled-
 without endpoints pays one indexed read per write and stores nothing.
 
 The rows fan out per endpoint at write time, so a delivery's state (attempts, lease, last error) is its own row and
-an endpoint added later does not receive events older than itself. Each row holds the event's payload (a memory's
+an endpoint added later does not receive events older than itself. ``occurred_at`` is the change's own time (which
+an import or a session ended with a given time sets); ``created_at``, when the row was written, is what a delivery's
+age is counted from. Each row holds the event's payload (a memory's
 id and content fields; an erasure names the user and nothing they said), so erasing a user deletes their rows,
 delivered or not, and then records the erasure's own event (``store/*/users.py``).
 """
@@ -20,9 +22,9 @@ from datetime import datetime
 from typing import Any
 
 from memstack.store._sql import Sql, Tx
-from memstack.types import HistoryAction, Memory, UserRef, new_id, new_ids
+from memstack.types import HistoryAction, Memory, UserRef, new_id, new_ids, utcnow
 
-__all__ = ["OUTBOX_COLUMNS", "memory_event", "memories_created", "record", "session_ended", "user_erased"]
+__all__ = ["OUTBOX_COLUMNS", "memories_created", "memory_event", "record", "session_ended", "user_erased"]
 
 #: The columns of an outbox row as :func:`record` writes them.
 OUTBOX_COLUMNS = (
@@ -60,9 +62,9 @@ async def record(
     endpoints = [str(r[0]) for r in await tx.all(_ENDPOINTS, (user.tenant, True)) if kind in sql.unjson(r[1])]
     if not endpoints or not payloads:
         return 0
-    events = new_ids("evt", len(payloads))
+    events, now = new_ids("evt", len(payloads)), utcnow()  # ``at`` may be a caller's time (an import's, a test's)
     rows = [
-        (new_id("whd"), event, endpoint, user.tenant, user.user_id, kind, at, sql.json(dict(payload)), at, at)
+        (new_id("whd"), event, endpoint, user.tenant, user.user_id, kind, at, sql.json(dict(payload)), now, now)
         for event, payload in zip(events, payloads, strict=True)
         for endpoint in endpoints
     ]
@@ -94,7 +96,9 @@ async def memory_event(
     await record(tx, sql, user, _memory_type(action, after), at, [payload])
 
 
-async def memories_created(tx: Tx, sql: Sql, user: UserRef, memories: Sequence[Memory], *, at: datetime, actor: str) -> None:
+async def memories_created(
+    tx: Tx, sql: Sql, user: UserRef, memories: Sequence[Memory], *, at: datetime, actor: str
+) -> None:
     """The events of a batch of new memories (an import), one per memory."""
     payloads = [{"memory": _memory_fields(m), "action": "create", "actor": actor} for m in memories]
     await record(tx, sql, user, "memory.created", at, payloads)

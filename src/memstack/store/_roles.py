@@ -1,6 +1,7 @@
 """The roles of a :class:`~memstack.store.base.Store` that are written once over the :class:`~memstack.store._sql.Sql`
-protocol (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``, ``webhooks``): both backends' stores
-inherit them from :class:`SharedRoles`, made over their own ``Sql``, and add the roles each does its own way."""
+protocol (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``, ``webhooks``): both backends'
+stores inherit them from :class:`SharedRoles`, made over their own ``Sql``, and add the roles each does its own
+way."""
 
 from __future__ import annotations
 

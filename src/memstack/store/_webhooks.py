@@ -63,7 +63,15 @@ class Webhooks:
     # -- endpoints ---------------------------------------------------------------------------------------------------
 
     async def create(
-        self, tenant: str, url: str, events: Sequence[str], secret: str, *, description: str, enabled: bool, now: datetime
+        self,
+        tenant: str,
+        url: str,
+        events: Sequence[str],
+        secret: str,
+        *,
+        description: str,
+        enabled: bool,
+        now: datetime,
     ) -> WebhookEndpoint:
         """A new endpoint; what it returns carries ``secret`` (the only read that does)."""
         endpoint = WebhookEndpoint(new_id("whe"), tenant, url, tuple(events), enabled, description, now, now, secret)
@@ -123,9 +131,7 @@ class Webhooks:
 
         async def body(tx: Tx) -> int:
             await tx.execute("DELETE FROM webhook_outbox WHERE tenant = ? AND endpoint_id = ?", (tenant, endpoint_id))
-            return await tx.execute(
-                "DELETE FROM webhook_endpoints WHERE tenant = ? AND id = ?", (tenant, endpoint_id)
-            )
+            return await tx.execute("DELETE FROM webhook_endpoints WHERE tenant = ? AND id = ?", (tenant, endpoint_id))
 
         if await self._sql.write(body, fenced=False) != 1:
             raise NotFound("webhook", endpoint_id)
@@ -187,7 +193,12 @@ class Webhooks:
         key = self._sql.key
 
         async def body(tx: Tx) -> builtins.list[Row]:
-            keys = [r[0] for r in await tx.all(f"SELECT {key} FROM webhook_outbox WHERE {free} ORDER BY next_at, {key} LIMIT ?", (now, now, limit))]
+            keys = [
+                r[0]
+                for r in await tx.all(
+                    f"SELECT {key} FROM webhook_outbox WHERE {free} ORDER BY next_at, {key} LIMIT ?", (now, now, limit)
+                )
+            ]
             if not keys:
                 return []
             return await tx.all(

@@ -12,8 +12,8 @@
 - **Bounded.** One attempt is at most ``webhook_timeout_s`` from connection to last byte (a receiver that never
   answers is a timed-out attempt); redirects are not followed; a delivery that failed gets its next attempt after
   ``webhook_backoff_s`` doubled for each earlier failure (at most an hour), times a random factor in [0.5, 1) so
-  that deliveries failed together are not retried together; after ``webhook_max_attempts`` attempts, or once the
-  event is older than ``webhook_max_age_s``, it is marked ``failed`` with its last error, where the API and the UI
+  that deliveries failed together are not retried together; after ``webhook_max_attempts`` attempts, or once it was
+  written ``webhook_max_age_s`` ago, it is marked ``failed`` with its last error, where the API and the UI
   show it and a replay can send it again.
 - **Signed.** Each attempt is signed anew (:mod:`memstack.webhooks.signing`).
 """
@@ -75,12 +75,12 @@ class Policy:
     @property
     def lease_s(self) -> float:
         """How long a claimed delivery stays with its worker: the attempt's limit and a margin."""
-        return 2 * self.timeout_s + 30.0
+        return 2 * self.timeout_s + 5.0
 
 
 def backoff_s(policy: Policy, failures: int, *, rng: Callable[[], float] = random.random) -> float:
     """The wait after the ``failures``-th failed attempt: exponential, capped, with jitter in [0.5, 1)."""
-    base = min(MAX_BACKOFF_S, policy.backoff_s * 2 ** max(failures - 1, 0))
+    base = min(MAX_BACKOFF_S, policy.backoff_s * 2.0 ** max(failures - 1, 0))
     return base * (0.5 + rng() / 2)
 
 
@@ -224,7 +224,7 @@ class DeliveryWorker:
         failures = delivery.attempts + 1
         wait = backoff_s(self._policy, failures)
         next_at: datetime | None = now + timedelta(seconds=wait)
-        age = (now - delivery.occurred_at).total_seconds()
+        age = (now - delivery.created_at).total_seconds()
         if not retry or failures >= self._policy.max_attempts or age + wait > self._policy.max_age_s:
             status, next_at = DeliveryStatus.FAILED, None
             reason = "" if not retry else f" (gave up after {failures} attempt{'s' if failures > 1 else ''})"

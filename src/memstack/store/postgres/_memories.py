@@ -18,8 +18,8 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
-from memstack.store._outbox import memories_created
 from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, check_update, new_memory, patched
+from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database

@@ -59,7 +59,8 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
     ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
-    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE}"),
+    # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
+    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
 )
 
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"

@@ -16,7 +16,6 @@ import numpy as np
 from memstack.errors import LimitReached
 from memstack.store._checks import check_actor, parse_category
 from memstack.store._fulltext import text_terms
-from memstack.store._outbox import memories_created
 from memstack.store._memory_writes import (
     HISTORY,
     Change,
@@ -26,6 +25,7 @@ from memstack.store._memory_writes import (
     new_memory,
     patched,
 )
+from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx, drive
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, user_key
