@@ -51,6 +51,7 @@ from memstack.errors import (
     StoreUnavailable,
     Unauthorized,
     UserErased,
+    WebhookRefused,
 )
 
 __all__ = ["IDEMPOTENCY_HEADER", "Transport", "error_from"]
@@ -68,6 +69,7 @@ _BY_TYPE: dict[str, type[MemstackError]] = {
     "LeaseLost": LeaseLost,
     "RequestInFlight": RequestInFlight,
     "UserErased": UserErased,
+    "WebhookRefused": WebhookRefused,
     "StoreBusy": StoreBusy,
     "StoreUnavailable": StoreUnavailable,
 }

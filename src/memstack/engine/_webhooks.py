@@ -12,6 +12,7 @@ import builtins
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from memstack.engine._scope import tenant_of
 from memstack.errors import InputError
 from memstack.types import EVENT_TYPES, DeliveryStatus, WebhookDelivery, WebhookEndpoint, check_id, utcnow
 from memstack.types._core import check_limit
@@ -69,32 +70,31 @@ class Webhooks:
         url: str,
         *,
         events: Iterable[str] | None = None,
-        tenant: str = "default",
+        tenant: str | None = None,
         description: str = "",
         enabled: bool = True,
     ) -> WebhookEndpoint:
         """A new endpoint for ``tenant`` receiving ``events`` (all types by default). What it returns carries the
         signing secret, shown only this once (``WebhookRefused`` for a URL memstack will not call)."""
-        check_id(tenant, "tenant")
         await check_url(url, allow_private=self.allow_private)
         return await self._engine.store.webhooks.create(
-            tenant, url.strip(), check_events(events), new_secret(), description=_description(description),
+            tenant_of(tenant), url.strip(), check_events(events), new_secret(), description=_description(description),
             enabled=bool(enabled), now=utcnow(),
         )  # fmt: skip
 
-    async def list(self, *, tenant: str = "default") -> builtins.list[WebhookEndpoint]:
+    async def list(self, *, tenant: str | None = None) -> builtins.list[WebhookEndpoint]:
         """The tenant's endpoints, oldest first (without their secrets)."""
-        return await self._engine.store.webhooks.list(tenant)
+        return await self._engine.store.webhooks.list(tenant_of(tenant))
 
-    async def get(self, webhook_id: str, *, tenant: str = "default") -> WebhookEndpoint:
+    async def get(self, webhook_id: str, *, tenant: str | None = None) -> WebhookEndpoint:
         check_id(webhook_id, "webhook id")
-        return await self._engine.store.webhooks.get(tenant, webhook_id)
+        return await self._engine.store.webhooks.get(tenant_of(tenant), webhook_id)
 
     async def update(
         self,
         webhook_id: str,
         *,
-        tenant: str = "default",
+        tenant: str | None = None,
         url: str | None = None,
         events: Iterable[str] | None = None,
         enabled: bool | None = None,
@@ -105,19 +105,19 @@ class Webhooks:
         if url is not None:
             await check_url(url, allow_private=self.allow_private)
         return await self._engine.store.webhooks.update(
-            tenant, webhook_id, url=None if url is None else url.strip(),
+            tenant_of(tenant), webhook_id, url=None if url is None else url.strip(),
             events=None if events is None else check_events(events),
             enabled=None if enabled is None else bool(enabled),
             description=None if description is None else _description(description), now=utcnow(),
         )  # fmt: skip
 
-    async def delete(self, webhook_id: str, *, tenant: str = "default") -> None:
+    async def delete(self, webhook_id: str, *, tenant: str | None = None) -> None:
         """The endpoint and its deliveries (those still pending are not sent)."""
         check_id(webhook_id, "webhook id")
-        await self._engine.store.webhooks.delete(tenant, webhook_id)
+        await self._engine.store.webhooks.delete(tenant_of(tenant), webhook_id)
 
     async def deliveries(
-        self, webhook_id: str, *, tenant: str = "default", status: str | None = None, limit: int = 50
+        self, webhook_id: str, *, tenant: str | None = None, status: str | None = None, limit: int = 50
     ) -> builtins.list[WebhookDelivery]:
         """The endpoint's most recent deliveries, newest first: status, attempts, last HTTP status and error."""
         check_id(webhook_id, "webhook id")
@@ -128,12 +128,17 @@ class Webhooks:
             raise InputError(
                 f"status must be one of {', '.join(s.value for s in DeliveryStatus)}, got {status!r}"
             ) from None
-        return await self._engine.store.webhooks.deliveries(tenant, webhook_id, status=wanted, limit=limit)
+        return await self._engine.store.webhooks.deliveries(tenant_of(tenant), webhook_id, status=wanted, limit=limit)
 
-    async def replay(self, delivery_id: str, *, tenant: str = "default") -> WebhookDelivery:
-        """Send a delivery's event again (same event id) as a new delivery, due now."""
+    async def replay(
+        self, delivery_id: str, *, tenant: str | None = None, webhook_id: str | None = None
+    ) -> WebhookDelivery:
+        """Send a delivery's event again (same event id) as a new delivery, due now (``webhook_id``: only if the
+        delivery is that endpoint's)."""
         check_id(delivery_id, "delivery id")
-        replayed = await self._engine.store.webhooks.replay(tenant, delivery_id, now=utcnow())
+        replayed = await self._engine.store.webhooks.replay(
+            tenant_of(tenant), delivery_id, now=utcnow(), endpoint_id=webhook_id
+        )
         self._engine._wake_webhooks()
         return replayed
 

@@ -160,16 +160,20 @@ class Webhooks:
             raise NotFound("webhook delivery", delivery_id)
         return self._delivery(row)
 
-    async def replay(self, tenant: str, delivery_id: str, *, now: datetime) -> WebhookDelivery:
-        """A new pending delivery of the same event (same event id) to the same endpoint, due now."""
+    async def replay(
+        self, tenant: str, delivery_id: str, *, now: datetime, endpoint_id: str | None = None
+    ) -> WebhookDelivery:
+        """A new pending delivery of the same event (same event id) to the same endpoint, due now (``endpoint_id``:
+        only if the delivery is that endpoint's)."""
         new = new_id("whd")
 
         async def body(tx: Tx) -> int:
             return await tx.execute(
                 f"INSERT INTO webhook_outbox ({OUTBOX_COLUMNS}) SELECT ?, event_id, endpoint_id, tenant, user_id, "
                 "type, occurred_at, payload, 'pending', 0, ?, ? FROM webhook_outbox o WHERE o.tenant = ? AND o.id = ? "
+                "AND o.endpoint_id = COALESCE(?, o.endpoint_id) "
                 "AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant = o.tenant AND e.id = o.endpoint_id)",
-                (new, now, now, tenant, delivery_id),
+                (new, now, now, tenant, delivery_id, endpoint_id),
             )
 
         if await self._sql.write(body, fenced=False) != 1:
