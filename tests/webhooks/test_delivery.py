@@ -13,7 +13,7 @@ import pytest
 
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, NotFound
-from memstack.types import EVENT_TYPES, DeliveryStatus, HistoryAction, MemoryPatch, UserRef, WebhookDelivery
+from memstack.types import EVENT_TYPES, DeletedBy, DeliveryStatus, HistoryAction, MemoryPatch, UserRef, WebhookDelivery
 
 from .conftest import until
 from .receiver import Receiver
@@ -195,3 +195,18 @@ async def test_deleting_an_endpoint_drops_its_pending_deliveries(open_engine: An
         await ms.webhooks.deliveries(endpoint, tenant="acme")
     with pytest.raises(InputError, match="unknown webhook event"):
         await ms.webhooks.create(receiver.url, tenant="acme", events=["memory.eaten"])
+
+
+async def test_a_refused_change_writes_no_event(open_engine: Any, receiver: Receiver) -> None:
+    ms = await open_engine(resume=False)
+    endpoint = await _endpoint(ms, receiver)
+    memory = await ms.add(ALICE, "I swim in the lake")
+    with pytest.raises(InputError, match="only forgotten memories can be restored"):
+        await ms.restore(ALICE, memory.id)  # refused inside its transaction, after the memory was read
+    await ms.forget(ALICE, memory.id)
+    with pytest.raises(InputError, match="already forgotten"):
+        await ms.store.memories.forget(ALICE, memory.id, by=DeletedBy.USER)
+    with pytest.raises(NotFound):
+        await ms.delete(ALICE, "mem_nope")
+    types = sorted(d.type for d in await ms.webhooks.deliveries(endpoint, tenant="acme"))
+    assert types == ["memory.created", "memory.forgotten"]
