@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 
 from memstack.engine._scope import tenant_of
 from memstack.errors import InputError
-from memstack.types import EVENT_TYPES, DeliveryStatus, WebhookDelivery, WebhookEndpoint, check_id, utcnow
+from memstack.types import (
+    EVENT_TYPES,
+    DeliveryStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+    check_id,
+    check_text,
+    utcnow,
+)
 from memstack.types._core import check_limit
 from memstack.webhooks.signing import new_secret
 from memstack.webhooks.urls import check_url
@@ -48,7 +56,15 @@ def check_events(events: Iterable[str] | None) -> tuple[str, ...]:
 def _description(text: str) -> str:
     if not isinstance(text, str) or len(text) > MAX_DESCRIPTION:
         raise InputError(f"a webhook's description is text of at most {MAX_DESCRIPTION} characters")
-    return text
+    return check_text(text, "the webhook's description")
+
+
+async def _url(url: str, *, allow_private: bool) -> str:
+    """``url`` as stored (``WebhookRefused`` for one memstack will not call)."""
+    if isinstance(url, str):
+        check_text(url, "the webhook URL")
+    await check_url(url, allow_private=allow_private)
+    return url.strip()
 
 
 class Webhooks:
@@ -76,9 +92,9 @@ class Webhooks:
     ) -> WebhookEndpoint:
         """A new endpoint for ``tenant`` receiving ``events`` (all types by default). What it returns carries the
         signing secret, shown only this once (``WebhookRefused`` for a URL memstack will not call)."""
-        await check_url(url, allow_private=self.allow_private)
+        checked = await _url(url, allow_private=self.allow_private)
         return await self._engine.store.webhooks.create(
-            tenant_of(tenant), url.strip(), check_events(events), new_secret(), description=_description(description),
+            tenant_of(tenant), checked, check_events(events), new_secret(), description=_description(description),
             enabled=bool(enabled), now=utcnow(),
         )  # fmt: skip
 
@@ -102,10 +118,9 @@ class Webhooks:
     ) -> WebhookEndpoint:
         """Change what is given; deliveries already written keep going to this endpoint (at its new URL)."""
         check_id(webhook_id, "webhook id")
-        if url is not None:
-            await check_url(url, allow_private=self.allow_private)
+        checked = None if url is None else await _url(url, allow_private=self.allow_private)
         return await self._engine.store.webhooks.update(
-            tenant_of(tenant), webhook_id, url=None if url is None else url.strip(),
+            tenant_of(tenant), webhook_id, url=checked,
             events=None if events is None else check_events(events),
             enabled=None if enabled is None else bool(enabled),
             description=None if description is None else _description(description), now=utcnow(),
