@@ -210,3 +210,13 @@ async def test_a_refused_change_writes_no_event(open_engine: Any, receiver: Rece
         await ms.delete(ALICE, "mem_nope")
     types = sorted(d.type for d in await ms.webhooks.deliveries(endpoint, tenant="acme"))
     assert types == ["memory.created", "memory.forgotten"]
+
+
+async def test_a_session_ended_twice_is_one_event(open_engine: Any, receiver: Receiver) -> None:
+    ms = await open_engine(resume=False)
+    endpoint = await _endpoint(ms, receiver, events=["session.ended"])
+    await ms.chat(ALICE, "Hello there", session_id="s1")
+    await ms.end_session(ALICE, "s1")
+    await ms.end_session(ALICE, "s1")
+    (ended,) = await ms.webhooks.deliveries(endpoint, tenant="acme")
+    assert ended.payload["session_id"] == "s1" and ended.user_id == "alice"

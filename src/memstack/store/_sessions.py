@@ -93,6 +93,7 @@ class SessionsBase:
         where = (user.tenant, user.user_id, session_id)
 
         async def body(tx: Tx) -> SessionSummary:
+            was = await tx.one("SELECT ended_at FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?", where)
             changed = await tx.execute(
                 "UPDATE sessions SET line = ?, line_turn = ?, ended_at = CASE WHEN ? THEN ? ELSE ended_at END "
                 "WHERE tenant = ? AND user_id = ? AND id = ?",
@@ -103,7 +104,7 @@ class SessionsBase:
             columns = summary_columns(self._sql.key)
             row = await tx.one(f"SELECT {columns} FROM sessions s WHERE tenant = ? AND user_id = ? AND id = ?", where)
             assert row is not None  # updated just now, in the same transaction
-            if ended:
+            if ended and was is not None and was[0] is None:  # its first end: the one webhook event
                 await session_ended(tx, self._sql, user, session_id, line, at=stamp)
             return summary_from_row(row, when=self._sql.when)
 
