@@ -13,8 +13,8 @@
   turns, archive search), ``agents`` (stored agent definitions per tenant), ``contexts`` (what the model saw for
   each response), ``keys`` (API keys), ``users`` (a user's records, the erasure fence), ``webhooks`` (a tenant's
   endpoints and their deliveries, sent by a worker every resuming engine runs: ``docs/webhooks.md``), and for
-  servers built on the engine ``answers`` (idempotency) and ``threads`` (OpenAI-style histories). The HTTP server, its web UI, the
-  CLI and MCP use only the engine (``tests/test_engine_door.py``);
+  servers built on the engine ``answers`` (idempotency) and ``threads`` (OpenAI-style histories). The HTTP server,
+  its web UI, the CLI and MCP use only the engine (``tests/test_engine_door.py``);
 - recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
   imports past conversations without a chat model: :meth:`~AsyncMemstack.ingest` (both in :mod:`memstack.recall`).
 
