@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime-$(shell cksum pyproject.toml | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml testing/pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install run test lint bench clean chromium pgbouncer screenshots
+.PHONY: install run test lint bench clean chromium pgbouncer node screenshots
 
 CHROMIUM := /usr/bin/chromium
 
@@ -36,11 +36,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests testing
 	$(BIN)/mypy src testing/src
 
-# The web UI tests drive Debian's Chromium, the pooler tests Debian's PgBouncer. Without them they fail (never skip)
-# with the command to run.
+# The web UI tests drive Debian's Chromium, the pooler tests Debian's PgBouncer, the TypeScript client's tests Node.js
+# and npm (its packages come from the npm registry). Without them they fail (never skip) with the command to run.
 test: lint
 	@$(MAKE) --no-print-directory chromium || echo "make chromium failed: the web UI tests (tests/ui) will fail" >&2
 	@$(MAKE) --no-print-directory pgbouncer || echo "make pgbouncer failed: the [pgbouncer] store tests will fail" >&2
+	@$(MAKE) --no-print-directory node || echo "make node failed: the TypeScript client's tests will fail" >&2
 	$(BIN)/pytest -q
 
 # A Debian package the tests need, installed with apt-get when its program ($(1)) is missing and we are root.
@@ -64,6 +65,10 @@ chromium:
 PGBOUNCER := /usr/sbin/pgbouncer
 pgbouncer:
 	$(call apt_install,$(PGBOUNCER),pgbouncer,the pooler tests)
+
+# Debian's Node.js and npm for the TypeScript client's tests (tests/clients/test_typescript.py).
+node:
+	$(call apt_install,/usr/bin/npm,nodejs npm,the TypeScript client's tests)
 
 # The three views of the web UI at 1280x800, as PNG files in docs/ (linked from the README).
 screenshots: $(STAMP) chromium

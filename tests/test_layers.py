@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memstack.files",
     ),
     ("memstack.types", "memstack.config"),
-    ("memstack.retrieval", "memstack.users"),
+    ("memstack.retrieval", "memstack.users", "memstack.imports"),
     ("memstack.store", "memstack.embed", "memstack.models", "memstack.observe"),
     ("memstack.guard",),
     ("memstack.context",),

@@ -154,9 +154,12 @@ class BlockingKeys(_Namespace[Keys]):
 
 
 class BlockingUsers(_Namespace[Users]):
-    """:class:`~memstack.engine.Users`, blocking: the tenant's users (their records and fences are async only)."""
+    """:class:`~memstack.engine.Users`, blocking: the tenant's users and imports (their records and fences are
+    async only)."""
 
     list = Blocking(Users.list)
+    import_mem0 = Blocking(Users.import_mem0)
+    import_messages = Blocking(Users.import_messages)
 
 
 class BlockingWebhooks(_Namespace[Webhooks]):
@@ -248,4 +251,5 @@ class Memstack:
     ingest = Blocking(AsyncMemstack.ingest)
     memories_used = Blocking(AsyncMemstack.memories_used)
     export = Blocking(AsyncMemstack.export)
+    import_user = Blocking(AsyncMemstack.import_user)
     erase = Blocking(AsyncMemstack.erase)

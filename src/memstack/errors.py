@@ -11,6 +11,8 @@ branch they can handle; ``MemstackError`` catches all of them::
     ├── InputError               the caller sent something unusable (HTTP 4xx)
     │   ├── DimensionMismatch    a vector of the wrong length for the store
     │   ├── NotFound             unknown user, memory, session, context or agent
+    │   ├── ImportRefused        an import document memstack cannot read (version, cut short, changed, too large)
+    │   ├── ImportConflict       an import that would overwrite other data: the user differs, or ids are others'
     │   └── WebhookRefused       a webhook URL memstack will not call (not http(s), or a private address)
     ├── LimitReached             the user's tier allows no more memories
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
@@ -40,6 +42,8 @@ __all__ = [
     "BudgetExceeded",
     "ConfigError",
     "DimensionMismatch",
+    "ImportConflict",
+    "ImportRefused",
     "InputError",
     "LeaseLost",
     "LimitReached",
@@ -183,6 +187,17 @@ class NotFound(InputError):
         super().__init__(f"no {kind} {key!r}; check the id (list them with `memstack {plural} list`)")
         self.kind = kind
         self.key = key
+
+
+class ImportRefused(InputError):
+    """An import's input cannot be read as what it claims to be: another format or version, JSON cut short, records
+    changed after the export (its ``sha256`` differs), a record missing a field, or more than the size allowed. Nothing
+    was stored; the message says what to send instead (HTTP 400, 413 for too large)."""
+
+
+class ImportConflict(InputError):
+    """An import would change data it does not own: the user already holds data that differs from the document, or
+    the document names ids (memories, contexts, jobs) another user or tenant holds. Nothing was stored (HTTP 409)."""
 
 
 class WebhookRefused(InputError):

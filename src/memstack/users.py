@@ -1,9 +1,9 @@
 """The user export document: everything memstack holds about one user, as one JSON object written in pieces.
 
-Format ``memstack.user-export``, version 1 (a change that removes or renames a field raises the version)::
+Format ``memstack.user-export``, version 2 (a change that removes or renames a field raises the version)::
 
     {
-      "format": "memstack.user-export", "version": 1,
+      "format": "memstack.user-export", "version": 2,
       "tenant": "...", "user_id": "...", "exported_at": "2026-11-25T18:00:00+00:00",
       "vectors": "not exported: ...",
       "responses": "not exported: ...",
@@ -20,13 +20,14 @@ Format ``memstack.user-export``, version 1 (a change that removes or renames a f
          "created_at", "updated_at", "ended_at",
          "turns": [{"turn", "at", "route", "status", "user_text", "assistant_text", "user_summary",
                     "assistant_summary", "outcome", "flags", "attempts", "error", "user_keep", "assistant_keep"}],
-         "messages": [{"seq", "turn", "role", "speaker", "text"}],     # the archived messages recall searches
+         "messages": [{"turn", "role", "speaker", "text"}],     # the archived messages recall searches
          "artifacts": [{"turn", "idx", "kind", "role", "language", "label", "content", "created_at"}],
          "snapshots": [{"turn", "reason", "facts", "at"}]}
       ],
       "contexts": [{"context_id", "session_id", "created_at", "manifest"}],
-      "jobs": [{"id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}],
-      "dropped_captures": [{"count", "first_at", "last_at"}]     # automatic captures a full tier kept out (0 or 1)
+      "jobs": [{"id", "kind", "key", "status", "attempts", "created_at", "updated_at", "payload", "result", "error"}],
+      "dropped_captures": [{"count", "first_at", "last_at"}],    # automatic captures a full tier kept out (0 or 1)
+      "sha256": "..."                                             # the integrity check, last (see below)
     }
 
 Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
@@ -38,24 +39,36 @@ meaningless outside the model that made them. Responses kept under an HTTP write
 (``idempotency_keys``) are not exported either: each is a copy, kept at most a day so that a retried request gets the
 same answer, of an answer built from what the document holds where it lives (memories, sessions, contexts); they
 are erased with the user like everything else. A user the store has never seen exports with every list empty.
+
+``sha256`` is the hex SHA-256 of the document's identity and records as written (:class:`Digest`: the line
+``tenant\x1fuser_id``, then per record its section's name, a tab, the record's compact JSON and a newline). It comes
+last, so a document cut short lacks it, and an import (:mod:`memstack.imports.document`) recomputes it from what it
+parsed and refuses a document whose records or identity were changed after the export (a deliberate change must
+recompute it: the check is against accidents and careless edits, not a signature).
+
+Version 1 (before the import existed) had no ``sha256``, a store-internal ``seq`` on each message and no ``key`` on
+jobs; the import reads it still: without the integrity check, ignoring ``seq``, a job's ``key`` taken as its id.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from memstack.errors import StoreError
-from memstack.types import UserRecord, UserRef, utcnow
+from memstack.types import RecordKind, UserRecord, UserRef, utcnow
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "SECTIONS", "export_document"]
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "READABLE_VERSIONS", "SECTIONS", "Digest", "dumps", "export_document"]
 
 EXPORT_FORMAT = "memstack.user-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+#: The versions an import reads (see the module docstring for what version 1 lacks).
+READABLE_VERSIONS = (1, 2)
 
 #: Record kind → the document's list that holds it, in the order they are written.
-SECTIONS = {
+SECTIONS: dict[RecordKind, str] = {
     "memory": "memories",
     "session": "sessions",
     "context": "contexts",
@@ -70,8 +83,23 @@ _RESPONSES = (
 )
 
 
-def _dumps(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """Compact JSON as the document is written (and as its digest reads a record)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Digest:
+    """The document's ``sha256``, fed the records in the order they are written."""
+
+    def __init__(self, tenant: str, user_id: str) -> None:
+        self._hash = hashlib.sha256(f"{tenant}\x1f{user_id}\n".encode())
+
+    def add(self, section: str, text: str) -> None:
+        """One record of ``section`` as written (:func:`dumps`)."""
+        self._hash.update(f"{section}\t{text}\n".encode())
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
 
 
 async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> AsyncIterator[str]:
@@ -86,7 +114,8 @@ async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> 
         "vectors": _VECTORS,
         "responses": _RESPONSES,
     }
-    yield _dumps(header)[:-1]
+    digest = Digest(user.tenant, user.user_id)
+    yield dumps(header)[:-1]
     order = list(SECTIONS)
     written = -1  # index in ``order`` of the section open now
     first = True
@@ -98,9 +127,11 @@ async def export_document(user: UserRef, records: AsyncIterator[UserRecord]) -> 
             written += 1
             yield ("]" if written > 0 else "") + f',"{SECTIONS[order[written]]}":['
             first = True
-        yield ("" if first else ",") + _dumps(item.data)
+        text = dumps(item.data)
+        digest.add(SECTIONS[item.kind], text)
+        yield ("" if first else ",") + text
         first = False
     while written < len(order) - 1:
         written += 1
         yield ("]" if written > 0 else "") + f',"{SECTIONS[order[written]]}":['
-    yield "]}\n"
+    yield f'],"sha256":"{digest.hexdigest()}"}}\n'

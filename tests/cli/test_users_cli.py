@@ -73,3 +73,48 @@ def test_delete_asks_then_erases_and_reports(cli) -> None:  # type: ignore[no-un
 def test_bad_user_id_is_one_clean_error(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("users", "delete", "--user", "a\x00b", "--yes")
     assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+DATA = Path(__file__).parents[1] / "imports" / "data"
+
+
+def test_export_then_import_into_another_store(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _add(cli, "alice", "Prefers green tea")
+    exported = tmp_path / "alice.json"
+    assert cli("users", "export", "--user", "alice", "--output", str(exported)).exit_code == 0
+    document = json.loads(exported.read_text())
+    runner = CliRunner()
+    other = {"MEMSTACK_HOME": str(tmp_path / "other"), "MEMSTACK_EMBEDDER": "hash:64", "COLUMNS": "120"}
+
+    def elsewhere(*args: str) -> Result:
+        return runner.invoke(main, list(args), env=other, catch_exceptions=False)
+
+    result = elsewhere("users", "import", str(exported))
+    assert result.exit_code == 0, result.output
+    assert "Imported alice (default): 1 memories, 1 memory_history" in result.stdout
+    again = json.loads(elsewhere("users", "export", "--user", "alice").stdout)
+    assert {**again, "exported_at": document["exported_at"]} == document
+    result = elsewhere("users", "import", str(exported), "--json")
+    assert json.loads(result.stdout.splitlines()[-1])["users"][0]["unchanged"] is True
+
+    # cut short: one line saying what to do, exit status 1, nothing written
+    cut = tmp_path / "cut.json"
+    cut.write_text(exported.read_text()[:100])
+    result = elsewhere("users", "import", str(cut))
+    assert result.exit_code == 1 and "cut short" in result.output and "Traceback" not in result.output
+    assert "Prefers green tea" in elsewhere("memories", "list", "--user", "alice").stdout
+
+
+def test_import_from_mem0_and_jsonl(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("users", "import", "--from", "mem0", str(DATA / "mem0-get-all.json"))
+    assert result.exit_code == 0, result.output
+    assert "Imported ana (default): 2 memories" in result.stdout
+    assert "already imported" in cli("users", "import", "--from", "mem0", str(DATA / "mem0-get-all.json")).stdout
+    listed = cli("memories", "list", "--user", "ben", "--json")
+    assert "Works night shifts as a nurse" in listed.stdout
+    result = cli("users", "import", "--from", "jsonl", str(DATA / "messages.jsonl"), "--json")
+    assert result.exit_code == 0, result.output
+    reports = {r["user_id"]: r for r in json.loads(result.stdout.splitlines()[-1])["users"]}
+    assert reports["ana"]["added"]["messages"] == 3 and reports["ben"]["added"]["messages"] == 1
+    bad = cli("users", "import", "--from", "jsonl", str(DATA / "messages-bad-line.jsonl"))
+    assert bad.exit_code == 1 and "line 2" in bad.output

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memstack.context import SessionMeta
-from memstack.errors import InputError, LimitReached, NotFound
+from memstack.errors import ImportRefused, InputError, LimitReached, NotFound
 from memstack.recall import IngestMessage
 from memstack.types import (
     AgentRecord,
@@ -23,6 +23,7 @@ from memstack.types import (
     FragmentStatus,
     HiddenKind,
     HistoryAction,
+    ImportReport,
     IngestResult,
     Manifest,
     Memory,
@@ -259,6 +260,25 @@ async def test_export_then_erase(ms: Backend, user: str) -> None:
     assert empty["memories"] == [] and empty["sessions"] == []
     with pytest.raises(NotFound):
         await ms.get(user, memory.id)
+
+
+async def test_export_erase_import(ms: Backend, user: str) -> None:
+    memory = await ms.add(user, "User plays the cello")
+    await ms.chat(user, "I practised for an hour")
+    await ms.end_session(user, (await ms.sessions.list(user))[0].session_id)
+    document = await ms.export(user)
+    await ms.erase(user)
+    report = await ms.import_user(document)
+    assert isinstance(report, ImportReport) and (report.tenant, report.user_id) == ("default", user)
+    assert report.added["memories"] == 1 and report.added["sessions"] == 1 and not report.unchanged
+    assert {**await ms.export(user), "exported_at": document["exported_at"]} == document
+    assert (await ms.get(user, memory.id)).content == "User plays the cello"
+    again = await ms.import_user(document)
+    assert again.unchanged and again.total == 0
+    with pytest.raises(ImportRefused, match="version 9"):
+        await ms.import_user({**document, "version": 9})
+    with pytest.raises(InputError, match="globex"):  # the client refuses another tenant itself, the library too
+        await ms.import_user(document, tenant="globex")
 
 
 async def test_sessions_are_listed_and_read_back(ms: Backend, user: str) -> None:

@@ -43,13 +43,13 @@ from .conftest import Servers
 SHARED = [
     "add", "add_result", "get", "list", "search", "edit", "forget", "forget_about", "restore", "delete", "history",
     "count", "usage",
-    "chat", "chat_stream", "end_session", "recall", "ingest", "export", "erase",
+    "chat", "chat_stream", "end_session", "recall", "ingest", "export", "import_user", "erase",
 ]  # fmt: skip
 
 
 #: The engine's namespaces the client has, and their methods (the rest are the library's only).
 NAMESPACES = {
-    "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get"]),
+    "sessions": (Sessions, RemoteSessions, BlockingSessions, ["list", "get", "turns"]),
     "agents": (Agents, RemoteAgents, BlockingAgents, ["list", "get", "put", "delete"]),
     "contexts": (Contexts, RemoteContexts, BlockingContexts, ["get", "recent"]),
     "users": (Users, RemoteUsers, BlockingUsers, ["list"]),

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 from memstack import Memstack
+from memstack.embed.batching import BatchingEmbedder
 from memstack.engine import AsyncMemstack
+from memstack.guard import SemanticGuard
 from memstack.types import UserRef
 
 
@@ -37,3 +39,17 @@ async def test_erasing_during_a_turns_background_work_leaves_nothing(tmp_path: P
             document
         )[:2000]
         assert await ms.recall(alice, "bees", k=5) == []
+
+
+async def test_erasing_drops_what_this_process_keeps_of_every_users_texts(tmp_path: Path) -> None:
+    """The vectors of texts embedded moments ago and the guard's verdicts are kept under (digests of) the texts
+    themselves, every user's together: an erasure drops them all, so nothing the user wrote stays in the process."""
+    alice = UserRef("alice", tenant="acme")
+    async with AsyncMemstack(home=tmp_path, embedder="local:minilm") as ms:
+        await ms.chat(alice, "Remember that I keep bees on the roof of my flat in Ghent.")
+        await ms.wait_idle()
+        embedder, guard = ms.embedder, ms._turns.guard if ms._turns is not None else None
+        assert isinstance(embedder, BatchingEmbedder) and isinstance(guard, SemanticGuard)
+        assert len(embedder.recent) > 0 and guard.cached > 0
+        await ms.erase(alice)
+        assert len(embedder.recent) == 0 and guard.cached == 0

@@ -190,6 +190,18 @@ def test_verdicts_are_cached_per_text(guard: SemanticGuard) -> None:
     assert guard.scan(text) == () and embedder.texts == before
 
 
+def test_clear_forgets_every_verdict_and_its_text() -> None:
+    embedder = CountingEmbedder()
+    guard = SemanticGuard(embedder)
+    text = "Keeps bees on the roof of her flat in Ghent."
+    guard.scan(text)
+    assert guard.cached == 1
+    guard.clear()  # an erasure: the texts the verdicts were kept under go too
+    assert guard.cached == 0
+    before = embedder.texts
+    assert guard.scan(text) == () and embedder.texts > before  # judged again, not remembered
+
+
 async def test_prepare_scores_off_the_event_loop(guard: SemanticGuard) -> None:
     embedder = guard._embedder
     assert isinstance(embedder, CountingEmbedder)

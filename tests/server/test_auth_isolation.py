@@ -214,9 +214,11 @@ def test_sessions_are_per_tenant_and_user(running: Running, acme: httpx.Client, 
     body = got.json()
     assert body["session_id"] == "ses_tenant_test" and body["user_id"] == "sam" and body["turn_count"] == 0
     assert body["agent"] == "assistant" and body["base_truth"] == [] and body["raw_window"] == []
+    assert acme.get("/v1/sessions/ses_tenant_test/turns", params={"user_id": "sam"}).json() == {"turns": []}
     for client, user in ((globex, "sam"), (acme, "someone-else")):
-        missing = client.get("/v1/sessions/ses_tenant_test", params={"user_id": user})
-        assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
+        for path in ("/v1/sessions/ses_tenant_test", "/v1/sessions/ses_tenant_test/turns"):
+            missing = client.get(path, params={"user_id": user})
+            assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
     assert acme.get("/v1/sessions/ses_tenant_test").status_code == 400  # the user is required
 
 

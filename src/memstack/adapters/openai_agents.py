@@ -15,7 +15,7 @@
   runs long-term memory capture on the user's messages. The SDK saves a run's input and its answer in separate calls:
   an exchange then spans two archived turns (the user's side, then the reply's), read back in order.
 - ``get_items`` reads the archived turns back (``engine.sessions.turns``) as ``{"role", "content"}`` messages, the
-  latest ``limit`` of them when given.
+  latest ``limit`` of them when given; an exchange a forgotten memory hides is left out (its texts are withheld).
 - What the archive holds is the conversation: user and assistant text. Tool calls and their outputs, reasoning and
   system or developer messages are a run's working, not kept (the SDK sends the model the messages of earlier
   runs); consecutive messages of one side in one ``add_items`` become one message, as memstack pairs exchanges.
@@ -27,9 +27,10 @@
   with the session. Which memstack session is current is found again from the store on first use (the latest not
   ended), so another process with the same id continues where this one left.
 
-The session needs the embedded engine (:class:`~memstack.AsyncMemstack`): the HTTP API does not offer a session's
-archived turns. The tools work on either the engine or an ``AsyncMemstackClient``. The SDK is imported inside the
-functions (the ``openai-agents`` extra): importing memstack never imports it.
+The session and the tools work on the embedded engine (:class:`~memstack.AsyncMemstack`) or on an
+``AsyncMemstackClient`` of a memstack server (``GET /v1/sessions/{id}/turns``, ``POST /v1/ingest``, ``POST
+/v1/sessions/{id}/end``). The SDK is imported inside the functions (the ``openai-agents`` extra): importing memstack
+never imports it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from memstack.errors import NotFound
 
 if TYPE_CHECKING:
     from memstack.adapters._common import Engine
-    from memstack.engine import AsyncMemstack
 
 __all__ = ["MemstackSession", "memory_tools"]
 
@@ -101,7 +101,7 @@ class MemstackSession:
     def __init__(
         self,
         session_id: str,
-        engine: AsyncMemstack,
+        engine: Engine,
         user_id: str,
         *,
         tenant: str | None = None,
@@ -128,7 +128,7 @@ class MemstackSession:
             while True:
                 try:
                     state = await self.engine.sessions.get(
-                        self.user_id, self._memstack_id(generation), window_turns=0, tenant=self.tenant
+                        self.user_id, self._memstack_id(generation), tenant=self.tenant
                     )
                 except NotFound:
                     break

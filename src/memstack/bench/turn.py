@@ -24,7 +24,9 @@ And four figures of each kind:
   window are read and assembled every time: the steady state of a conversation. Every message is a text of its own,
   as in a real conversation: its embedding and the guard's reading of it are never cached; the user's memories and
   the engine are. Each message names something new (:mod:`memstack.bench._talk`), so no sentence of it was seen
-  before either.
+  before either. The vectors of texts embedded moments ago (:mod:`memstack.embed.recent`) are dropped before every
+  turn: the seeded memories were embedded when seeded, in a real conversation long before; a turn shares only what
+  it embedded itself.
 * **a user's first turn** (``cold_p50_ms``, ``cold_p99_ms`` over ``cold_users``; ``save_cold_…``): the first turn
   of each of ``cold_users`` users, each holding ``memories`` memories of their own (texts no other user has), in a
   new session: nothing of theirs is cached yet. The engine has served two untimed turns (one of each kind) of a user
@@ -145,6 +147,7 @@ class _Group:
 
 async def _chat(ms: Any, group: _Group | None, user: UserRef, message: str, session: str | None) -> str:
     await ms.wait_idle()  # the previous turn's background work is not this turn's
+    ms.embedder.forget_recent()  # the user's memories were embedded moments ago, when seeded: not in a real turn
     started = time.perf_counter()
     result = await ms.chat(user, message, session_id=session, metadata=_META)
     if group is not None:

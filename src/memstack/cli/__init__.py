@@ -27,7 +27,7 @@ SUMMARIES: dict[str, str] = {
     "reembed": "Re-embed every stored vector with another embedding model, then switch the store to it.",
     "serve": "Serve the HTTP API (OpenAPI docs at /docs).",
     "sessions": "Inspect session memory: base truth, turn log, raw window, flagged turns, snapshots.",
-    "users": "Export or erase everything memstack holds about a user.",
+    "users": "Export, import or erase everything memstack holds about a user.",
     "webhooks": "Send memstack's changes to your HTTP endpoints (signed, retried, at least once).",
 }
 

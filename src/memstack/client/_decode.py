@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from memstack.errors import ImportRefused
+from memstack.imports import MAX_IMPORT_BYTES
 from memstack.types import (
     AddResult,
     AgentRecord,
+    ArchivedTurn,
     Category,
     ChatResult,
     DeletedBy,
@@ -18,6 +22,7 @@ from memstack.types import (
     HiddenItem,
     HiddenKind,
     HistoryAction,
+    ImportReport,
     IngestResult,
     Memory,
     MemoryEvent,
@@ -30,6 +35,7 @@ from memstack.types import (
     SessionSummary,
     Source,
     TokenUsage,
+    TurnStatus,
     TurnSummary,
     UpdateAction,
     UserSummary,
@@ -43,6 +49,8 @@ __all__ = [
     "erasure",
     "event",
     "forgetting",
+    "import_body",
+    "import_report",
     "ingest_result",
     "memory",
     "recall_item",
@@ -113,6 +121,26 @@ def event(data: Json) -> MemoryEvent:
         at=datetime.fromisoformat(data["at"]),
         actor=data["actor"],
         note=data.get("note") or "",
+    )
+
+
+def archived_turn(data: Json, user_id: str, tenant: str) -> ArchivedTurn:
+    """An archived exchange as ``GET /v1/sessions/{id}/turns`` shows it (what it leaves out keeps its default)."""
+    return ArchivedTurn(
+        session_id=data["session_id"],
+        turn=int(data["turn"]),
+        user=data["user"],
+        assistant=data["assistant"],
+        at=_ts(data["at"]) or datetime.min,
+        status=TurnStatus(data["status"]),
+        user_id=user_id,
+        tenant=tenant,
+        route=data.get("route") or "",
+        user_summary=data.get("user_summary") or "",
+        assistant_summary=data.get("assistant_summary") or "",
+        outcome=data.get("outcome") or "",
+        attempts=int(data.get("attempts") or 0),
+        flags=tuple(data.get("flags") or ()),
     )
 
 
@@ -219,6 +247,31 @@ def ingest_result(data: Json, tenant: str) -> IngestResult:
 def erasure(data: Json) -> ErasureReport:
     removed = {str(k): int(v) for k, v in (data.get("removed") or {}).items()}
     return ErasureReport(data["tenant"], data["user_id"], removed, int(data.get("indexes_dropped") or 0))
+
+
+def import_report(data: Json) -> ImportReport:
+    added = {str(k): int(v) for k, v in (data.get("added") or {}).items()}
+    return ImportReport(
+        data["tenant"], data["user_id"], added, bool(data.get("unchanged")), int(data.get("skipped") or 0)
+    )
+
+
+def import_body(document: str | bytes | Mapping[str, Any], max_bytes: int | None) -> Any:
+    """An export document as the import route takes it: parsed (``ImportRefused`` for one too large or not JSON)."""
+    if isinstance(document, Mapping):
+        return document
+    limit = MAX_IMPORT_BYTES if max_bytes is None else max_bytes
+    if len(document) > limit:
+        raise ImportRefused(
+            f"the document is more than the {limit} bytes an import reads at once; nothing was imported"
+        )
+    try:
+        return json.loads(document)
+    except ValueError:
+        raise ImportRefused(
+            "the document is not one complete JSON object: it was cut short or is not an export; export the user "
+            "again; nothing was imported"
+        ) from None
 
 
 def user_summary(data: Json) -> UserSummary:

@@ -35,6 +35,8 @@ import httpx
 
 from memstack.errors import (
     BudgetExceeded,
+    ImportConflict,
+    ImportRefused,
     InputError,
     LeaseLost,
     LimitReached,
@@ -64,6 +66,8 @@ _BACKOFF_S = 0.25
 _BY_TYPE: dict[str, type[MemstackError]] = {
     "Unauthorized": Unauthorized,
     "InputError": InputError,
+    "ImportRefused": ImportRefused,
+    "ImportConflict": ImportConflict,
     "OverrideViolation": OverrideViolation,
     "SessionConflict": SessionConflict,
     "LeaseLost": LeaseLost,

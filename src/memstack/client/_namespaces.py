@@ -1,9 +1,9 @@
 """The client's namespaces: ``sessions``, ``agents``, ``contexts`` and ``users``, the engine's namespaces of the same
 names (:mod:`memstack.engine`) answered by the HTTP API, with the same method names, parameters and return types
 (``tests/client/test_client.py`` pins them). What the HTTP API does not carry raises ``InputError``, as the client's
-other methods do: ``sessions.get(window_turns=)`` other than its default, and the engine's ``sessions.turns``,
-``snapshots``, ``artifacts`` and ``search``, ``agents.load`` and the ``keys`` (an administrator's, never a tenant
-key's) are the library's only.
+other methods do: ``sessions.get(window_turns=)`` other than its default, ``sessions.turns(include_hidden=True)``,
+and the engine's ``sessions.snapshots``, ``artifacts`` and ``search``, ``agents.load`` and the ``keys`` (an
+administrator's, never a tenant key's) are the library's only.
 
 ``users.list`` lists the tenant's users a page at a time (``GET /v1/users?after=&limit=``): each user with its
 active memories, sessions and last change, in user-id order; the last ``user_id`` of a page is the ``after`` of the
@@ -21,7 +21,7 @@ from memstack.client import _decode
 from memstack.client._http import Transport
 from memstack.client._identity import Identity
 from memstack.errors import InputError, MalformedResponse
-from memstack.types import AgentRecord, Manifest, SessionState, SessionSummary, UserRef, UserSummary
+from memstack.types import AgentRecord, ArchivedTurn, Manifest, SessionState, SessionSummary, UserRef, UserSummary
 
 __all__ = ["RemoteAgents", "RemoteContexts", "RemoteSessions", "RemoteUsers"]
 
@@ -66,6 +66,28 @@ class RemoteSessions(_Remote):
         uid, ten = await self._who.user(user_id, tenant)
         data = await self._http.request("GET", f"/v1/sessions/{_seg(session_id)}", params={"user_id": uid})
         return _decode.session_state(data, ten)
+
+    async def turns(
+        self,
+        user_id: str | UserRef,
+        session_id: str,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        include_hidden: bool = False,
+        tenant: str | None = None,
+    ) -> builtins.list[ArchivedTurn]:
+        """The session's archived exchanges in turn order (``GET /v1/sessions/{id}/turns``); those a forgotten
+        memory hides come with their texts withheld (``include_hidden=True`` is the embedded library's only)."""
+        if include_hidden:
+            raise InputError(
+                "sessions.turns(include_hidden=True) is not offered by the HTTP API: hidden exchanges stay in the "
+                "store's record only; use the embedded library (AsyncMemstack) for it"
+            )
+        uid, ten = await self._who.user(user_id, tenant)
+        params = {"user_id": uid, "limit": limit, "offset": offset}
+        data = await self._http.request("GET", f"/v1/sessions/{_seg(session_id)}/turns", params=params)
+        return [_decode.archived_turn(t, uid, ten) for t in data["turns"]]
 
 
 class RemoteAgents(_Remote):

@@ -43,6 +43,7 @@ from memstack.types import (
     DeletedBy,
     ErasureReport,
     Forgetting,
+    ImportReport,
     IngestResult,
     Memory,
     MemoryEvent,
@@ -482,6 +483,17 @@ class AsyncMemstackClient:
         uid, _ = await self._who.user(user_id, tenant)
         document: dict[str, Any] = await self._http.request("GET", f"/v1/users/{_seg(uid)}/export")
         return document
+
+    async def import_user(
+        self, document: str | bytes | Mapping[str, Any], *, tenant: str | None = None, max_bytes: int | None = None
+    ) -> ImportReport:
+        """Import a user from their export document (``POST /v1/users/import``) into the client's tenant; the
+        server checks it and writes it in one transaction (see ``AsyncMemstack.import_user``). ``max_bytes`` bounds
+        the document read here; the server's own body limit applies too (413)."""
+        await self._who.tenant(tenant)
+        data = _decode.import_body(document, max_bytes)
+        answer = await self._http.request("POST", "/v1/users/import", json_body=data)
+        return _decode.import_report(answer["users"][0])
 
     @renamed(user="user_id")
     async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:

@@ -83,12 +83,14 @@ class MemstackClient:
     recall = Blocking(AsyncMemstackClient.recall)
     ingest = Blocking(AsyncMemstackClient.ingest)
     export = Blocking(AsyncMemstackClient.export)
+    import_user = Blocking(AsyncMemstackClient.import_user)
     erase = Blocking(AsyncMemstackClient.erase)
 
 
 class _Sessions(_Namespace[RemoteSessions]):
     list = Blocking(RemoteSessions.list)
     get = Blocking(RemoteSessions.get)
+    turns = Blocking(RemoteSessions.turns)
 
 
 class _Agents(_Namespace[RemoteAgents]):

@@ -32,6 +32,7 @@ from memstack.context.assemble import (
     MemoryHit,
     SummaryLine,
     assemble,
+    turn_log_text,
 )
 from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.render import ChatMessage, escape_data
@@ -71,5 +72,6 @@ __all__ = [
     "load_agent",
     "parse_agent",
     "parse_user_agent",
+    "turn_log_text",
     "validate_no_override",
 ]

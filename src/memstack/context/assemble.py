@@ -35,7 +35,15 @@ from memstack.guard import FLAGS, ContentGuard
 from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
 from memstack.types.context import withhold
 
-__all__ = ["AssembledContext", "ContextRequest", "DelegatedTask", "MemoryHit", "SummaryLine", "assemble"]
+__all__ = [
+    "AssembledContext",
+    "ContextRequest",
+    "DelegatedTask",
+    "MemoryHit",
+    "SummaryLine",
+    "assemble",
+    "turn_log_text",
+]
 
 _MESSAGE_OVERHEAD = 3  # tokens the chat format adds per message (role and separators)
 _REPLY_PRIMING = 3  # tokens that prime the reply
@@ -352,7 +360,7 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
                     out.append(_Part(Layer.SUMMARIES, f"summary:{s.id}", s.text.strip(), unit))
         elif builtin is Layer.TURN_LOG:
             for t in sorted(req.turn_log, key=lambda t: t.turn):
-                text = f"User: {t.user_summary} | You: {t.assistant_summary}"
+                text = turn_log_text(t)
                 out.append(_Part(Layer.TURN_LOG, f"turn:{t.turn}", text, r.turn_line(t)))
         elif builtin is Layer.THREAD:
             out.extend(_thread(req.thread))
@@ -360,6 +368,11 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             text = req.message.strip()
             out.append(_Part(Layer.CURRENT, "message:current", text, text, pinned=True, role="user"))
     return out
+
+
+def turn_log_text(turn: TurnSummary) -> str:
+    """What the content guard reads of a turn-log entry (layer 8)."""
+    return f"User: {turn.user_summary} | You: {turn.assistant_summary}"
 
 
 def _oldest_first(summary: SummaryLine) -> datetime:

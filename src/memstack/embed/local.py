@@ -156,6 +156,14 @@ class MiniLMEmbedder:
             self._tokenizer = tokenizer
             self._session = session
 
+    def cache_key(self, text: str) -> str:
+        """What the model reads of ``text``: its tokenizer's normalized form (the model is uncased: "User" and
+        "user" are one text to it). Texts with the same key have the same vector (:mod:`memstack.embed.recent`)."""
+        if self._tokenizer is None:
+            self._load()
+        key: str = self._tokenizer.normalizer.normalize_str(text)
+        return key
+
     def embed_sync(self, texts: Sequence[str]) -> Vector:
         """Blocking variant for batch jobs (evals, re-embedding) and for callers already in a thread."""
         if self._session is None:

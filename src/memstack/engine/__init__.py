@@ -62,7 +62,7 @@ from memstack.observe import Account, Telemetry, accounting, configure
 from memstack.store import Store, open_store
 from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
-from memstack.types import ChatEvent, ChatResult, ErasureReport, UserRef, check_text
+from memstack.types import ChatEvent, ChatResult, ErasureReport, ImportReport, UserRef, check_text
 from memstack.types._core import check_limit, check_min_score
 from memstack.webhooks.worker import DeliveryWorker, Policy
 
@@ -459,11 +459,29 @@ class AsyncMemstack(MemoryManagement):
         document: dict[str, Any] = json.loads(text)
         return document
 
+    async def import_user(
+        self, document: str | bytes | Mapping[str, Any], *, tenant: str | None = None, max_bytes: int | None = None
+    ) -> ImportReport:
+        """Import a user from their export document (:meth:`export`'s, as text or parsed) in one store transaction,
+        keeping ids, history, times and sessions: an export of the imported user gives the same document. The
+        document is checked first (its version, its shape, its ``sha256``: ``ImportRefused`` for one cut short,
+        changed or of an unknown version; at most ``max_bytes``, 256 MiB by default). It is imported into its own
+        tenant (``tenant``, when given, must be it). Importing a document the store holds already changes nothing
+        (``unchanged``); a user holding other data, or ids another user holds, is ``ImportConflict`` (erase the
+        user first to replace them). Nothing is written by a refused import (:mod:`memstack.engine._imports`)."""
+        from memstack.engine._imports import import_document
+        from memstack.imports import MAX_IMPORT_BYTES
+
+        limit = MAX_IMPORT_BYTES if max_bytes is None else max_bytes
+        return await import_document(self, document, tenant=tenant, max_bytes=limit)
+
     @renamed(user="user_id")
     async def erase(self, user_id: str | UserRef, *, tenant: str | None = None) -> ErasureReport:
         """Remove everything held about the user in their tenant, in one store transaction (memories and their
         history, sessions with turn log, archive and vectors, stored contexts, background jobs, session leases,
-        kept HTTP responses), then this process's caches of them; returns the rows removed per table.
+        kept HTTP responses), then this process's caches of them (and those it keeps of every user's texts at
+        once: the vectors of texts embedded in the last minute, the guard's verdicts); returns the rows removed per
+        table.
 
         The erasure is a fence (:mod:`memstack.store.fence`): work for the user that began before its commit (an
         import, a chat turn, the background work turns leave: detection, phase 2 and its retries, the cross-session
@@ -475,6 +493,8 @@ class AsyncMemstack(MemoryManagement):
         ref = _user(user_id, tenant)
         report = await self.store.users.erase(ref)
         self._telemetry.usage.forget(ref)
+        if isinstance(self._embedder, BatchingEmbedder):
+            self._embedder.forget_recent()  # vectors of texts embedded moments ago, every user's at once
         if self._turns is not None:
             self._turns.forget(ref)
         return report

@@ -10,6 +10,7 @@ Every call is scoped to one user, named as the engine's other methods name them 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memstack.engine._scope import user_ref
@@ -18,6 +19,7 @@ from memstack.types import (
     ArchiveHit,
     Artifact,
     BaseTruthSnapshot,
+    HiddenKind,
     SessionState,
     SessionSummary,
     UserRef,
@@ -75,13 +77,32 @@ class Sessions:
         return await self._engine.store.sessions.open(user, session_id, create=False, window_turns=window_turns)
 
     async def turns(
-        self, user_id: str | UserRef, session_id: str, *, limit: int = 100, offset: int = 0, tenant: str | None = None
+        self,
+        user_id: str | UserRef,
+        session_id: str,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        include_hidden: bool = False,
+        tenant: str | None = None,
     ) -> builtins.list[ArchivedTurn]:
         """The session's archived exchanges in turn order, each with its route, status and summaries (turn ``n``
-        is at ``offset`` ``n - 1``: turns are numbered without gaps)."""
+        is at ``offset`` ``n - 1``: turns are numbered without gaps).
+
+        The archive is the record: it holds the exchanges a forgotten memory hides too (a restore shows them
+        again). They come with their texts withheld (messages and summaries empty, flag ``hidden``), in their
+        place so that the numbering stays, unless ``include_hidden`` (the embedded library's only: an operator's
+        view of the record, as the export is)."""
         user = user_ref(user_id, tenant)
         check_id(session_id, "session_id")
-        return await self._engine.store.archive.turns(user, session_id=session_id, limit=limit, offset=offset)
+        store = self._engine.store
+        turns = await store.archive.turns(user, session_id=session_id, limit=limit, offset=offset)
+        if include_hidden or not turns:
+            return turns
+        hidden = {
+            i.turn for i in await store.hidden.hidden(user) if i.kind is HiddenKind.TURN and i.session_id == session_id
+        }
+        return [_withheld(t) if t.turn in hidden else t for t in turns]
 
     async def snapshots(
         self, user_id: str | UserRef, session_id: str, *, limit: int = 20, tenant: str | None = None
@@ -116,3 +137,9 @@ class Sessions:
         if session_id is not None:
             check_id(session_id, "session_id")
         return await self._engine.store.archive.search(user, query, limit, session_id=session_id)
+
+
+def _withheld(turn: ArchivedTurn) -> ArchivedTurn:
+    """A hidden exchange as the doors show it: in its place, nothing of what was said."""
+    flags = (*turn.flags, "hidden") if "hidden" not in turn.flags else turn.flags
+    return replace(turn, user="", assistant="", user_summary="", assistant_summary="", error="", flags=flags)

@@ -5,12 +5,13 @@ calls holds (:mod:`memstack.store.fence`): an erasure meanwhile makes the rest o
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memstack.engine._scope import tenant_of, user_ref
 from memstack.store.fence import Fence, pin
-from memstack.types import UserRecord, UserRef, UserSummary
+from memstack.types import ImportReport, UserRecord, UserRef, UserSummary
 
 if TYPE_CHECKING:
     from memstack.engine import AsyncMemstack
@@ -42,3 +43,30 @@ class Users:
         under it with :func:`memstack.store.fence.fenced`. An erasure of the user after this call makes every write
         of that work fail with ``UserErased``, in any process sharing the store."""
         return await pin(self._engine.store.users, user_ref(user_id, tenant))
+
+    async def import_mem0(
+        self, data: Any, *, user_id: str | None = None, tenant: str | None = None
+    ) -> builtins.list[ImportReport]:
+        """Import mem0's memories (``data``: what mem0's ``get_all`` returns, ``{"results": [...]}``, parsed) with
+        their ids, texts and times, one transaction per user (each item's ``user_id``, else ``user_id``). Memories
+        already imported (by mem0's id) are skipped, so importing twice adds nothing; an id another user holds is
+        ``ImportConflict``. One report per user (:mod:`memstack.imports.mem0`)."""
+        from memstack.engine._imports import import_mem0
+
+        return await import_mem0(self._engine, data, user_id=user_id, tenant=tenant)
+
+    async def import_messages(
+        self,
+        source: Path | str | Iterable[str | bytes | Mapping[str, Any]],
+        *,
+        tenant: str | None = None,
+        capture: bool = True,
+    ) -> builtins.list[ImportReport]:
+        """Import plain messages, ``{"user_id", "text", "timestamp"}`` each (a JSONL file as a ``Path``, read a line
+        at a time; JSONL text; or the messages), through :meth:`AsyncMemstack.ingest`: archived at their own times,
+        memory capture run on them (``capture``). Every line is checked before anything is written (a bad one is
+        ``ImportRefused`` naming it); importing twice adds nothing. One report per user, counting messages, turns
+        and memory updates (:mod:`memstack.imports.messages`)."""
+        from memstack.engine._imports import import_messages, jsonl_lines
+
+        return await import_messages(self._engine, jsonl_lines(source), tenant=tenant, capture=capture)

@@ -180,9 +180,15 @@ class SemanticGuard:
         self._cache_size = cache_size
         self._cache_chars = cache_chars
         self._chars = 0  # characters of the texts in the cache
+        self._generation = 0  # bumped by clear(): verdicts scored before it are not kept
         self._lock = threading.Lock()
 
     name = "rules+semantic"
+
+    @property
+    def cached(self) -> int:
+        """Texts whose verdict is cached (not ``__len__``: a guard with none is still a guard)."""
+        return len(self._cache)
 
     def scan(self, text: str, *, instructions: bool = False) -> tuple[str, ...]:
         return self.scan_many([(text, instructions)])[0]
@@ -239,15 +245,30 @@ class SemanticGuard:
                 cache.move_to_end(t)
         new = [t for t in dict.fromkeys(texts) if t and t not in known]
         if new:
-            self._score_new(new)
-            with self._lock:
-                known.update((t, v) for t in new if (v := self._cache.get(t)) is not None)
+            known.update(self._score_new(new))
         return known
 
-    def _score_new(self, texts: Sequence[str]) -> None:
-        new = [t for t in dict.fromkeys(texts) if t and self._cached(t) is None]
+    def clear(self) -> None:
+        """Forget every verdict and the texts they were kept under (a user was erased: what they wrote must not
+        stay in this process)."""
+        with self._lock:
+            self._cache.clear()
+            self._chars = 0
+            self._generation += 1
+
+    def _score_new(self, texts: Sequence[str]) -> dict[str, tuple[int, bool]]:
+        """Score the texts not cached yet, cache their verdicts (unless :meth:`clear` ran meanwhile) and return
+        them."""
+        generation = self._generation
+        out: dict[str, tuple[int, bool]] = {}
+        new: list[str] = []
+        for text in dict.fromkeys(texts):
+            if text and (verdict := self._cached(text)) is not None:
+                out[text] = verdict  # scored by another thread meanwhile
+            elif text:
+                new.append(text)
         if not new:
-            return
+            return out
         pieces: list[str] = []
         owners: list[tuple[int, bool]] = []
         for i, text in enumerate(new):
@@ -270,10 +291,15 @@ class SemanticGuard:
                 if level:
                     levels[i] = max(levels.get(i, 0), level)
                     decoded_only[i] = decoded_only.get(i, True) and decoded
+        verdicts = {text: (levels.get(i, 0), decoded_only.get(i, False)) for i, text in enumerate(new)}
+        out.update(verdicts)
         with self._lock:
-            for i, text in enumerate(new):
+            if generation != self._generation:
+                return out
+            for text, verdict in verdicts.items():
                 if text not in self._cache:
                     self._chars += len(text)
-                self._cache[text] = (levels.get(i, 0), decoded_only.get(i, False))
+                self._cache[text] = verdict
             while self._cache and (len(self._cache) > self._cache_size or self._chars > self._cache_chars):
                 self._chars -= len(self._cache.popitem(last=False)[0])
+        return out

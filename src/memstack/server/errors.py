@@ -20,6 +20,7 @@ error                      status  when
 ``LimitReached``           409     the user's tier is full (``upgrade_prompt``, ``tier``, ``limit`` included)
 ``SessionConflict``        409     another process took the session over mid-turn; nothing was kept, retry
 ``RequestInFlight``        409     a request with the same ``Idempotency-Key`` is still being answered (``Retry-After``)
+``ImportConflict``         409     an import would change data it does not own (the user differs, others' ids)
 ``UserErased``             409     the user was erased while the request ran; nothing more of it was kept
 ``StoreBusy``              503     another writer holds the database (``Retry-After``)
 ``ProviderError``          502     the chat model's endpoint failed (504 on a timeout)
@@ -43,6 +44,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memstack.errors import (
     BudgetExceeded,
+    ImportConflict,
     InputError,
     LimitReached,
     MemstackError,
@@ -66,6 +68,7 @@ log = logging.getLogger("memstack.server")
 _STATUS: tuple[tuple[type[MemstackError], int], ...] = (
     (Unauthorized, 401),
     (NotFound, 404),
+    (ImportConflict, 409),
     (InputError, 400),
     (LimitReached, 409),
     (SessionConflict, 409),

@@ -39,6 +39,8 @@ __all__ = [
     "ForgetIn",
     "ForgetOut",
     "HiddenOut",
+    "ImportList",
+    "ImportOut",
     "IngestIn",
     "IngestMessageIn",
     "IngestOut",
@@ -334,6 +336,25 @@ class TurnSummaryOut(BaseModel):
     unsummarized: bool
 
 
+class ArchivedTurnOut(BaseModel):
+    session_id: str
+    turn: int
+    user: str = Field(description="The user's message (empty when a forgotten memory hides the exchange)")
+    assistant: str = Field(description="The reply (empty when hidden)")
+    at: datetime
+    status: str = Field(description="pending, summarized or unsummarized (phase 2's state of the turn)")
+    route: str
+    user_summary: str
+    assistant_summary: str
+    outcome: str
+    attempts: int
+    flags: list[str] = Field(description="``hidden``: a forgotten memory hides the exchange, its texts withheld")
+
+
+class TurnList(BaseModel):
+    turns: list[ArchivedTurnOut]
+
+
 class RawMessageOut(BaseModel):
     role: str
     content: str
@@ -473,7 +494,7 @@ class ExportOut(BaseModel):
     archived ``messages``, ``artifacts`` and ``snapshots``. Embedding vectors are not exported."""
 
     format: str = Field(description='Always "memstack.user-export"')
-    version: int = Field(description="1; raised when a field is removed or renamed")
+    version: int = Field(description="2; raised when a field is removed or renamed (an import reads 1 and 2)")
     tenant: str
     user_id: str
     exported_at: datetime
@@ -492,6 +513,10 @@ class ExportOut(BaseModel):
         default_factory=list,
         description="Automatic captures a full tier kept from being stored: count, first_at, last_at (0 or 1 entry)",
     )
+    sha256: str = Field(
+        description="SHA-256 of the owner and every record as written, last in the document: an import refuses a "
+        "document cut short or changed after the export"
+    )
 
 
 class ErasureOut(BaseModel):
@@ -502,6 +527,21 @@ class ErasureOut(BaseModel):
     removed: dict[str, int] = Field(description="Rows removed per table (0 included)")
     indexes_dropped: int = Field(description="Per-user search indexes dropped (PostgreSQL, very large users)")
     total: int = Field(description="Rows removed in all")
+
+
+class ImportOut(BaseModel):
+    """What ``POST /v1/users/import`` wrote for one user."""
+
+    tenant: str
+    user_id: str
+    added: dict[str, int] = Field(description="Rows written per table (JSONL: messages, turns, memory_updates)")
+    unchanged: bool = Field(description="The store held what was imported already: nothing was written")
+    skipped: int = Field(description="Records not imported: mem0 memories imported before")
+    total: int = Field(description="Rows written in all")
+
+
+class ImportList(BaseModel):
+    users: list[ImportOut] = Field(description="One report per user imported")
 
 
 class UserSummaryOut(BaseModel):

@@ -1,7 +1,8 @@
 """``/v1/contexts/{context_id}`` (what the model saw for one response: the manifest), ``/v1/sessions/{session_id}``
-(a session's memory: base truth, turn log, raw window), ``POST /v1/sessions/{session_id}/end`` (close it and write its
-cross-session line: ``AsyncMemstack.end_session``) and ``GET /v1/users/{user_id}/sessions`` (a user's sessions, most
-recently active first, as ``memstack sessions list`` shows them)."""
+(a session's memory: base truth, turn log, raw window), ``/v1/sessions/{session_id}/turns`` (its archived exchanges),
+``POST /v1/sessions/{session_id}/end`` (close it and write its cross-session line: ``AsyncMemstack.end_session``)
+and ``GET /v1/users/{user_id}/sessions`` (a user's sessions, most recently active first, as ``memstack sessions
+list`` shows them)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from pydantic import BaseModel, Field
 from starlette.responses import Response
 
 from memstack.server.idempotency import IdempotencyKey, idempotent
-from memstack.server.schemas import ErrorOut, SessionEndOut, SessionList, SessionOut
+from memstack.server.schemas import ErrorOut, SessionEndOut, SessionList, SessionOut, TurnList
 from memstack.server.state import CallerDep, StateDep
-from memstack.server.wire import json_response, session_summary_json
+from memstack.server.wire import archived_turn_json, json_response, session_summary_json
 from memstack.types import SessionState
 
 __all__ = ["router"]
@@ -114,6 +115,26 @@ async def get_session(
 ) -> Response:
     state = await st.engine.sessions.get(caller.user(user_id), session_id)
     return json_response(session_json(state))
+
+
+@router.get(
+    "/v1/sessions/{session_id}/turns",
+    response_model=TurnList,
+    summary="A session's archived exchanges in turn order, those a forgotten memory hides with their texts withheld",
+)
+async def session_turns(
+    st: StateDep,
+    caller: CallerDep,
+    session_id: Annotated[str, Path(min_length=1, max_length=200)],
+    user_id: UserIdQuery,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=10_000_000, description="Turn n is at offset n - 1")] = 0,
+) -> Response:
+    user = caller.user(user_id)
+    turns = await st.engine.sessions.turns(user, session_id, limit=limit, offset=offset, include_hidden=False)
+    if not turns:  # a session of no turns (yet), or past its last one; NotFound for one the user does not have
+        await st.engine.sessions.get(user, session_id, window_turns=0)
+    return json_response({"turns": [archived_turn_json(t) for t in turns]})
 
 
 @router.get(

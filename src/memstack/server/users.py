@@ -1,23 +1,32 @@
 """``/v1/users/{user_id}`` as a whole: export everything held about a user (data access requests) and erase it
-(data deletion requests); ``GET /v1/users``: the tenant's users, a page at a time. Scoped to the caller's tenant,
-like every route: the same user id in another tenant is another user, and is left alone."""
+(data deletion requests); ``GET /v1/users``: the tenant's users, a page at a time; ``POST /v1/users/import``: users
+brought in (memstack's export document, mem0's memories, plain messages). Scoped to the caller's tenant, like every
+route: the same user id in another tenant is another user, and is left alone; a document of another tenant is
+refused (409).
+
+An import's body is bounded like every body, by the server's ``max_body_bytes`` (413 before it is read whole, whether
+declared or streamed): a larger export is imported with ``memstack users import FILE`` on the server's machine, or
+with the limit raised."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from memstack.server.schemas import ErasureOut, ErrorOut, ExportOut, UserList
+from memstack.errors import ImportRefused
+from memstack.server.schemas import ErasureOut, ErrorOut, ExportOut, ImportList, UserList
 from memstack.server.state import CallerDep, StateDep
 from memstack.server.wire import json_response
 
 __all__ = ["listing", "router"]
 
 _ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (400, 401, 503)}
+_IMPORT_ERRORS: dict[int | str, dict[str, object]] = {code: {"model": ErrorOut} for code in (409, 413)}
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["users"], responses=_ERRORS)
 listing = APIRouter(tags=["users"], responses=_ERRORS)
@@ -29,7 +38,7 @@ UserId = Annotated[str, Path(min_length=1, max_length=200, description="The user
     "/export",
     response_model=ExportOut,
     summary="Everything held about a user, as one JSON document (streamed)",
-    response_description="The export document, format memstack.user-export version 1 (README: Export and erasure). "
+    response_description="The export document, format memstack.user-export version 2 (README: Export and erasure). "
     "Written as it is read, a page at a time; a user never seen exports with every list empty.",
 )
 async def export_user(st: StateDep, caller: CallerDep, user_id: UserId) -> Response:
@@ -80,3 +89,47 @@ async def list_users(
     found = await st.engine.users.list(tenant=caller.tenant, after=after, limit=limit)
     following = found[-1].user_id if len(found) == limit else None
     return json_response({"users": [u.to_dict() for u in found], "next": following})
+
+
+@listing.post(
+    "/v1/users/import",
+    response_model=ImportList,
+    responses=_IMPORT_ERRORS,
+    summary="Import users: memstack's export document, mem0's memories, or plain messages",
+    response_description="One report per user: rows written per table, or unchanged when the store held the "
+    "document already. A refused import (400 unreadable, 409 conflicting, 413 too large) writes nothing.",
+)
+async def import_users(
+    request: Request,
+    st: StateDep,
+    caller: CallerDep,
+    source: Annotated[
+        Literal["memstack", "mem0", "jsonl"],
+        Query(
+            alias="from",
+            description="memstack: an export document (GET /v1/users/{user_id}/export); mem0: what mem0's get_all "
+            'returns ({"results": [...]}); jsonl: {"messages": [{"user_id", "text", "timestamp"}, ...]}',
+        ),
+    ] = "memstack",
+    user_id: Annotated[
+        str | None, Query(min_length=1, max_length=200, description="mem0: the user of memories naming none")
+    ] = None,
+) -> Response:
+    body = await request.body()
+    if source == "memstack":
+        reports = [await st.engine.import_user(body, tenant=caller.tenant)]
+    else:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise ImportRefused("the body is not JSON; nothing was imported") from None
+        if source == "mem0":
+            reports = await st.engine.users.import_mem0(data, user_id=user_id, tenant=caller.tenant)
+        else:
+            messages = data.get("messages") if isinstance(data, dict) else None
+            if not isinstance(messages, list):
+                raise ImportRefused('send {"messages": [{"user_id", "text", "timestamp"}, ...]}; nothing was imported')
+            reports = await st.engine.users.import_messages(messages, tenant=caller.tenant)
+    for report in reports:
+        st.fragments.forget(report.tenant, report.user_id)
+    return json_response({"users": [r.to_dict() for r in reports]})

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from memstack.types import (
     AgentRecord,
+    ArchivedTurn,
     Forgetting,
     IngestResult,
     Memory,
@@ -27,6 +28,7 @@ __all__ = [
     "SSE_EVENT",
     "MemoryFragments",
     "agent_json",
+    "archived_turn_json",
     "event_json",
     "forgetting_json",
     "ingest_json",
@@ -128,6 +130,24 @@ def agent_json(record: AgentRecord, fingerprint: str) -> dict[str, Any]:
         "fingerprint": fingerprint,
         "created_at": record.created_at.isoformat(),
         "updated_at": record.updated_at.isoformat(),
+    }
+
+
+def archived_turn_json(t: ArchivedTurn) -> dict[str, Any]:
+    """An archived exchange (schemas.ArchivedTurnOut)."""
+    return {
+        "session_id": t.session_id,
+        "turn": t.turn,
+        "user": t.user,
+        "assistant": t.assistant,
+        "at": t.at.isoformat(),
+        "status": t.status.value,
+        "route": t.route,
+        "user_summary": t.user_summary,
+        "assistant_summary": t.assistant_summary,
+        "outcome": t.outcome,
+        "attempts": t.attempts,
+        "flags": list(t.flags),
     }
 
 

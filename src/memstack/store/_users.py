@@ -98,11 +98,11 @@ TURN = (
     "user_keep",
     "assistant_keep",
 )
-MESSAGE = ("seq", "turn", "side", "speaker", "text")
+MESSAGE = ("turn", "side", "speaker", "text")
 ARTIFACT = ("turn", "idx", "kind", "role", "language", "label", "content", "created_at")
 SNAPSHOT = ("turn", "reason", "facts", "at")
 CONTEXT = ("context_id", "session_id", "created_at", "manifest")
-JOB = ("id", "kind", "status", "attempts", "created_at", "updated_at", "payload", "result", "error")
+JOB = ("id", "kind", "key", "status", "attempts", "created_at", "updated_at", "payload", "result", "error")
 DROPPED = ("count", "first_at", "last_at")
 
 #: Columns a backend may hand over as JSON text (SQLite) rather than parsed (PostgreSQL's jsonb and arrays).
@@ -298,7 +298,7 @@ def export_sql(sql: Sql) -> ExportSql:
             f"AND session_{key} = ? ORDER BY turn"
         ),
         messages=(
-            "SELECT v.seq, t.turn, v.side, v.speaker, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END "
+            "SELECT t.turn, v.side, v.speaker, CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END "
             f"FROM archive_vectors v JOIN session_turns t ON t.{key} = v.turn_{key} "
             f"WHERE v.tenant = ? AND v.user_id = ? AND t.session_{key} = ? ORDER BY t.turn, v.side"
         ),
@@ -316,7 +316,7 @@ def export_sql(sql: Sql) -> ExportSql:
             f"WHERE {mine} AND {sql.rowid} > ? ORDER BY {sql.rowid} LIMIT ?"
         ),
         jobs=(
-            "SELECT id, id, kind, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
+            "SELECT id, id, kind, key, status, attempts, created_at, updated_at, payload, result, error FROM jobs "
             f"WHERE {mine} AND id > ? ORDER BY id LIMIT ?"
         ),
         dropped=f"SELECT count, first_at, last_at FROM capture_drops WHERE {mine}",

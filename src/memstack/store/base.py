@@ -610,6 +610,22 @@ class UserData(Protocol):
         then gone from every file of the store (the database, its write-ahead log, its full-text indexes)."""
         ...
 
+    async def load(
+        self,
+        user: UserRef,
+        document: Mapping[str, builtins.list[dict[str, Any]]],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool = False,
+    ) -> dict[str, int]:
+        """Import: write the sections of an export document (``memories``, ``sessions``, ``contexts``, ``jobs``,
+        ``dropped_captures``, as :meth:`export` reads them back) for ``user`` in one transaction under the caller's
+        erasure fence, keeping ids, history and times; ``vectors``: each stored memory's, by id. The archived
+        messages' vectors are not written (the engine embeds them again). ``ImportConflict`` when the user holds
+        data already, or the document names ids another user holds; nothing is written then. Rows per table
+        (:mod:`memstack.store._users_load`)."""
+        ...
+
     async def list(self, tenant: str, *, after: str | None = None, limit: int = 100) -> builtins.list[UserSummary]:
         """The tenant's users (anyone with a memory, forgotten ones included, or a session) in user-id order (byte
         order on every backend), after the cursor ``after`` (the last id of the previous page), at most ``limit``

@@ -52,10 +52,11 @@ from memstack.context import (
     SessionMeta,
     SummaryLine,
     assemble,
+    turn_log_text,
 )
 from memstack.embed import Embedder
 from memstack.errors import InputError, MemstackError, NotFound
-from memstack.guard import ContentGuard
+from memstack.guard import ContentGuard, SemanticGuard
 from memstack.models import ChatModel, Message
 from memstack.observe import Account, Ledger, Telemetry, accounting, current_account, role, tracing
 from memstack.recall import ExchangeText, Recaller, TurnVectorizer, layer_hits
@@ -486,10 +487,13 @@ class TurnRunner:
         async with p.admission.slot(handle.user.tenant):
             with tracing.span("memstack.phase2", session=handle.session_id, turn=handle.turn):
                 try:
-                    await p.sessions.finish_turn(handle)  # recorded before the reply
+                    done = await p.sessions.finish_turn(handle)  # recorded before the reply
                 except BaseException:
                     await p.sessions.abort_turn(handle)
                     raise
+                if isinstance(p.guard, SemanticGuard):  # the next turn's assembly finds these verdicts cached
+                    texts = [turn_log_text(done.summary), *(fact.text.strip() for fact in done.base_truth)]
+                    await p.guard.prepare(texts)
                 if p.vectorizer is not None and not handle.temporary:  # after the lock: what recall finds from now on
                     key = (handle.user.tenant, handle.user.user_id, handle.session_id, handle.turn, _epoch())
                     known = self._vectors.pop(key, None)

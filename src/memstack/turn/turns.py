@@ -22,7 +22,7 @@ from memstack.config import Config
 from memstack.context import Agent, DelegatedTask, SessionMeta
 from memstack.embed import Embedder
 from memstack.errors import MemstackError
-from memstack.guard import check_memory_candidate, check_session_fact
+from memstack.guard import SemanticGuard, check_memory_candidate, check_session_fact
 from memstack.observe import Account, Telemetry, accounting
 from memstack.recall import ArchiveIndex, Ingestor, Recaller, RecallSettings, TurnVectorizer
 from memstack.session import ModelSummarizer
@@ -147,11 +147,13 @@ class Turns:
 
     def forget(self, user: UserRef) -> None:
         """Drop every cache of ``user`` in this process (recall's index of their archive, the recent exchanges the
-        classifier reads, message vectors waiting for phase 2, whether their full tier was logged): the user was
-        erased."""
+        classifier reads, message vectors waiting for phase 2, whether their full tier was logged, and the guard's
+        verdicts, kept under the texts they judged, every user's at once): the user was erased."""
         self.recaller.archive.forget(user)
         self.runner.forget(user)
         self.pipeline.writer.forget(user)
+        if isinstance(self.guard, SemanticGuard):
+            self.guard.clear()
 
     def forgotten(self, user: UserRef) -> None:
         """A memory of ``user`` was forgotten: drop the recent exchanges this process keeps for the classifier (they

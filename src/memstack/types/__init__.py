@@ -86,7 +86,7 @@ from memstack.types.sessions import (
 )
 from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
 from memstack.types.usage import ModelUsage
-from memstack.types.users import ErasureReport, RecordKind, UserRecord, UserSummary
+from memstack.types.users import ErasureReport, ImportReport, RecordKind, UserRecord, UserSummary
 from memstack.types.webhooks import EVENT_TYPES, DeliveryStatus, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
@@ -124,6 +124,7 @@ __all__ = [
     "HiddenItem",
     "HiddenKind",
     "HistoryAction",
+    "ImportReport",
     "IngestResult",
     "Job",
     "JobStatus",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-__all__ = ["ErasureReport", "RecordKind", "UserRecord", "UserSummary"]
+__all__ = ["ErasureReport", "ImportReport", "RecordKind", "UserRecord", "UserSummary"]
 
 #: The sections of an export, in the order a store yields them.
 RecordKind = Literal["memory", "session", "context", "job", "dropped"]
@@ -45,6 +45,34 @@ class ErasureReport:
             "user_id": self.user_id,
             "removed": dict(self.removed),
             "indexes_dropped": self.indexes_dropped,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import of one user wrote: rows per table (``added``), ``unchanged`` when the store held exactly what
+    was imported already (an import run twice), and records the source held that were not imported (``skipped``:
+    a mem0 memory already imported, a message without text), each counted."""
+
+    tenant: str
+    user_id: str
+    added: Mapping[str, int] = field(default_factory=dict)
+    unchanged: bool = False
+    skipped: int = 0
+
+    @property
+    def total(self) -> int:
+        """Rows written in all."""
+        return sum(self.added.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "user_id": self.user_id,
+            "added": dict(self.added),
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
             "total": self.total,
         }
 

@@ -64,7 +64,7 @@ class PostgresStore(SharedRoles):
             scan_max=ann.archive_scan_max, nearest=ann.archive_nearest, exact_max=ann.archive_exact_max
         )
         self._archive_vectors = PgArchiveVectors(db, dim, search)
-        self._users = PgUserData(db, self._ann)
+        self._users = PgUserData(db, self._ann, dim)
         self._hidden = PgHidden(db)
 
     @classmethod

@@ -20,15 +20,22 @@ exact statement once its lookup expires, and an erased user has no rows to find 
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Mapping
+from typing import Any
+
 from psycopg import sql
 
+from memstack.store._checks import unit_vector
+from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
 from memstack.store._users import UserReads
+from memstack.store._users_load import Columns, LoadHooks, load_user
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
 from memstack.store.postgres._sql import PgSql, tx
-from memstack.types import ErasureReport, UserRef, check_id, utcnow
+from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["PgUserData"]
 
@@ -63,6 +70,11 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
 )
 
+
+def _terms(terms: builtins.list[str]) -> Columns:
+    return {"terms": ("?::text[]", terms), "n_terms": ("?", len(terms))}
+
+
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"
 
 
@@ -70,10 +82,38 @@ class PgUserData(UserReads):
     """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export`` and ``list``:
     :class:`~memstack.store._users.UserReads`)."""
 
-    def __init__(self, db: Database, ann: AnnIndexes) -> None:
+    def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
         super().__init__(PgSql(db))
         self._db = db
         self._ann = ann
+        self._dim = dim
+        self._hooks = LoadHooks(
+            memory=self._memory_columns,
+            turn=lambda user, u, a: _terms(exchange_terms(u, a)),
+            array=lambda items: list(items),
+        )
+
+    def _memory_columns(self, user: UserRef, content: str, vector: Vector) -> Columns:
+        embedding = self._db.vector_param(unit_vector(vector, self._dim))
+        return {"embedding": ("?::vector", embedding)} | _terms(text_terms(content))
+
+    async def load(
+        self,
+        user: UserRef,
+        document: Mapping[str, builtins.list[dict[str, Any]]],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool = False,
+    ) -> dict[str, int]:
+        """One transaction; a user who becomes large gets their HNSW index afterwards, as after ``add_many``."""
+        check_id(user.user_id, "user_id")
+        added = await self._sql.write(
+            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
+        )
+        active = sum(1 for m in document["memories"] if m.get("stored") and m.get("is_active"))
+        if active and self._ann.note_active(user, active):
+            await self._ann.ensure(user)
+        return added
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")

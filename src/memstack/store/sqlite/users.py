@@ -24,18 +24,26 @@ Nothing the user said is left in the store's files afterwards:
 
 from __future__ import annotations
 
+import builtins
+import json
 import logging
 import sqlite3
 import time
+from collections.abc import Mapping
+from typing import Any
 
+from memstack.store._checks import unit_vector
+from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
 from memstack.store._sql import drive
 from memstack.store._users import UserReads
+from memstack.store._users_load import Columns, LoadHooks, load_user
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
+from memstack.store.sqlite._rows import fts_owner
 from memstack.store.sqlite._sql import SQLiteSql, tx
-from memstack.types import ErasureReport, UserRef, check_id, utcnow
+from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
@@ -122,6 +130,10 @@ def prune_erasures(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM user_erasures WHERE erased_at < ? AND purged = 1", (cutoff,))
 
 
+def _terms(terms: builtins.list[str]) -> Columns:
+    return {"terms": ("?", " ".join(terms)), "n_terms": ("?", len(terms))}
+
+
 class SQLiteUserData(UserReads):
     """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export`` and
     ``list``: :class:`~memstack.store._users.UserReads`)."""
@@ -129,6 +141,35 @@ class SQLiteUserData(UserReads):
     def __init__(self, core: Core) -> None:
         super().__init__(SQLiteSql(core))
         self._core = core
+        self._hooks = LoadHooks(
+            memory=self._memory_columns,
+            turn=lambda user, u, a: {"fts_owner": ("?", fts_owner(user))} | _terms(exchange_terms(u, a)),
+            array=lambda items: json.dumps(items),
+            # The memories' full-text rows are written by their writers, not by a trigger (_schema.py): all at once.
+            after_memories=(
+                "INSERT INTO memories_fts (rowid, terms, fts_owner) SELECT pk, terms, fts_owner FROM memories "
+                "WHERE tenant = ? AND user_id = ? AND id IN (SELECT value FROM json_each(?))"
+            ),
+        )
+
+    def _memory_columns(self, user: UserRef, content: str, vector: Vector) -> Columns:
+        blob = unit_vector(vector, self._core.dim).astype("<f4").tobytes()
+        return {"fts_owner": ("?", fts_owner(user)), "embedding": ("?", blob)} | _terms(text_terms(content))
+
+    async def load(
+        self,
+        user: UserRef,
+        document: Mapping[str, builtins.list[dict[str, Any]]],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool = False,
+    ) -> dict[str, int]:
+        check_id(user.user_id, "user_id")
+        added = await self._sql.write(
+            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
+        )
+        self._core.vectors.discard(user_key(user))
+        return added
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")

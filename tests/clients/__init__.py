@@ -1,0 +1,1 @@
+"""The clients in other languages, run by their own test runners against a real server."""
