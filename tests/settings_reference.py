@@ -56,6 +56,17 @@ CONFIG: dict[str, str] = {
     "model_prices": "Prices of models for the cost estimates of usage and metrics, on top of the built-in table: "
     "`MODEL=INPUT/OUTPUT,…` in US dollars per million tokens, e.g. `openai:gpt-4o-mini=0.15/0.60,ollama:llama3.2=0/0` "
     "([observability](observability.md)). A model without a price reports its tokens with a cost of `null`.",
+    "webhooks_allow_private": "`true` or `false`: whether a webhook URL may reach a private, loopback or link-local "
+    "address. Unset: allowed in a local deployment (the embedded library, a server not in `keys` mode), refused "
+    "otherwise ([webhooks](webhooks.md)).",
+    "webhook_timeout_s": "The longest one webhook delivery attempt may take, connection to last byte; a receiver "
+    "that does not answer within it is a failed attempt.",
+    "webhook_max_attempts": "Attempts of a webhook delivery before it is marked failed (visible, and replayable).",
+    "webhook_backoff_s": "The wait before a webhook delivery's second attempt; doubled after each failure, with "
+    "jitter, at most an hour.",
+    "webhook_max_age_s": "A webhook delivery still not delivered this many seconds after it was written is marked "
+    "failed.",
+    "webhook_poll_s": "How often an idle webhook delivery worker looks for due deliveries.",
 }
 
 #: The variables of ``tiers`` (its one field is set by two).

@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("memstack.context",),
     ("memstack.capture", "memstack.session"),
     ("memstack.recall",),
-    ("memstack.turn",),
+    ("memstack.turn", "memstack.webhooks"),
     ("memstack.engine",),
     ("memstack.blocking", "memstack"),
     ("memstack.server", "memstack.client", "memstack.mcp"),

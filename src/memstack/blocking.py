@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar
 
 from memstack.config import Config
-from memstack.engine import Agents, AsyncMemstack, Contexts, Keys, Sessions, Users
+from memstack.engine import Agents, AsyncMemstack, Contexts, Keys, Sessions, Users, Webhooks
 from memstack.turn.models import Models, Tuning
 from memstack.types import ChatEvent, UserRef
 
@@ -162,6 +162,18 @@ class BlockingUsers(_Namespace[Users]):
     import_messages = Blocking(Users.import_messages)
 
 
+class BlockingWebhooks(_Namespace[Webhooks]):
+    """:class:`~memstack.engine.Webhooks`, blocking: the tenant's webhook endpoints and their deliveries."""
+
+    create = Blocking(Webhooks.create)
+    list = Blocking(Webhooks.list)
+    get = Blocking(Webhooks.get)
+    update = Blocking(Webhooks.update)
+    delete = Blocking(Webhooks.delete)
+    deliveries = Blocking(Webhooks.deliveries)
+    replay = Blocking(Webhooks.replay)
+
+
 class Memstack:
     """The blocking API: the methods of :class:`AsyncMemstack`, run on a private event-loop thread.
 
@@ -183,6 +195,7 @@ class Memstack:
         self.contexts = BlockingContexts(self._loop, self._core.contexts)
         self.keys = BlockingKeys(self._loop, self._core.keys)
         self.users = BlockingUsers(self._loop, self._core.users)
+        self.webhooks = BlockingWebhooks(self._loop, self._core.webhooks)
         try:
             self._loop.run(self._core.open())
         except BaseException:

@@ -179,6 +179,15 @@ class Config:
     ``model_prices``: prices of models, on top of the built-in table, for the cost estimates of usage and metrics
     (``$MEMSTACK_MODEL_PRICES``: ``MODEL=INPUT/OUTPUT,…`` in US dollars per million tokens; see
     :mod:`memstack.observe.prices`).
+    ``webhooks_allow_private``: whether a webhook URL may reach a private, loopback or link-local address
+    (``$MEMSTACK_WEBHOOKS_ALLOW_PRIVATE``, ``true``/``false``); unset, allowed only in a local deployment (the
+    embedded library, a server not in ``keys`` mode). ``webhook_timeout_s``: the longest one delivery attempt may
+    take, connection to last byte (``$MEMSTACK_WEBHOOK_TIMEOUT_S``). ``webhook_max_attempts`` and
+    ``webhook_max_age_s``: a delivery is marked failed after that many attempts or once it was written that long ago
+    (``$MEMSTACK_WEBHOOK_MAX_ATTEMPTS``, ``$MEMSTACK_WEBHOOK_MAX_AGE_S``). ``webhook_backoff_s``: the wait before
+    the second attempt, doubled after each failure (with jitter, at most an hour; ``$MEMSTACK_WEBHOOK_BACKOFF_S``).
+    ``webhook_poll_s``: how often an idle delivery worker looks for due deliveries (``$MEMSTACK_WEBHOOK_POLL_S``).
+    See ``docs/webhooks.md``.
     """
 
     home: Path = field(default_factory=default_home)
@@ -198,6 +207,12 @@ class Config:
     database_direct_url: str | None = None
     database_read_url: str | None = None
     model_prices: str | None = None
+    webhooks_allow_private: bool | None = None
+    webhook_timeout_s: float = 10.0
+    webhook_max_attempts: int = 10
+    webhook_backoff_s: float = 5.0
+    webhook_max_age_s: float = 86_400.0
+    webhook_poll_s: float = 1.0
 
     def __post_init__(self) -> None:
         if self.database_pooler not in ("none", "transaction"):
@@ -230,6 +245,8 @@ class Config:
             if (value := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 env[key] = value
         env.update(_tiers_from_env())
+        if (flag := _env("MEMSTACK_WEBHOOKS_ALLOW_PRIVATE")) is not None:
+            env["webhooks_allow_private"] = _flag("webhooks_allow_private", flag)
         for key, conv in _NUMBERS:
             if (raw := _env(f"MEMSTACK_{key.upper()}")) is not None:
                 try:
@@ -280,9 +297,37 @@ _NUMBERS: tuple[tuple[str, type[int] | type[float]], ...] = (
     ("badge_wait_s", float),
     ("pool_size", int),
     ("session_lease_s", float),
+    ("webhook_timeout_s", float),
+    ("webhook_max_attempts", int),
+    ("webhook_backoff_s", float),
+    ("webhook_max_age_s", float),
+    ("webhook_poll_s", float),
 )
-_LOWEST = {"vector_cache_mb": 0, "recall_cache_messages": 0, "badge_wait_s": 0, "pool_size": 1, "session_lease_s": 0}
-_POSITIVE = frozenset({"session_lease_s"})
+_LOWEST = {
+    "vector_cache_mb": 0,
+    "recall_cache_messages": 0,
+    "badge_wait_s": 0,
+    "pool_size": 1,
+    "session_lease_s": 0,
+    "webhook_timeout_s": 0,
+    "webhook_max_attempts": 1,
+    "webhook_backoff_s": 0,
+    "webhook_max_age_s": 0,
+    "webhook_poll_s": 0,
+}
+_POSITIVE = frozenset(
+    {"session_lease_s", "webhook_timeout_s", "webhook_backoff_s", "webhook_max_age_s", "webhook_poll_s"}
+)
+
+
+def _flag(key: str, raw: str) -> bool:
+    """A yes/no setting's variable: ``true``/``false`` (also ``1``/``0``, ``yes``/``no``)."""
+    value = raw.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise ConfigError(f"{setting(key)} must be true or false, got {raw!r}")
 
 
 def _tiers_from_env() -> dict[str, TierLimits]:

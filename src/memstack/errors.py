@@ -12,7 +12,8 @@ branch they can handle; ``MemstackError`` catches all of them::
     │   ├── DimensionMismatch    a vector of the wrong length for the store
     │   ├── NotFound             unknown user, memory, session, context or agent
     │   ├── ImportRefused        an import document memstack cannot read (version, cut short, changed, too large)
-    │   └── ImportConflict       an import that would overwrite other data: the user differs, or ids are others'
+    │   ├── ImportConflict       an import that would overwrite other data: the user differs, or ids are others'
+    │   └── WebhookRefused       a webhook URL memstack will not call (not http(s), or a private address)
     ├── LimitReached             the user's tier allows no more memories
     ├── BudgetExceeded           the untrimmable layers alone exceed the token budget
     ├── OverrideViolation        layers 1-2 differ from the loaded agent (tampering)
@@ -62,6 +63,7 @@ __all__ = [
     "StoreUnavailable",
     "Unauthorized",
     "UserErased",
+    "WebhookRefused",
 ]  # redact and redact_log_records below are memstack's own helpers, not public API
 
 #: ``scheme://user:password@``: the password, up to the last ``@`` before the host (a password may hold ``@``).
@@ -196,6 +198,11 @@ class ImportRefused(InputError):
 class ImportConflict(InputError):
     """An import would change data it does not own: the user already holds data that differs from the document, or
     the document names ids (memories, contexts, jobs) another user or tenant holds. Nothing was stored (HTTP 409)."""
+
+
+class WebhookRefused(InputError):
+    """A webhook URL memstack will not call: not ``http(s)://``, without a host, or one that resolves to a private,
+    loopback or link-local address where the deployment does not allow those (``webhooks_allow_private``)."""
 
 
 class LimitReached(MemstackError):

@@ -10,11 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from memstack.blocking import BlockingAgents, BlockingContexts, BlockingSessions, BlockingUsers, Memstack
+from memstack.blocking import (
+    BlockingAgents,
+    BlockingContexts,
+    BlockingSessions,
+    BlockingUsers,
+    BlockingWebhooks,
+    Memstack,
+)
 from memstack.client import AsyncMemstackClient, MemstackClient
 from memstack.client._http import error_from
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
-from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions, Users
+from memstack.client._webhooks import RemoteWebhooks
+from memstack.engine import Agents, AsyncMemstack, Contexts, Sessions, Users, Webhooks
 from memstack.errors import (
     BudgetExceeded,
     InputError,
@@ -45,7 +53,11 @@ NAMESPACES = {
     "agents": (Agents, RemoteAgents, BlockingAgents, ["list", "get", "put", "delete"]),
     "contexts": (Contexts, RemoteContexts, BlockingContexts, ["get", "recent"]),
     "users": (Users, RemoteUsers, BlockingUsers, ["list"]),
-}
+    "webhooks": (
+        Webhooks, RemoteWebhooks, BlockingWebhooks,
+        ["create", "list", "get", "update", "delete", "deliveries", "replay"],
+    ),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(("namespace", "name"), [(n, m) for n, (*_, methods) in NAMESPACES.items() for m in methods])

@@ -62,7 +62,11 @@ NOT_USER_DATA = {
     "api_keys": "per tenant, not per user",
     "agents": "agent definitions, per tenant",
     "user_erasures": "erasure fences: a digest of an erased (tenant, user) and a random epoch, kept a day",
+    "webhook_endpoints": "a tenant's webhook URLs",
 }
+#: What an erasure itself writes under the user's name: its webhook event (the user's id and a count, nothing they
+#: said), kept until delivered like any other.
+ERASURE_NOTICES = {"webhook_outbox": "type <> 'user.erased'"}
 #: SQLite's full-text indexes (FTS5) and their shadow tables: kept in step by triggers on the tables they index
 #: (checked through the public API below: a text search finds nothing of an erased user).
 FTS = re.compile(r"^(memories|session_turns)_fts(_data|_idx|_docsize|_config|_content)?$")
@@ -119,7 +123,8 @@ class Catalogue:
             if table in NOT_USER_DATA or FTS.match(table):
                 continue
             if "user_id" in columns:
-                counts[table] = f"SELECT count(*) FROM {table} WHERE tenant = ? AND user_id = ?"
+                notice = f" AND {ERASURE_NOTICES[table]}" if table in ERASURE_NOTICES else ""
+                counts[table] = f"SELECT count(*) FROM {table} WHERE tenant = ? AND user_id = ?{notice}"
             elif columns & {"session_pk", "session_seq"}:
                 column = "session_pk" if "session_pk" in columns else "session_seq"
                 counts[table] = (
@@ -218,12 +223,14 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
 
 async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[AsyncMemstack, Catalogue]) -> None:
     ms, db = engine
+    for tenant in ("acme", "globex"):  # every change is also a webhook event waiting for its delivery
+        await ms.webhooks.create("http://127.0.0.1:9/unreachable", tenant=tenant)
     for user in (ALICE, BOB, ALICE_ELSEWHERE):
         await _populate(ms, user)
     before = db.counts(ALICE)
     known = {"memories", "memory_history", "sessions", "session_turns", "session_artifacts", "session_snapshots"}
     known |= {"session_leases", "archive_vectors", "context_manifests", "jobs", "chat_threads", "idempotency_keys"}
-    known |= {"capture_drops", "hidden_items"}
+    known |= {"capture_drops", "hidden_items", "webhook_outbox"}
     if isinstance(ms.store, PostgresStore):
         known |= {"archive_stats", "memory_ann_indexes"}
     assert known <= set(before)  # the catalogue was read (a sanity check, not the list the test relies on)

@@ -28,6 +28,7 @@ SUMMARIES: dict[str, str] = {
     "serve": "Serve the HTTP API (OpenAPI docs at /docs).",
     "sessions": "Inspect session memory: base truth, turn log, raw window, flagged turns, snapshots.",
     "users": "Export, import or erase everything memstack holds about a user.",
+    "webhooks": "Send memstack's changes to your HTTP endpoints (signed, retried, at least once).",
 }
 
 
@@ -94,6 +95,7 @@ def _register() -> None:
     from memstack.cli.serve import serve
     from memstack.cli.sessions import sessions
     from memstack.cli.users import users
+    from memstack.cli.webhooks import webhooks
 
     main.add_command(bench)
     main.add_command(eval_group)
@@ -107,6 +109,7 @@ def _register() -> None:
     main.add_command(sessions)
     main.add_command(demo)
     main.add_command(reembed)
+    main.add_command(webhooks)
     main.add_command(users)
     capture.register(main)  # after the groups it adds to
     chat.register(main)

@@ -53,6 +53,7 @@ from memstack.errors import (
     StoreUnavailable,
     Unauthorized,
     UserErased,
+    WebhookRefused,
 )
 
 __all__ = ["IDEMPOTENCY_HEADER", "Transport", "error_from"]
@@ -72,6 +73,7 @@ _BY_TYPE: dict[str, type[MemstackError]] = {
     "LeaseLost": LeaseLost,
     "RequestInFlight": RequestInFlight,
     "UserErased": UserErased,
+    "WebhookRefused": WebhookRefused,
     "StoreBusy": StoreBusy,
     "StoreUnavailable": StoreUnavailable,
 }

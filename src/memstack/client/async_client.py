@@ -29,6 +29,7 @@ from memstack.client import _decode
 from memstack.client._http import Transport, error_from
 from memstack.client._identity import Identity
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
+from memstack.client._webhooks import RemoteWebhooks
 from memstack.engine._renamed import renamed
 from memstack.errors import ConfigError, InputError, MalformedResponse
 from memstack.types import (
@@ -127,6 +128,7 @@ class AsyncMemstackClient:
         self.agents = RemoteAgents(self._http, self._who)
         self.contexts = RemoteContexts(self._http, self._who)
         self.users = RemoteUsers(self._http, self._who)
+        self.webhooks = RemoteWebhooks(self._http, self._who)
 
     @property
     def base_url(self) -> str:

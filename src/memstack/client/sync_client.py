@@ -9,6 +9,7 @@ from typing import Any, Self
 
 from memstack.blocking import Blocking, _close, _LoopThread, _Namespace, _next
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
+from memstack.client._webhooks import RemoteWebhooks
 from memstack.client.async_client import AsyncMemstackClient
 from memstack.types import ChatEvent, UserRef
 
@@ -36,6 +37,7 @@ class MemstackClient:
         self.agents = _Agents(self._loop, self._core.agents)
         self.contexts = _Contexts(self._loop, self._core.contexts)
         self.users = _Users(self._loop, self._core.users)
+        self.webhooks = _Webhooks(self._loop, self._core.webhooks)
 
     def __enter__(self) -> Self:
         return self
@@ -105,6 +107,16 @@ class _Contexts(_Namespace[RemoteContexts]):
 
 class _Users(_Namespace[RemoteUsers]):
     list = Blocking(RemoteUsers.list)
+
+
+class _Webhooks(_Namespace[RemoteWebhooks]):
+    create = Blocking(RemoteWebhooks.create)
+    list = Blocking(RemoteWebhooks.list)
+    get = Blocking(RemoteWebhooks.get)
+    update = Blocking(RemoteWebhooks.update)
+    delete = Blocking(RemoteWebhooks.delete)
+    deliveries = Blocking(RemoteWebhooks.deliveries)
+    replay = Blocking(RemoteWebhooks.replay)
 
 
 async def _make(base_url: str | None, api_key: str | None, timeout: float, retries: int) -> AsyncMemstackClient:

@@ -11,9 +11,10 @@
   :meth:`~AsyncMemstack.export_stream` (the document of :mod:`memstack.users`) and :meth:`~AsyncMemstack.erase`;
 - reads back what the interfaces show, in namespaces of their own: ``sessions`` (a user's sessions, their memory,
   turns, archive search), ``agents`` (stored agent definitions per tenant), ``contexts`` (what the model saw for
-  each response), ``keys`` (API keys), ``users`` (a user's records, the erasure fence), and for servers built on
-  the engine ``answers`` (idempotency) and ``threads`` (OpenAI-style histories). The HTTP server, its web UI, the
-  CLI and MCP use only the engine (``tests/test_engine_door.py``);
+  each response), ``keys`` (API keys), ``users`` (a user's records, the erasure fence), ``webhooks`` (a tenant's
+  endpoints and their deliveries, sent by a worker every resuming engine runs: ``docs/webhooks.md``), and for
+  servers built on the engine ``answers`` (idempotency) and ``threads`` (OpenAI-style histories). The HTTP server,
+  its web UI, the CLI and MCP use only the engine (``tests/test_engine_door.py``);
 - recalls what a user said before, memories and archived conversations ranked together: :meth:`~AsyncMemstack.recall`;
   imports past conversations without a chat model: :meth:`~AsyncMemstack.ingest` (both in :mod:`memstack.recall`).
 
@@ -55,6 +56,7 @@ from memstack.engine._requests import KeptAnswers, Threads
 from memstack.engine._scope import user_ref as _user
 from memstack.engine._sessions import Sessions
 from memstack.engine._users import Users
+from memstack.engine._webhooks import Webhooks
 from memstack.errors import ConfigError, InputError
 from memstack.observe import Account, Telemetry, accounting, configure
 from memstack.store import Store, open_store
@@ -62,6 +64,7 @@ from memstack.store.fence import Fence, fenced, pin
 from memstack.turn.models import Models, Tuning, check_models
 from memstack.types import ChatEvent, ChatResult, ErasureReport, ImportReport, UserRef, check_text
 from memstack.types._core import check_limit, check_min_score
+from memstack.webhooks.worker import DeliveryWorker, Policy
 
 if TYPE_CHECKING:
     from memstack.context import Agent, DelegatedTask, SessionMeta
@@ -81,6 +84,7 @@ __all__ = [
     "Threads",
     "Tuning",
     "Users",
+    "Webhooks",
 ]
 
 log = logging.getLogger("memstack")
@@ -131,6 +135,8 @@ class AsyncMemstack(MemoryManagement):
         self.users = Users(self)
         self.answers = KeptAnswers(self)
         self.threads = Threads(self)
+        self.webhooks = Webhooks(self)
+        self._deliveries: DeliveryWorker | None = None  # the webhook delivery worker (memstack.webhooks.worker)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -156,6 +162,8 @@ class AsyncMemstack(MemoryManagement):
         store = await open_store(config, dim=embedder.dim, embedder=embedder.name)
         self._store, self._config, self._embedder = store, config, embedder
         self._loop = asyncio.get_running_loop()
+        if self._resume:  # deliveries a previous process left pending are resumed like the rest of its work
+            self._webhook_worker().start()
         try:
             check_models(config, self._models)
         except ConfigError as exc:  # a model that cannot be built: memory management still works
@@ -164,7 +172,9 @@ class AsyncMemstack(MemoryManagement):
         try:
             self._open_chat()
         except BaseException:
-            self._store = self._embedder = self._config = None
+            if self._deliveries is not None:
+                await self._deliveries.aclose()
+            self._store = self._embedder = self._config = self._deliveries = None
             await store.close()
             await embedder.aclose()
             raise
@@ -189,9 +199,11 @@ class AsyncMemstack(MemoryManagement):
 
     async def aclose(self, *, drain_timeout_s: float = DRAIN_TIMEOUT_S) -> None:
         """Graceful shutdown: wait (up to ``drain_timeout_s``) for background work, then close everything."""
-        turns, store, embedder = self._turns, self._store, self._embedder
-        self._turns = None
+        turns, store, embedder, deliveries = self._turns, self._store, self._embedder, self._deliveries
+        self._turns = self._deliveries = None
         try:
+            if deliveries is not None:
+                await deliveries.aclose()
             if turns is not None:
                 await turns.aclose(drain_timeout_s)
         finally:
@@ -209,6 +221,20 @@ class AsyncMemstack(MemoryManagement):
                 raise ConfigError("memstack is not open; use `async with AsyncMemstack(...) as ms:` or await ms.open()")
             return True
         return await self._turns.wait_idle(timeout_s)
+
+    def _webhook_worker(self) -> DeliveryWorker:
+        """This engine's webhook delivery worker (made, not started, on first use)."""
+        if self._deliveries is None:
+            webhooks = self.webhooks
+            self._deliveries = DeliveryWorker(
+                self.store.webhooks, Policy.of(self.config), lambda: webhooks.allow_private
+            )
+        return self._deliveries
+
+    def _wake_webhooks(self) -> None:
+        """A delivery was made due now (a replay): the worker looks at once rather than at its next poll."""
+        if self._deliveries is not None:
+            self._deliveries.wake()
 
     @property
     def chat_model_name(self) -> str:

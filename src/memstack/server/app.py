@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
-from memstack.server import agents, chat, contexts, memories, openai_compat, recall, sessions, users
+from memstack.server import agents, chat, contexts, memories, openai_compat, recall, sessions, users, webhooks
 from memstack.server import metrics as server_metrics
 from memstack.server.auth import KeyCache
 from memstack.server.docs import mount_docs
@@ -247,6 +247,9 @@ def create_app(
             await engine.open()
         queries = QueryEmbedder(engine.embedder, cache_size=settings.query_cache, max_batch=settings.query_batch)
         keys = KeyCache(engine.keys, ttl_s=settings.key_cache_s, mode=settings.auth)
+        # Tenants other than the operator name webhook URLs only where keys are asked (serve binds the others to
+        # this machine): there a URL reaching a private address is refused unless webhooks_allow_private says so.
+        engine.webhooks.local = settings.auth != "keys"
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         metrics.attach(engine.telemetry)
         keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
@@ -285,6 +288,7 @@ def create_app(
     app.include_router(users.router)
     app.include_router(chat.router)
     app.include_router(openai_compat.router)
+    app.include_router(webhooks.router)
     mount_ui(app)  # the web UI at /
     app.add_middleware(_SearchFastPath)
     app.add_middleware(_StorableText)

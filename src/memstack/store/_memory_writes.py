@@ -8,6 +8,9 @@ counts a user's active memories, and :meth:`~MemoryWritesBase._change`, the tran
 takes the user's advisory lock first; SQLite brings its vector cache in line on its database thread right after the
 commit, before any other write can run). What a forget or a restore returns is the stored memory as ``get`` reads
 it, its embedding included.
+
+Every write's history row is written by :meth:`~MemoryWritesBase._history`, which also writes the change's webhook
+events in the same transaction (:mod:`memstack.store._outbox`); a batch add writes both its own way.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, NamedTuple
 from memstack.errors import InputError, LimitReached
 from memstack.store._checks import check_agent, parse_category, parse_source, utc
 from memstack.store._hidden import check_hidden, hide_items, unhide_items
+from memstack.store._outbox import memory_event
 from memstack.store._sql import Sql, Tx
 from memstack.types import (
     Category,
@@ -186,6 +190,7 @@ class MemoryWritesBase:
     ) -> None:
         snapshots = [self._sql.json(m.snapshot()) if m is not None else None for m in (before, after)]
         await tx.execute(HISTORY, (memory_id, user.tenant, user.user_id, action.value, *snapshots, at, actor, note))
+        await memory_event(tx, self._sql, user, action, before, after, at=at, actor=actor, note=note)
 
     async def forget(
         self,

@@ -1,6 +1,7 @@
 """The roles of a :class:`~memstack.store.base.Store` that are written once over the :class:`~memstack.store._sql.Sql`
-protocol (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``): both backends' stores
-inherit them from :class:`SharedRoles`, made over their own ``Sql``, and add the roles each does its own way."""
+protocol (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``, ``webhooks``): both backends'
+stores inherit them from :class:`SharedRoles`, made over their own ``Sql``, and add the roles each does its own
+way."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from memstack.store._idempotency import Idempotency
 from memstack.store._keys import Agents, Keys
 from memstack.store._sql import Sql
 from memstack.store._threads import Threads
+from memstack.store._webhooks import Webhooks
 
 __all__ = ["SharedRoles"]
 
@@ -24,6 +26,7 @@ class SharedRoles:
         self._threads = Threads(sql)
         self._idempotency = Idempotency(sql)
         self._drops = Drops(sql)
+        self._webhooks = Webhooks(sql)
 
     @property
     def keys(self) -> Keys:
@@ -48,3 +51,7 @@ class SharedRoles:
     @property
     def drops(self) -> Drops:
         return self._drops
+
+    @property
+    def webhooks(self) -> Webhooks:
+        return self._webhooks

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
+from memstack.store._outbox import session_ended
 from memstack.store._session_rows import (
     FLAGGED,
     SESSION_COLUMNS,
@@ -92,6 +93,7 @@ class SessionsBase:
         where = (user.tenant, user.user_id, session_id)
 
         async def body(tx: Tx) -> SessionSummary:
+            was = await tx.one("SELECT ended_at FROM sessions WHERE tenant = ? AND user_id = ? AND id = ?", where)
             changed = await tx.execute(
                 "UPDATE sessions SET line = ?, line_turn = ?, ended_at = CASE WHEN ? THEN ? ELSE ended_at END "
                 "WHERE tenant = ? AND user_id = ? AND id = ?",
@@ -102,6 +104,8 @@ class SessionsBase:
             columns = summary_columns(self._sql.key)
             row = await tx.one(f"SELECT {columns} FROM sessions s WHERE tenant = ? AND user_id = ? AND id = ?", where)
             assert row is not None  # updated just now, in the same transaction
+            if ended and was is not None and was[0] is None:  # its first end: the one webhook event
+                await session_ended(tx, self._sql, user, session_id, line, at=stamp)
             return summary_from_row(row, when=self._sql.when)
 
         return await self._sql.write(body)

@@ -17,6 +17,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from memstack.errors import InputError
 from memstack.retrieval.archive import ArchiveQuery
+from memstack.store._webhooks import Webhooks
 from memstack.store.leases import Lease
 from memstack.types import (
     AgentRecord,
@@ -688,6 +689,12 @@ class Store(Protocol):
 
     @property
     def drops(self) -> CaptureDrops: ...
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """A tenant's webhook endpoints and the outbox of their deliveries: one implementation over both backends'
+        SQL (:mod:`memstack.store._webhooks`)."""
+        ...
 
     @property
     def dim(self) -> int: ...

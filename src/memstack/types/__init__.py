@@ -87,9 +87,11 @@ from memstack.types.sessions import (
 from memstack.types.tenants import AgentRecord, ApiKey, StoredResponse
 from memstack.types.usage import ModelUsage
 from memstack.types.users import ErasureReport, ImportReport, RecordKind, UserRecord, UserSummary
+from memstack.types.webhooks import EVENT_TYPES, DeliveryStatus, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "BADGE_ACTIONS",
+    "EVENT_TYPES",
     "MAX_CONTENT_CHARS",
     "MAX_METADATA_CHARS",
     "MESSAGE_ROLES",
@@ -111,6 +113,7 @@ __all__ = [
     "ChatToken",
     "ChatToolEvent",
     "DeletedBy",
+    "DeliveryStatus",
     "DroppedCaptures",
     "ErasureReport",
     "Exchange",
@@ -159,6 +162,8 @@ __all__ = [
     "UserRef",
     "UserSummary",
     "Vector",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "check_content",
     "check_data",
     "check_id",

@@ -8,9 +8,13 @@ import { setupInspector, showInspector } from "./inspector.js";
 import { setupMemories, showMemories } from "./memories.js";
 import { setupSessions, showSessions } from "./sessions.js";
 import { setupUsers, showUsers } from "./users.js";
+import { setupWebhooks, showWebhooks } from "./webhooks.js";
 
-const VIEWS = ["users", "memories", "sessions", "chat", "inspect"];
-const TITLES = { users: "Users", memories: "Memories", sessions: "Sessions", chat: "Chat", inspect: "Inspector" };
+const VIEWS = ["users", "memories", "sessions", "chat", "inspect", "webhooks"];
+const TITLES = {
+  users: "Users", memories: "Memories", sessions: "Sessions", chat: "Chat", inspect: "Inspector", webhooks: "Webhooks",
+};
+const TENANT_VIEWS = ["users", "webhooks"]; // about the tenant, not one user
 let info = null;
 
 function parseHash() {
@@ -30,7 +34,7 @@ async function route() {
   const fromLink = params.get("user");
   if (fromLink && fromLink !== store.user) setUser(fromLink);
   const user = store.user;
-  const view = user ? parsed.view : "users"; // every other view is about one user
+  const view = user || TENANT_VIEWS.includes(parsed.view) ? parsed.view : "users"; // the others are about one user
   for (const name of VIEWS) {
     const section = $(`#view-${name}`);
     const active = name === view;
@@ -44,7 +48,8 @@ async function route() {
     if (!user && parsed.view !== "users") { // after the list's own request, which clears the alert box
       showError(new Error("Choose a user first: pick one below, or type a user id in the User box and press Open."));
     }
-  } else if (view === "memories") await showMemories(user);
+  } else if (view === "webhooks") await showWebhooks();
+  else if (view === "memories") await showMemories(user);
   else if (view === "sessions") await showSessions(user, arg);
   else if (view === "chat") await showChat(user);
   else await showInspector(user, arg);
@@ -110,6 +115,7 @@ async function start() {
   setupSessions();
   setupChat();
   setupInspector();
+  setupWebhooks();
   window.addEventListener("hashchange", route);
   if (info.auth === "keys" && !store.key) openKeyDialog();
   await route();

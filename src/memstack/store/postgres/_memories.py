@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from memstack.errors import InputError, LimitReached, NotFound
 from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, check_update, new_memory, patched
+from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
@@ -209,6 +210,7 @@ class PgMemories(MemoryWritesBase):
                 for m in new:
                     snapshot = Jsonb(m.snapshot())
                     await copy.write_row((m.id, user.tenant, user.user_id, "create", None, snapshot, now, actor, ""))
+            await memories_created(tx(conn), self._sql, user, new, at=now, actor=actor)
             indexed = self._ann.indexed(user)
             active = None if indexed else await self._count(tx(conn), user)
         await self._after_growth(user, active, wait=True)

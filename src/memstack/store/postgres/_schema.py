@@ -263,6 +263,54 @@ async def _m0018_capture_drops(conn: psycopg.AsyncConnection[Any], dim: int) -> 
     )
 
 
+async def _m0022_webhooks(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0022_webhooks``: a tenant's endpoints and the outbox of their deliveries
+    (:mod:`memstack.store._outbox`, :mod:`memstack.store._webhooks`)."""
+    await conn.execute(
+        b"""
+        CREATE TABLE webhook_endpoints (
+            id text PRIMARY KEY,
+            tenant text NOT NULL,
+            url text NOT NULL,
+            secret text NOT NULL,
+            events jsonb NOT NULL,
+            enabled boolean NOT NULL,
+            description text NOT NULL DEFAULT '',
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL
+        )
+        """
+    )
+    await conn.execute(b"CREATE INDEX webhook_endpoints_by_tenant ON webhook_endpoints (tenant, enabled)")
+    await conn.execute(
+        b"""
+        CREATE TABLE webhook_outbox (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            event_id text NOT NULL,
+            endpoint_id text NOT NULL,
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            type text NOT NULL,
+            occurred_at timestamptz NOT NULL,
+            payload jsonb NOT NULL,
+            status text NOT NULL,
+            attempts integer NOT NULL,
+            next_at timestamptz NOT NULL,
+            lease_owner text,
+            lease_until timestamptz,
+            last_status integer,
+            last_error text,
+            created_at timestamptz NOT NULL,
+            delivered_at timestamptz
+        )
+        """
+    )
+    await conn.execute(b"CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
+    await conn.execute(b"CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, seq)")
+    await conn.execute(b"CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),
@@ -281,6 +329,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0019_hidden_items", migrate_hidden_items),
     ("0020_user_erasures", migrate_user_erasures),
     ("0021_memory_metadata", _m0021_memory_metadata),
+    ("0022_webhooks", _m0022_webhooks),
 ]
 
 

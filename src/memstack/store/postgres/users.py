@@ -28,13 +28,14 @@ from psycopg import sql
 
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
+from memstack.store._outbox import user_erased
 from memstack.store._users import UserReads
 from memstack.store._users_load import Columns, LoadHooks, load_user
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
-from memstack.store.postgres._sql import PgSql
-from memstack.types import ErasureReport, UserRef, Vector, check_id
+from memstack.store.postgres._sql import PgSql, tx
+from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["PgUserData"]
 
@@ -65,6 +66,8 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
     ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
+    # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
+    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
 )
 
 
@@ -132,5 +135,6 @@ class PgUserData(UserReads):
             for table, statement in ERASE:
                 cur = await conn.execute(statement.encode(), params)
                 removed[table] = max(cur.rowcount, 0)
+            await user_erased(tx(conn), self._sql, user, at=utcnow(), removed=sum(removed.values()))
         await self._ann.forget(user)
         return ErasureReport(user.tenant, user.user_id, removed, indexes_dropped=dropped)

@@ -25,6 +25,7 @@ from memstack.store._memory_writes import (
     new_memory,
     patched,
 )
+from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx, drive
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, user_key
@@ -149,6 +150,7 @@ class SQLiteMemories(MemoryWritesBase):
                 (m.id, user.tenant, user.user_id, "create", None, json.dumps(m.snapshot()), at, actor, "") for m in new
             )
             conn.executemany(HISTORY, history)
+            drive(memories_created(tx(conn), self._sql, user, new, at=now, actor=actor))
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)

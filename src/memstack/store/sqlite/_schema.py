@@ -243,6 +243,54 @@ def _m017_capture_drops(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m021_webhooks(conn: sqlite3.Connection) -> None:
+    """Migration ``021_webhooks``: a tenant's endpoints and the outbox of their deliveries
+    (:mod:`memstack.store._outbox`, :mod:`memstack.store._webhooks`)."""
+    conn.execute(
+        """
+        CREATE TABLE webhook_endpoints (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            url TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            events TEXT NOT NULL,
+            enabled INTEGER NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX webhook_endpoints_by_tenant ON webhook_endpoints (tenant, enabled)")
+    conn.execute(
+        """
+        CREATE TABLE webhook_outbox (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            event_id TEXT NOT NULL,
+            endpoint_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            type TEXT NOT NULL,
+            occurred_at TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            next_at TEXT NOT NULL,
+            lease_owner TEXT,
+            lease_until TEXT,
+            last_status INTEGER,
+            last_error TEXT,
+            created_at TEXT NOT NULL,
+            delivered_at TEXT
+        )
+        """
+    )
+    conn.execute("CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
+    conn.execute("CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, pk)")
+    conn.execute("CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
@@ -263,6 +311,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),
     ("020_memory_metadata", _m020_memory_metadata),
+    ("021_webhooks", _m021_webhooks),
 ]
 
 

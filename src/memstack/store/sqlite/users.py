@@ -34,14 +34,16 @@ from typing import Any
 
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
+from memstack.store._outbox import user_erased
+from memstack.store._sql import drive
 from memstack.store._users import UserReads
 from memstack.store._users_load import Columns, LoadHooks, load_user
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import fts_owner
-from memstack.store.sqlite._sql import SQLiteSql
-from memstack.types import ErasureReport, UserRef, Vector, check_id
+from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
 
@@ -72,6 +74,8 @@ ERASE: tuple[tuple[str, str], ...] = (
     ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
     ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
     ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
+    # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
+    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
 )
 
 
@@ -197,6 +201,7 @@ class SQLiteUserData(UserReads):
                 (erasure_key(user), new_epoch(), now),
             )
             conn.execute("DELETE FROM user_erasures WHERE erased_at < ?", (now - KEEP_S,))
+            drive(user_erased(tx(conn), self._sql, user, at=utcnow(), removed=sum(removed.values())))
             return removed
 
         removed = self._core.write(conn, body)
