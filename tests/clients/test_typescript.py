@@ -38,6 +38,7 @@ import pytest
 
 from memstack.client import AsyncMemstackClient
 from memstack.client._namespaces import RemoteAgents, RemoteContexts, RemoteSessions, RemoteUsers
+from memstack.client._webhooks import RemoteWebhooks
 from server.processes import CLI, Server, free_port  # tests/server/processes.py
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,6 +96,7 @@ def _python_methods() -> dict[str, list[str]]:
         "agents": names(RemoteAgents),
         "contexts": names(RemoteContexts),
         "users": names(RemoteUsers),
+        "webhooks": names(RemoteWebhooks),
     }
 
 

@@ -11,7 +11,7 @@
 import { ConfigError, MalformedResponse, errorFrom } from "./errors.js";
 import { Transport } from "./http.js";
 import { events } from "./http.js";
-import { Agents, Contexts, Sessions, Users, seg } from "./namespaces.js";
+import { Agents, Contexts, Sessions, Users, Webhooks, seg } from "./namespaces.js";
 import type {
   AddResult,
   Category,
@@ -139,6 +139,7 @@ export class MemstackClient {
   readonly agents: Agents;
   readonly contexts: Contexts;
   readonly users: Users;
+  readonly webhooks: Webhooks;
   private readonly http: Transport;
   private tenantName: Promise<string> | undefined;
 
@@ -159,6 +160,7 @@ export class MemstackClient {
     this.agents = new Agents(this.http);
     this.contexts = new Contexts(this.http);
     this.users = new Users(this.http);
+    this.webhooks = new Webhooks(this.http);
   }
 
   get baseUrl(): string {

@@ -13,6 +13,6 @@ export type {
   SearchOptions,
 } from "./client.js";
 export * from "./errors.js";
-export type { Agents, Contexts, Sessions, Users } from "./namespaces.js";
+export type { Agents, Contexts, Sessions, Users, Webhooks } from "./namespaces.js";
 export type * from "./types.js";
 export type { components, operations, paths } from "./schema.js";

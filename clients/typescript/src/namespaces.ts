@@ -4,7 +4,16 @@
  */
 import type { CallOptions } from "./client.js";
 import type { Transport } from "./http.js";
-import type { AgentRecord, ArchivedTurn, Manifest, SessionState, SessionSummary, UserSummary } from "./types.js";
+import type {
+  AgentRecord,
+  ArchivedTurn,
+  Manifest,
+  SessionState,
+  SessionSummary,
+  UserSummary,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from "./types.js";
 
 /** One path segment: ids are sent percent-escaped. */
 export const seg = (value: string): string => encodeURIComponent(value);
@@ -110,5 +119,64 @@ export class Users {
     const query = { after, limit };
     const data = await this.http.request<{ users: UserSummary[] }>("GET", "/v1/users", { query, signal });
     return data.users;
+  }
+}
+
+/** The tenant's webhook endpoints and their deliveries (`/v1/webhooks`; see docs/webhooks.md). */
+export class Webhooks {
+  constructor(private readonly http: Transport) {}
+
+  /** A new endpoint; its signing `secret` is in this answer only. `events`: every event type when left out. */
+  async create(
+    url: string,
+    options: CallOptions & { events?: string[]; description?: string; enabled?: boolean } = {},
+  ): Promise<WebhookEndpoint> {
+    const { signal, events, description = "", enabled = true } = options;
+    const json = { url, events: events ?? null, description, enabled };
+    return this.http.request<WebhookEndpoint>("POST", "/v1/webhooks", { json, signal });
+  }
+
+  async list(options: CallOptions = {}): Promise<WebhookEndpoint[]> {
+    return (await this.http.request<{ webhooks: WebhookEndpoint[] }>("GET", "/v1/webhooks", options)).webhooks;
+  }
+
+  async get(webhook_id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
+    return this.http.request<WebhookEndpoint>("GET", `/v1/webhooks/${seg(webhook_id)}`, options);
+  }
+
+  /** Change what is given (the URL is checked again). */
+  async update(
+    webhook_id: string,
+    options: CallOptions & { url?: string; events?: string[]; enabled?: boolean; description?: string } = {},
+  ): Promise<WebhookEndpoint> {
+    const { signal, ...fields } = options;
+    const json = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    return this.http.request<WebhookEndpoint>("PATCH", `/v1/webhooks/${seg(webhook_id)}`, { json, signal });
+  }
+
+  async delete(webhook_id: string, options: CallOptions = {}): Promise<void> {
+    await this.http.request<unknown>("DELETE", `/v1/webhooks/${seg(webhook_id)}`, options);
+  }
+
+  /** The endpoint's recent deliveries, newest first (`status`: pending, delivered or failed). */
+  async deliveries(
+    webhook_id: string,
+    options: CallOptions & { status?: string; limit?: number } = {},
+  ): Promise<WebhookDelivery[]> {
+    const { signal, status, limit = 50 } = options;
+    const path = `/v1/webhooks/${seg(webhook_id)}/deliveries`;
+    const data = await this.http.request<{ deliveries: WebhookDelivery[] }>("GET", path, {
+      query: { status, limit },
+      signal,
+    });
+    return data.deliveries;
+  }
+
+  /** Send a delivery again (the same event id), now. */
+  async replay(delivery_id: string, options: CallOptions & { webhook_id?: string } = {}): Promise<WebhookDelivery> {
+    const { signal, webhook_id } = options;
+    const scope = webhook_id === undefined ? "" : `/${seg(webhook_id)}`;
+    const path = `/v1/webhooks${scope}/deliveries/${seg(delivery_id)}/replay`;
+    return this.http.request<WebhookDelivery>("POST", path, { signal });
   }
 }

@@ -7,7 +7,7 @@ const python = JSON.parse(process.env["MEMSTACK_TEST_PYTHON_METHODS"] ?? "{}") a
 
 test("every method of the Python client has its TypeScript twin", () => {
   const ms = client() as unknown as Record<string, Record<string, unknown>>;
-  expect(Object.keys(python).sort()).toEqual(["agents", "client", "contexts", "sessions", "users"]);
+  expect(Object.keys(python).sort()).toEqual(["agents", "client", "contexts", "sessions", "users", "webhooks"]);
   const missing: string[] = [];
   for (const [where, names] of Object.entries(python)) {
     const target = where === "client" ? ms : ms[where]!;
