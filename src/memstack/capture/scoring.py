@@ -124,19 +124,22 @@ class MemoryScorer:
         categories: tuple[Category, ...] = (),
         now: datetime | None = None,
         weights: Mapping[Category | str, float] | None = None,
+        as_of: datetime | None = None,
     ) -> list[ScoredMemory]:
         """The ``k`` best active, unexpired memories for ``query`` (embedded as ``query_vector``), best first;
-        ``score`` is the final weighted score. ``weights`` overrides some category weights for this call."""
+        ``score`` is the final weighted score. ``weights`` overrides some category weights for this call.
+        ``as_of``: among what held then (superseded past versions included), weighed as at that time (recency,
+        expiry and upcoming dates read against it instead of ``now``)."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         s = self.settings.with_weights(weights)
-        when = _aware(now or self.clock())
+        when = _aware(as_of or now or self.clock())
         pool = max(s.pool, k)
-        flt = MemoryFilter(categories=categories, agent_id=agent_id)
+        flt = MemoryFilter(categories=categories, agent_id=agent_id, as_of=as_of)
         dense = await self.store.search_index.nearest(user, query_vector, pool, flt)
         lexical: list[ScoredMemory] = []
         if s.lexical_weight > 0 and query.strip():
-            lexical = await self.store.search_index.search_text(user, query, pool)
+            lexical = await self.store.search_index.search_text(user, query, pool, as_of=flt.as_of)
         memories: dict[str, Memory] = {h.memory.id: h.memory for h in dense}
         cosine = {h.memory.id: h.score for h in dense}
         floor = min(cosine.values(), default=0.0)

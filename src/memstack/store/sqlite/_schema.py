@@ -243,6 +243,15 @@ def _m017_capture_drops(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m021_memory_validity(conn: sqlite3.Connection) -> None:
+    """Migration ``021_memory_validity``: when a memory held in the user's life (``valid_from``, ``valid_to``, UTC
+    text like every time here), besides when it was recorded. Rows stored before are left unknown (NULL) rather than
+    given ``created_at``: when memstack heard a fact says nothing of when it began, and an unknown start is open
+    toward the past for ``as_of`` reads, so they stay found as before. Their history is untouched."""
+    conn.execute("ALTER TABLE memories ADD COLUMN valid_from TEXT")
+    conn.execute("ALTER TABLE memories ADD COLUMN valid_to TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_memories", _m001_memories),
     ("002_memory_history", _m002_history),
@@ -263,6 +272,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("018_hidden_items", migrate_hidden_items),
     ("019_user_erasures", migrate_user_erasures),
     ("020_memory_metadata", _m020_memory_metadata),
+    ("021_memory_validity", _m021_memory_validity),
 ]
 
 
