@@ -207,6 +207,7 @@ def _questions(user: SyntheticUser, rng: random.Random) -> list[Question]:
             when = _inside(rng, version.start, version.end)
             out.append(Question(user.id, "as_of", attr.name, rng.choice(attr.questions), version.content, when))
         k = rng.randrange(1, len(timeline))  # a change: timeline[k - 1] → timeline[k]
+        kind: Kind
         if (n + len(user.id)) % 2 == 0:
             anchor, expected, kind = timeline[k], timeline[k - 1], "before"
         else:

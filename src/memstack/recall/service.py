@@ -101,13 +101,15 @@ class Recaller:
         agent_id: str | None = None,
         weights: Mapping[Category | str, float] | None = None,
         as_of: datetime | None = None,
+        with_past: bool = False,
     ) -> list[RecallItem]:
         """The ``k`` best items for ``query``, best first. ``at``: when the question is asked (relative times such
         as "two weeks ago" are read against it; default now). ``vector``: the query's embedding when the caller
         has it. ``kinds``: memory, turn or both (default). ``exclude_session``: leave out that session's messages
         (the current conversation, which the turn's own layers show). ``agent_id``/``weights``: as for memories.
         ``as_of``: the memories that held then, weighed as at that time, and ``at`` defaults to it (archived messages
-        are not filtered by it: what was said stays said)."""
+        are not filtered by it: what was said stays said). ``with_past``: past versions of memories too, below the
+        current ones (:meth:`~memstack.capture.scoring.MemoryScorer.recall`; a chat turn's memory layer)."""
         as_of = check_as_of(as_of)
         if at is None and as_of is not None:
             at = as_of
@@ -143,6 +145,7 @@ class Recaller:
                 now=now,
                 weights=weights,
                 as_of=as_of,
+                with_past=with_past,
             )
             tasks.append(asyncio.ensure_future(self._memories(found, asked.query.time_range)))
         try:

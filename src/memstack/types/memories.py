@@ -400,6 +400,9 @@ class MemoryFilter:
     #: What held at this time instead of what is current (:func:`check_as_of`): active memories and superseded past
     #: versions whose validity interval covers it; ``None``: the active memories, whatever their interval.
     as_of: datetime | None = None
+    #: Past versions only (superseded facts and facts added already over, whatever their interval): what a chat
+    #: turn shows beside the current memories so the model can say what held before. Ignored with ``as_of``.
+    past: bool = False
 
     def __post_init__(self) -> None:
         if self.text is not None:

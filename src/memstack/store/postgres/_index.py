@@ -111,7 +111,7 @@ class PgIndex(MemoryReads):
         """SQL conditions for the rows the filter sees (:func:`held`: current, or what held at ``as_of``), its
         categories, agent, text and metadata (``None``: the text has no words)."""
         check_agent(flt.agent_id)
-        state, _ = held(flt.as_of, include_deleted=include_deleted, placeholder="%(as_of)s")
+        state, _ = held(flt.as_of, include_deleted=include_deleted, placeholder="%(as_of)s", past=flt.past)
         if flt.as_of is not None:
             params["as_of"] = flt.as_of
         parts = [state]
@@ -193,7 +193,7 @@ class PgIndex(MemoryReads):
             return []
         params["v"] = self._db.vector_param(query)
         known, index = self._ann.cached(user)
-        if flt is not None and flt.as_of is not None:
+        if flt is not None and (flt.as_of is not None or flt.past):
             index = None  # a user's HNSW index holds current memories only (is_active): the exact statement
         statement, prepare = self._nearest_statement(user, filters, index, lookup=not known)
         rows = await self._rows(statement, params, prepare=prepare, search=index is not None)

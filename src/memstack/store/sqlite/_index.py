@@ -68,7 +68,7 @@ class SQLiteIndex(MemoryReads):
     ) -> tuple[str, builtins.list[Any]] | None:
         """The conditions (and their parameters) of ``flt`` on the user's rows; ``None``: its text has no words."""
         check_agent(flt.agent_id)
-        state, args = held(opt_ts(flt.as_of), include_deleted=include_deleted)
+        state, args = held(opt_ts(flt.as_of), include_deleted=include_deleted, past=flt.past)
         sql = ["tenant = ? AND user_id = ?", state]
         args = [user.tenant, user.user_id, *args]
         if flt.categories:
@@ -142,7 +142,7 @@ class SQLiteIndex(MemoryReads):
         query = unit_vector(vector, self._core.dim)
         flt = flt or MemoryFilter()
         check_agent(flt.agent_id)
-        if flt.as_of is not None:  # past versions are not in the cache (current memories only): read the rows
+        if flt.as_of is not None or flt.past:  # past versions are not in the cache (current memories only): read rows
             return await self._core.run(partial(self._nearest_as_of, user, query, k, flt))
         cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
         if not self._core.is_fresh():  # something was committed: catch up on the database thread first
