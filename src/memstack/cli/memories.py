@@ -205,6 +205,10 @@ async def list_memories(
 @click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
 @click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
 @click.option("--force", is_flag=True, help="Store it even when the user already has this memory.")
+@click.option("--valid-from", callback=_as_of, metavar="TIME", help="When it started to hold (ISO 8601; no zone: UTC).")
+@click.option(
+    "--valid-to", callback=_as_of, metavar="TIME", help="When it stopped holding (already over: a past fact)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as one JSON object, with its action.")
 @run_async
 async def add_memory(
@@ -216,13 +220,18 @@ async def add_memory(
     tier: str | None,
     agent_id: str | None,
     force: bool,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
     as_json: bool,
 ) -> None:
     """Save one memory (source: manual). One the user already has is not saved twice (the same text, or a
     duplicate by the capture pipeline's rule): the existing one is shown; --force saves another."""
     user = UserRef(user_id, tenant)
     async with _engine(home, quiet=as_json) as ms:
-        added = await ms.add_result(user, content, category=category, tier=tier, agent_id=agent_id, force=force)
+        added = await ms.add_result(
+            user, content, category=category, tier=tier, agent_id=agent_id, force=force, valid_from=valid_from,
+            valid_to=valid_to,
+        )  # fmt: skip
         usage = await ms.usage(user, tier=tier)
     memory = added.memory
     if as_json:
