@@ -100,3 +100,13 @@ def test_when_a_fact_held_reads_in_months() -> None:
     assert when_held(datetime(2024, 6, 1, tzinfo=UTC), march, now) == "June 2024 to March 2026"
     assert when_held(datetime(2027, 1, 1, tzinfo=UTC), None, now) == "from January 2027"
     assert when_held(march, None, now) is None  # holds now: nothing to say
+
+
+async def test_a_captured_fact_starts_when_the_sentence_says(minilm: Embedder) -> None:
+    from memstack.capture.offline import OfflineClassifier
+
+    classifier = OfflineClassifier(minilm)
+    stated = await classifier.classify("I started working at the city library in March 2023.", at=AT)
+    assert stated and stated[0].valid_from == datetime(2023, 3, 1, tzinfo=UTC), stated
+    unstated = await classifier.classify("I work at the city library.", at=AT)
+    assert unstated and unstated[0].valid_from is None
