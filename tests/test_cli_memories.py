@@ -169,3 +169,28 @@ def test_a_database_of_another_embedding_model_says_to_reembed(cli) -> None:  # 
 def test_empty_lists_say_so(cli) -> None:  # type: ignore[no-untyped-def]
     assert "alice has no memories" in cli("memories", "list", "--user", "alice").output
     assert "no memories to search" in cli("memories", "search", "--user", "alice", "anything").output
+
+
+def test_list_and_search_as_of_a_past_time(cli) -> None:  # type: ignore[no-untyped-def]
+    past = cli(
+        "memories", "add", "-u", "alice", "Lives in Paris", "--valid-from", "2015-01-01", "--valid-to", "2022-03-01"
+    )
+    assert past.exit_code == 0, past.output
+    cli("memories", "add", "-u", "alice", "Lives in Berlin", "--valid-from", "2022-03-01")
+    now = json.loads(cli("memories", "list", "-u", "alice", "--json").output)
+    then = json.loads(cli("memories", "list", "-u", "alice", "--json", "--as-of", "2019-06-01").output)
+    assert [m["content"] for m in now] == ["Lives in Berlin"] and [m["content"] for m in then] == ["Lives in Paris"]
+    assert then[0]["valid_to"] == "2022-03-01T00:00:00+00:00"
+    found = json.loads(cli("memories", "search", "-u", "alice", "Paris", "--json", "--as-of", "2019-06-01").output)
+    assert [m["content"] for m in found] == ["Lives in Paris"]
+    table = cli("memories", "list", "-u", "alice", "--deleted")
+    assert "March 2022" in table.output  # a past fact says when it held
+    bad = cli("memories", "list", "-u", "alice", "--as-of", "last tuesday")
+    assert bad.exit_code == 2 and "ISO 8601" in bad.output
+    _one_line_error(cli("memories", "search", "-u", "alice", "Paris", "--as-of", "9999-01-01"), "as_of must be")
+    _one_line_error(
+        cli(
+            "memories", "add", "-u", "alice", "Lives in Rome", "--valid-from", "2024-01-01", "--valid-to", "2023-01-01"
+        ),
+        "valid_to",
+    )

@@ -480,3 +480,23 @@ def test_the_http_server_says_where_it_serves_before_serving(tmp_path: Path) -> 
         )
     assert done.returncode == 1 and f"port {busy} on 127.0.0.1 is already in use" in done.stderr
     assert "serving" not in done.stderr
+
+
+async def test_search_list_and_recall_take_as_of_and_say_when_a_memory_held(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    async with _engine(tmp_path) as ms:
+        moved = datetime(2022, 3, 1, tzinfo=UTC)
+        await ms.add("alice", "Alice lives in Paris", category="fact", valid_to=moved)
+        await ms.add("alice", "Alice lives in Berlin", category="fact", valid_from=moved)
+    async with _stdio(tmp_path, "--user", "alice") as session:
+        now = await _ok(session, "list_memories")
+        then = await _ok(session, "list_memories", as_of="2020-01-01")
+        searched = await session.call_tool("search_memories", {"query": "where does Alice live", "as_of": "2020-01-01"})
+        recalled = await _ok(session, "recall", query="where does Alice live", as_of="2020-01-01T00:00:00Z")
+        far = await _error(session, "search_memories", query="home", as_of="9999-01-01")
+    assert [m["content"] for m in now["memories"]] == ["Alice lives in Berlin"]
+    assert [m["content"] for m in then["memories"]] == ["Alice lives in Paris"]
+    assert searched.content[0].text.endswith("Alice lives in Paris (until March 2022)")  # type: ignore[union-attr]
+    assert [i["text"] for i in recalled["results"] if i["kind"] == "memory"] == ["Alice lives in Paris"]
+    assert "as_of must be a time between" in far

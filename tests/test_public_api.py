@@ -64,8 +64,10 @@ PUBLIC: dict[str, list[str]] = {
 #: ``user_id``, a count of results ``limit``.
 METHODS = [
     "aclose(*, drain_timeout_s)",
-    "add(user_id, content, *, category, tier, source, agent_id, confidence, force, metadata, tenant)",
-    "add_result(user_id, content, *, category, tier, source, agent_id, confidence, force, metadata, tenant)",
+    "add(user_id, content, *, category, tier, source, agent_id, confidence, force, metadata, valid_from, valid_to, "
+    "tenant)",
+    "add_result(user_id, content, *, category, tier, source, agent_id, confidence, force, metadata, valid_from, "
+    "valid_to, tenant)",
     "chat(user_id, message, *, session_id, new_session, tenant, metadata, agent, memory, temporary, delegated)",
     "chat_stream(user_id, message, *, session_id, new_session, tenant, metadata, agent, memory, temporary, delegated)",
     "consolidate(user_id, *, dry_run, tenant)",
@@ -83,14 +85,15 @@ METHODS = [
     "history(user_id, memory_id, *, tenant)",
     "import_user(document, *, tenant, max_bytes)",
     "ingest(user_id, session_id, messages, *, user_speaker, agent, capture, tier, end, tenant)",
-    "list(user_id, *, category, text, agent_id, include_deleted, limit, offset, metadata, tenant)",
+    "list(user_id, *, category, text, agent_id, include_deleted, limit, offset, metadata, as_of, tenant)",
     "memories_used(user_id, context_id, *, tenant)",
-    "nearest(user_id, embedding, *, limit, category, agent_id, metadata, min_score, tenant)",
+    "nearest(user_id, embedding, *, limit, category, agent_id, metadata, min_score, as_of, tenant)",
     "open()",
-    "recall(user_id, query, *, limit, at, kinds, exclude_session, agent_id, min_score, tenant)",
+    "recall(user_id, query, *, limit, at, kinds, exclude_session, agent_id, min_score, as_of, tenant)",
     "register_agent(agent)",
     "restore(user_id, memory_id, *, tier, tenant)",
-    "search(user_id, query, *, limit, category, agent_id, metadata, min_score, tenant)",
+    "search(user_id, query, *, limit, category, agent_id, metadata, min_score, as_of, tenant)",
+    "supersede(user_id, memory_id, content, *, at, category, tenant)",
     "usage(user_id, *, tier, tenant)",
     "wait_idle(timeout_s)",
 ]

@@ -239,6 +239,7 @@ class Memstack:
     list = Blocking(AsyncMemstack.list)
     search = Blocking(AsyncMemstack.search)
     edit = Blocking(AsyncMemstack.edit)
+    supersede = Blocking(AsyncMemstack.supersede)
     forget = Blocking(AsyncMemstack.forget)
     forget_about = Blocking(AsyncMemstack.forget_about)
     restore = Blocking(AsyncMemstack.restore)

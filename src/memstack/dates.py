@@ -50,7 +50,7 @@ import calendar
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
 from memstack.errors import InputError
@@ -75,6 +75,8 @@ __all__ = [
     "is_past_tense",
     "out_of_range",
     "resolve",
+    "stated_start",
+    "when_held",
 ]
 
 #: The first and last moments memstack reads dates against, and the first and last days a date may resolve to (naive:
@@ -529,6 +531,40 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
         pos = m.end
     out.append(text[pos:])
     return "".join(out), mentions
+
+
+def stated_start(mentions: list[DateMention], at: datetime) -> datetime | None:
+    """When a statement says its fact began: the first day of its earliest mention on or before ``at``'s day ("I
+    moved to Berlin last month": the first of last month), at midnight in ``at``'s zone; ``None`` when it names no
+    such day (a date ahead is a plan, which :func:`expiry_for` dates instead). A capture's ``valid_from``, and where
+    a superseded memory's interval closes."""
+    past = [m.first for m in mentions if m.first <= at.date()]
+    if not past:
+        return None
+    return datetime.combine(min(past), time(0, 0), tzinfo=at.tzinfo)
+
+
+def _utc(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _month(when: datetime) -> str:
+    return f"{MONTH_NAMES[when.month - 1].capitalize()} {when.year}"
+
+
+def when_held(valid_from: datetime | None, valid_to: datetime | None, now: datetime) -> str | None:
+    """A short note of when a fact held, for one that does not hold at ``now``: ``until March 2026`` (ended),
+    ``from June 2026`` (not yet), ``March 2025 to March 2026`` (ended, start known); ``None`` for one that holds now
+    (or whose ends are unknown). Months, not days: what a reader asking "where did I live before?" needs. A time
+    without a zone is taken as UTC."""
+    now = _utc(now)
+    valid_from = _utc(valid_from) if valid_from is not None else None
+    valid_to = _utc(valid_to) if valid_to is not None else None
+    if valid_to is not None and valid_to <= now:
+        return f"{_month(valid_from)} to {_month(valid_to)}" if valid_from is not None else f"until {_month(valid_to)}"
+    if valid_from is not None and valid_from > now:
+        return f"from {_month(valid_from)}"
+    return None
 
 
 def expiry_for(mentions: list[DateMention], at: datetime, *, grace_days: int = 1) -> datetime | None:

@@ -10,6 +10,7 @@ Format ``memstack.user-export``, version 2 (a change that removes or renames a f
       "memories": [
         {"id", "agent_id", "content", "category", "source", "confidence", "is_active", "deleted_by",
          "created_at", "updated_at", "observed_at", "expires_at", "merged_into", "source_turn_ids", "metadata",
+         "valid_from", "valid_to",                       # when it held in the user's life (null: unknown)
          "stored": true,
          "history": [{"action", "before", "after", "at", "actor", "note"}, ...],
          "hides": [{"kind", "session_id", "turn", "text"}, ...]},  # what its forget keeps from the model
@@ -30,7 +31,9 @@ Format ``memstack.user-export``, version 2 (a change that removes or renames a f
       "sha256": "..."                                             # the integrity check, last (see below)
     }
 
-Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``).
+Memories include active, forgotten and superseded ones (``is_active`` false, ``deleted_by``, ``merged_into``); the
+past version a superseding news leaves (inactive, no ``deleted_by``, a ``valid_to``) is a memory of its own, so an
+``as_of`` read finds it. ``valid_from``/``valid_to`` are new fields of version 1 (added, none renamed or removed).
 ``hides`` lists what a memory's forget keeps from the model besides it (:mod:`memstack.types.forget`: an exchange
 of a session by its turn, a fact or a summary line by its text); the exchanges, facts and lines themselves are in
 ``sessions`` as they were said and written: hiding changes what the model sees, not the user's record.

@@ -72,6 +72,7 @@ _RUN_ELSEWHERE = {
     "eval locomo": "tests/retrieval/test_locomo_eval.py",
     "eval memories": "tests/evals/test_eval_commands.py",
     "eval supersedes": "tests/evals/test_eval_commands.py",
+    "eval temporal": "tests/evals/test_eval_temporal.py",
     "eval updates": "tests/evals/test_eval_updates.py",
     "reembed": "tests/cli/test_reembed_cli.py",
     "users delete": "tests/cli/test_users_cli.py",

@@ -456,3 +456,30 @@ async def test_chat_without_a_session_id_continues_the_current_session(ms: Backe
     assert after_end.session_id not in (first.session_id, fresh.session_id) and after_end.turn == 1
     with pytest.raises(InputError, match="not both"):
         await ms.chat(user, "Hi", session_id=first.session_id, new_session=True)
+
+
+async def test_validity_intervals_and_as_of_reads(ms: Backend, user: str) -> None:
+    """A past fact (its interval over) is not current; search, list and recall ``as_of`` a time inside it find it,
+    and not what is not valid yet; a time without a zone is UTC; bad intervals and far times are InputError."""
+    moved = datetime(2022, 3, 1, tzinfo=UTC)
+    paris = await ms.add(user, "User lives in Paris", category="fact", valid_from=datetime(2015, 1, 1), valid_to=moved)
+    berlin = await ms.add(user, "User lives in Berlin", category="fact", valid_from=moved)
+    assert (paris.valid_from, paris.valid_to, paris.is_active) == (datetime(2015, 1, 1, tzinfo=UTC), moved, False)
+    assert (berlin.valid_from, berlin.valid_to, berlin.is_active) == (moved, None, True)
+    assert [m.id for m in await ms.list(user)] == [berlin.id]
+    assert [h.memory.id for h in await ms.search(user, "where does the user live")] == [berlin.id]
+    then = datetime(2018, 6, 1)  # no zone: UTC
+    assert [m.id for m in await ms.list(user, as_of=then)] == [paris.id]
+    assert [h.memory.id for h in await ms.search(user, "where does the user live", as_of=then)] == [paris.id]
+    recalled = await ms.recall(user, "where does the user live", kinds=["memory"], as_of=then)
+    assert [i.id for i in recalled] == [paris.id] and recalled[0].valid_to == moved
+    assert [m.id for m in await ms.list(user, as_of=datetime(2014, 1, 1, tzinfo=UTC))] == []  # neither valid yet
+    with pytest.raises(InputError, match="valid_to"):
+        await ms.add(user, "User lives in Rome", valid_from=moved, valid_to=datetime(2020, 1, 1, tzinfo=UTC))
+    with pytest.raises(InputError, match="as_of"):
+        await ms.search(user, "where does the user live", as_of=datetime(9999, 1, 1, tzinfo=UTC))
+    assert [m.id for m in await ms.list(user, as_of=datetime(9000, 1, 1, tzinfo=UTC))] == [berlin.id]
+    exported = await ms.export(user)
+    rows = {m["id"]: m for m in exported["memories"]}
+    assert rows[paris.id]["valid_to"] is not None and rows[berlin.id]["valid_to"] is None
+    assert datetime.fromisoformat(rows[berlin.id]["valid_from"]) == moved

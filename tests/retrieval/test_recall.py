@@ -197,3 +197,24 @@ async def test_an_offline_sessions_excerpt_names_each_speaker_rightly(tmp_path: 
     assert later.manifest is not None
     shown = [e.text for e in later.manifest.entries if e.source.startswith(f"memory:{EXCERPT_PREFIX}")]
     assert shown == [excerpts[0].content] and "You:" not in later.reply
+
+
+async def test_a_chat_turn_shows_what_held_before_and_until_when(tmp_path: Path) -> None:
+    """A superseded memory's past version reaches the memory layer of a turn, after the current memory and saying
+    when it held, so the model can answer "where did I live before?"; default search and recall still leave it out."""
+    async with ScriptedOpenAIServer() as server:
+        server.handle(lambda request: Reply.text("Noted."), model="chat")
+        chat = server.chat_model("chat")
+        try:
+            async with AsyncMemstack(home=tmp_path, embedder="hash:64", models=Models(chat=chat)) as ms:
+                porto = await ms.add(ANA, "User lives in Porto", category="fact", valid_from=datetime(2019, 5, 2))
+                await ms.supersede(ANA, porto.id, "User lives in Lisbon", at=datetime(2024, 3, 10, tzinfo=UTC))
+                await ms.chat(ANA, "Where did I live before Lisbon? Porto?")
+                searched = [h.memory.content for h in await ms.search(ANA, "User lives in Porto")]
+                recalled = [i.text for i in await ms.recall(ANA, "User lives in Porto", kinds=["memory"])]
+        finally:
+            await chat.aclose()
+    system = str(next(r for r in server.chat_requests if r.model == "chat").messages[0]["content"])
+    assert "User lives in Porto (May 2019 to March 2024)" in system, system
+    assert system.index("User lives in Lisbon") < system.index("User lives in Porto")
+    assert searched == recalled == ["User lives in Lisbon"]

@@ -193,3 +193,28 @@ def test_delete_is_idempotent(acme: httpx.Client, request: pytest.FixtureRequest
     assert forget_after.status_code == 404
     never = acme.delete(f"/v1/users/{user}/memories/mem_never_there", params={"permanent": "true"})
     assert never.status_code == 404 and never.json()["error"]["type"] == "NotFound"
+
+
+def test_validity_and_as_of_over_http(acme: httpx.Client, request: pytest.FixtureRequest) -> None:
+    """valid_from/valid_to in and out; as_of as a query parameter (list) and in the body (search, recall): a date or
+    a time without a zone is UTC; a time out of range or not a time is a 4xx naming as_of; a backwards interval 400."""
+    user = fresh_user(request)
+    paris = _add(acme, user, "User lives in Paris", valid_from="2015-01-01", valid_to="2022-03-01T00:00:00Z")
+    berlin = _add(acme, user, "User lives in Berlin", valid_from="2022-03-01T00:00:00+00:00")
+    assert (paris["is_active"], paris["valid_to"], berlin["valid_to"]) == (False, "2022-03-01T00:00:00+00:00", None)
+    memories = f"/v1/users/{user}/memories"
+    assert [m["id"] for m in acme.get(memories).json()["memories"]] == [berlin["id"]]
+    for as_of in ("2019-06-01", "2019-06-01T12:00:00", "2019-06-01T14:00:00+02:00"):
+        listed = acme.get(memories, params={"as_of": as_of}).json()["memories"]
+        assert [m["id"] for m in listed] == [paris["id"]], as_of
+    hits = acme.post(f"{memories}/search", json={"query": "where does the user live", "as_of": "2019-06-01"})
+    assert [h["memory"]["id"] for h in hits.json()["results"]] == [paris["id"]]
+    recalled = acme.post(f"/v1/users/{user}/recall", json={"query": "user lives", "as_of": "2019-06-01"})
+    assert [i["id"] for i in recalled.json()["results"] if i["kind"] == "memory"] == [paris["id"]]
+    far = acme.get(memories, params={"as_of": "9999-06-01"})
+    assert far.status_code == 400 and "as_of must be a time between" in far.json()["error"]["message"]
+    garbage = acme.get(memories, params={"as_of": "last tuesday"})
+    assert 400 <= garbage.status_code < 500 and "as_of" in garbage.text
+    backwards = acme.post(memories, json={"content": "User lives in Rome", "valid_from": "2024-01-01",
+                                          "valid_to": "2023-01-01"})  # fmt: skip
+    assert backwards.status_code == 400 and "valid_to" in backwards.json()["error"]["message"]

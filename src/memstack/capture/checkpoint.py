@@ -22,6 +22,7 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
         "observed_at": c.observed_at.isoformat() if c.observed_at else None,
         "expires_at": c.expires_at.isoformat() if c.expires_at else None,
         "evidence": c.evidence,
+        "valid_from": c.valid_from.isoformat() if c.valid_from else None,
     }
 
 
@@ -37,6 +38,7 @@ def candidate_from_dict(d: Mapping[str, Any]) -> Candidate:
         observed_at=when("observed_at"),
         expires_at=when("expires_at"),
         evidence=str(d.get("evidence", "")),
+        valid_from=when("valid_from"),
     )
 
 

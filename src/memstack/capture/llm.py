@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifierFailure, ClassifyContext
-from memstack.dates import expiry_for, find_dates, resolve
+from memstack.dates import expiry_for, find_dates, resolve, stated_start
 from memstack.errors import InputError, MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
 from memstack.observe import role
@@ -55,7 +55,7 @@ def _candidate(item: dict[str, Any], at: datetime) -> Candidate | None:
         category = Category.parse(str(item.get("category", "general")))
     except InputError:
         category = Category.GENERAL
-    text, _ = resolve(content.strip(), at)
+    text, mentions = resolve(content.strip(), at)
     expires = expiry_for(find_dates(content, at), at) if category is Category.SCHEDULE else None
     return Candidate(
         content=text[:MAX_CONTENT_CHARS],
@@ -65,6 +65,7 @@ def _candidate(item: dict[str, Any], at: datetime) -> Candidate | None:
         observed_at=at,
         expires_at=expires,
         evidence=content.strip(),
+        valid_from=stated_start(mentions, at),
     )
 
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from memstack.capture.judge import UPDATE_NEIGHBOURS, JudgeItem, UpdateJudge
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import statements
-from memstack.dates import expiry_for, find_dates, resolve
+from memstack.dates import expiry_for, resolve, stated_start
 from memstack.embed import Embedder
 from memstack.store.base import Store
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, MemoryFilter, UserRef
@@ -78,6 +78,7 @@ class NewsFinder:
                     observed_at=at,
                     expires_at=draft.expires_at,
                     evidence=draft.evidence,
+                    valid_from=draft.valid_from,
                 )
             )
         return out
@@ -89,12 +90,20 @@ def _covered(sentence: str, kept: Sequence[Candidate]) -> bool:
 
 def _draft(sentence: str, at: datetime) -> Candidate | None:
     """The sentence as a candidate about "User", dates made absolute (``schedule`` when it names a date ahead)."""
-    text, _ = resolve(sentence, at)
+    text, mentions = resolve(sentence, at)
     content = third_person(text, their=True).rstrip(" ,;:-")
     if len(content.split()) < 3:
         return None
     if len(content) > MAX_CONTENT_CHARS:
         content = content[: MAX_CONTENT_CHARS - 1].rstrip() + "…"
-    expires = expiry_for(find_dates(sentence, at), at)
+    expires = expiry_for(mentions, at)
     category = Category.SCHEDULE if expires is not None else Category.GENERAL
-    return Candidate(content, category, NEWS_CONFIDENCE, observed_at=at, expires_at=expires, evidence=sentence)
+    return Candidate(
+        content,
+        category,
+        NEWS_CONFIDENCE,
+        observed_at=at,
+        expires_at=expires,
+        evidence=sentence,
+        valid_from=stated_start(mentions, at),
+    )

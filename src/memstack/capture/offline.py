@@ -23,7 +23,7 @@ from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
 from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import Clause, screen
-from memstack.dates import expiry_for, find_dates, resolve
+from memstack.dates import expiry_for, resolve, stated_start
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
 
@@ -91,8 +91,8 @@ class OfflineClassifier:
         return out[:MAX_CANDIDATES]
 
     def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
-        text, _ = resolve(clause.text, at)
-        expires = expiry_for(find_dates(clause.text, at), at)
+        text, mentions = resolve(clause.text, at)
+        expires = expiry_for(mentions, at)
         category = clause.category or nearest
         if expires is not None and category in (Category.GENERAL, Category.FACT, Category.SCHEDULE):
             category = Category.SCHEDULE  # a dated event ahead: kept with its date, expires after it
@@ -115,6 +115,7 @@ class OfflineClassifier:
             observed_at=at,
             expires_at=expires if category is Category.SCHEDULE else None,
             evidence=clause.text,
+            valid_from=stated_start(mentions, at),
         )
 
     @staticmethod

@@ -62,12 +62,15 @@ class ScoringSettings:
     schedule_floor: float = 0.3
     upcoming_days: float = 7.0
     upcoming_boost: float = 1.2
+    #: What a past version's score is multiplied by where a caller asks for them beside the current memories (a
+    #: chat turn): below 1, so a past fact shows after the current one it led to, at equal relevance.
+    past_weight: float = 0.8
 
     def __post_init__(self) -> None:
         if self.pool < 1:
             raise InputError(f"pool must be at least 1, got {self.pool}")
-        if self.lexical_weight < 0 or any(w < 0 for w in self.category_weights.values()):
-            raise InputError("lexical and category weights must be zero or more")
+        if self.lexical_weight < 0 or self.past_weight < 0 or any(w < 0 for w in self.category_weights.values()):
+            raise InputError("lexical, past and category weights must be zero or more")
         if self.schedule_half_life_days <= 0 or not 0 <= self.schedule_floor <= 1 or self.upcoming_days < 0:
             raise InputError("schedule_half_life_days must be positive, schedule_floor within 0..1")
 
@@ -124,19 +127,30 @@ class MemoryScorer:
         categories: tuple[Category, ...] = (),
         now: datetime | None = None,
         weights: Mapping[Category | str, float] | None = None,
+        as_of: datetime | None = None,
+        with_past: bool = False,
     ) -> list[ScoredMemory]:
         """The ``k`` best active, unexpired memories for ``query`` (embedded as ``query_vector``), best first;
-        ``score`` is the final weighted score. ``weights`` overrides some category weights for this call."""
+        ``score`` is the final weighted score. ``weights`` overrides some category weights for this call.
+        ``as_of``: among what held then (superseded past versions included), weighed as at that time (recency,
+        expiry and upcoming dates read against it instead of ``now``). ``with_past`` (without ``as_of``): past
+        versions too, by their cosine similarity times ``past_weight`` (one more store search, vector only)."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         s = self.settings.with_weights(weights)
-        when = _aware(now or self.clock())
+        when = _aware(as_of or now or self.clock())
         pool = max(s.pool, k)
-        flt = MemoryFilter(categories=categories, agent_id=agent_id)
+        flt = MemoryFilter(categories=categories, agent_id=agent_id, as_of=as_of)
         dense = await self.store.search_index.nearest(user, query_vector, pool, flt)
         lexical: list[ScoredMemory] = []
         if s.lexical_weight > 0 and query.strip():
-            lexical = await self.store.search_index.search_text(user, query, pool)
+            lexical = await self.store.search_index.search_text(user, query, pool, as_of=flt.as_of)
+        past: dict[str, float] = {}
+        if with_past and as_of is None and s.past_weight > 0:
+            flt_past = MemoryFilter(categories=categories, agent_id=agent_id, past=True)
+            earlier = await self.store.search_index.nearest(user, query_vector, pool, flt_past)
+            dense = [*dense, *earlier]
+            past = {hit.memory.id: s.past_weight for hit in earlier}
         memories: dict[str, Memory] = {h.memory.id: h.memory for h in dense}
         cosine = {h.memory.id: h.score for h in dense}
         floor = min(cosine.values(), default=0.0)
@@ -152,7 +166,7 @@ class MemoryScorer:
             bm25[m.id] = hit.score / best_bm25 if best_bm25 > 0 else 0.0
         scored: list[ScoredMemory] = []
         for memory_id, memory in memories.items():
-            w = self.weight(memory, when, s)
+            w = self.weight(memory, when, s) * past.get(memory_id, 1.0)
             if w <= 0:
                 continue
             fused = cosine.get(memory_id, floor) + s.lexical_weight * bm25.get(memory_id, 0.0)

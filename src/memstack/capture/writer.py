@@ -43,6 +43,7 @@ from memstack.capture.judge import (
     UpdateVerdict,
     get_update_judge,
 )
+from memstack.capture.supersede import closing_time, supersede
 from memstack.errors import LimitReached
 from memstack.store.base import Store
 from memstack.types import (
@@ -372,6 +373,11 @@ class MemoryWriter:
         )
         refined = verdict.kind is UpdateKind.UPDATE
         what = "updated with more detail" if refined else "superseded by a newer statement"
+        if not refined:  # the old fact is kept as what held until the news (capture/supersede.py)
+            at = closing_time(candidate.valid_from, candidate.observed_at)
+            note = f"{what} ({verdict.judge}): {verdict.reason}"
+            after = await supersede(self.store, user, old, patch, vector, at=at, actor=actor, note=note)
+            return WriteOutcome(_update(after, UpdateAction.UPDATED), reason=verdict.reason)
         after = await self.store.memories.update(
             user,
             old.id,

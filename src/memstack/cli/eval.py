@@ -359,3 +359,58 @@ def supersedes_command(
         f"{summary['turns']} turns of {summary['conversations']} conversations ({summary['judge']}): "
         f"{summary['superseded']} memories replaced of {summary['memories']}"
     )
+
+
+@eval_group.command("temporal")
+@click.option("--users", default=40, show_default=True, type=click.IntRange(1, 10_000), help="Synthetic users.")
+@click.option("--seed", default=7, show_default=True, type=int, help="The generator's seed (same seed, same suite).")
+@click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option(
+    "--database-url", default=None, help="With --backend postgres: a scratch database (default: an embedded server)."
+)
+@click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
+@click.option(
+    "--method",
+    type=click.Choice(["recall", "search"]),
+    default="recall",
+    show_default=True,
+    help="recall: memories ranked as the chat context ranks them; search: cosine similarity alone.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
+@click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+def temporal_command(
+    users: int,
+    seed: int,
+    backend: str,
+    database_url: str | None,
+    embedder: str,
+    method: str,
+    as_json: bool,
+    progress: bool,
+) -> None:
+    """ "As of" retrieval on a generated suite (no data needed): synthetic users whose lives change over dated
+    sessions (moves, jobs, partners, pets, plans), written through the public API with explicit times, asked what
+    holds now, what held as of a past date, and what came before or after a named value; top-1 accuracy and the
+    stale-fact rate (a superseded memory ranked above its successor), beside an add-only store of the same lives.
+
+    Last line: {"users","seed","questions","memories","kinds","current_top1","as_of_top1","ordering_top1",
+    "stale_rate","per_kind","add_only","backend","embedder","method","writes","p50_ms","seconds"}.
+    """
+    from memstack.evals.common import emit
+    from memstack.evals.common import progress as progress_bar
+    from memstack.evals.temporal import TemporalRun, run_temporal
+    from memstack.evals.temporal_data import generate
+
+    run = TemporalRun(
+        users=users, seed=seed, backend=backend, database_url=database_url, embedder=embedder, method=method
+    )
+    total = users + len(generate(users, seed)[1])
+    with progress_bar("users written, questions asked", total, enabled=progress) as bar:
+        summary = run_async(lambda: run_temporal(run, progress=bar.advance))
+    if as_json:
+        emit(summary)
+        return
+    for kind, row in summary["per_kind"].items():
+        click.echo(f"{kind:8} {row['questions']:5} questions, top-1 {row['top1']:.3f}, stale {row['stale_rate']:.2%}")
+    plain = summary["add_only"]
+    click.echo(f"add-only store, current questions: top-1 {plain['top1']:.3f}, stale {plain['stale_rate']:.2%}")

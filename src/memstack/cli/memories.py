@@ -18,7 +18,18 @@ from rich import box
 from rich.table import Table
 
 from memstack.cli._common import HOME_HELP, echo_json, open_engine, run_async, table_console
-from memstack.types import Category, Forgetting, HiddenKind, Memory, MemoryEvent, MemoryUsage, ScoredMemory, UserRef
+from memstack.dates import when_held
+from memstack.types import (
+    Category,
+    Forgetting,
+    HiddenKind,
+    Memory,
+    MemoryEvent,
+    MemoryUsage,
+    ScoredMemory,
+    UserRef,
+    utcnow,
+)
 
 if TYPE_CHECKING:
     from memstack.engine import AsyncMemstack
@@ -47,9 +58,22 @@ def _when(value: datetime) -> str:
 
 
 def _status(memory: Memory) -> str:
+    held = when_held(memory.valid_from, memory.valid_to, utcnow())
     if memory.is_active:
-        return "active"
-    return "merged" if memory.merged_into else "forgotten"
+        return "active" if held is None else f"active, {held}"
+    if memory.merged_into:
+        return "merged"
+    return "forgotten" if memory.deleted_by is not None or held is None else held
+
+
+def _as_of(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """``--as-of``: an ISO 8601 date or time (no zone: UTC, as everywhere in memstack)."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or time; use e.g. 2025-06-01") from None
 
 
 def _usage_line(user: UserRef, usage: MemoryUsage) -> str:
@@ -135,6 +159,13 @@ def memories() -> None:
 @click.option("--deleted", is_flag=True, help="Include forgotten memories.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--as-of",
+    "as_of",
+    callback=_as_of,
+    metavar="TIME",
+    help="What held at this time (ISO 8601, e.g. 2025-06-01 or 2025-06-01T09:00+02:00; no zone: UTC) instead of now.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 @run_async
 async def list_memories(
@@ -146,14 +177,16 @@ async def list_memories(
     deleted: bool,
     limit: int,
     offset: int,
+    as_of: datetime | None,
     as_json: bool,
 ) -> None:
-    """List memories, newest first."""
+    """List memories, newest first (--as-of: those that held then)."""
     user = UserRef(user_id, tenant)
     async with _engine(home, quiet=as_json) as ms:
         found = await ms.list(
-            user, category=categories or None, text=text, include_deleted=deleted, limit=limit, offset=offset
-        )
+            user, category=categories or None, text=text, include_deleted=deleted, limit=limit, offset=offset,
+            as_of=as_of,
+        )  # fmt: skip
         usage = await ms.usage(user)
     if as_json:
         echo_json([_memory_json(m) for m in found])
@@ -172,6 +205,10 @@ async def list_memories(
 @click.option("--tier", help="The user's tier, for the memory limit (default: the configured default tier).")
 @click.option("--agent", "agent_id", help="Keep the memory private to this agent.")
 @click.option("--force", is_flag=True, help="Store it even when the user already has this memory.")
+@click.option("--valid-from", callback=_as_of, metavar="TIME", help="When it started to hold (ISO 8601; no zone: UTC).")
+@click.option(
+    "--valid-to", callback=_as_of, metavar="TIME", help="When it stopped holding (already over: a past fact)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the memory as one JSON object, with its action.")
 @run_async
 async def add_memory(
@@ -183,13 +220,18 @@ async def add_memory(
     tier: str | None,
     agent_id: str | None,
     force: bool,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
     as_json: bool,
 ) -> None:
     """Save one memory (source: manual). One the user already has is not saved twice (the same text, or a
     duplicate by the capture pipeline's rule): the existing one is shown; --force saves another."""
     user = UserRef(user_id, tenant)
     async with _engine(home, quiet=as_json) as ms:
-        added = await ms.add_result(user, content, category=category, tier=tier, agent_id=agent_id, force=force)
+        added = await ms.add_result(
+            user, content, category=category, tier=tier, agent_id=agent_id, force=force, valid_from=valid_from,
+            valid_to=valid_to,
+        )  # fmt: skip
         usage = await ms.usage(user, tier=tier)
     memory = added.memory
     if as_json:
@@ -210,15 +252,29 @@ async def add_memory(
 @click.option(
     "--category", "-c", "categories", multiple=True, help=f"Only this category (repeatable). {_CATEGORY_HELP}"
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    callback=_as_of,
+    metavar="TIME",
+    help="What held at this time (ISO 8601, e.g. 2025-06-01 or 2025-06-01T09:00+02:00; no zone: UTC) instead of now.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
 @run_async
 async def search_memories(
-    user_id: str, tenant: str, home: Path | None, query: str, k: int, categories: tuple[str, ...], as_json: bool
+    user_id: str,
+    tenant: str,
+    home: Path | None,
+    query: str,
+    k: int,
+    categories: tuple[str, ...],
+    as_of: datetime | None,
+    as_json: bool,
 ) -> None:
-    """Find the memories closest in meaning to QUERY."""
+    """Find the memories closest in meaning to QUERY (--as-of: among those that held then)."""
     user = UserRef(user_id, tenant)
     async with _engine(home, quiet=as_json) as ms:
-        hits = await ms.search(user, query, limit=k, category=categories or None)
+        hits = await ms.search(user, query, limit=k, category=categories or None, as_of=as_of)
     if as_json:
         echo_json([{"score": h.score, **_memory_json(h.memory)} for h in hits])
     elif not hits:

@@ -86,6 +86,8 @@ def memory(data: Json, tenant: str) -> Memory:
         merged_into=data.get("merged_into"),
         source_turn_ids=tuple(data.get("source_turn_ids") or ()),
         metadata=stored_metadata(data.get("metadata")),  # checked by the server that stored it
+        valid_from=_ts(data.get("valid_from")),
+        valid_to=_ts(data.get("valid_to")),
     )
 
 
@@ -230,6 +232,8 @@ def recall_item(data: Json) -> RecallItem:
         category=Category(data["category"]) if data.get("category") else None,
         context=data.get("context") or "",
         context_id=data.get("context_id"),
+        valid_from=_ts(data.get("valid_from")),
+        valid_to=_ts(data.get("valid_to")),
     )
 
 

@@ -57,7 +57,7 @@ from memstack.types import (
     UserRef,
 )
 from memstack.types._core import check_min_score
-from memstack.types.memories import check_metadata, check_metadata_filter
+from memstack.types.memories import check_as_of, check_interval, check_metadata, check_metadata_filter
 
 if TYPE_CHECKING:
     from memstack.context import Agent, DelegatedTask, SessionMeta
@@ -248,11 +248,14 @@ class AsyncMemstackClient:
     async def recall(
         self, user_id: str | UserRef, query: str, *, limit: int = 10, at: datetime | None = None,
         kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
-        agent_id: str | None = None, min_score: float | None = None, tenant: str | None = None,
+        agent_id: str | None = None, min_score: float | None = None, as_of: datetime | None = None,
+        tenant: str | None = None,
     ) -> builtins.list[RecallItem]:  # fmt: skip
         """Memories and archived messages best matching ``query`` (``POST …/recall``); see the library's."""
         uid, _ = await self._who.user(user_id, tenant)
         body: dict[str, Any] = {"query": query, "limit": limit}
+        if (when := check_as_of(as_of)) is not None:
+            body["as_of"] = when.isoformat()
         if (floor := check_min_score(min_score, low=0.0, high=None)) is not None:
             body["min_score"] = floor
         if at is not None:
@@ -292,14 +295,14 @@ class AsyncMemstackClient:
         self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
         confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
+        valid_from: datetime | None = None, valid_to: datetime | None = None, tenant: str | None = None,
     ) -> Memory:  # fmt: skip
         """Store one memory (``POST …/memories``); ``LimitReached`` when the user's tier is full. A memory the user
         already has is returned, not stored again (:meth:`add_result` says which); ``force`` stores it anyway.
         ``metadata``: a JSON object kept with it (see :meth:`AsyncMemstack.add`)."""
         added = await self.add_result(
             user_id, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
-            force=force, metadata=metadata, tenant=tenant,
+            force=force, metadata=metadata, valid_from=valid_from, valid_to=valid_to, tenant=tenant,
         )  # fmt: skip
         return added.memory
 
@@ -308,7 +311,7 @@ class AsyncMemstackClient:
         self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
         confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
+        valid_from: datetime | None = None, valid_to: datetime | None = None, tenant: str | None = None,
     ) -> AddResult:  # fmt: skip
         """:meth:`add`, saying what it did (the response's ``action``: ``created`` or ``duplicate``)."""
         if source != Source.MANUAL:
@@ -322,6 +325,8 @@ class AsyncMemstackClient:
             body["force"] = True
         if metadata:
             body["metadata"] = dict(check_metadata(metadata))
+        start, end = check_interval(valid_from, valid_to)
+        body.update({k: v.isoformat() for k, v in (("valid_from", start), ("valid_to", end)) if v is not None})
         return _decode.add_result(await self._http.request("POST", self._memories(uid), json_body=body), ten)
 
     @renamed(user="user_id")
@@ -341,6 +346,7 @@ class AsyncMemstackClient:
         limit: int = 100,
         offset: int = 0,
         metadata: Mapping[str, Any] | None = None,
+        as_of: datetime | None = None,
         tenant: str | None = None,
     ) -> builtins.list[Memory]:
         """Newest first; ``text`` keeps memories containing every word of it; ``metadata`` those whose metadata has
@@ -352,6 +358,8 @@ class AsyncMemstackClient:
                   "limit": limit, "offset": offset}  # fmt: skip
         if wanted := check_metadata_filter(metadata):
             params["metadata"] = json.dumps(wanted, ensure_ascii=False, separators=(",", ":"))
+        if (when := check_as_of(as_of)) is not None:
+            params["as_of"] = when.isoformat()
         data = await self._http.request("GET", self._memories(uid), params=params)
         return [_decode.memory(m, ten) for m in data["memories"]]
 
@@ -366,6 +374,7 @@ class AsyncMemstackClient:
         agent_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         min_score: float | None = None,
+        as_of: datetime | None = None,
         tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:
         """The ``limit`` active memories closest in meaning to ``query``, best first (``score``: cosine similarity,
@@ -379,6 +388,8 @@ class AsyncMemstackClient:
             body["metadata"] = dict(wanted)
         if (floor := check_min_score(min_score, low=-1.0, high=1.0)) is not None:
             body["min_score"] = floor
+        if (when := check_as_of(as_of)) is not None:
+            body["as_of"] = when.isoformat()
         data = await self._http.request("POST", f"{self._memories(uid)}/search", json_body=body)
         return [_decode.scored(hit, ten) for hit in data["results"]]
 

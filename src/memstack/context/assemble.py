@@ -30,9 +30,20 @@ from memstack.context.manifest import Manifest, ManifestEntry
 from memstack.context.session_meta import SessionMeta, build_session, client_lines, render_session
 from memstack.context.stack import DEFAULT_STACK, LayerSpec, LayerStack, OnFlag, Placement, Trim
 from memstack.context.validate import authority_text, check_structure, content_verdicts, verdict_reason
+from memstack.dates import when_held
 from memstack.errors import InputError
 from memstack.guard import FLAGS, ContentGuard
-from memstack.types import Fact, Fragment, FragmentStatus, Layer, RawMessage, ScoredMemory, TurnSummary, new_id
+from memstack.types import (
+    Fact,
+    Fragment,
+    FragmentStatus,
+    Layer,
+    RawMessage,
+    ScoredMemory,
+    TurnSummary,
+    new_id,
+    utcnow,
+)
 from memstack.types.context import withhold
 
 __all__ = [
@@ -57,11 +68,13 @@ class MemoryHit:
     content: str
     category: str | None = None
     score: float = 0.0
+    #: When it held, for a memory that does not hold now ("until March 2026": :func:`memstack.dates.when_held`).
+    held: str | None = None
 
     @classmethod
-    def from_scored(cls, hit: ScoredMemory) -> MemoryHit:
+    def from_scored(cls, hit: ScoredMemory, now: datetime | None = None) -> MemoryHit:
         m = hit.memory
-        return cls(m.id, m.content, m.category.value, hit.score)
+        return cls(m.id, m.content, m.category.value, hit.score, when_held(m.valid_from, m.valid_to, now or utcnow()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +364,7 @@ def _parts(req: ContextRequest, agent: Agent, session: SessionMeta, memory_on: b
             ranked = sorted(req.memories, key=lambda h: h.score * weight.get(h.category, 1.0), reverse=True)
             for h in ranked:
                 if h.content.strip():
-                    unit = r.memory_line(h.content, h.category)
+                    unit = r.memory_line(h.content, h.category, h.held)
                     out.append(_Part(Layer.MEMORY, f"memory:{h.id}", h.content.strip(), unit, score=h.score))
         elif builtin is Layer.SUMMARIES and memory_on:
             for s in sorted(req.summaries, key=_oldest_first):

@@ -181,9 +181,11 @@ def fact_line(text: str, hard_exception: bool) -> str:
 
 
 @lru_cache(maxsize=65_536)
-def memory_line(content: str, category: str | None) -> str:
+def memory_line(content: str, category: str | None, held: str | None = None) -> str:
+    """``- (category) content``, then when it held for one that does not hold now: ``(until March 2026)``."""
     label = f"({category}) " if category else ""
-    return f"- {label}{_indent(_stored(content))}"
+    when = f" ({held})" if held else ""
+    return f"- {label}{_indent(_stored(content))}{when}"
 
 
 @lru_cache(maxsize=8192)

@@ -402,7 +402,8 @@ class AsyncMemstack(MemoryManagement):
     async def recall(
         self, user_id: str | UserRef, query: str, *, limit: int = 10, at: datetime | None = None,
         kinds: Iterable[RecallKind | str] | None = None, exclude_session: str | None = None,
-        agent_id: str | None = None, min_score: float | None = None, tenant: str | None = None,
+        agent_id: str | None = None, min_score: float | None = None, as_of: datetime | None = None,
+        tenant: str | None = None,
     ) -> builtins.list[RecallItem]:  # fmt: skip
         """The ``limit`` items best matching ``query`` among the user's long-term memories and archived messages,
         best first (lexical + vector, time expressions in the query read against ``at``, default now; category
@@ -412,13 +413,14 @@ class AsyncMemstack(MemoryManagement):
         ``score`` is a ranking score, 0 or more, for ordering the items of one call (not a similarity, and it can
         pass 1): a memory's is its cosine similarity plus a lexical bonus, times its category's weight; a message's
         its lexical plus vector score. ``min_score`` leaves out items below it, so fewer than ``limit`` (or none)
-        may come back."""
+        may come back. ``as_of``: the memories that held at that time (superseded past versions included), weighed
+        as at that time; ``at`` defaults to it."""
         check_text(query, "the recall query")
         check_limit(limit)
         floor = check_min_score(min_score, low=0.0, high=None)
         items = await self._chat().recaller.recall(
             _user(user_id, tenant), query, k=limit, at=at, kinds=None if kinds is None else tuple(kinds),
-            exclude_session=exclude_session, agent_id=agent_id,
+            exclude_session=exclude_session, agent_id=agent_id, as_of=as_of,
         )  # fmt: skip
         return items if floor is None else [item for item in items if item.score >= floor]
 

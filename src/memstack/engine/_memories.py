@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memstack.engine._renamed import renamed
@@ -44,8 +45,10 @@ from memstack.types import (
     UserRef,
     Vector,
     check_text,
+    utcnow,
 )
 from memstack.types._core import check_limit, check_min_score
+from memstack.types.memories import check_as_of
 
 if TYPE_CHECKING:
     from memstack.capture.consolidate import MergeResult
@@ -109,16 +112,18 @@ class MemoryManagement:
         self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
         confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
+        valid_from: datetime | None = None, valid_to: datetime | None = None, tenant: str | None = None,
     ) -> Memory:  # fmt: skip
         """Store one memory; with the user's ``tier`` (default tier if omitted), ``LimitReached`` when full. A
         memory the user already has (the same text, or a duplicate by the capture pipeline's calibrated rule) is
         returned as it is, not stored again (:meth:`add_result` says which happened); ``force`` stores it anyway.
         ``metadata``: a JSON object kept with the memory (at most 4,000 characters as JSON), returned with it and
-        filterable in :meth:`list` and :meth:`search`; a memory counts as already held only with the same metadata."""
+        filterable in :meth:`list` and :meth:`search`; a memory counts as already held only with the same metadata.
+        ``valid_from``/``valid_to``: when it held in the user's life (``None``: unknown; an end before the start is
+        ``InputError``); one that ended already is stored as a past fact, found by ``as_of`` reads only."""
         added = await self.add_result(
             user_id, content, category=category, tier=tier, source=source, agent_id=agent_id, confidence=confidence,
-            force=force, metadata=metadata, tenant=tenant,
+            force=force, metadata=metadata, valid_from=valid_from, valid_to=valid_to, tenant=tenant,
         )  # fmt: skip
         return added.memory
 
@@ -127,7 +132,7 @@ class MemoryManagement:
         self, user_id: str | UserRef, content: str, *, category: str | Category = Category.GENERAL,
         tier: str | None = None, source: str | Source = Source.MANUAL, agent_id: str | None = None,
         confidence: float = 1.0, force: bool = False, metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
+        valid_from: datetime | None = None, valid_to: datetime | None = None, tenant: str | None = None,
     ) -> AddResult:  # fmt: skip
         """:meth:`add`, saying what it did: ``created``, or ``duplicate`` with the memory already held (nothing
         stored, nothing counted against the tier limit: a full tier answers ``duplicate`` for it, not
@@ -137,7 +142,10 @@ class MemoryManagement:
             src = Source(source)
         except ValueError:
             raise InputError(f"unknown source {source!r}; use one of: {', '.join(s.value for s in Source)}") from None
-        new = NewMemory(content, Category.parse(category), src, confidence, agent_id, metadata=metadata or {})
+        new = NewMemory(
+            content, Category.parse(category), src, confidence, agent_id, metadata=metadata or {},
+            valid_from=valid_from, valid_to=valid_to,
+        )  # fmt: skip
         tier_name, limit = self._limit(tier)
         try:
             with fenced(Fence(ref, None)):
@@ -169,12 +177,14 @@ class MemoryManagement:
         limit: int = 100,
         offset: int = 0,
         metadata: Mapping[str, Any] | None = None,
+        as_of: datetime | None = None,
         tenant: str | None = None,
     ) -> builtins.list[Memory]:
         """Newest first; ``text`` keeps memories containing every word of it; ``metadata`` those whose metadata has
         each key given with the same value (``{"project": "apollo"}``: exact match on top-level keys, values
-        strings, numbers, booleans or null)."""
-        flt = MemoryFilter(_categories(category), text, agent_id, include_deleted, limit, offset, metadata)
+        strings, numbers, booleans or null). ``as_of``: what held at that time instead of what holds now
+        (:class:`~memstack.types.MemoryFilter`; a time without a zone is taken as UTC)."""
+        flt = MemoryFilter(_categories(category), text, agent_id, include_deleted, limit, offset, metadata, as_of)
         return await self.store.index.list(_user(user_id, tenant), flt)
 
     @renamed(user="user_id", k="limit")
@@ -188,34 +198,67 @@ class MemoryManagement:
         agent_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         min_score: float | None = None,
+        as_of: datetime | None = None,
         tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:
         """The ``limit`` active memories closest in meaning to ``query``, best first. ``score`` is the cosine
         similarity of their embeddings, from -1 to 1 (:class:`~memstack.types.ScoredMemory` says what values mean);
         ``min_score`` leaves out those below it, so fewer than ``limit`` (or none) may come back. ``metadata``: as
-        for :meth:`list`."""
+        for :meth:`list`. ``as_of``: among what held at that time (superseded past versions included, memories not
+        yet valid left out) instead of what holds now."""
         if not query.strip():
             raise InputError("search query is empty; pass the text to search for")
         check_text(query, "the search query")
+        check_as_of(as_of)  # before the embedding is paid for
         return await self.nearest(
             user_id, await self._embed(query), limit=limit, category=category, agent_id=agent_id, metadata=metadata,
-            min_score=min_score, tenant=tenant,
+            min_score=min_score, as_of=as_of, tenant=tenant,
         )  # fmt: skip
 
     @renamed(user="user_id", k="limit")
     async def nearest(
         self, user_id: str | UserRef, embedding: Vector, *, limit: int = 5, category: Categories = None,
         agent_id: str | None = None, metadata: Mapping[str, Any] | None = None, min_score: float | None = None,
-        tenant: str | None = None,
+        as_of: datetime | None = None, tenant: str | None = None,
     ) -> builtins.list[ScoredMemory]:  # fmt: skip
         """:meth:`search` for a query already embedded by this engine's embedder (a server that keeps its queries'
-        embeddings): the ``limit`` active memories closest to ``embedding``, best first."""
+        embeddings): the ``limit`` active memories closest to ``embedding``, best first (``as_of``: as for
+        :meth:`search`)."""
         user = _user(user_id, tenant)
         check_limit(limit)
         floor = check_min_score(min_score, low=-1.0, high=1.0)
-        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id, metadata=metadata)
+        flt = MemoryFilter(categories=_categories(category), agent_id=agent_id, metadata=metadata, as_of=as_of)
         hits = await self.store.search_index.nearest(user, embedding, limit, flt)
         return hits if floor is None else [hit for hit in hits if hit.score >= floor]
+
+    async def supersede(
+        self, user_id: str | UserRef, memory_id: str, content: str, *, at: datetime | None = None,
+        category: str | Category | None = None, tenant: str | None = None,
+    ) -> Memory:  # fmt: skip
+        """News that replaces a current memory from ``at`` on (default now; a time without a zone is UTC), as the
+        capture pipeline's update judge does (:mod:`memstack.capture.supersede`): the memory keeps its id and takes
+        ``content`` (valid from ``at``), the old fact is kept as a past version valid until ``at`` (found by
+        ``as_of`` reads of its time) and in the history. ``InputError`` for a memory that is not current or an
+        ``at`` at or before the memory's own ``valid_from``."""
+        from memstack.capture.supersede import supersede
+
+        ref = _user(user_id, tenant)
+        check_text(content, "memory content")
+        when = check_as_of(at) or utcnow()
+        old = await self.store.memories.get(ref, memory_id)
+        if not old.is_active:
+            raise InputError(f"memory {memory_id} is not current (forgotten or superseded); supersede a current one")
+        if old.valid_from is not None and when <= old.valid_from:
+            raise InputError(
+                f"at ({when.isoformat()}) must be after the memory's valid_from ({old.valid_from.isoformat()}): news "
+                "cannot end a fact before it began"
+            )
+        patch = MemoryPatch(content=content, category=Category.parse(category) if category is not None else None)
+        vector = await self._embed(content)
+        with fenced(Fence(ref, None)):
+            return await supersede(
+                self.store, ref, old, patch, vector, at=when, actor="user", note="superseded through the API"
+            )
 
     @renamed(user="user_id")
     async def edit(

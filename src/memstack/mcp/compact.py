@@ -10,9 +10,13 @@ its score and date.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
+
+from memstack.dates import when_held
+from memstack.types import utcnow
 
 __all__ = ["added", "forgotten", "memories", "one", "recalled", "result", "scored"]
 
@@ -27,13 +31,21 @@ def _day(value: Any) -> str:
 
 
 def one(m: Mapping[str, Any]) -> str:
-    """``mem_… [category] content``, then ``(forgotten)`` or ``(merged into mem_…)`` when it is not active."""
+    """``mem_… [category] content``, then ``(forgotten)`` or ``(merged into mem_…)`` when it is not active, and when
+    it held (``(until March 2026)``, :func:`memstack.dates.when_held`) when it does not hold now."""
     line = f"{m['id']} [{m['category']}] {m['content']}"
     if m.get("merged_into"):
         return f"{line} (merged into {m['merged_into']})"
+    start, end = _time(m.get("valid_from")), _time(m.get("valid_to"))
+    if (held := when_held(start, end, utcnow())) is not None and not m.get("deleted_by"):
+        return f"{line} ({held})"
     if not m.get("is_active", True):
         return f"{line} (forgotten)"
     return line
+
+
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
 def added(m: Mapping[str, Any]) -> str:

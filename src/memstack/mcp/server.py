@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -147,6 +148,10 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         min_score: Annotated[
             float | None, Field(ge=-1.0, le=1.0, description="Leave out memories scoring below this (-1 to 1).")
         ] = None,
+        as_of: Annotated[
+            datetime | None,
+            Field(description="What held at this time (ISO 8601, e.g. 2025-06-01; no zone: UTC) instead of now."),
+        ] = None,
         user_id: UserId = None,
     ) -> Reply:
         """The user's active memories closest in meaning to the query, best first, with their scores (cosine
@@ -154,7 +159,7 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
         async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
-            found = await engine.search(user, query, limit=limit, metadata=metadata, min_score=min_score)
+            found = await engine.search(user, query, limit=limit, metadata=metadata, min_score=min_score, as_of=as_of)
             hits = [scored_json(hit) for hit in found]
             return compact.result({"results": hits}, compact.scored(hits))
 
@@ -167,6 +172,10 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         include_forgotten: Annotated[bool, Field(description="Also list forgotten memories.")] = False,
         limit: Annotated[int, Field(ge=1, le=1000, description="How many at most, newest first.")] = 100,
         metadata: MetadataFilter = None,
+        as_of: Annotated[
+            datetime | None,
+            Field(description="What held at this time (ISO 8601, e.g. 2025-06-01; no zone: UTC) instead of now."),
+        ] = None,
         user_id: UserId = None,
     ) -> Reply:
         """The user's memories, newest first."""
@@ -174,7 +183,7 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
             found = await engine.list(
-                user, category=category, include_deleted=include_forgotten, limit=limit, metadata=metadata
+                user, category=category, include_deleted=include_forgotten, limit=limit, metadata=metadata, as_of=as_of
             )
             listed = [memory_json(m) for m in found]
             return compact.result({"memories": listed}, compact.memories(listed, "No memories."))
@@ -242,6 +251,10 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
         min_score: Annotated[
             float | None, Field(ge=0.0, description="Leave out items scoring below this (a ranking score, 0 or more).")
         ] = None,
+        as_of: Annotated[
+            datetime | None,
+            Field(description="What held at this time (ISO 8601, e.g. 2025-06-01; no zone: UTC) instead of now."),
+        ] = None,
         user_id: UserId = None,
     ) -> Reply:
         """What the user said before: memories and messages of past conversations ranked together, best first.
@@ -249,7 +262,8 @@ def build_server(engine: AsyncMemstack, scope: McpScope, *, log_level: LogLevel 
 
         async def run() -> CallToolResult:
             user = await scope.user_ref(ctx, user_id)
-            items = [item.to_dict() for item in await engine.recall(user, query, limit=limit, min_score=min_score)]
+            found = await engine.recall(user, query, limit=limit, min_score=min_score, as_of=as_of)
+            items = [item.to_dict() for item in found]
             return compact.result({"results": items}, compact.recalled(items))
 
         return await _tool(run)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from memstack.context import MemoryHit
-from memstack.types import RecallItem, RecallKind
+from memstack.dates import when_held
+from memstack.types import RecallItem, RecallKind, utcnow
 
 __all__ = ["EXCERPT_PREFIX", "layer_hits"]
 
@@ -59,15 +61,20 @@ def _line(text: str, role: str, speaker_known: bool) -> str:
     return text if speaker_known else f"{_ROLE_LABEL.get(role, role)}: {text}"
 
 
-def layer_hits(items: Sequence[RecallItem], *, clip_chars: int = 600) -> tuple[MemoryHit, ...]:
-    """Memories and excerpts of past conversations for the memory layer, best first."""
+def layer_hits(
+    items: Sequence[RecallItem], *, clip_chars: int = 600, now: datetime | None = None
+) -> tuple[MemoryHit, ...]:
+    """Memories and excerpts of past conversations for the memory layer, best first; a memory that does not hold
+    at ``now`` (default: the clock's) says when it held."""
+    when = now or utcnow()
     hits: list[MemoryHit] = []
     by_session: dict[str, dict[tuple[int, int], tuple[str, float, str]]] = {}
     follows: dict[str, set[tuple[tuple[int, int], tuple[int, int]]]] = {}  # (message, the next one) known adjacent
     for item in items:
         if item.kind is RecallKind.MEMORY:
             category = item.category.value if item.category is not None else None
-            hits.append(MemoryHit(item.id, item.text, category, item.score))
+            held = when_held(item.valid_from, item.valid_to, when)
+            hits.append(MemoryHit(item.id, item.text, category, item.score, held))
             continue
         if item.session_id is None or item.role is None:
             continue

@@ -31,6 +31,7 @@ from memstack.recall.index import ArchiveIndex
 from memstack.retrieval import RetrievalSettings, TimeRange, time_boost
 from memstack.retrieval.archive import ArchiveQuery, message_text
 from memstack.types import ArchiveMatch, Category, RecallItem, RecallKind, ScoredMemory, UserRef, Vector, utcnow
+from memstack.types.memories import check_as_of
 
 __all__ = ["RECALL_RETRIEVAL", "RecallSettings", "Recaller"]
 
@@ -99,11 +100,19 @@ class Recaller:
         exclude_session: str | None = None,
         agent_id: str | None = None,
         weights: Mapping[Category | str, float] | None = None,
+        as_of: datetime | None = None,
+        with_past: bool = False,
     ) -> list[RecallItem]:
         """The ``k`` best items for ``query``, best first. ``at``: when the question is asked (relative times such
         as "two weeks ago" are read against it; default now). ``vector``: the query's embedding when the caller
         has it. ``kinds``: memory, turn or both (default). ``exclude_session``: leave out that session's messages
-        (the current conversation, which the turn's own layers show). ``agent_id``/``weights``: as for memories."""
+        (the current conversation, which the turn's own layers show). ``agent_id``/``weights``: as for memories.
+        ``as_of``: the memories that held then, weighed as at that time, and ``at`` defaults to it (archived messages
+        are not filtered by it: what was said stays said). ``with_past``: past versions of memories too, below the
+        current ones (:meth:`~memstack.capture.scoring.MemoryScorer.recall`; a chat turn's memory layer)."""
+        as_of = check_as_of(as_of)
+        if at is None and as_of is not None:
+            at = as_of
         if not query.strip():
             raise InputError("recall needs a query; pass the text to recall things for")
         if k < 1:
@@ -127,7 +136,16 @@ class Recaller:
         if RecallKind.MEMORY in wanted and self.settings.memory_weight > 0:
             pool = max(k, self.settings.memory_pool)
             found = partial(
-                self.scorer.recall, user, query, vector, k=pool, agent_id=agent_id, now=now, weights=weights
+                self.scorer.recall,
+                user,
+                query,
+                vector,
+                k=pool,
+                agent_id=agent_id,
+                now=now,
+                weights=weights,
+                as_of=as_of,
+                with_past=with_past,
             )
             tasks.append(asyncio.ensure_future(self._memories(found, asked.query.time_range)))
         try:
@@ -166,6 +184,8 @@ class Recaller:
                     when,
                     tuple(m.source_turn_ids),
                     category=m.category,
+                    valid_from=m.valid_from,
+                    valid_to=m.valid_to,
                 )
             )
         return out

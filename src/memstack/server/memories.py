@@ -7,6 +7,7 @@ the caller's tenant: another tenant's ids are 404. The writes honour an ``Idempo
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -15,6 +16,7 @@ from starlette.responses import Response
 from memstack.errors import InputError
 from memstack.server.idempotency import IdempotencyKey, idempotent
 from memstack.server.schemas import (
+    AS_OF_DOC,
     DeleteOut,
     ErrorOut,
     EventList,
@@ -81,7 +83,7 @@ async def search_memories(request: Request) -> Response:
     user = caller.user(request.path_params["user_id"])
     hits = await st.engine.nearest(
         user, vector, limit=body.limit, category=body.category, agent_id=body.agent_id, metadata=body.metadata,
-        min_score=body.min_score,
+        min_score=body.min_score, as_of=body.as_of,
     )  # fmt: skip
     return st.fragments.search_response(hits)
 
@@ -104,11 +106,12 @@ async def list_memories(
             '{"project":"apollo"} (URL-encoded; exact match on top-level keys)',
         ),
     ] = None,
+    as_of: Annotated[datetime | None, Query(description=AS_OF_DOC)] = None,
 ) -> Response:
     user = caller.user(user_id)
     found = await st.engine.list(
         user, category=category, text=q, include_deleted=include_deleted, limit=limit, offset=offset,
-        metadata=_metadata_filter(metadata),
+        metadata=_metadata_filter(metadata), as_of=as_of,
     )  # fmt: skip
     return json_response({"memories": [memory_json(m) for m in found]})
 
@@ -154,7 +157,7 @@ async def add_memory(
     async def work() -> Response:
         added = await st.engine.add_result(
             user, body.content, category=body.category, tier=body.tier, agent_id=body.agent_id, force=body.force,
-            metadata=body.metadata,
+            metadata=body.metadata, valid_from=body.valid_from, valid_to=body.valid_to,
         )  # fmt: skip
         data = {**memory_json(added.memory), "action": added.action.value, "reason": added.reason}
         return json_response(data, 200 if added.duplicate else 201)

@@ -47,6 +47,7 @@ async def recall(st: StateDep, caller: CallerDep, user_id: UserId, body: RecallI
         exclude_session=body.exclude_session,
         agent_id=body.agent_id,
         min_score=body.min_score,
+        as_of=body.as_of,
     )
     return json_response({"results": [item.to_dict() for item in items]})
 

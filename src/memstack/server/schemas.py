@@ -23,6 +23,7 @@ from memstack.types import (
 )
 
 __all__ = [
+    "AS_OF_DOC",
     "AgentList",
     "AgentOut",
     "ChatIn",
@@ -80,6 +81,10 @@ _FILTER_DOC = (
     "Only memories whose metadata has each key given with the same value (exact match on top-level keys; values "
     'strings, numbers, booleans or null), e.g. {"project": "apollo"}'
 )
+AS_OF_DOC = (
+    "What held at this time instead of what holds now (ISO 8601; without a zone it is taken as UTC): current "
+    "memories and superseded past versions whose validity covers it, ranked as at that time; years 100 to 9899"
+)
 _K_DOC = "Deprecated: the old name of limit (accepted until memstack 0.3)"
 
 
@@ -124,6 +129,14 @@ class MemoryOut(BaseModel):
     merged_into: str | None
     source_turn_ids: list[str]
     metadata: dict[str, Any] = Field(description="The caller's JSON object kept with the memory ({} when none)")
+    valid_from: datetime | None = Field(
+        default=None, description="When it started to hold in the user's life (null: unknown), besides created_at"
+    )
+    valid_to: datetime | None = Field(
+        default=None,
+        description="When it stopped holding (null: still holds, or unknown); a superseded past version "
+        "ends where its successor starts",
+    )
 
 
 class MemoryList(BaseModel):
@@ -144,6 +157,12 @@ class MemoryCreate(_In):
     tier: str | None = Field(default=None, max_length=50, description="The user's tier (default: the default tier)")
     force: bool = Field(default=False, description="Store it even when the user already has this memory")
     metadata: dict[str, Any] | None = Field(default=None, description=_METADATA_DOC)
+    valid_from: datetime | None = Field(
+        default=None, description="When it started to hold in the user's life (ISO 8601; no zone: UTC)"
+    )
+    valid_to: datetime | None = Field(
+        default=None, description="When it stopped holding (after valid_from); one already over is a past fact"
+    )
 
 
 class MemoryPatchIn(_In):
@@ -162,6 +181,7 @@ class SearchIn(_Limited):
     min_score: float | None = Field(
         default=None, ge=-1.0, le=1.0, description="Leave out memories scoring below this (cosine, -1 to 1)"
     )
+    as_of: datetime | None = Field(default=None, description=AS_OF_DOC)
 
 
 class SearchHit(BaseModel):
@@ -394,6 +414,7 @@ class RecallIn(_Limited):
         default=None, min_length=1, max_length=200, description="Leave out this session's messages"
     )
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, description="Also this agent's memories")
+    as_of: datetime | None = Field(default=None, description=AS_OF_DOC)
 
 
 class RecallItemOut(BaseModel):
@@ -411,6 +432,8 @@ class RecallItemOut(BaseModel):
     context_id: str | None = Field(
         default=None, description="That message's id (session_id:turn:role: its role is the last part)"
     )
+    valid_from: datetime | None = Field(default=None, description="A memory's validity start (null: unknown)")
+    valid_to: datetime | None = Field(default=None, description="A memory's validity end (null: holds, or unknown)")
 
 
 class RecallOut(BaseModel):

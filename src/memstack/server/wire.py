@@ -72,6 +72,8 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "merged_into": m.merged_into,
         "source_turn_ids": list(m.source_turn_ids),
         "metadata": dict(m.metadata),
+        "valid_from": _ts(m.valid_from),
+        "valid_to": _ts(m.valid_to),
     }
 
 

@@ -33,7 +33,7 @@ __all__ = [
 #: backends' ``memory_from_row`` read them.
 COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
-    "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata"
+    "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata, valid_from, valid_to"
 )
 
 

@@ -37,7 +37,7 @@ from memstack.types import (
     Vector,
     utcnow,
 )
-from memstack.types.memories import check_metadata
+from memstack.types.memories import check_interval, check_metadata
 
 __all__ = [
     "HISTORY",
@@ -47,6 +47,7 @@ __all__ = [
     "check_forget",
     "check_limit",
     "check_update",
+    "is_past_version",
     "new_memory",
     "patched",
 ]
@@ -71,10 +72,13 @@ def check_limit(limit: int | None) -> None:
 def new_memory(
     user: UserRef, memory: NewMemory, now: datetime, memory_id: str, embedding: Vector | None = None
 ) -> Memory:
-    """The :class:`Memory` that adding ``memory`` for ``user`` stores, active and created ``now``."""
+    """The :class:`Memory` that adding ``memory`` for ``user`` stores, created ``now``: active, unless its validity
+    interval ended already (a past fact, such as the version of a memory its successor superseded: kept for ``as_of``
+    reads, never current)."""
     check_agent(memory.agent_id)
     if not isinstance(memory.content, str):
         raise InputError(f"memory content must be text, got {type(memory.content).__name__}")
+    valid_from, valid_to = check_interval(memory.valid_from, memory.valid_to)
     return Memory(
         id=memory_id,
         user_id=user.user_id,
@@ -84,7 +88,7 @@ def new_memory(
         category=parse_category(memory.category),
         source=parse_source(memory.source),
         confidence=float(memory.confidence),
-        is_active=True,
+        is_active=valid_to is None or valid_to > now,
         deleted_by=None,
         created_at=now,
         updated_at=now,
@@ -94,6 +98,8 @@ def new_memory(
         source_turn_ids=tuple(str(t) for t in memory.source_turn_ids),
         embedding=embedding,
         metadata=check_metadata(memory.metadata),
+        valid_from=valid_from,
+        valid_to=valid_to,
     )
 
 
@@ -112,6 +118,10 @@ def patched(
     ``InputError`` when the patch changes the content without the new text's ``vector``."""
     if patch.content is not None and patch.content != before.content and vector is None:
         raise InputError("changing a memory's content needs its new embedding: embed the new text and pass it")
+    valid_from, valid_to = check_interval(
+        patch.valid_from if patch.valid_from is not None else before.valid_from,
+        patch.valid_to if patch.valid_to is not None else before.valid_to,
+    )
     return replace(
         before,
         content=patch.content if patch.content is not None else before.content,
@@ -127,6 +137,19 @@ def patched(
         metadata=check_metadata(patch.metadata) if patch.metadata is not None else before.metadata,
         updated_at=utcnow(),
         embedding=embedding,
+        valid_from=valid_from,
+        valid_to=valid_to,
+    )
+
+
+def is_past_version(memory: Memory) -> bool:
+    """Whether ``memory`` is a fact that held until its interval ended (a superseded memory's past version, or one
+    added already over): inactive, neither forgotten nor merged, with an end. ``as_of`` reads find it."""
+    return (
+        not memory.is_active
+        and memory.deleted_by is None
+        and memory.merged_into is None
+        and memory.valid_to is not None
     )
 
 
@@ -207,7 +230,7 @@ class MemoryWritesBase:
 
         async def body(tx: Tx) -> Change:
             key, before = await self._fetch(tx, user, memory_id)
-            if not before.is_active:
+            if not before.is_active and not is_past_version(before):  # a past version may be forgotten too
                 raise InputError(f"memory {memory_id!r} is already forgotten; restore it to make it active again")
             if merged_into is not None:
                 await self._fetch(tx, user, merged_into, lock=False)  # NotFound unless it is this user's
@@ -230,14 +253,17 @@ class MemoryWritesBase:
 
         async def body(tx: Tx) -> Change:
             key, before = await self._fetch(tx, user, memory_id)
-            if before.is_active:
-                raise InputError(f"memory {memory_id!r} is active; only forgotten memories can be restored")
-            if limit is not None and await self._count(tx, user) >= limit:
+            if before.is_active or is_past_version(before):
+                what = "active" if before.is_active else "a past version (what held until it was superseded)"
+                raise InputError(f"memory {memory_id!r} is {what}; only forgotten memories can be restored")
+            now = utcnow()
+            current = before.valid_to is None or before.valid_to > now  # a forgotten past version stays past
+            if current and limit is not None and await self._count(tx, user) >= limit:
                 raise LimitReached("current", limit)
-            after = replace(before, is_active=True, deleted_by=None, merged_into=None, updated_at=utcnow())
+            after = replace(before, is_active=current, deleted_by=None, merged_into=None, updated_at=now)
             await tx.execute(
                 f"UPDATE memories SET is_active = ?, deleted_by = NULL, merged_into = NULL, updated_at = ? {_MINE}",
-                (True, after.updated_at, memory_id, user.tenant, user.user_id),
+                (current, after.updated_at, memory_id, user.tenant, user.user_id),
             )
             await self._history(tx, user, memory_id, HistoryAction.RESTORE, before, after, at=after.updated_at)
             await unhide_items(tx, user, memory_id)

@@ -66,6 +66,8 @@ MEMORY = (
     "merged_into",
     "source_turn_ids",
     "metadata",
+    "valid_from",
+    "valid_to",
 )
 HISTORY = ("memory_id", "action", "before", "after", "at", "actor", "note")
 HIDES = ("memory_id", "kind", "session_id", "turn", "text")
@@ -272,7 +274,7 @@ def export_sql(sql: Sql) -> ExportSql:
     return ExportSql(
         memories=(
             f"SELECT {key}, id, agent_id, content, category, source, confidence, is_active, deleted_by, created_at, "
-            "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata "
+            "updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata, valid_from, valid_to "
             f"FROM memories WHERE {mine} AND {key} > ? ORDER BY {key} LIMIT ?"
         ),
         history=(

@@ -158,15 +158,19 @@ class MemoryIndex(Protocol):
     async def nearest(
         self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
     ) -> builtins.list[ScoredMemory]:
-        """The ``k`` active memories closest to ``vector`` by cosine similarity, best first, in one call.
+        """The ``k`` active memories closest to ``vector`` by cosine similarity, best first, in one call
+        (``flt.as_of``: among what held then, superseded past versions included; see ``_memory_reads.held``).
 
         Exactly ``min(k, matching memories)`` results: never fewer because of index post-filtering."""
         ...
 
-    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
+    async def search_text(
+        self, user: UserRef, query: str, k: int, *, as_of: datetime | None = None
+    ) -> builtins.list[ScoredMemory]:
         """Active memories holding any stem of ``query`` (:mod:`memstack.text`: "running" finds "run"), ranked by
         BM25 over the user's active memories, best first (:mod:`memstack.store._fulltext`: the same order and
-        scores on every backend). ``MemoryFilter.text`` of ``list`` and ``nearest`` needs every stem instead."""
+        scores on every backend). ``MemoryFilter.text`` of ``list`` and ``nearest`` needs every stem instead.
+        ``as_of``: over what held then instead (as ``MemoryFilter.as_of``)."""
         ...
 
 

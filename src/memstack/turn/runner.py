@@ -454,7 +454,9 @@ class TurnRunner:
     async def _memories(self, req: TurnRequest, handle: TurnHandle, clock: Stopwatch) -> tuple[MemoryHit, ...]:
         """Layer 6: memories (vector + full text, expired ones dropped, schedules decayed) and excerpts of the
         user's past conversations, recalled together (:mod:`memstack.recall`); this session's own messages are in
-        layers 8-9, so they are left out. The agent's category weights are applied by the assembly."""
+        layers 8-9, so they are left out. The agent's category weights are applied by the assembly. Past versions
+        of superseded memories come too, below the current ones, each saying when it held ("until March 2026"), so
+        the model can answer "where did I live before?"."""
         p = self.parts
         vector = (await p.embedder.embed([req.message]))[0]  # the one embedding of the message in a turn
         clock.lap("embed")
@@ -466,13 +468,15 @@ class TurnRunner:
         if top <= 0:
             return ()
         if p.recaller is None:
-            hits = await p.scorer.recall(req.user, req.message, vector, k=top, agent_id=req.agent.name, now=req.at)
-            return tuple(MemoryHit.from_scored(h) for h in hits)
+            hits = await p.scorer.recall(
+                req.user, req.message, vector, k=top, agent_id=req.agent.name, now=req.at, with_past=True
+            )
+            return tuple(MemoryHit.from_scored(h, req.at) for h in hits)
         items = await p.recaller.recall(
             req.user, req.message, k=top, at=req.at, vector=vector, exclude_session=handle.session_id,
-            agent_id=req.agent.name,
+            agent_id=req.agent.name, with_past=True,
         )  # fmt: skip
-        return layer_hits(items)
+        return layer_hits(items, now=req.at)
 
     async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:
         """Layer 7: one line per recent past session of the user (not this one)."""

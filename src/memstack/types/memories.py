@@ -6,10 +6,11 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NoReturn
 
+from memstack.dates import check_time
 from memstack.errors import InputError
 from memstack.types._core import MAX_CONTENT_CHARS, Vector, check_data, check_text
 from memstack.types.usage import ModelUsage
@@ -33,9 +34,12 @@ __all__ = [
     "ScoredMemory",
     "Source",
     "UpdateAction",
+    "check_as_of",
     "check_content",
+    "check_interval",
     "check_metadata",
     "check_metadata_filter",
+    "holds_at",
 ]
 
 
@@ -92,12 +96,52 @@ class NewMemory:
     expires_at: datetime | None = None
     source_turn_ids: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: When it held in the user's life (:func:`check_interval`; ``None``: unknown). A memory whose ``valid_to`` has
+    #: already passed is stored as a past fact: not current, found by ``as_of`` searches of its time.
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
     def __post_init__(self) -> None:
         check_content(self.content)
         if not 0.0 <= self.confidence <= 1.0:
             raise InputError(f"confidence must be between 0 and 1, got {self.confidence}")
         object.__setattr__(self, "metadata", check_metadata(self.metadata))
+        check_interval(self.valid_from, self.valid_to)
+
+
+def _utc(value: datetime, what: str) -> datetime:
+    """``value`` as an aware UTC time: a time without a zone is taken as UTC (as the stores do), one outside the
+    years :mod:`memstack.dates` reads is ``InputError`` naming ``what``."""
+    if not isinstance(value, datetime):
+        raise InputError(f"{what} must be a datetime (an ISO 8601 time such as 2026-03-01T00:00:00Z), got {value!r}")
+    check_time(value, what)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def check_interval(valid_from: datetime | None, valid_to: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """A validity interval as stored (aware, UTC; either end ``None``: unknown), or ``InputError`` for one that ends
+    before it starts (an empty one, ``valid_to == valid_from``, is refused too: it held at no time)."""
+    start = _utc(valid_from, "valid_from") if valid_from is not None else None
+    end = _utc(valid_to, "valid_to") if valid_to is not None else None
+    if start is not None and end is not None and end <= start:
+        raise InputError(
+            f"valid_to ({end.isoformat()}) must be after valid_from ({start.isoformat()}): a memory cannot stop "
+            "holding before it starts; leave an end you do not know as null"
+        )
+    return start, end
+
+
+def check_as_of(as_of: datetime | None) -> datetime | None:
+    """The time an ``as_of`` read asks about, aware and in UTC (``None``: now, the current memories only). A time
+    without a zone is taken as UTC; one before year 100 or after 9899 is ``InputError``."""
+    return _utc(as_of, "as_of") if as_of is not None else None
+
+
+def holds_at(memory: Memory, when: datetime) -> bool:
+    """Whether ``memory``'s validity interval covers ``when`` (an unknown start is open toward the past, an unknown
+    end open toward the future)."""
+    start, end = memory.valid_from, memory.valid_to
+    return (start is None or start <= when) and (end is None or end > when)
 
 
 def check_content(content: str) -> None:
@@ -221,6 +265,8 @@ class Candidate:
     observed_at: datetime | None = None
     expires_at: datetime | None = None
     evidence: str = ""
+    #: When it started to hold, where the sentence says ("I moved to Berlin last month"); ``None``: not said.
+    valid_from: datetime | None = None
 
     def __post_init__(self) -> None:
         check_content(self.content)
@@ -237,6 +283,7 @@ class Candidate:
             observed_at=self.observed_at,
             expires_at=self.expires_at,
             source_turn_ids=source_turn_ids,
+            valid_from=self.valid_from,
         )
 
 
@@ -251,12 +298,15 @@ class MemoryPatch:
     observed_at: datetime | None = None
     source_turn_ids: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] | None = field(default=None, hash=False)  # replaces the whole object ({}: clears)
+    valid_from: datetime | None = None  # checked against the memory's other end when applied
+    valid_to: datetime | None = None
 
     def __post_init__(self) -> None:
         if self.content is not None:
             check_content(self.content)
         if self.metadata is not None:
             object.__setattr__(self, "metadata", check_metadata(self.metadata))
+        check_interval(self.valid_from, self.valid_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +330,10 @@ class Memory:
     embedding: Vector | None = field(default=None, compare=False, repr=False)
     #: The caller's JSON object (read-only; ``{}`` when none was given): see :func:`check_metadata`.
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: When it held in the user's life, besides when memstack recorded it (``created_at``); ``None``: unknown. A
+    #: superseded memory's past version ends where its successor starts (:func:`holds_at`).
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
     def __post_init__(self) -> None:
         if type(self.metadata) is not _Metadata:  # rows from a store are checked once, where they were written
@@ -299,6 +353,8 @@ class Memory:
             "merged_into": self.merged_into,
             "source_turn_ids": list(self.source_turn_ids),
             "metadata": dict(self.metadata),
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
         }
 
 
@@ -341,11 +397,18 @@ class MemoryFilter:
     offset: int = 0
     #: Memories whose metadata holds every key with the same value (:func:`check_metadata_filter`).
     metadata: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: What held at this time instead of what is current (:func:`check_as_of`): active memories and superseded past
+    #: versions whose validity interval covers it; ``None``: the active memories, whatever their interval.
+    as_of: datetime | None = None
+    #: Past versions only (superseded facts and facts added already over, whatever their interval): what a chat
+    #: turn shows beside the current memories so the model can say what held before. Ignored with ``as_of``.
+    past: bool = False
 
     def __post_init__(self) -> None:
         if self.text is not None:
             check_text(self.text, "the text filter")
         object.__setattr__(self, "metadata", check_metadata_filter(self.metadata))
+        object.__setattr__(self, "as_of", check_as_of(self.as_of))
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,6 +105,9 @@ class RecallItem:
     category: Category | None = None
     context: str = ""
     context_id: str | None = None
+    #: A memory's validity interval (:class:`~memstack.types.Memory`); ``None`` for a message, or unknown.
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +123,8 @@ class RecallItem:
             "category": self.category.value if self.category else None,
             "context": self.context,
             "context_id": self.context_id,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
         }
 
 

@@ -177,12 +177,22 @@ function fillItem(li, memory, score) {
     h("span", {}, `updated ${when(memory.updated_at)}`),
   ];
   if (score !== undefined) meta.unshift(h("span", { class: "score" }, `score ${score.toFixed(3)}`));
-  if (!memory.is_active) {
+  // A past version: what held until news superseded it (inactive, neither forgotten nor merged, with an end).
+  const past = !memory.is_active && !memory.deleted_by && !memory.merged_into && memory.valid_to;
+  if (past) {
+    meta.push(h("span", { class: "forgotten" }, `held until ${when(memory.valid_to)}`));
+  } else if (!memory.is_active) {
     meta.push(h("span", { class: "forgotten" },
       memory.merged_into ? `merged into ${memory.merged_into}`
         : memory.deleted_by === "ai" ? "forgotten by the assistant" : "forgotten by you"));
   }
-  const actions = memory.is_active
+  const actions = past
+    ? [
+      h("button", { type: "button", class: "secondary", onclick: () => history(memory) }, "History"),
+      h("button", { type: "button", class: "secondary", onclick: () => forget(memory) }, "Forget"),
+      h("button", { type: "button", class: "danger-link", onclick: () => destroy(memory) }, "Delete"),
+    ]
+    : memory.is_active
     ? [
       h("button", { type: "button", class: "secondary", onclick: () => startEdit(li, memory) }, "Edit"),
       h("button", { type: "button", class: "secondary", onclick: () => history(memory) }, "History"),

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import builtins
+from datetime import datetime
 from typing import Any
 
 from psycopg import sql
@@ -21,7 +22,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError
 from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
-from memstack.store._memory_reads import MemoryReads
+from memstack.store._memory_reads import MemoryReads, held
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import (
@@ -35,6 +36,7 @@ from memstack.store.postgres._rows import (
 )
 from memstack.store.postgres._sql import PgSql
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
+from memstack.types.memories import check_as_of
 
 __all__ = ["PgIndex"]
 
@@ -42,7 +44,7 @@ _EXACT = """
 WITH top AS (
     SELECT seq, distance FROM (
         SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
-        WHERE tenant = %(tenant)s AND user_id = %(user)s AND is_active{filters}
+        WHERE tenant = %(tenant)s AND user_id = %(user)s {filters}
         OFFSET 0
     ) AS candidates
     ORDER BY distance, seq LIMIT %(k)s
@@ -58,7 +60,7 @@ _LOOKUP = ", (SELECT index_name FROM memory_ann_indexes WHERE tenant = %(tenant)
 _INDEXED = """
 WITH ann AS MATERIALIZED (
     SELECT seq, embedding <=> %(v)s::vector AS distance FROM memories
-    WHERE tenant = {tenant} AND user_id = {user} AND is_active{filters}
+    WHERE tenant = {tenant} AND user_id = {user} {filters}
     ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s
 ),
 found AS (SELECT count(*) AS n FROM ann),
@@ -67,7 +69,7 @@ top AS (
     UNION ALL
     SELECT seq, distance FROM (
         SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM memories
-        WHERE tenant = {tenant} AND user_id = {user} AND is_active{filters}
+        WHERE tenant = {tenant} AND user_id = {user} {filters}
         OFFSET 0
     ) AS exact WHERE (SELECT n FROM found) < %(k)s
     ORDER BY distance, seq LIMIT %(k)s
@@ -79,13 +81,19 @@ ORDER BY top.distance, top.seq
 #: ``COLUMNS`` of the joined ``memories AS m``.
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 
-#: BM25 of the user's active memories that hold a query term, the best ``k`` (newest first among equals).
-_SEARCH_TEXT = f"""
+
+def _search_text(state: str) -> str:
+    """BM25 of the user's memories under ``state`` (:func:`held`) that hold a query term, the best ``k`` (newest
+    first among equals)."""
+    return f"""
 SELECT {_M_COLUMNS}, ranked.score FROM (
-    {pg_bm25("memories", "seq", "d.tenant = %(tenant)s AND d.user_id = %(user)s AND d.is_active")}
+    {pg_bm25("memories", "seq", f"d.tenant = %(tenant)s AND d.user_id = %(user)s {state}")}
 ) AS ranked JOIN memories AS m ON m.seq = ranked.key
 ORDER BY ranked.score DESC, m.seq DESC LIMIT %(k)s
 """
+
+
+_SEARCH_TEXT = _search_text(held(None, table="d")[0])
 
 
 class PgIndex(MemoryReads):
@@ -99,10 +107,14 @@ class PgIndex(MemoryReads):
         self._exact: dict[tuple[str, bool], str] = {}
 
     @staticmethod
-    def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
-        """SQL conditions for the filter's categories, agent, text and metadata (``None``: the text has no words)."""
+    def _filters(flt: MemoryFilter, params: dict[str, Any], *, include_deleted: bool = False) -> str | None:
+        """SQL conditions for the rows the filter sees (:func:`held`: current, or what held at ``as_of``), its
+        categories, agent, text and metadata (``None``: the text has no words)."""
         check_agent(flt.agent_id)
-        parts = []
+        state, _ = held(flt.as_of, include_deleted=include_deleted, placeholder="%(as_of)s", past=flt.past)
+        if flt.as_of is not None:
+            params["as_of"] = flt.as_of
+        parts = [state]
         if flt.categories:
             params["categories"] = [parse_category(c).value for c in flt.categories]
             parts.append(" AND category = ANY(%(categories)s)")
@@ -133,12 +145,11 @@ class PgIndex(MemoryReads):
         if flt.limit < 1 or flt.offset < 0:
             raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
         params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "limit": flt.limit, "offset": flt.offset}
-        filters = self._filters(flt, params)
+        filters = self._filters(flt, params, include_deleted=flt.include_deleted)
         if filters is None:
             return []
-        active = "" if flt.include_deleted else " AND is_active"
         rows = await self._rows(
-            f"SELECT {COLUMNS} FROM memories WHERE tenant = %(tenant)s AND user_id = %(user)s{active}{filters} "
+            f"SELECT {COLUMNS} FROM memories WHERE tenant = %(tenant)s AND user_id = %(user)s {filters} "
             "ORDER BY created_at DESC, seq DESC LIMIT %(limit)s OFFSET %(offset)s",
             params,
         )
@@ -151,17 +162,22 @@ class PgIndex(MemoryReads):
         )
         return int(rows[0][0])
 
-    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
-        """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories, in one
-        statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
+    async def search_text(
+        self, user: UserRef, query: str, k: int, *, as_of: datetime | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Active memories (``as_of``: those that held then) holding any term of ``query``, ranked by BM25 over the
+        same rows, in one statement (:func:`~memstack.store._fulltext.pg_bm25`)."""
         k = check_k(k)
+        as_of = check_as_of(as_of)
         terms = searched_terms(query)
         if terms is None:
             return []
-        rows = await self._rows(
-            _SEARCH_TEXT,
-            {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS},
-        )
+        params = {"tenant": user.tenant, "user": user.user_id, "terms": terms, "k": k, **BM25_PARAMS}
+        statement = _SEARCH_TEXT
+        if as_of is not None:
+            statement = _search_text(held(as_of, table="d", placeholder="%(as_of)s")[0])
+            params["as_of"] = as_of
+        rows = await self._rows(statement, params)
         return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
 
     async def nearest(
@@ -177,6 +193,8 @@ class PgIndex(MemoryReads):
             return []
         params["v"] = self._db.vector_param(query)
         known, index = self._ann.cached(user)
+        if flt is not None and (flt.as_of is not None or flt.past):
+            index = None  # a user's HNSW index holds current memories only (is_active): the exact statement
         statement, prepare = self._nearest_statement(user, filters, index, lookup=not known)
         rows = await self._rows(statement, params, prepare=prepare, search=index is not None)
         if not known and rows:

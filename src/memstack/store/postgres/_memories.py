@@ -51,7 +51,8 @@ __all__ = ["PgMemories"]
 
 _INSERT_COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
-    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding, terms, n_terms, metadata"
+    "created_at, updated_at, observed_at, expires_at, source_turn_ids, embedding, terms, n_terms, metadata, "
+    "valid_from, valid_to"
 )
 _INSERT_TYPES = [
     "text",
@@ -72,6 +73,8 @@ _INSERT_TYPES = [
     "text[]",
     "int4",
     "jsonb",
+    "timestamptz",
+    "timestamptz",
 ]
 _HISTORY_COLUMNS = "memory_id, tenant, user_id, action, before, after, at, actor, note"
 _HISTORY_TYPES = ["text", "text", "text", "text", "jsonb", "jsonb", "timestamptz", "text", "text"]
@@ -110,7 +113,7 @@ class PgMemories(MemoryWritesBase):
             m.category.value,
             m.source.value,
             m.confidence,
-            True,
+            m.is_active,
             m.created_at,
             m.updated_at,
             m.observed_at,
@@ -120,6 +123,8 @@ class PgMemories(MemoryWritesBase):
             terms,
             len(terms),
             Jsonb(m.metadata),
+            m.valid_from,
+            m.valid_to,
         )
 
     @staticmethod
@@ -178,7 +183,7 @@ class PgMemories(MemoryWritesBase):
                 active += 1
             await conn.execute(
                 f"INSERT INTO memories ({_INSERT_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, %s)",
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, %s, %s, %s)",
                 self._row(new, self._db.vector_param(vector)),
             )
             await self._history(tx(conn), user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
@@ -246,8 +251,8 @@ class PgMemories(MemoryWritesBase):
             await conn.execute(
                 "UPDATE memories SET content = %s, category = %s, confidence = %s, expires_at = %s, observed_at = %s, "
                 "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding), "
-                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms), metadata = %s "
-                "WHERE id = %s AND tenant = %s AND user_id = %s",
+                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms), metadata = %s, valid_from = %s, "
+                "valid_to = %s WHERE id = %s AND tenant = %s AND user_id = %s",
                 (
                     after.content,
                     after.category.value,
@@ -260,6 +265,8 @@ class PgMemories(MemoryWritesBase):
                     terms,
                     len(terms) if terms is not None else None,
                     Jsonb(after.metadata),
+                    after.valid_from,
+                    after.valid_to,
                     memory_id,
                     user.tenant,
                     user.user_id,

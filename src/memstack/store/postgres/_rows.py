@@ -68,4 +68,6 @@ def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> 
         source_turn_ids=tuple(row[15] or ()),
         embedding=vector,
         metadata=stored_metadata(row[16]),
+        valid_from=row[17],
+        valid_to=row[18],
     )

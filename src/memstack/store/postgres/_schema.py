@@ -207,6 +207,13 @@ async def _m0021_memory_metadata(conn: psycopg.AsyncConnection[Any], dim: int) -
     await conn.execute("ALTER TABLE memories ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'")
 
 
+async def _m0023_memory_validity(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    """Migration ``0023_memory_validity``: when a memory held in the user's life, besides when it was recorded.
+    Nullable without a default (no table rewrite); rows stored before are left unknown (NULL), as on SQLite
+    (``022_memory_validity`` says why). ``as_of`` reads filter one user's rows, already found by user: no index."""
+    await conn.execute(b"ALTER TABLE memories ADD COLUMN valid_from timestamptz, ADD COLUMN valid_to timestamptz")
+
+
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 async def _m0016_chat_threads(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     """Migration ``0016_chat_threads``."""
@@ -330,6 +337,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0020_user_erasures", migrate_user_erasures),
     ("0021_memory_metadata", _m0021_memory_metadata),
     ("0022_webhooks", _m0022_webhooks),
+    ("0023_memory_validity", _m0023_memory_validity),
 ]
 
 

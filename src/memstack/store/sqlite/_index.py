@@ -11,6 +11,7 @@ import asyncio
 import builtins
 import sqlite3
 from collections.abc import Mapping
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -19,9 +20,9 @@ import numpy as np
 from memstack.errors import InputError
 from memstack.store._checks import check_agent
 from memstack.store._fulltext import fts5_match, rank, searched_terms
-from memstack.store._memory_reads import MemoryReads
+from memstack.store._memory_reads import MemoryReads, held
 from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, user_key
+from memstack.store.sqlite._core import Core, opt_ts, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import (
     CATEGORY_CODES,
@@ -34,6 +35,7 @@ from memstack.store.sqlite._rows import (
 )
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
+from memstack.types.memories import check_as_of
 
 __all__ = ["SQLiteIndex"]
 
@@ -51,11 +53,24 @@ class SQLiteIndex(MemoryReads):
         flt = flt or MemoryFilter()
         if flt.limit < 1 or flt.offset < 0:
             raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
+        where = self._where(user, flt, include_deleted=flt.include_deleted)
+        if where is None:
+            return []
+        conditions, args = where
+        query = f"SELECT {COLUMNS} FROM memories WHERE {conditions} ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?"
+        args += [flt.limit, flt.offset]
+        # Rows become Memory objects on the database thread: a long page must not hold the event loop.
+        return await self._core.run(lambda conn: [memory_from_row(r) for r in conn.execute(query, args)])
+
+    @staticmethod
+    def _where(
+        user: UserRef, flt: MemoryFilter, *, include_deleted: bool = False
+    ) -> tuple[str, builtins.list[Any]] | None:
+        """The conditions (and their parameters) of ``flt`` on the user's rows; ``None``: its text has no words."""
         check_agent(flt.agent_id)
-        sql = [f"SELECT {COLUMNS} FROM memories WHERE tenant = ? AND user_id = ?"]
-        args: builtins.list[Any] = [user.tenant, user.user_id]
-        if not flt.include_deleted:
-            sql.append("AND is_active = 1")
+        state, args = held(opt_ts(flt.as_of), include_deleted=include_deleted, past=flt.past)
+        sql = ["tenant = ? AND user_id = ?", state]
+        args = [user.tenant, user.user_id, *args]
         if flt.categories:
             cats = [parse_category(c).value for c in flt.categories]
             sql.append(f"AND category IN ({', '.join('?' * len(cats))})")
@@ -66,43 +81,43 @@ class SQLiteIndex(MemoryReads):
         if flt.text is not None:
             terms = searched_terms(flt.text)
             if terms is None:
-                return []
+                return None
             sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
             args.append(fts5_match(fts_owner(user), terms, any_word=False))
         if flt.metadata:
             conditions, values = metadata_conditions(flt.metadata)
             sql.append(conditions)
             args += values
-        sql.append("ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?")
-        args += [flt.limit, flt.offset]
-        query = " ".join(sql)
-        # Rows become Memory objects on the database thread: a long page must not hold the event loop.
-        return await self._core.run(lambda conn: [memory_from_row(r) for r in conn.execute(query, args)])
+        return " ".join(part for part in sql if part), args
 
     async def count_active(self, user: UserRef) -> int:
         return await self._core.run(lambda conn: self._core.count(conn, user))
 
-    async def search_text(self, user: UserRef, query: str, k: int) -> builtins.list[ScoredMemory]:
-        """Active memories holding any term of ``query``, ranked by BM25 over the user's active memories."""
+    async def search_text(
+        self, user: UserRef, query: str, k: int, *, as_of: datetime | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Active memories (``as_of``: those that held then) holding any term of ``query``, ranked by BM25 over the
+        same rows."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
         terms = searched_terms(query)
         if terms is None:
             return []
         match = fts5_match(fts_owner(user), terms, any_word=True)
-        scope = (user.tenant, user.user_id)
+        state, state_args = held(opt_ts(check_as_of(as_of)), table="m")
+        scope = (user.tenant, user.user_id, *state_args)
 
         def run(conn: sqlite3.Connection) -> builtins.list[ScoredMemory]:
             with transaction(conn, write=False):
                 matches = conn.execute(
                     "SELECT m.pk, m.terms FROM memories_fts JOIN memories m ON m.pk = memories_fts.rowid "
-                    "WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? AND m.is_active = 1 ORDER BY m.pk",
+                    f"WHERE memories_fts MATCH ? AND m.tenant = ? AND m.user_id = ? {state} ORDER BY m.pk",
                     (match, *scope),
                 ).fetchall()
                 if not matches:
                     return []
                 n_docs, total = conn.execute(
-                    "SELECT COUNT(*), TOTAL(n_terms) FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
+                    f"SELECT COUNT(*), TOTAL(n_terms) FROM memories AS m WHERE tenant = ? AND user_id = ? {state}",
                     scope,
                 ).fetchone()
                 best = rank(matches, terms, int(n_docs), int(total), k)
@@ -127,6 +142,8 @@ class SQLiteIndex(MemoryReads):
         query = unit_vector(vector, self._core.dim)
         flt = flt or MemoryFilter()
         check_agent(flt.agent_id)
+        if flt.as_of is not None or flt.past:  # past versions are not in the cache (current memories only): read rows
+            return await self._core.run(partial(self._nearest_as_of, user, query, k, flt))
         cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
         if not self._core.is_fresh():  # something was committed: catch up on the database thread first
             await self._core.run(self._core.sync)
@@ -143,6 +160,24 @@ class SQLiteIndex(MemoryReads):
         if entry.n * self._core.dim > _LARGE_SCAN:
             return await asyncio.to_thread(search)
         return search()
+
+    def _nearest_as_of(
+        self, user: UserRef, query: Vector, k: int, flt: MemoryFilter, conn: sqlite3.Connection
+    ) -> builtins.list[ScoredMemory]:
+        """Database thread: exact cosine top-``k`` of the rows that held at ``flt.as_of`` (current memories and
+        superseded past versions alike), read from the table: an ``as_of`` search is rare, the cache stays lean."""
+        where = self._where(user, flt)
+        if where is None:
+            return []
+        conditions, args = where
+        with transaction(conn, write=False):
+            rows = conn.execute(f"SELECT {COLUMNS}, embedding FROM memories WHERE {conditions}", args).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), i))[:k]
+        return [ScoredMemory(memory_from_row(rows[i][:-1]), float(scores[i])) for i in order]
 
     def _load(self, user: UserRef, conn: sqlite3.Connection) -> UserVectors:
         """Database thread: read the user's active memories and vectors (one indexed query) and cache them."""

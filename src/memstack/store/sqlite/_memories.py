@@ -50,7 +50,8 @@ __all__ = ["SQLiteMemories"]
 _INSERT = (
     "INSERT INTO memories (pk, id, tenant, user_id, agent_id, content, category, source, confidence, is_active, "
     "deleted_by, created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, fts_owner, embedding, "
-    "terms, n_terms, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "terms, n_terms, metadata, valid_from, valid_to) "
+    f"VALUES ({', '.join('?' * 24)})"
 )
 _FTS_INSERT = "INSERT INTO memories_fts (rowid, terms, fts_owner) VALUES (?, ?, ?)"
 _FTS_INSERT_FROM = "INSERT INTO memories_fts (rowid, terms, fts_owner) SELECT pk, terms, fts_owner FROM memories"
@@ -77,7 +78,7 @@ class SQLiteMemories(MemoryWritesBase):
             m.category.value,
             m.source.value,
             m.confidence,
-            1,
+            int(m.is_active),
             None,
             created,
             created,
@@ -90,6 +91,8 @@ class SQLiteMemories(MemoryWritesBase):
             " ".join(terms),
             len(terms),
             metadata_text(m.metadata),
+            opt_ts(m.valid_from),
+            opt_ts(m.valid_to),
         )
 
     async def add(
@@ -111,7 +114,7 @@ class SQLiteMemories(MemoryWritesBase):
                 raise LimitReached("current", limit)
             row = self._insert_row(None, new, blob, owner, to_ts(new.created_at))
             pk = int(conn.execute(_INSERT, row).lastrowid or 0)
-            conn.execute(_FTS_INSERT, (pk, row[-3], owner))
+            conn.execute(_FTS_INSERT, (pk, row[19], owner))
             drive(
                 self._history(tx(conn), user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
             )
@@ -154,14 +157,18 @@ class SQLiteMemories(MemoryWritesBase):
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)
-        pks = list(range(base + 1, base + 1 + len(new)))
-        cats = [CATEGORY_CODES[m.category] for m in new]
+        # The cache holds current memories only: a past fact (its interval over, see new_memory) stays out of it.
+        current = [i for i, m in enumerate(new) if m.is_active]
+        pks = [base + 1 + i for i in current]
+        kept = [new[i] for i in current]
+        cats = [CATEGORY_CODES[m.category] for m in kept]
+        rows = matrix if len(current) == len(new) else matrix[current]
         entry = self._core.vectors.peek(key)
         if entry is not None:
-            entry.extend(pks, new, matrix, cats)
+            entry.extend(pks, kept, rows, cats)
             self._core.vectors.resized(key)
         elif first_for_user:  # write-through: a new user's memories and vectors are all in hand
-            self._core.vectors.put(key, UserVectors(self._core.dim, pks, new, matrix, cats))
+            self._core.vectors.put(key, UserVectors(self._core.dim, pks, kept, rows, cats))
         return new
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
@@ -204,7 +211,8 @@ class SQLiteMemories(MemoryWritesBase):
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
                 "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding), "
-                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms), metadata = ? WHERE pk = ?",
+                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms), metadata = ?, valid_from = ?, "
+                "valid_to = ? WHERE pk = ?",
                 (
                     after.content,
                     after.category.value,
@@ -217,6 +225,8 @@ class SQLiteMemories(MemoryWritesBase):
                     " ".join(terms) if terms is not None else None,
                     len(terms) if terms is not None else None,
                     metadata_text(after.metadata),
+                    opt_ts(after.valid_from),
+                    opt_ts(after.valid_to),
                     pk,
                 ),
             )

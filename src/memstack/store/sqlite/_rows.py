@@ -90,7 +90,7 @@ def metadata_conditions(wanted: Mapping[str, Any], table: str = "memories") -> t
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> Memory:
     """A :class:`Memory` from the ``COLUMNS`` of one row (with the embedding when its blob is given)."""
     (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
-    created, updated, observed, expires, merged_into, turns, metadata = row[10:17]
+    created, updated, observed, expires, merged_into, turns, metadata, valid_from, valid_to = row[10:19]
     return Memory(
         id=id_,
         tenant=tenant,
@@ -110,4 +110,6 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None 
         source_turn_ids=() if turns == "[]" else tuple(json.loads(turns)),
         embedding=np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None,
         metadata=stored_metadata(metadata),
+        valid_from=_fromiso(valid_from) if valid_from is not None else None,
+        valid_to=_fromiso(valid_to) if valid_to is not None else None,
     )

@@ -289,6 +289,13 @@ def _m021_webhooks(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
     conn.execute("CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, pk)")
     conn.execute("CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
+def _m022_memory_validity(conn: sqlite3.Connection) -> None:
+    """Migration ``022_memory_validity``: when a memory held in the user's life (``valid_from``, ``valid_to``, UTC
+    text like every time here), besides when it was recorded. Rows stored before are left unknown (NULL) rather than
+    given ``created_at``: when memstack heard a fact says nothing of when it began, and an unknown start is open
+    toward the past for ``as_of`` reads, so they stay found as before. Their history is untouched."""
+    conn.execute("ALTER TABLE memories ADD COLUMN valid_from TEXT")
+    conn.execute("ALTER TABLE memories ADD COLUMN valid_to TEXT")
 
 
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
@@ -312,6 +319,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("019_user_erasures", migrate_user_erasures),
     ("020_memory_metadata", _m020_memory_metadata),
     ("021_webhooks", _m021_webhooks),
+    ("022_memory_validity", _m022_memory_validity),
 ]
 
 
