@@ -289,6 +289,8 @@ def _m021_webhooks(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
     conn.execute("CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, pk)")
     conn.execute("CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
+
+
 def _m022_memory_validity(conn: sqlite3.Connection) -> None:
     """Migration ``022_memory_validity``: when a memory held in the user's life (``valid_from``, ``valid_to``, UTC
     text like every time here), besides when it was recorded. Rows stored before are left unknown (NULL) rather than
