@@ -186,6 +186,9 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     # force: the dedup rule calls the richer text a duplicate of the first, and this test needs both stored
     new = await ms.add(user, "I drink green tea every morning", category="preference", force=True)
     await ms.store.memories.forget(user, old.id, by=DeletedBy.AI, merged_into=new.id, note="superseded")
+    # When a memory held in the user's life: an interval, and news that closes it (a past version kept).
+    lived = await ms.add(user, "I live in Ghent", category="fact", valid_from=datetime(2019, 5, 1, tzinfo=UTC))
+    await ms.supersede(user, lived.id, "I live in Bruges", at=datetime(2024, 3, 1, tzinfo=UTC))
     # What the offline models do not write: an artifact and a snapshot of a turn, a detection still pending.
     held = await ms.store.sessions.acquire(user, "drafts")
     try:
