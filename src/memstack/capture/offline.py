@@ -32,7 +32,7 @@ from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_capture_head
 from memstack.capture.instructions import framed
 from memstack.capture.rewrite import third_person
-from memstack.capture.rules import Clause, screen, starts_with_self
+from memstack.capture.rules import Clause, asks_for_work, screen, starts_with_self
 from memstack.dates import expiry_for, find_dates, resolve
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
@@ -128,6 +128,8 @@ class OfflineClassifier:
                 return None
             clause = Clause(text, False, verdict.category, verdict.probability, content=content)
             return self._written(clause, at)
+        if asks_for_work(text):
+            return None  # a request for a piece of work is an instruction or nothing, never a statement
         restored = restore_subject(text)
         category = verdict.category
         if starts_with_self(restored):

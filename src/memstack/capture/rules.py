@@ -19,7 +19,7 @@ from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS
 from memstack.types import Category
 
-__all__ = ["Clause", "might_disclose", "screen", "starts_with_self", "statements"]
+__all__ = ["Clause", "asks_for_work", "might_disclose", "screen", "starts_with_self", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +294,7 @@ def _is_request(text: str) -> bool:
     return standing_instruction(text) is not None
 
 
-def _asks_for_work(sentence: str) -> bool:
+def asks_for_work(sentence: str) -> bool:
     """A task request or a question for the assistant ("Can you help me write a note?"): a form asked for in the
     same message ("keep it friendly") is about that work, not every reply."""
     stripped = _LEAD_IN.sub("", sentence)
@@ -326,7 +326,7 @@ def screen(
 
     def working() -> bool:  # read once, and only when an instruction needs it
         if not asks:
-            asks.append(any(_asks_for_work(s) and standing_instruction(s) is None for s in sentences))
+            asks.append(any(asks_for_work(s) and standing_instruction(s) is None for s in sentences))
         return asks[0]
 
     for index, sentence in enumerate(sentences):
