@@ -313,9 +313,9 @@ def screen(
     instructions to the assistant as preferences. ``limit``: stop after that many clauses (the caller keeps no
     more; a 32,000-character message of short sentences is not read to its end).
 
-    ``refused``: when given, the clauses the rules refused are appended to it (at most ``limit``, or 10), for a
-    reader of meaning (:mod:`~memstack.capture.head`) to judge; questions, greetings and reactions are not, since
-    no reading makes them a memory."""
+    ``refused``: when given, the clauses the rules could not judge (no first-person subject) are appended to it (at
+    most ``limit``, or 10), for a reader of meaning (:mod:`~memstack.capture.head`) to judge; questions, greetings
+    and reactions are not, since no reading makes them a memory."""
     question = _last_question(recent)
     judged = might_disclose(message) or question is not None
     if not judged and refused is None:
@@ -358,9 +358,14 @@ def screen(
 
 
 def _readable(part: str) -> str | None:
-    """A refused clause worth a reading of its meaning: words (two or more), not a question, greeting or reaction."""
+    """A refused clause worth a reading of its meaning: words (two or more), not a question, greeting or reaction,
+    and without the user as a subject ("I …", "my …"): a first-person clause the rules refused was refused for what
+    it is (a passing state, a reaction, a request), and a reading of meaning second-guessing them stored chat (on
+    LoCoMo's turns, twice as many wrong memories as right ones)."""
     text = strip_preamble(_SYMBOLS.sub("", part)).strip()
     if len(text) < 4 or len(text.split()) < 2 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
+        return None
+    if _SUBJECT.search(restore_subject(text)):
         return None
     return text
 
