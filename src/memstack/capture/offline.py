@@ -22,6 +22,7 @@ No language model is involved: this is an honest baseline, measured by ``memstac
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime
 
 import numpy as np
@@ -43,6 +44,14 @@ __all__ = ["OfflineClassifier"]
 MARGIN_WEIGHT = 1.0
 #: At most this many candidates per message.
 MAX_CANDIDATES = 5
+# A statement without the user as its subject that speaks to the other side, or whose subject points at something
+# said before: it cannot stand alone as a fact about the user (on LoCoMo's turns, most of what the head kept was such
+# remarks: "sounds like your event was amazing", "it was really rewarding").
+_ELSEWHERE = re.compile(
+    r"\b(?:you|your|yours|you're|y'all|ya|u)\b|^(?:it|it's|its|they|they're|that|that's|this|these|those|there|"
+    r"he|she|him|her|them|sounds|glad|congrats|have a)\b",
+    re.IGNORECASE,
+)
 
 
 class OfflineClassifier:
@@ -130,6 +139,8 @@ class OfflineClassifier:
             return self._written(clause, at)
         if asks_for_work(text):
             return None  # a request for a piece of work is an instruction or nothing, never a statement
+        if _ELSEWHERE.search(text):
+            return None  # about the other side ("your event"), or its subject is something said before ("it was …")
         restored = restore_subject(text)
         category = verdict.category
         if starts_with_self(restored):
