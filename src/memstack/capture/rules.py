@@ -360,8 +360,7 @@ def screen(
 def _readable(part: str) -> str | None:
     """A refused clause worth a reading of its meaning: words (two or more), not a question, greeting or reaction,
     and without the user as a subject ("I …", "my …"): a first-person clause the rules refused was refused for what
-    it is (a passing state, a reaction, a request), and a reading of meaning second-guessing them stored chat (on
-    LoCoMo's turns, twice as many wrong memories as right ones)."""
+    it is (a passing state, a reaction, a request), and the head is not asked to second-guess that."""
     text = strip_preamble(_SYMBOLS.sub("", part)).strip()
     if len(text) < 4 or len(text.split()) < 2 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
         return None
