@@ -24,7 +24,10 @@ because the data may be absent. Run it after changing the exemplars::
 
     .venv/bin/python scripts/check_exemplars.py --data path/to/eval
 
-``--module`` checks another module's sentences (every string in its module-level tuples, lists and mappings).
+``--module`` checks another module's sentences (every string in its module-level tuples, lists and mappings);
+``--jsonl FILE …`` checks the ``text`` of every line of written training data instead (the capture head's)::
+
+    .venv/bin/python scripts/check_exemplars.py --data path/to/eval --jsonl tests/capture/data/capture_train/*.jsonl
 """
 
 from __future__ import annotations
@@ -120,6 +123,11 @@ def examples(module_name: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def jsonl_texts(paths: list[Path]) -> list[str]:
+    """The ``text`` of every line of ``paths`` (JSON lines)."""
+    return [json.loads(line)["text"] for path in paths for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
 def _ngrams(toks: tuple[str, ...], n: int) -> set[str]:
     return {" ".join(toks[i : i + n]) for i in range(len(toks) - n + 1)}
 
@@ -203,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", default="memstack.capture.exemplars", help="module whose sentences to check")
     parser.add_argument("--jaccard", type=float, default=0.6, help="word-set Jaccard that counts as near-verbatim")
     parser.add_argument("--ngram", type=int, default=6, help="length of a shared run of words that counts")
+    parser.add_argument("--jsonl", type=Path, nargs="+", help="written training data to check (each line's text)")
     parser.add_argument(
         "--containment", type=float, default=0.8, help="share of an example's words found in order in one text"
     )
@@ -212,12 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     units = load_units(args.data)
     if not units:
         parser.error(f"no .json, .csv or .tsv texts under {args.data}")
-    sentences = examples(args.module)
+    sentences = jsonl_texts(args.jsonl) if args.jsonl else examples(args.module)
     findings = check(sentences, units, jaccard=args.jaccard, ngram=args.ngram, containment=args.containment)
     for f in findings:
         print(f"near-verbatim: {f.example!r}\n  {f.why}: {f.unit.text!r}\n  at {f.unit.where}")
+    source = f"{len(args.jsonl)} files" if args.jsonl else args.module
     print(
-        f"{len(sentences)} examples of {args.module} against {len(units)} texts under {args.data}: "
+        f"{len(sentences)} examples of {source} against {len(units)} texts under {args.data}: "
         f"{len(findings)} near-verbatim"
     )
     return 1 if findings else 0

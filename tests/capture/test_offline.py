@@ -51,9 +51,12 @@ async def test_the_no_save_path_embeds_nothing(classifier: OfflineClassifier) ->
     counter = classifier._embedder
     assert isinstance(counter, CountingEmbedder)
     before = counter.texts
-    for message in ("Can you explain recursion?", "Thanks!", "What is 2+2?", "Write a haiku about autumn"):
+    for message in ("Can you explain recursion?", "Thanks!", "What is 2+2?", "ok cool"):
         assert await classifier.classify(message, at=AT) == []
     assert counter.texts == before
+    # an imperative is read for its meaning (a standing instruction or a task), and a task is not kept
+    assert await classifier.classify("Write a haiku about autumn", at=AT) == []
+    assert counter.texts == before + 1
 
 
 async def test_chit_chat_with_first_person_words_is_not_saved(classifier: OfflineClassifier) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from memstack.dates import MONTH_NAMES, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS, STOP_WORDS
 
-__all__ = ["MAX_SPLIT_CHARS", "clauses", "drops_subject", "names_someone", "restore_subject"]
+__all__ = ["MAX_SPLIT_CHARS", "clauses", "drops_subject", "names_someone", "restore_be", "restore_subject"]
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -308,3 +308,22 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
         if m.group("verb").lower() not in _NOT_VERBS and anchored and not gerund and not _REACTING.search(clause):
             return f"{be} {clause[:1].lower()}{clause[1:]}"
     return clause
+
+
+# A bare predicate: an adjective by its form ("allergic", "intolerant", "vegetarian", "left-handed"), in the first
+# two words after a degree word, or "a"/"an" and a noun ("a nurse"). Nothing else is given a verb: "Tea > coffee",
+# "Two dogs, one cat" have none that can be put back faithfully.
+_PREDICATE = _rx(
+    r"^(?:(?:very|really|super|severely|mildly|slightly|mostly|pretty|quite|totally|fully|highly|extremely|also|"
+    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w'-]+\s+)?[a-z]+(?:ic|ous|ive|ible|able|ful|less|"
+    r"ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
+)
+_ANY_VERB = _rx(r"\b(?:am|is|are|was|were|be|been|have|has|had|do|does|did|can|will|would|should)\b")
+
+
+def restore_be(clause: str) -> str | None:
+    """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
+    to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own."""
+    if _PREDICATE.match(clause) is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
+        return None
+    return f"I'm {clause[:1].lower()}{clause[1:]}"

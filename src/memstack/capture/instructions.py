@@ -13,6 +13,10 @@ every reply is. :func:`standing_instruction` tells them apart by three signals, 
   ("keep *your answers* short", "use metric units"), not a topic ("explain recursion in simple terms" is a task);
 * it is not about a thing at hand: no "this", "that", "the following", no quoted text to work on.
 
+Wordings the three signals miss ("short answers pls", "default to TypeScript") are read by the capture head
+(:mod:`~memstack.capture.head`), which tells a standing instruction from a one-off task by meaning; :func:`framed`
+writes what it keeps in the same frame, refusing only what is plainly about the thing at hand or limited to now.
+
 The memory keeps the user's own words, turned to the third person for the user ("me" → "User", "my" → "User's",
 "when I ask" → "when User asks") and addressed as they were ("you" stays the assistant), behind one fixed frame:
 ``User's preference for replies: always answer in Spanish.`` The frame reads as what it is, a fact about the user,
@@ -28,7 +32,7 @@ import re
 
 from memstack.capture.rewrite import third_person
 
-__all__ = ["PREFERENCE_FRAME", "might_instruct", "standing_instruction"]
+__all__ = ["PREFERENCE_FRAME", "framed", "might_instruct", "standing_instruction"]
 
 #: How a standing instruction is written as a memory.
 PREFERENCE_FRAME = "User's preference for replies: "
@@ -156,3 +160,26 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
         return None
     body = _third_person(_POLITE.sub("", f"{condition}, {text}" if condition else text))
     return f"{PREFERENCE_FRAME}{body[:1].lower()}{body[1:]}."
+
+
+# An instruction limited to now is about the work at hand: "for now keep it short", "just this once, in French".
+_ONCE = _rx(r"\b(?:for now|this time|this once|for today|right now|for the moment|just for)\b")
+_SELF_START = _rx(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|our)\b")
+
+
+def framed(sentence: str) -> str | None:
+    """The memory for a clause the capture head read as a standing instruction, in :data:`PREFERENCE_FRAME`; ``None``
+    when it is about a thing at hand ("this", quoted text), limited to now, or a statement about the user (which is
+    written as one, not as an instruction)."""
+    text = _LEAD.sub("", sentence.strip().replace("’", "'"))
+    if asked := _ASK.match(text):
+        text = text[asked.end() :]
+    text = _TIME.sub("", _LEAD.sub("", text))
+    condition = ""
+    if m := _CONDITION.match(text):
+        condition, text = m.group("cond"), text[m.end() :]
+    text = _TRAIL.sub("", _LEAD.sub("", text)).rstrip(" ,;:?!-")
+    if len(text.split()) < 2 or _AT_HAND.search(text) or _ONCE.search(sentence) or _SELF_START.match(text):
+        return None
+    body = _third_person(_POLITE.sub("", f"{condition}, {text}" if condition else text)).strip(" ,")
+    return f"{PREFERENCE_FRAME}{body[:1].lower()}{body[1:]}." if body else None

@@ -6,7 +6,14 @@
 2. The surviving sentences are embedded in one batch and compared with written exemplars of each category and of
    non-memories (:mod:`~memstack.capture.exemplars`); the similarity margin adjusts the rule strength into a
    confidence, and picks the category when no rule cue did.
-3. Dates are resolved against the message time; a sentence about a future date becomes a ``schedule`` memory that
+3. The clauses the rules refused (no first-person word: "lactose intolerant.", "short answers pls"; an imperative
+   they cannot parse: "default to TypeScript"; the second fact of a compound message) are read by the capture head
+   (:mod:`~memstack.capture.head`, a softmax over the same embeddings, in the same batch), when the embedder is the
+   one it was trained on. One it keeps is a standing instruction (written in the frame of
+   :func:`~memstack.capture.instructions.framed`) or a statement: with its subject when it has one or chat left it
+   out, with "User is" before a bare predicate ("User is lactose intolerant."), and otherwise the user's own words,
+   attributed ("User said: …"), never a guessed verb.
+4. Dates are resolved against the message time; a sentence about a future date becomes a ``schedule`` memory that
    expires the day after; the content is rewritten about "User".
 
 No language model is involved: this is an honest baseline, measured by ``memstack eval extraction``.
@@ -15,14 +22,18 @@ No language model is involved: this is an honest baseline, measured by ``memstac
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime
 
 import numpy as np
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
+from memstack.capture.clauses import restore_be, restore_subject
 from memstack.capture.exemplars import NEGATIVE, POSITIVE
+from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_capture_head
+from memstack.capture.instructions import framed
 from memstack.capture.rewrite import third_person
-from memstack.capture.rules import Clause, screen
+from memstack.capture.rules import Clause, asks_for_work, screen, starts_with_self
 from memstack.dates import expiry_for, resolve, stated_start
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
@@ -33,6 +44,14 @@ __all__ = ["OfflineClassifier"]
 MARGIN_WEIGHT = 1.0
 #: At most this many candidates per message.
 MAX_CANDIDATES = 5
+# A statement without the user as its subject that speaks to the other side, or whose subject points at something
+# said before: it cannot stand alone as a fact about the user (on LoCoMo's turns, most of what the head kept was such
+# remarks: "sounds like your event was amazing", "it was really rewarding").
+_ELSEWHERE = re.compile(
+    r"\b(?:you|your|yours|you're|y'all|ya|u)\b|^(?:it|it's|its|they|they're|that|that's|this|these|those|there|"
+    r"he|she|him|her|them|sounds|glad|congrats|have a)\b",
+    re.IGNORECASE,
+)
 
 
 class OfflineClassifier:
@@ -40,8 +59,15 @@ class OfflineClassifier:
 
     name = "offline:rules-v1"
 
-    def __init__(self, embedder: Embedder | None = None, *, min_confidence: float = MIN_CONFIDENCE) -> None:
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        min_confidence: float = MIN_CONFIDENCE,
+        head: CaptureHead | None = None,
+    ) -> None:
         self._embedder = embedder
+        self._head = head
         self._owns_embedder = embedder is None
         self.min_confidence = min_confidence
         self._exemplars: tuple[Vector, list[Category], Vector] | None = None
@@ -62,22 +88,31 @@ class OfflineClassifier:
                 self._exemplars = (vectors[: len(texts)], labels, vectors[len(texts) :])
             return self._exemplars
 
+    def _head_for(self, embedder: Embedder) -> CaptureHead | None:
+        """The capture head, when ``embedder`` is the model it reads (another embedder's vectors mean nothing to it)."""
+        head = self._head or load_capture_head()
+        return head if embedder.name == head.model else None
+
     async def classify(self, message: str, *, at: datetime, context: ClassifyContext | None = None) -> list[Candidate]:
-        clauses = screen(message, context.recent if context else (), limit=MAX_CANDIDATES * 2)
-        if not clauses:
+        embedder = await self._get_embedder()
+        head = self._head_for(embedder)
+        refused: list[str] | None = [] if head is not None else None
+        clauses = screen(message, context.recent if context else (), limit=MAX_CANDIDATES * 2, refused=refused)
+        refused = refused or []
+        if not clauses and not refused:
             return []
         out: list[Candidate] = []
         for clause in clauses:
             if clause.content is not None:  # a standing instruction: the rule wrote it, no comparison needed
                 out.append(self._written(clause, at))
         rest = [c for c in clauses if c.content is None]
-        if not rest:
+        if not rest and not refused:
             return out[:MAX_CANDIDATES]
-        positives, labels, negatives = await self._exemplar_vectors()
-        embedder = await self._get_embedder()
-        vectors = await embedder.embed([c.text for c in rest])
-        pos_sim = vectors @ positives.T
-        neg_best = (vectors @ negatives.T).max(axis=1)
+        vectors = await embedder.embed([*(c.text for c in rest), *refused])
+        if rest:
+            positives, labels, negatives = await self._exemplar_vectors()
+            pos_sim = vectors[: len(rest)] @ positives.T
+            neg_best = (vectors[: len(rest)] @ negatives.T).max(axis=1)
         for i, clause in enumerate(rest):
             best = int(np.argmax(pos_sim[i]))
             margin = float(pos_sim[i, best] - neg_best[i])
@@ -87,8 +122,34 @@ class OfflineClassifier:
             candidate = self._candidate(clause, labels[best], confidence, at)
             if candidate is not None:
                 out.append(candidate)
+        if head is not None and refused:
+            for text, verdict in zip(refused, head.verdicts(vectors[len(rest) :]), strict=True):
+                if head.keeps(verdict) and (candidate := self._learned(text, verdict, at)) is not None:
+                    out.append(candidate)
         out.sort(key=lambda c: -c.confidence)
         return out[:MAX_CANDIDATES]
+
+    def _learned(self, text: str, verdict: HeadVerdict, at: datetime) -> Candidate | None:
+        """A refused clause the head keeps, written as faithfully as its form allows (see the module docstring)."""
+        if verdict.label == INSTRUCTION:
+            content = framed(text)
+            if content is None:
+                return None
+            clause = Clause(text, False, verdict.category, verdict.probability, content=content)
+            return self._written(clause, at)
+        if asks_for_work(text):
+            return None  # a request for a piece of work is an instruction or nothing, never a statement
+        if _ELSEWHERE.search(text):
+            return None  # about the other side ("your event"), or its subject is something said before ("it was …")
+        restored = restore_subject(text)
+        category = verdict.category
+        if starts_with_self(restored):
+            clause = Clause(restored, False, category, verdict.probability)
+        elif category in (Category.FACT, Category.PREFERENCE) and (be := restore_be(restored)) is not None:
+            clause = Clause(be, False, category, verdict.probability)
+        else:
+            clause = Clause(restored, False, category, verdict.probability, said=True)
+        return self._candidate(clause, category, verdict.probability, at)
 
     def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
         text, mentions = resolve(clause.text, at)

@@ -19,7 +19,7 @@ from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS
 from memstack.types import Category
 
-__all__ = ["Clause", "might_disclose", "screen", "statements"]
+__all__ = ["Clause", "asks_for_work", "might_disclose", "screen", "starts_with_self", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +214,14 @@ def might_disclose(message: str) -> bool:
     )
 
 
+_SELF_FIRST = _rx(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b|^i[’'](?:m|ve|d|ll)\b")
+
+
+def starts_with_self(clause: str) -> bool:
+    """Whether ``clause`` opens with the user as its subject ("I …", "my …", "we …")."""
+    return _SELF_FIRST.match(clause) is not None
+
+
 def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or (_QUESTION_START.match(sentence) is not None and "." not in sentence)
 
@@ -286,20 +294,31 @@ def _is_request(text: str) -> bool:
     return standing_instruction(text) is not None
 
 
-def _asks_for_work(sentence: str) -> bool:
+def asks_for_work(sentence: str) -> bool:
     """A task request or a question for the assistant ("Can you help me write a note?"): a form asked for in the
     same message ("keep it friendly") is about that work, not every reply."""
     stripped = _LEAD_IN.sub("", sentence)
     return _is_question(sentence) or _TASK.match(stripped) is not None or _REQUEST.search(sentence) is not None
 
 
-def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int | None = None) -> list[Clause]:
+def screen(
+    message: str,
+    recent: tuple[tuple[str, str], ...] = (),
+    *,
+    limit: int | None = None,
+    refused: list[str] | None = None,
+) -> list[Clause]:
     """Sentences of ``message`` that may be durable facts about the user, with rule evidence: each split into the
     clauses that stand alone (:func:`~memstack.capture.clauses.clauses`: one fact per memory), standing
     instructions to the assistant as preferences. ``limit``: stop after that many clauses (the caller keeps no
-    more; a 32,000-character message of short sentences is not read to its end)."""
+    more; a 32,000-character message of short sentences is not read to its end).
+
+    ``refused``: when given, the clauses the rules could not judge (no first-person subject) are appended to it (at
+    most ``limit``, or 10), for a reader of meaning (:mod:`~memstack.capture.head`) to judge; questions, greetings
+    and reactions are not, since no reading makes them a memory."""
     question = _last_question(recent)
-    if not might_disclose(message) and question is None:
+    judged = might_disclose(message) or question is not None
+    if not judged and refused is None:
         return []
     out: list[Clause] = []
     sentences = _sentences(message)
@@ -307,7 +326,7 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int
 
     def working() -> bool:  # read once, and only when an instruction needs it
         if not asks:
-            asks.append(any(_asks_for_work(s) and standing_instruction(s) is None for s in sentences))
+            asks.append(any(asks_for_work(s) and standing_instruction(s) is None for s in sentences))
         return asks[0]
 
     for index, sentence in enumerate(sentences):
@@ -315,7 +334,7 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int
             break
         if len(sentence) < 4:
             continue
-        if m := _EXPLICIT.match(sentence):
+        if judged and (m := _EXPLICIT.match(sentence)):
             body = m.group("body").strip()
             if len(body) >= 4 and not _is_question(sentence):
                 out.append(Clause(body, True, _category(body), 1.0))
@@ -330,10 +349,24 @@ def screen(message: str, recent: tuple[tuple[str, str], ...] = (), *, limit: int
             inherited = 0.85 if _CHANGE.search(whole) else 0.7 if _category(whole) is not None else 0.0
         for part in parts:
             reply = question if index == 0 and len(parts) == 1 else None
-            clause = _clause(part, about_user, reply, working)
+            clause = _clause(part, about_user, reply, working) if judged else None
             if clause is not None:
                 out.append(replace(clause, strength=max(clause.strength, inherited)) if not clause.said else clause)
+            elif refused is not None and len(refused) < (limit or 10) and (text := _readable(part)) is not None:
+                refused.append(text)
     return out
+
+
+def _readable(part: str) -> str | None:
+    """A refused clause worth a reading of its meaning: words (two or more), not a question, greeting or reaction,
+    and without the user as a subject ("I …", "my …"): a first-person clause the rules refused was refused for what
+    it is (a passing state, a reaction, a request), and the head is not asked to second-guess that."""
+    text = strip_preamble(_SYMBOLS.sub("", part)).strip()
+    if len(text) < 4 or len(text.split()) < 2 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
+        return None
+    if _SUBJECT.search(restore_subject(text)):
+        return None
+    return text
 
 
 def _clause(text: str, about_user: bool, question: str | None, working: Callable[[], bool]) -> Clause | None:

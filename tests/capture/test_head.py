@@ -1,0 +1,94 @@
+"""The capture head: recall where the rules refuse (bare statements, casual standing instructions), nothing kept from
+messages with nothing to keep, and the head's file and its limits."""
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+
+from memstack.capture.clauses import restore_be
+from memstack.capture.head import LABELS, CaptureHead, load_capture_head
+from memstack.capture.instructions import PREFERENCE_FRAME, framed
+from memstack.capture.offline import OfflineClassifier
+from memstack.embed import Embedder, get_embedder
+from memstack.errors import ConfigError
+from memstack.types import Category
+
+from .support import AT
+
+
+@pytest.fixture(scope="module")
+async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
+    clf = OfflineClassifier(minilm)
+    yield clf
+    await clf.aclose()
+
+
+async def test_a_bare_statement_is_kept_in_the_users_words(classifier: OfflineClassifier) -> None:
+    (c,) = await classifier.classify("nut allergy, carry an epipen", at=AT)
+    assert c.content == "User said: nut allergy, carry an epipen" and c.category is Category.FACT
+
+
+@pytest.mark.parametrize("message", ["short answers pls"])
+async def test_a_casual_standing_instruction_is_a_preference(classifier: OfflineClassifier, message: str) -> None:
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.category is Category.PREFERENCE and c.content.startswith(PREFERENCE_FRAME)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Write me a poem about the sea.",
+        "translate this into Spanish",
+        "for now keep it short",
+        "What's the capital of Peru?",
+        "ugh, long day",
+        "If I won the lottery I'd buy a boat.",
+        "Tell me a joke.",
+        "Scorpios are supposed to be loyal.",
+        "the weather is lovely today",
+        "lol",
+        "Thanks, that helped!",
+    ],
+)
+async def test_a_message_with_nothing_to_keep_stores_nothing(classifier: OfflineClassifier, message: str) -> None:
+    assert await classifier.classify(message, at=AT) == []
+
+
+async def test_the_head_is_used_only_with_the_embedder_it_reads() -> None:
+    embedder = get_embedder("hash:64")
+    clf = OfflineClassifier(embedder)
+    assert await clf.classify("lactose intolerant.", at=AT) == []  # the rules alone: no first-person word
+    await clf.aclose()
+    await embedder.aclose()
+
+
+def test_restore_be_puts_a_verb_only_before_a_bare_predicate() -> None:
+    assert restore_be("lactose intolerant") == "I'm lactose intolerant"
+    assert restore_be("a nurse at the city hospital") == "I'm a nurse at the city hospital"
+    assert restore_be("left-handed") == "I'm left-handed"
+    for clause in ("Tea > coffee", "Dental appointment Friday", "Two dogs, one cat", "allergic is what he is"):
+        assert restore_be(clause) is None
+
+
+def test_framed_refuses_what_is_about_now_or_the_thing_at_hand() -> None:
+    assert framed("default to TypeScript") == f"{PREFERENCE_FRAME}default to TypeScript."
+    assert framed("call me Jo pls") == f"{PREFERENCE_FRAME}call User Jo."
+    for sentence in ("translate this into Spanish", "for now keep it short", "this time answer in French", "I'm Jo"):
+        assert framed(sentence) is None
+
+
+def test_the_shipped_head_reads_its_labels_and_records_how_it_was_chosen() -> None:
+    head = load_capture_head()
+    assert head.model == "local:minilm" and head.weights.shape == (len(LABELS), 384)
+    assert 0.5 <= head.threshold < 1.0
+    assert head.about["out_of_fold"]["folds"] >= 5 and "threshold_rule" in head.about
+    again = CaptureHead.from_json(head.to_json())
+    vectors = np.eye(384, dtype=np.float32)[:3]
+    assert np.allclose(again.probabilities(vectors), head.probabilities(vectors), atol=1e-4)
+
+
+def test_a_head_trained_on_other_labels_is_refused() -> None:
+    text = load_capture_head().to_json().replace('"instruction"', '"command"')
+    with pytest.raises(ConfigError, match="train_capture"):
+        CaptureHead.from_json(text)

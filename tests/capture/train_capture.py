@@ -1,0 +1,174 @@
+"""Fit the capture head and write ``src/memstack/capture/data/capture_head.json``.
+
+    python -m tests.capture.train_capture            # cross-validate, choose the threshold, fit, write the head
+    python -m tests.capture.train_capture --check    # the same, compared with the shipped head; write nothing
+
+The clauses are the written ones of ``data/capture_train/*.jsonl`` (one file per label, each line ``{"text",
+"label"}``), never evaluation data (``scripts/check_exemplars.py --data DIR --jsonl …`` checks them). Each is also
+read as chat often writes it, lower-cased without its final stop, so the head does not learn capitals and full stops;
+a clause and its variant fall in the same fold.
+
+The threshold is chosen on out-of-fold probabilities (:data:`FOLDS` folds, stratified by label): the lowest at which at
+most :data:`TARGET_FP` of the written negatives (``none``) would be kept. The head records its out-of-fold accuracy
+(over the eight labels, and durable or not) and what share of the written memories the threshold keeps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from memstack.capture.head import LABELS, NONE, CaptureHead, fit_capture_head, load_capture_head
+from memstack.embed import get_embedder
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD_PATH = ROOT / "src" / "memstack" / "capture" / "data" / "capture_head.json"
+DATA = Path(__file__).parent / "data" / "capture_train"
+MODEL = "local:minilm"
+L2 = 1e-4
+FOLDS = 5
+#: Share of the loss carried by the negatives (``none``); steps of gradient descent.
+NONE_SHARE = 0.3
+STEPS = 2000
+#: The share of written negatives the chosen threshold may keep (out of fold).
+TARGET_FP = 0.03
+SEED = 7
+
+Matrix = npt.NDArray[np.float32]
+
+
+def load_rows() -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text("utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if row["label"] not in LABELS:
+                    raise SystemExit(f"{path.name}: unknown label {row['label']!r}")
+                rows.append((str(row["text"]), str(row["label"])))
+    return rows
+
+
+def casual(text: str) -> str:
+    """The clause as chat often writes it: lower case, no final stop."""
+    return text.lower().rstrip(" .!")
+
+
+async def embed(texts: list[str], cache: Path | None = None) -> Matrix:
+    """The texts' embeddings; ``cache``: a ``.npz`` of texts embedded before (read, then written back), for trying
+    settings without embedding everything again."""
+    known: dict[str, Matrix] = {}
+    if cache is not None and cache.exists():
+        with np.load(cache) as stored:
+            known = dict(zip((str(t) for t in stored["texts"]), stored["vectors"], strict=True))
+    missing = list(dict.fromkeys(t for t in texts if t not in known))
+    if missing:
+        embedder = get_embedder(MODEL)
+        try:
+            for start in range(0, len(missing), 256):
+                batch = missing[start : start + 256]
+                vectors = np.asarray(await embedder.embed(batch), dtype=np.float32)
+                known.update(zip(batch, vectors, strict=True))
+        finally:
+            await embedder.aclose()
+        if cache is not None:
+            np.savez(cache, texts=np.array(list(known)), vectors=np.stack(list(known.values())))
+    return np.stack([known[t] for t in texts])
+
+
+def folds(labels: list[str], k: int) -> list[int]:
+    """A fold per row, stratified by label."""
+    rng = np.random.default_rng(SEED)
+    fold = [0] * len(labels)
+    for label in LABELS:
+        rows = [i for i, lab in enumerate(labels) if lab == label]
+        for j, i in enumerate(rng.permutation(rows)):
+            fold[int(i)] = j % k
+    return fold
+
+
+def out_of_fold(x: Matrix, xc: Matrix, labels: list[str], l2: float) -> Matrix:
+    """Each row's probabilities from a head fitted without its fold (rows and their casual variants)."""
+    fold = np.array(folds(labels, FOLDS))
+    probs = np.zeros((len(labels), len(LABELS)), dtype=np.float32)
+    for f in range(FOLDS):
+        train = np.flatnonzero(fold != f)
+        tx = np.vstack([x[train], xc[train]])
+        ty = [labels[i] for i in train] * 2
+        w, b = fit_capture_head(tx, ty, l2=l2, none_share=NONE_SHARE, steps=STEPS)
+        head = CaptureHead(MODEL, w, b, 0.0)
+        probs[fold == f] = head.probabilities(x[fold == f])
+    return probs
+
+
+def threshold_for(probs: Matrix, labels: list[str]) -> tuple[float, float, float]:
+    """The lowest threshold (on the probability of being a memory) keeping at most :data:`TARGET_FP` of the
+    negatives; with the shares of negatives and of memories it keeps."""
+    durable = 1.0 - probs[:, LABELS.index(NONE)]
+    is_none = np.array([lab == NONE for lab in labels])
+    for t in np.arange(0.30, 1.0, 0.01):
+        kept = durable >= t
+        fp = float(kept[is_none].mean())
+        if fp <= TARGET_FP:
+            return round(float(t), 2), fp, float(kept[~is_none].mean())
+    return 1.0, 0.0, 0.0
+
+
+def figures(probs: Matrix, labels: list[str]) -> dict[str, object]:
+    y = np.array([LABELS.index(lab) for lab in labels])
+    best = probs.argmax(axis=1)
+    durable = y != LABELS.index(NONE)
+    per_label = {lab: round(float((best[y == i] == i).mean()), 3) for i, lab in enumerate(LABELS) if (y == i).any()}
+    return {
+        "accuracy": round(float((best == y).mean()), 3),
+        "durable_accuracy": round(float(((best != LABELS.index(NONE)) == durable).mean()), 3),
+        "per_label_recall": per_label,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="compare with the shipped head; write nothing")
+    parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--cache", type=Path, help="a .npz of embeddings kept between runs")
+    args = parser.parse_args(argv)
+    rows = load_rows()
+    texts = [t for t, _ in rows]
+    labels = [lab for _, lab in rows]
+    vectors = asyncio.run(embed([*texts, *(casual(t) for t in texts)], args.cache))
+    x, xc = vectors[: len(texts)], vectors[len(texts) :]
+    probs = out_of_fold(x, xc, labels, args.l2)
+    threshold, fp, kept = threshold_for(probs, labels)
+    weights, bias = fit_capture_head(np.vstack([x, xc]), labels * 2, l2=args.l2, none_share=NONE_SHARE, steps=STEPS)
+    about = {
+        "trained_on": f"{len(rows)} written clauses (tests/capture/data/capture_train), each also lower-cased",
+        "counts": {lab: labels.count(lab) for lab in LABELS},
+        "l2": args.l2,
+        "none_share": NONE_SHARE,
+        "steps": STEPS,
+        "out_of_fold": {"folds": FOLDS, **figures(probs, labels)},
+        "threshold_rule": f"lowest keeping at most {TARGET_FP:.0%} of the written negatives, out of fold",
+        "out_of_fold_at_threshold": {"negatives_kept": round(fp, 3), "memories_kept": round(kept, 3)},
+    }
+    head = CaptureHead(MODEL, weights, bias, threshold, about)
+    print(json.dumps(about, indent=1))
+    print(f"threshold {threshold}")
+    if args.check:
+        shipped = load_capture_head()
+        agree = float((shipped.probabilities(x).argmax(axis=1) == head.probabilities(x).argmax(axis=1)).mean())
+        print(f"shipped threshold {shipped.threshold}; labels agree on {agree:.3f} of the clauses")
+        return 0
+    HEAD_PATH.parent.mkdir(parents=True, exist_ok=True)
+    HEAD_PATH.write_text(head.to_json(), encoding="utf-8")
+    print(f"wrote {HEAD_PATH.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
