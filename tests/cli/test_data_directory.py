@@ -25,6 +25,8 @@ def _home_commands(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[s
             yield " ".join((*path, name))
 
 
+MESSAGES = Path(__file__).parent.parent / "imports" / "data" / "messages.jsonl"
+
 #: How each is run here; ``--json`` is added to the ones marked True to check that it stays quiet then.
 RUNS: dict[str, tuple[tuple[str, ...], bool]] = {
     "chat": (("chat", "--user", "ana"), False),
@@ -47,6 +49,14 @@ RUNS: dict[str, tuple[tuple[str, ...], bool]] = {
     "sessions show": (("sessions", "show", "--user", "ana", "ses_nope"), True),
     "users delete": (("users", "delete", "--user", "ana", "--yes"), True),
     "users export": (("users", "export", "--user", "ana"), False),
+    "users import": (("users", "import", "--from", "jsonl", str(MESSAGES)), True),
+    "webhooks create": (("webhooks", "create", "http://127.0.0.1:9/hook"), True),
+    "webhooks list": (("webhooks", "list"), True),
+    "webhooks update": (("webhooks", "update", "whk_nope", "--disable"), False),
+    "webhooks delete": (("webhooks", "delete", "whk_nope"), False),
+    "webhooks deliveries": (("webhooks", "deliveries", "whk_nope"), False),
+    "webhooks replay": (("webhooks", "replay", "dlv_nope"), False),
+    "webhooks deliver": (("webhooks", "deliver"), False),
 }
 #: Long-running servers: they name their store in their start line, tested with them.
 ELSEWHERE = {"serve": "tests/server/test_serve.py", "mcp": "tests/test_mcp.py"}

@@ -77,6 +77,10 @@ _RUN_ELSEWHERE = {
     "reembed": "tests/cli/test_reembed_cli.py",
     "users delete": "tests/cli/test_users_cli.py",
     "users export": "tests/cli/test_users_cli.py",
+    "users import": "tests/cli/test_users_cli.py",
+    "webhooks create": "tests/webhooks/test_cli.py",
+    "webhooks list": "tests/webhooks/test_cli.py",
+    "webhooks deliveries": "tests/webhooks/test_cli.py",
 }
 
 
