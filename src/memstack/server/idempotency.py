@@ -81,7 +81,11 @@ IdempotencyKey = Annotated[
     ),
 ]
 
-_ERROR_EVENTS = (b"event: error", b'data: {"error"')  # a /v1/chat stream's error event; a completions stream's
+_ERROR_EVENTS = (b"event: error", b'data: {"error"')
+_FINAL_EVENTS = (
+    b"event: done",
+    b"data: [DONE]",
+)  # a /v1/chat stream's last event; a completions stream's  # a /v1/chat stream's error event; a completions stream's
 _pending: set[asyncio.Task[None]] = set()  # claims being settled after a stream ended
 
 
@@ -185,21 +189,36 @@ async def recorded(
     chunks: AsyncIterable[str | bytes | memoryview], store: KeptAnswers, user: UserRef, key: str, fp: str
 ) -> AsyncIterator[bytes]:
     """The stream as it is sent, kept whole once it ended without an error event; released otherwise. Settled in a
-    task of its own: a stream cut short is cancelled, and the store call must not be."""
+    task of its own: a stream cut short is cancelled, and the store call must not be.
+
+    The stream's last event (``event: done``, ``data: [DONE]``) is sent only once the answer is kept: a client that
+    read the whole stream and retries at once finds it, not a claim still in flight."""
     sent: list[bytes] = []
-    whole = failed = False
+    whole = failed = kept = False
     try:
         async for chunk in chunks:
             data = chunk.encode() if isinstance(chunk, str) else bytes(chunk)
             failed = failed or data.startswith(_ERROR_EVENTS)
             sent.append(data)
+            if not failed and not kept and data.startswith(_FINAL_EVENTS):
+                kept = True
+                await asyncio.shield(_settle_later(store, user, key, fp, (200, b"".join(sent), "text/event-stream")))
             yield data
         whole = True
     finally:
-        answer = (200, b"".join(sent), "text/event-stream") if whole and not failed else None
-        task = asyncio.ensure_future(settle(store, user, key, fp, answer))
-        _pending.add(task)
-        task.add_done_callback(_pending.discard)
+        if not kept:
+            _settle_later(
+                store, user, key, fp, (200, b"".join(sent), "text/event-stream") if whole and not failed else None
+            )
+
+
+def _settle_later(
+    store: KeptAnswers, user: UserRef, key: str, fp: str, answer: tuple[int, bytes, str] | None
+) -> asyncio.Task[None]:
+    task = asyncio.ensure_future(settle(store, user, key, fp, answer))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+    return task
 
 
 async def sweep_forever(store: KeptAnswers, every_s: float, clock: Callable[[], datetime] = utcnow) -> None:
