@@ -1,5 +1,6 @@
 """Webhooks end to end, on SQLite and PostgreSQL, against a real receiving HTTP server: every event type arrives
-signed (the receiver checks the signature the documented way), a receiver that is down for several attempts gets
+signed (the receiver checks the signature the documented way), a receiver that is down for several attempts (and one
+down for a minute of wall time, on a real retry schedule) gets
 the delivery when it comes back, one that answers 500 forever or never answers ends ``failed`` after the bounded
 attempts with its error visible, a replay sends the same event id again, and two workers on one store never send
 one delivery twice."""
@@ -220,3 +221,32 @@ async def test_a_session_ended_twice_is_one_event(open_engine: Any, receiver: Re
     await ms.end_session(ALICE, "s1")
     (ended,) = await ms.webhooks.deliveries(endpoint, tenant="acme")
     assert ended.payload["session_id"] == "s1" and ended.user_id == "alice"
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_a_receiver_down_for_a_minute_gets_the_delivery_once_when_it_comes_back(
+    open_engine: Any, receiver: Receiver
+) -> None:
+    """A real outage: the receiver refuses connections for a minute of wall time while the worker retries on a real
+    (doubling, jittered) schedule; once it is back, the event arrives, once. One backend: the schedule, not the
+    store, is what is under test here, and it costs a minute and a half."""
+    ms = await open_engine(webhook_backoff_s=1.0, webhook_max_attempts=20)
+    endpoint = await _endpoint(ms, receiver)
+    receiver.down()
+    began = asyncio.get_running_loop().time()
+    memory = await ms.add(ALICE, "My brother moved to Utrecht")
+    seen: list[int] = []
+    while asyncio.get_running_loop().time() - began < 60:
+        (waiting,) = await ms.webhooks.deliveries(endpoint, tenant="acme")
+        assert waiting.status is DeliveryStatus.PENDING, waiting.last_error  # still trying, not given up
+        if not seen or waiting.attempts != seen[-1]:
+            seen.append(waiting.attempts)
+        await asyncio.sleep(0.5)
+    assert 4 <= seen[-1] <= 8, seen  # backing off: 1, 2, 4, 8, 16 … s (times [0.5, 1)), not hammering
+    receiver.up()
+    (got,) = await until(receiver, 1, timeout_s=70)  # the wait after the last refusal: up to 64 s
+    assert got.verified and got.event["data"]["memory"]["id"] == memory.id
+    (done,) = await _settled(ms, endpoint)
+    assert done.status is DeliveryStatus.DELIVERED and done.attempts == seen[-1] + 1
+    await asyncio.sleep(1.0)
+    assert len(receiver.events()) == 1  # delivered once
