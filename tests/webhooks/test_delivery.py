@@ -1,9 +1,8 @@
 """Webhooks end to end, on SQLite and PostgreSQL, against a real receiving HTTP server: every event type arrives
 signed (the receiver checks the signature the documented way), a receiver that is down for several attempts (and one
-down for a minute of wall time, on a real retry schedule) gets
-the delivery when it comes back, one that answers 500 forever or never answers ends ``failed`` after the bounded
-attempts with its error visible, a replay sends the same event id again, and two workers on one store never send
-one delivery twice."""
+down for a minute of wall time, on a real retry schedule) gets the delivery when it comes back, one that answers 500
+forever or never answers ends ``failed`` after the bounded attempts with its error visible, a replay sends the same
+event id again, and two workers on one store never send one delivery twice."""
 
 from __future__ import annotations
 
