@@ -118,6 +118,7 @@ class DeliveryWorker:
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._stopping = False
 
     def start(self) -> None:
         if self._task is None:
@@ -130,9 +131,13 @@ class DeliveryWorker:
         self._wake.set()
 
     async def aclose(self) -> None:
-        """Stop; an attempt in flight is abandoned (its lease lapses and it is sent again: at least once)."""
+        """Stop; an attempt in flight is abandoned (its lease lapses and it is sent again: at least once). The loop
+        also stops at its next turn by the flag, should a store call it was in swallow the cancel (the PostgreSQL
+        pool's connection wait can)."""
         task, client = self._task, self._client
         self._task = self._client = None
+        self._stopping = True
+        self._wake.set()
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -141,7 +146,7 @@ class DeliveryWorker:
             await client.aclose()
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 sent = await self.run_once()
             except asyncio.CancelledError:
@@ -149,10 +154,19 @@ class DeliveryWorker:
             except Exception:  # the store unreachable a moment: try again at the next poll
                 log.exception("webhook deliveries could not be read; trying again in %.1f s", self._policy.poll_s)
                 sent = 0
-            if sent == 0:
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._policy.poll_s)
+            if sent == 0 and not self._stopping:
+                await self._idle()
+
+    async def _idle(self) -> None:
+        """Wait until woken or the poll interval passed. A timer sets the event rather than a timeout cancelling
+        the wait: on Python 3.11 a cancel that arrives as ``wait_for``'s or ``asyncio.timeout``'s own fires is
+        swallowed, and ``aclose`` then waited for good."""
+        self._wake.clear()
+        timer = asyncio.get_running_loop().call_later(self._policy.poll_s, self._wake.set)
+        try:
+            await self._wake.wait()
+        finally:
+            timer.cancel()
 
     async def run_once(self) -> int:
         """One pass: claim the due deliveries and attempt each; how many were attempted."""
