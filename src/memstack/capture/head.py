@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memstack.capture.softmax import fit_softmax
 from memstack.errors import ConfigError
 from memstack.types import Category
 
@@ -131,25 +132,8 @@ def fit_capture_head(
     teach the head that most things are memories."""
     index = {label: i for i, label in enumerate(LABELS)}
     y = np.array([index[label] for label in labels])
-    x = vectors.astype(np.float64)
     n, k = len(y), len(LABELS)
     counts = np.bincount(y, minlength=k).astype(np.float64)
     shares = np.full(k, (1.0 - none_share) / (k - 1))
     shares[index[NONE]] = none_share
-    sample = (n * shares / np.maximum(counts, 1))[y]
-    onehot = np.eye(k)[y]
-    w = np.zeros((k, x.shape[1]))
-    b = np.zeros(k)
-    vw, vb = np.zeros_like(w), np.zeros_like(b)
-    lr, momentum = 2.0, 0.9
-    for _ in range(steps):
-        logits = x @ w.T + b
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(axis=1, keepdims=True)
-        g = (p - onehot) * sample[:, None] / n
-        vw = momentum * vw - lr * (g.T @ x + l2 * w)
-        vb = momentum * vb - lr * g.sum(axis=0)
-        w += vw
-        b += vb
-    return w.astype(np.float32), b.astype(np.float32)
+    return fit_softmax(vectors, y, k, (n * shares / np.maximum(counts, 1))[y], l2=l2, steps=steps)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memstack.capture.softmax import fit_softmax
 from memstack.errors import ConfigError
 
 __all__ = ["LABELS", "SINGLE_VALUED", "AttributeHead", "fit_attributes"]
@@ -80,23 +81,6 @@ def fit_attributes(vectors: Matrix, labels: list[str], *, l2: float = 1e-3, step
     """A multinomial logistic regression (full-batch gradient descent with momentum; classes weighted equally)."""
     index = {label: i for i, label in enumerate(LABELS)}
     y = np.array([index[label] for label in labels])
-    x = vectors.astype(np.float64)
     n, k = len(y), len(LABELS)
     counts = np.bincount(y, minlength=k).astype(np.float64)
-    sample = (n / (k * np.maximum(counts, 1)))[y]
-    onehot = np.eye(k)[y]
-    w = np.zeros((k, x.shape[1]))
-    b = np.zeros(k)
-    vw, vb = np.zeros_like(w), np.zeros_like(b)
-    lr, momentum = 2.0, 0.9
-    for _ in range(steps):
-        logits = x @ w.T + b
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(axis=1, keepdims=True)
-        g = (p - onehot) * sample[:, None] / n
-        vw = momentum * vw - lr * (g.T @ x + l2 * w)
-        vb = momentum * vb - lr * g.sum(axis=0)
-        w += vw
-        b += vb
-    return AttributeHead(w.astype(np.float32), b.astype(np.float32))
+    return AttributeHead(*fit_softmax(vectors, y, k, (n / (k * np.maximum(counts, 1)))[y], l2=l2, steps=steps))
