@@ -193,6 +193,25 @@ def test_a_fuzzy_time_is_left_as_said(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "rewritten"),
     [
+        ("We moved to Lisbon two weeks ago", "We moved to Lisbon two weeks before 27 November 2026"),
+        ("I started the cello a couple of years back", "I started the cello a couple of years before 27 November 2026"),
+        ("I want to move to Osaka in a few years", "I want to move to Osaka a few years after 27 November 2026"),
+        (
+            "a few weeks ago I quit, and tomorrow I fly",
+            "a few weeks before 27 November 2026 I quit, and on 28 November 2026 I fly",
+        ),
+        ("I go there every two weeks", "I go there every two weeks"),  # a recurrence is no time at all
+    ],
+)
+def test_a_fuzzy_time_keeps_its_words_and_is_anchored_to_the_day_it_was_said(text: str, rewritten: str) -> None:
+    """Left as said, "two weeks ago" would be wrong the day the memory is read a month later; the words stay (no
+    day is invented) and the day they count from is written beside them."""
+    assert resolve(text, FRIDAY)[0] == rewritten
+
+
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
         ("it happened 3 days ago", "it happened on 24 November 2026"),  # a count of days is a day
         ("the draft is due in two weeks", "the draft is due on 11 December 2026"),  # and so is a deadline ahead
         ("my review is a week from today", "my review is on 4 December 2026"),

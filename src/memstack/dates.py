@@ -486,9 +486,16 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
     """Date mentions in ``text``, resolved against ``at`` (its own time zone decides what "today" is).
 
     ``past`` forces the tense used for bare weekdays and months; by default it is guessed from the text."""
+    return _scan(text, at, past)[0]
+
+
+def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention], list[re.Match[str]]]:
+    """The date mentions of ``text`` (:func:`find_dates`), and the fuzzy counts it left as said ("two weeks ago",
+    "in a few years"), which name no day but are still read against ``at``."""
     today = at.date()
     tense = is_past_tense(text) if past is None else past
     found: list[DateMention] = []
+    fuzzy: list[re.Match[str]] = []
     taken: list[tuple[int, int]] = [m.span() for m in _RECURRING.finditer(text)]  # what recurs is no date
     habitual = _HABITUAL.search(text) is not None
     yearly = _YEARLY.search(text) is not None
@@ -503,7 +510,10 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
         if kind == "month" and _modal_may(m):
             continue
         taken.append((m.start(), m.end()))
-        if _recurs(kind, m, habitual, yearly) or _vague(kind, m) or _attributive(kind, m, text):
+        if _vague(kind, m) and not _recurs(kind, m, habitual, yearly):
+            fuzzy.append(m)
+            continue
+        if _recurs(kind, m, habitual, yearly) or _attributive(kind, m, text):
             continue
         if text[m.end() : m.end() + 2] in ("'s", "’s"):
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
@@ -517,20 +527,34 @@ def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[Dat
         first, last, granularity = resolved
         named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
         found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
-    return sorted(found, key=lambda d: d.start)
+    return sorted(found, key=lambda d: d.start), fuzzy
 
 
 def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, list[DateMention]]:
-    """``text`` with every date mention replaced by its absolute form, and the mentions."""
-    mentions = find_dates(text, at, past=past)
+    """``text`` with every date mention replaced by its absolute form, and the mentions. A fuzzy count keeps its
+    words and is anchored to the day it was said ("two weeks ago" → "two weeks before 27 November 2026"), so the
+    memory stays true when it is read later; it names no day, so it is no mention."""
+    mentions, fuzzy = _scan(text, at, past)
+    edits = [(m.start, m.end, m.render(bare=bool(_BARE_BEFORE.search(text[: m.start])))) for m in mentions]
+    edits += [(m.start(), m.end(), _anchored(m, at)) for m in fuzzy]
     out, pos = [], 0
-    for m in mentions:
-        before = text[pos : m.start]
-        out.append(before)
-        out.append(m.render(bare=bool(_BARE_BEFORE.search(text[: m.start]))))
-        pos = m.end
+    for start, end, replacement in sorted(edits):
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
     out.append(text[pos:])
     return "".join(out), mentions
+
+
+def _anchored(m: re.Match[str], at: datetime) -> str:
+    """A fuzzy count read against the day it was said: "a few months ago" → "a few months before 27 November 2026",
+    "in a couple of years" → "a couple of years after 27 November 2026"."""
+    day = at.date()
+    said = f"{day.day} {calendar.month_name[day.month]} {day.year}"
+    direction = m.groupdict().get("dir")
+    back = (direction or "").lower() in ("ago", "back")
+    length = m.string[m.start("count") : m.start("dir") if direction else m.end()].strip()  # "two weeks"
+    return f"{length} {'before' if back else 'after'} {said}"
 
 
 def stated_start(mentions: list[DateMention], at: datetime) -> datetime | None:
