@@ -16,10 +16,10 @@ from memstack.dates import (
     check_time,
     expiry_for,
     find_dates,
-    find_time_range,
     resolve,
 )
 from memstack.errors import InputError
+from memstack.retrieval.time_range import find_time_range
 
 THURSDAY = datetime(2024, 5, 9, 14, 0, tzinfo=UTC)  # Thursday 9 May 2024
 

@@ -2,14 +2,12 @@
 
 Two readings share them, because they answer different questions:
 
-* **A statement's dates** (capture): ``find_dates("my quiz is next Thursday", at)`` finds each mention and the days it
-  covers; :func:`resolve` rewrites the text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a memory
-  stays true after the week has passed, and :func:`expiry_for` says when a schedule stops mattering. A mention is
-  exact or left alone: "several days ago" names no day.
-* **A question's time range** (retrieval): ``find_time_range("what did I do last June", now)`` is the
-  :class:`TimeRange` the question is about, ``[start, end)``, widened by ``slack`` where the words are fuzzy ("two
-  weeks ago" is not one exact day; "several" counts), and the words it was read from, which the lexical query leaves
-  out (a month name is not a topic). A question looks back: a bare month is the last one.
+* **A statement's dates** (capture, here): ``find_dates("my quiz is next Thursday", at)`` finds each mention and the
+  days it covers; :func:`resolve` rewrites the text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a
+  memory stays true after the week has passed, and :func:`expiry_for` says when a schedule stops mattering. A
+  mention is exact or not a mention: "several days ago" names no day.
+* **A question's time range** (retrieval, :mod:`memstack.retrieval.time_range`, with the names and counts of this
+  module): ``find_time_range("what did I do last June", now)``.
 
 Conventions of a statement's dates (documented, not guessed per call):
 - ``next <weekday>`` / ``this <weekday>`` / bare ``<weekday>`` in a present or future sentence: the first such day
@@ -26,8 +24,8 @@ Conventions of a statement's dates (documented, not guessed per call):
   weekday or month in a habitual sentence ("usually", "every year", "twice a month") and a birthday or anniversary
   without a year ("my birthday is March 3rd": it comes back every year).
 - A fuzzy time is not a day: "two weeks ago", "a few months ago", "in a few years" (a count of weeks, months or years
-  back, or a vague count) are left as said (the memory records when it was said); "3 days ago" and "in two weeks"
-  are days.
+  back, or a vague count) keep their words, and :func:`resolve` writes the day they count from beside them ("two
+  weeks before 27 November 2026"); "3 days ago" and "in two weeks" are days.
 - The rewritten date names a weekday only where the words did ("next Thursday" → "on Thursday, 16 May 2024",
   "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
@@ -36,7 +34,7 @@ Bounds: every computation here is bounded, whatever the text and the time it is 
 only when the days it covers lie between :data:`EARLIEST` and :data:`LATEST` (a century inside each end of what
 :mod:`datetime` can hold, so a later step, an expiry's grace days or a time zone's offset, cannot leave the
 calendar); one that does not ("my exam is in 99999999 days", "next year" read in the year 9999) is left alone as
-text and the rest of the sentence is read as usual. A question's range is dropped the same way. The callers that
+text and the rest of the sentence is read as usual. The callers that
 take a time from outside (recall's ``at``, a session's ``local_time``, an import's message times) refuse one out of
 these bounds with ``InputError`` (:func:`check_time`), before any of this runs.
 
@@ -48,7 +46,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
@@ -58,19 +56,20 @@ from memstack.text import NUMBER_WORDS
 
 __all__ = [
     "AMBIGUOUS_NAMES",
+    "COUNT_PATTERN",
     "EARLIEST",
     "LATEST",
     "MONTHS",
     "MONTH_NAMES",
+    "MONTH_PATTERN",
     "WEEKDAYS",
     "WEEKDAY_NAMES",
     "DateMention",
     "Granularity",
-    "TimeRange",
     "check_time",
+    "count_value",
     "expiry_for",
     "find_dates",
-    "find_time_range",
     "in_range",
     "is_past_tense",
     "out_of_range",
@@ -165,12 +164,14 @@ def _alternation(names: Iterable[str]) -> str:
     return "|".join(sorted(names, key=len, reverse=True))
 
 
-_MONTH_NAMES = _alternation(MONTHS)
+#: A regular-expression alternation of every month name and abbreviation.
+MONTH_PATTERN = _alternation(MONTHS)
 _DAY_NAMES = _alternation(d for d in WEEKDAYS if len(d) > 3)  # no "sun", "sat", "wed" alone
-_ANY_COUNT_WORDS = _alternation(_COUNTS)
+#: A regular-expression alternation of the count words ("two", "a couple of", …).
+COUNT_PATTERN = _alternation(_COUNTS)
 
 
-def _count(raw: str) -> int:
+def count_value(raw: str) -> int:
     raw = raw.lower()
     return int(raw) if raw.isdigit() else _COUNTS.get(raw, 1)
 
@@ -227,9 +228,9 @@ class DateMention:
         return f"in {f.year}"
 
 
-_MONTH = r"(?P<month>" + _MONTH_NAMES + r")\.?"
+_MONTH = r"(?P<month>" + MONTH_PATTERN + r")\.?"
 _WEEKDAY = r"(?P<weekday>" + _DAY_NAMES + r")"
-_COUNT = r"(?P<count>\d+|" + _ANY_COUNT_WORDS + r")"
+_COUNT = r"(?P<count>\d+|" + COUNT_PATTERN + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _DAYNUM = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -340,7 +341,7 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
         d = today + timedelta(days=n)
         return d, d, day
     if kind in ("ago", "in_n"):
-        n = _count(g["count"] or "1")
+        n = count_value(g["count"] or "1")
         sign = -1 if (g.get("dir") or "").lower() == "ago" else 1
         unit = (g["unit"] or "day").lower()
         if unit == "day":
@@ -606,150 +607,3 @@ def expiry_for(mentions: list[DateMention], at: datetime, *, grace_days: int = 1
     if not _in_bounds(last, last):
         return None
     return datetime.combine(last, time(23, 59, 59), tzinfo=at.tzinfo)
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# A question's time range
-
-_MON = r"(" + _MONTH_NAMES + r")\.?"
-_QDAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_QYEAR = r"((?:19|20)\d\d)"
-_NUMBER = r"(\d{1,3}|" + _ANY_COUNT_WORDS + r")"
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-
-_F = re.IGNORECASE
-_DAY_MONTH_YEAR = re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_QDAY}\s+(?:of\s+)?{_MON},?\s+{_QYEAR}\b", _F)
-_MONTH_DAY_YEAR = re.compile(rf"\b(?:on\s+)?{_MON}\s+{_QDAY},?\s*{_QYEAR}\b", _F)
-_MONTH_YEAR = re.compile(rf"\b(?:in\s+|during\s+)?{_MON},?\s+(?:of\s+)?{_QYEAR}\b", _F)
-_AGO = re.compile(rf"\b{_NUMBER}\s+(day|week|month|year)s?\s+ago\b", _F)
-_LAST_MONTH_NAME = re.compile(rf"\b(last|this|next|in|during)\s+{_MON}(?!\s*\d)\b", _F)
-_YEAR_ONLY = re.compile(rf"\b(?:in|during|of|since)\s+{_QYEAR}\b", _F)
-_RELATIVE = re.compile(r"\b(yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year))\b", _F)
-
-
-@dataclass(frozen=True, slots=True)
-class TimeRange:
-    """``[start, end)`` plus the words it was read from, their position, and how fuzzy it is."""
-
-    start: datetime
-    end: datetime
-    text: str
-    span: tuple[int, int]
-    slack: timedelta = timedelta(0)
-
-    def distance_days(self, when: datetime) -> float:
-        """0 inside the widened range, else days to its nearest edge."""
-        start, end = self.start - self.slack, self.end + self.slack
-        if when < start:
-            return (start - when).total_seconds() / 86400.0
-        if when >= end:
-            return (when - end).total_seconds() / 86400.0
-        return 0.0
-
-    def strip(self, query: str) -> str:
-        """The query without the time expression."""
-        return f"{query[: self.span[0]]} {query[self.span[1] :]}".strip()
-
-
-def _month_range(year: int, month: int) -> tuple[datetime, datetime]:
-    start = datetime(year, month, 1)
-    return start, datetime(year + (month == 12), month % 12 + 1, 1)
-
-
-def _day(now: datetime, days_back: int = 0) -> datetime:
-    return datetime(now.year, now.month, now.day) - timedelta(days=days_back)
-
-
-def _absolute(query: str) -> TimeRange | None:
-    for rx, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy")):
-        if m := rx.search(query):
-            day, mon = (m.group(1), m.group(2)) if order == "dmy" else (m.group(2), m.group(1))
-            try:
-                start = datetime(int(m.group(3)), MONTHS[mon.lower()], int(day))
-            except ValueError:
-                continue  # "31 February": not a date
-            return TimeRange(start, start + timedelta(days=1), m.group(0), m.span())
-    if m := _MONTH_YEAR.search(query):
-        start, end = _month_range(int(m.group(2)), MONTHS[m.group(1).lower()])
-        return TimeRange(start, end, m.group(0), m.span())
-    return None
-
-
-def _relative(query: str, now: datetime) -> TimeRange | None:
-    if m := _AGO.search(query):
-        count = _count(m.group(1))
-        days = count * _UNIT_DAYS[m.group(2).lower()]
-        centre = _day(now, days)
-        slack = timedelta(days=max(1, days // 4))
-        return TimeRange(centre, centre + timedelta(days=1), m.group(0), m.span(), slack)
-    if m := _LAST_MONTH_NAME.search(query):
-        which, month = m.group(1).lower(), MONTHS[m.group(2).lower()]
-        if m.group(2).lower() == "may" and which in ("in", "during"):
-            pass  # "in may" is far more often the verb than the month; fall through
-        else:
-            year = now.year
-            if which == "next":
-                year += month <= now.month
-            elif which == "last" or which in ("in", "during"):
-                year -= month > now.month or (which == "last" and month == now.month)
-            start, end = _month_range(year, month)
-            return TimeRange(start, end, m.group(0), m.span())
-    if m := _RELATIVE.search(query):
-        word = " ".join(m.group(1).lower().split())
-        today = _day(now)
-        if word in ("today", "tonight"):
-            start, end = today, today + timedelta(days=1)
-        elif word == "yesterday":
-            start, end = today - timedelta(days=1), today
-        else:
-            which, unit = word.split()
-            step = {"last": -1, "this": 0, "next": 1}[which]
-            if unit in ("week", "weekend"):
-                monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
-                start, end = monday, monday + timedelta(days=7)
-                if unit == "weekend":
-                    start = monday + timedelta(days=5)
-            elif unit == "month":
-                index = now.year * 12 + now.month - 1 + step
-                start, end = _month_range(index // 12, index % 12 + 1)
-            else:
-                start, end = datetime(now.year + step, 1, 1), datetime(now.year + step + 1, 1, 1)
-        return TimeRange(start, end, m.group(0), m.span(), timedelta(days=1))
-    return None
-
-
-def _year_only(query: str) -> TimeRange | None:
-    if m := _YEAR_ONLY.search(query):
-        year = int(m.group(1))
-        return TimeRange(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(0), m.span())
-    return None
-
-
-def _bounded(found: TimeRange) -> bool:
-    """The range, widened by its slack, lies within :data:`EARLIEST` … :data:`LATEST` (so ``distance_days`` and
-    every comparison with a stored time stay on the calendar)."""
-    try:
-        return found.start - found.slack >= EARLIEST and found.end + found.slack <= LATEST
-    except OverflowError:
-        return False
-
-
-def find_time_range(query: str, now: datetime) -> TimeRange | None:
-    """The first time expression of ``query`` resolved against ``now`` (naive local time), or ``None``.
-
-    Absolute dates win over relative ones; a bare year ("in 2023") is the weakest reading. A reading that leaves
-    :data:`EARLIEST` … :data:`LATEST` ("next year" asked in 9899) is no range: the question is answered without one."""
-    now = now.replace(tzinfo=None)
-    readings: tuple[Callable[[], TimeRange | None], ...] = (
-        lambda: _absolute(query),
-        lambda: _relative(query, now),
-        lambda: _year_only(query),
-    )
-    for read in readings:
-        try:
-            found = read()
-        except (OverflowError, ValueError):  # "last week" read in the year 1: off the calendar
-            continue
-        if found is not None:
-            return found if _bounded(found) else None
-    return None

@@ -9,7 +9,6 @@ either all of them (:class:`HybridRetriever`) or the part of an archive a databa
 
 from __future__ import annotations
 
-from memstack.dates import TimeRange, find_time_range
 from memstack.retrieval.base import Retriever
 from memstack.retrieval.bm25 import BM25Index
 from memstack.retrieval.fusion import (
@@ -21,6 +20,7 @@ from memstack.retrieval.fusion import (
     top_k,
 )
 from memstack.retrieval.retriever import Hit, HybridRetriever, Passage, Query, RetrievalSettings, fuse
+from memstack.retrieval.time_range import TimeRange, find_time_range
 from memstack.text import STOP_WORDS, query_terms, tokenize, words
 
 __all__ = [

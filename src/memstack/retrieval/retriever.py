@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from memstack.dates import TimeRange, find_time_range
 from memstack.errors import DimensionMismatch, InputError
 from memstack.retrieval.bm25 import BM25Index
 from memstack.retrieval.fusion import max_normalize, neighbour_smooth, recency, time_boost, top_k
+from memstack.retrieval.time_range import TimeRange, find_time_range
 from memstack.text import query_terms, tokenize
 from memstack.types import Vector
 
