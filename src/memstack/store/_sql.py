@@ -111,9 +111,13 @@ class Sql(Protocol):
         """``body`` over one consistent view of the database."""
         ...
 
-    async def write(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True) -> T:
+    async def write(
+        self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False
+    ) -> T:
         """``body`` in one write transaction (under the caller's erasure fence unless ``fenced`` is false); rolled
-        back whole if it raises."""
+        back whole if it raises. ``single``: the body is one write statement (or a write and a read of its result)
+        and needs no transaction of its own, so where no fence holds PostgreSQL runs it in autocommit (one round
+        trip); SQLite runs every body in one transaction on its database thread anyway."""
         ...
 
 

@@ -104,7 +104,9 @@ class SQLiteSql:
 
         return await self._core.run(run)
 
-    async def write(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True) -> T:
+    async def write(
+        self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False
+    ) -> T:
         def run(conn: sqlite3.Connection) -> T:
             if fenced:
                 return self._core.write(conn, lambda c: drive(body(_Tx(c))))
