@@ -2,9 +2,9 @@
 order a user's rows are read in, and the statements that read them (:class:`ExportSql`, :class:`UserListSql`, made
 for a backend's :class:`~memstack.store._sql.Sql` by :func:`export_sql` and :func:`user_list_sql`), and the tables an
 erasure empties (:func:`erase_plan`, run by :func:`erase_rows` inside the erasure's transaction). A backend's
-``UserData`` is :class:`UserReads` (``export``, ``list``) plus its own ``epoch`` and ``erase``: how an erasure fences
-the user's writes in flight and makes sure nothing is left is each backend's, and so are the tables only it has
-(``own`` of :func:`erase_plan`).
+``UserData`` is :class:`UserReads` (``export``, ``list``) and ``load`` (:class:`~memstack.store._users_load.UserRows`)
+plus its own ``epoch`` and ``erase``: how an erasure fences the user's writes in flight and makes sure nothing is
+left is each backend's, and so are the tables only it has (``own`` of :func:`erase_plan`).
 
 The reading is paged (``PAGE`` memories, ``SESSION_PAGE`` sessions at a time): a user with a million memories is
 exported in constant memory. Every statement names the tenant and the user (sharding by user, docs/scaling.md).

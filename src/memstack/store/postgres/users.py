@@ -29,8 +29,8 @@ from psycopg import sql
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
-from memstack.store._users import UserReads, erase_plan, erase_rows
-from memstack.store._users_load import Columns, LoadHooks, load_user
+from memstack.store._users import erase_plan, erase_rows
+from memstack.store._users_load import Columns, LoadHooks, UserRows
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
@@ -51,9 +51,9 @@ def _terms(terms: builtins.list[str]) -> Columns:
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"
 
 
-class PgUserData(UserReads):
-    """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export`` and ``list``:
-    :class:`~memstack.store._users.UserReads`)."""
+class PgUserData(UserRows):
+    """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export``, ``list`` and
+    ``load``: :class:`~memstack.store._users_load.UserRows`)."""
 
     def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
         super().__init__(PgSql(db))
@@ -70,23 +70,11 @@ class PgUserData(UserReads):
         embedding = self._db.vector_param(unit_vector(vector, self._dim))
         return {"embedding": ("?::vector", embedding)} | _terms(text_terms(content))
 
-    async def load(
-        self,
-        user: UserRef,
-        document: Mapping[str, builtins.list[dict[str, Any]]],
-        vectors: Mapping[str, Vector],
-        *,
-        merge: bool = False,
-    ) -> dict[str, int]:
-        """One transaction; a user who becomes large gets their HNSW index afterwards, as after ``add_many``."""
-        check_id(user.user_id, "user_id")
-        added = await self._sql.write(
-            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
-        )
+    async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
+        """A user who became large gets their HNSW index, as after ``add_many``."""
         active = sum(1 for m in document["memories"] if m.get("stored") and m.get("is_active"))
         if active and self._ann.note_active(user, active):
             await self._ann.ensure(user)
-        return added
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")

@@ -36,8 +36,8 @@ from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
 from memstack.store._sql import drive
-from memstack.store._users import UserReads, erase_plan, erase_rows
-from memstack.store._users_load import Columns, LoadHooks, load_user
+from memstack.store._users import erase_plan, erase_rows
+from memstack.store._users_load import Columns, LoadHooks, UserRows
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
@@ -107,9 +107,9 @@ def _terms(terms: builtins.list[str]) -> Columns:
     return {"terms": ("?", " ".join(terms)), "n_terms": ("?", len(terms))}
 
 
-class SQLiteUserData(UserReads):
-    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export`` and
-    ``list``: :class:`~memstack.store._users.UserReads`)."""
+class SQLiteUserData(UserRows):
+    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export``,
+    ``list`` and ``load``: :class:`~memstack.store._users_load.UserRows`)."""
 
     def __init__(self, core: Core) -> None:
         super().__init__(SQLiteSql(core))
@@ -129,20 +129,8 @@ class SQLiteUserData(UserReads):
         blob = unit_vector(vector, self._core.dim).astype("<f4").tobytes()
         return {"fts_owner": ("?", fts_owner(user)), "embedding": ("?", blob)} | _terms(text_terms(content))
 
-    async def load(
-        self,
-        user: UserRef,
-        document: Mapping[str, builtins.list[dict[str, Any]]],
-        vectors: Mapping[str, Vector],
-        *,
-        merge: bool = False,
-    ) -> dict[str, int]:
-        check_id(user.user_id, "user_id")
-        added = await self._sql.write(
-            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
-        )
-        self._core.vectors.discard(user_key(user))
-        return added
+    async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
+        self._core.vectors.discard(user_key(user))  # the user's memories are read again, with the imported ones
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
