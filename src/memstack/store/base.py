@@ -301,8 +301,8 @@ class ArchiveVectors(Protocol):
     of the turn or by an import, in batches, never while answering a query. ``search`` ranks a user's messages with
     the formula of :mod:`memstack.retrieval.archive`; where the store lives in the process (``embedded``), recall
     may instead keep its own index of a user's messages in memory and read only what was written since it last
-    looked (``messages(after=...)``). ``memstack reembed`` re-embeds these vectors with the others: the table is in
-    each backend's ``VECTOR_TABLES``."""
+    looked (``messages(after=...)``). ``memstack reembed`` re-embeds these vectors with the others: the table is one
+    of :func:`memstack.store.reembed.vector_tables`."""
 
     @property
     def embedded(self) -> bool:

@@ -24,10 +24,11 @@ The steps that are plain SQL (the state, the target, the rows pending, staging, 
 record of the model) are :class:`ReembedSteps`, written once over a backend's :class:`~memstack.store._sql.Tx`;
 a backend adds its lock, its connection and how the staged vectors replace a table's live ones.
 
-Every vector-holding table is one :class:`VectorTable` in its backend's list (``VECTOR_TABLES`` in
-``store/sqlite/reembed.py`` and ``store/postgres/reembed.py``). The dedup threshold is not stored: it is looked
-up from the configured embedder's name (:func:`memstack.capture.dedup.params_for`), so a store reembedded to
-another model is deduplicated with that model's calibrated parameters (or the conservative ones when it has none).
+Every vector-holding table is one :class:`VectorTable` of :func:`vector_tables`, which each backend's
+``VECTOR_TABLES`` is (``store/sqlite/reembed.py``, ``store/postgres/reembed.py``). The dedup threshold is not
+stored: it is looked up from the configured embedder's name (:func:`memstack.capture.dedup.params_for`), so a store
+reembedded to another model is deduplicated with that model's calibrated parameters (or the conservative ones when
+it has none).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "reembed",
     "reembed_state",
     "target_from_meta",
+    "vector_tables",
 ]
 
 T = TypeVar("T")
@@ -69,7 +71,7 @@ _MAX_SWITCH_TRIES = 20
 _BEFORE_FIRST = -(2**63)
 
 #: The text of one archived message as recall embeds it (:func:`memstack.retrieval.archive.message_text`), in SQL
-#: over ``archive_vectors v`` joined to ``session_turns t``: the same on both backends' ``VECTOR_TABLES``.
+#: over ``archive_vectors v`` joined to ``session_turns t``.
 ARCHIVED_TEXT = "COALESCE(v.speaker || ': ', '') || CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END"
 
 
@@ -82,6 +84,21 @@ class VectorTable:
     id_column: str
     vector_column: str
     source: str
+
+
+def vector_tables(key: str) -> tuple[VectorTable, ...]:
+    """Every table holding vectors, on a backend whose integer key is ``key`` (:attr:`Sql.key
+    <memstack.store._sql.Sql.key>`): the reembed re-embeds each of them (add a table here when one is added)."""
+    return (
+        VectorTable("memories", key, "embedding", f"SELECT {key} AS id, content AS text FROM memories"),
+        VectorTable(  # recall's archived messages
+            "archive_vectors",
+            "seq",
+            "embedding",
+            f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
+            f"FROM archive_vectors v JOIN session_turns t ON t.{key} = v.turn_{key} WHERE v.embedding IS NOT NULL",
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

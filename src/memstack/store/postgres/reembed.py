@@ -25,7 +25,7 @@ from memstack.store._sql import Tx
 from memstack.store.postgres._db import connect, describe_url, map_error
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres._sql import tx
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedSteps, VectorTable
+from memstack.store.reembed import ReembedSteps, VectorTable, vector_tables
 from memstack.types import Vector
 
 __all__ = ["VECTOR_TABLES", "PgReembed"]
@@ -33,17 +33,8 @@ __all__ = ["VECTOR_TABLES", "PgReembed"]
 Conn = psycopg.AsyncConnection[Any]
 T = TypeVar("T")
 
-#: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
-VECTOR_TABLES: tuple[VectorTable, ...] = (
-    VectorTable("memories", "seq", "embedding", "SELECT seq AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages
-        "archive_vectors",
-        "seq",
-        "embedding",
-        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
-        "FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq WHERE v.embedding IS NOT NULL",
-    ),
-)
+#: Every table holding vectors (:func:`~memstack.store.reembed.vector_tables`).
+VECTOR_TABLES = vector_tables("seq")
 
 #: Session advisory lock held for the whole reembed ("reembed!" in ASCII).
 _REEMBED_LOCK = 0x7265656D62656421

@@ -18,7 +18,7 @@ import numpy as np
 
 from memstack.errors import ConfigError, StoreBusy, StoreUnavailable
 from memstack.store._sql import Tx, drive
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedSteps, VectorTable
+from memstack.store.reembed import ReembedSteps, VectorTable, vector_tables
 from memstack.store.sqlite._db import Database, transaction
 from memstack.store.sqlite._schema import migrate
 from memstack.store.sqlite._sql import tx
@@ -28,17 +28,8 @@ __all__ = ["VECTOR_TABLES", "SQLiteReembed"]
 
 T = TypeVar("T")
 
-#: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
-VECTOR_TABLES: tuple[VectorTable, ...] = (
-    VectorTable("memories", "pk", "embedding", "SELECT pk AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages
-        "archive_vectors",
-        "seq",
-        "embedding",
-        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
-        "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk WHERE v.embedding IS NOT NULL",
-    ),
-)
+#: Every table holding vectors (:func:`~memstack.store.reembed.vector_tables`).
+VECTOR_TABLES = vector_tables("pk")
 
 
 class SQLiteReembed(ReembedSteps):
