@@ -20,6 +20,7 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import NotFound
 from memstack.store._archive import SessionArchive
+from memstack.store._checks import check_k, utc
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
 from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
@@ -38,7 +39,6 @@ from memstack.store._sessions import SessionsBase, create_or_resume, session_row
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
-from memstack.store.postgres._rows import check_k, utc
 from memstack.store.postgres._sql import PgSql, tx
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
