@@ -50,8 +50,8 @@ class PostgresStore(SharedRoles):
     ) -> None:
         self._db = db
         super().__init__(PgSql(db))
-        self._dim = dim
-        self._embedder = embedder
+        self.dim = dim
+        self.embedder = embedder
         self._ann = AnnIndexes(db, ann)
         self.memories = PgMemories(db, self._ann, dim)
         self.index = PgIndex(db, self._ann, dim)
@@ -139,14 +139,6 @@ class PostgresStore(SharedRoles):
                 await db.close()
                 raise
         return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s, replica=replica)
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def embedder(self) -> str:
-        return self._embedder
 
     @property
     def ann(self) -> AnnIndexes:

@@ -48,6 +48,8 @@ class SQLiteStore(SharedRoles):
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
         super().__init__(SQLiteSql(core))
+        self.dim = core.dim
+        self.embedder = core.embedder
         self.memories = SQLiteMemories(core)
         self.index = SQLiteIndex(core)
         self.search_index = self.index  # what answers searches: the index itself (one file has no replica)
@@ -103,14 +105,6 @@ class SQLiteStore(SharedRoles):
         prune_erasures(conn)
         self._core.open_watch()
         self._core.sync(conn)
-
-    @property
-    def dim(self) -> int:
-        return self._core.dim
-
-    @property
-    def embedder(self) -> str:
-        return self._core.embedder
 
     @property
     def path(self) -> Path:
