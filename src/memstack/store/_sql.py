@@ -107,8 +107,10 @@ class Sql(Protocol):
         is false (a tenant's rows: keys, agents); the number of rows it changed."""
         ...
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
-        """``body`` over one consistent view of the database."""
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
+        """``body`` over one consistent view of the database. ``snapshot=False``: its statements need not see one
+        view (a read under a lock that keeps writers out), so PostgreSQL runs them in autocommit on one connection,
+        without the round trips of a transaction; SQLite reads in one transaction anyway."""
         ...
 
     async def write(

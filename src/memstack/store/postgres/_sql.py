@@ -100,9 +100,12 @@ class PgSql:
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
         return await self.write(lambda tx: tx.execute(sql, args), fenced=fenced, single=True)
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
-        async with self._db.connection() as conn, conn.transaction():
-            return await body(_Tx(conn))
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
+        async with self._db.connection() as conn:
+            if not snapshot:
+                return await body(_Tx(conn))
+            async with conn.transaction():
+                return await body(_Tx(conn))
 
     async def write(
         self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False

@@ -97,7 +97,7 @@ class SQLiteSql:
         values = _args(args)
         return await self.write(lambda tx: tx.execute(sql, values), fenced=fenced)
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
         def run(conn: sqlite3.Connection) -> T:
             with transaction(conn, write=False):
                 return drive(body(_Tx(conn)))
