@@ -213,11 +213,6 @@ class PgMemories(MemoryWritesBase):
         await self._after_growth(user, active, wait=True)
         return new
 
-    async def get(self, user: UserRef, memory_id: str) -> Memory:
-        async with self._db.connection() as conn:
-            _, memory = await self._fetch(tx(conn), user, memory_id, lock=False)
-            return memory
-
     async def update(
         self,
         user: UserRef,

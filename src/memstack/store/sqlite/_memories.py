@@ -171,10 +171,6 @@ class SQLiteMemories(MemoryWritesBase):
             self._core.vectors.put(key, UserVectors(self._core.dim, pks, kept, rows, cats))
         return new
 
-    async def get(self, user: UserRef, memory_id: str) -> Memory:
-        _, memory = await self._core.run(lambda conn: self._core.fetch(conn, user, memory_id))
-        return memory
-
     async def update(
         self,
         user: UserRef,
