@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -37,6 +37,12 @@ COLUMNS = (
 )
 
 
+@overload
+def utc(value: datetime) -> datetime: ...
+@overload
+def utc(value: None) -> None: ...
+@overload
+def utc(value: datetime | None) -> datetime | None: ...
 def utc(value: datetime | None) -> datetime | None:
     """As stored: aware, UTC, microseconds (naive values are taken as UTC)."""
     if value is None:

@@ -16,22 +16,26 @@ what ``open`` reads anyway, so this adds one indexed read of the session's hidde
 data. A commit keeps the hidden facts of base truth (:func:`keep_hidden_facts`): the turn's summarizer never saw
 them, so it could not keep them itself, and a restore must find them where they were.
 
-The role's reads are :class:`HiddenReads` on both backends, each adding its own ``mentions`` (what a forget looks
-at, found by each backend's full-text search). The writes are helpers the memory writes call inside their own
-transaction (:func:`hide_items`, :func:`unhide_items`), so a forget and what it hides are one commit; other roles'
-reads call :func:`session_hidden` (one session's items) or :func:`hidden_turns`.
+The role's reads are :class:`HiddenReads` on both backends, ``mentions`` (what a forget looks at) included; each
+backend adds only how its full-text search finds the exchanges holding a term (:meth:`HiddenReads._holding`). The
+writes are helpers the memory writes call inside their own transaction (:func:`hide_items`, :func:`unhide_items`),
+so a forget and what it hides are one commit; other roles' reads call :func:`session_hidden` (one session's items)
+or :func:`hidden_turns`.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError
-from memstack.store._session_rows import check_session_id, facts_from_json
-from memstack.store._sql import Sql, Tx
-from memstack.types import Fact, HiddenItem, HiddenKind, SessionState, UserRef, check_text, utcnow
+from memstack.store._checks import utc
+from memstack.store._session_rows import TURN_COLUMNS, check_page, check_session_id, facts_from_json, turn_from_row
+from memstack.store._sql import Row, Sql, Tx
+from memstack.types import ArchivedTurn, Fact, HiddenItem, HiddenKind, SessionState, UserRef, check_text, utcnow
 
 __all__ = [
     "HIDDEN_COLUMNS",
@@ -162,7 +166,7 @@ async def hidden_turns(sql: Sql, user: UserRef) -> list[tuple[str, int]]:
 
 class HiddenReads:
     """The reads of ``hidden_items`` and of the sessions a forget looks at; a backend's ``HiddenStore`` is this
-    class plus its ``mentions``."""
+    class plus its full-text search of exchanges (:meth:`_holding`)."""
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
@@ -194,3 +198,50 @@ class HiddenReads:
             (user.tenant, user.user_id, self._sql.values(wanted)),
         )
         return [(str(sid), str(line), facts_from_json(facts)) for sid, line, facts in rows]
+
+    async def mentions(
+        self,
+        user: UserRef,
+        terms: Sequence[str],
+        *,
+        turn_ids: Sequence[str] = (),
+        said_at: Sequence[datetime] = (),
+        limit: int = 1000,
+    ) -> builtins.list[ArchivedTurn]:
+        """Three lookups in one read: by term (the backend's full-text search), by name (one indexed statement per
+        ``session_id:turn``) and by the exact times."""
+        check_page(limit)
+        named = parse_turn_ids(turn_ids)
+        times = sorted({utc(when) for when in said_at})
+        key = self._sql.key
+        base = f"SELECT {TURN_COLUMNS}, t.{key} FROM session_turns t JOIN sessions s ON s.{key} = t.session_{key} "
+
+        async def body(tx: Tx) -> dict[int, Row]:
+            found: dict[int, Row] = {}
+            if terms:
+                holding, args = self._holding(user, list(terms))
+                rows = await tx.all(f"{holding} ORDER BY t.{key} DESC LIMIT ?", (*args, limit))
+                found.update((int(r[-1]), r) for r in rows)
+            for session_id, turn in named:
+                row = await tx.one(
+                    base + "WHERE s.tenant = ? AND s.user_id = ? AND s.id = ? AND t.turn = ?",
+                    (user.tenant, user.user_id, session_id, turn),
+                )
+                if row is not None:
+                    found[int(row[-1])] = row
+            if times:
+                rows = await tx.all(
+                    base + f"WHERE t.tenant = ? AND t.user_id = ? AND t.at IN ({', '.join('?' * len(times))})",
+                    (user.tenant, user.user_id, *times),
+                )
+                found.update((int(r[-1]), r) for r in rows)
+            return found
+
+        found = await self._sql.read(body)
+        when, flags = self._sql.when, self._sql.unjson
+        return [turn_from_row(found[k][:-1], when=when, flags=flags) for k in sorted(found, reverse=True)]
+
+    def _holding(self, user: UserRef, terms: builtins.list[str]) -> tuple[str, builtins.list[Any]]:
+        """The backend's hook: a statement (``SELECT TURN_COLUMNS, t.<key>`` from ``session_turns t`` joined to
+        ``sessions s``) of the user's exchanges holding any of ``terms``, and its arguments."""
+        raise NotImplementedError

@@ -174,17 +174,21 @@ class Change(NamedTuple):
 
 
 class MemoryWritesBase:
-    """``forget``, ``restore`` and ``delete`` of :class:`~memstack.store.base.MemoryStore`, over a backend's
-    :class:`~memstack.store._sql.Sql` and the three hooks it implements."""
+    """``get``, ``forget``, ``restore`` and ``delete`` of :class:`~memstack.store.base.MemoryStore`, over a
+    backend's :class:`~memstack.store._sql.Sql` and the three hooks it implements."""
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
 
+    async def get(self, user: UserRef, memory_id: str) -> Memory:
+        _, memory = await self._sql.read(lambda tx: self._fetch(tx, user, memory_id, lock=False), snapshot=False)
+        return memory
+
     # -- a backend's hooks --------------------------------------------------------------------------------------------
 
     async def _fetch(self, tx: Tx, user: UserRef, memory_id: str, *, lock: bool = True) -> tuple[int, Memory]:
-        """Inside a write: one memory of ``user`` with its embedding and its row's key, else ``NotFound``;
-        ``lock``: kept from other writers until the transaction ends."""
+        """One memory of ``user`` with its embedding and its row's key, else ``NotFound``; ``lock`` (inside a
+        write): kept from other writers until the transaction ends."""
         raise NotImplementedError
 
     async def _count(self, tx: Tx, user: UserRef) -> int:

@@ -20,38 +20,10 @@ class SharedRoles:
     """The backend-neutral roles of a store over ``sql``."""
 
     def __init__(self, sql: Sql) -> None:
-        self._keys = Keys(sql)
-        self._agents = Agents(sql)
-        self._contexts = Contexts(sql)
-        self._threads = Threads(sql)
-        self._idempotency = Idempotency(sql)
-        self._drops = Drops(sql)
-        self._webhooks = Webhooks(sql)
-
-    @property
-    def keys(self) -> Keys:
-        return self._keys
-
-    @property
-    def agents(self) -> Agents:
-        return self._agents
-
-    @property
-    def contexts(self) -> Contexts:
-        return self._contexts
-
-    @property
-    def threads(self) -> Threads:
-        return self._threads
-
-    @property
-    def idempotency(self) -> Idempotency:
-        return self._idempotency
-
-    @property
-    def drops(self) -> Drops:
-        return self._drops
-
-    @property
-    def webhooks(self) -> Webhooks:
-        return self._webhooks
+        self.keys = Keys(sql)
+        self.agents = Agents(sql)
+        self.contexts = Contexts(sql)
+        self.threads = Threads(sql)
+        self.idempotency = Idempotency(sql)
+        self.drops = Drops(sql)
+        self.webhooks = Webhooks(sql)

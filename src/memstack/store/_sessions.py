@@ -1,9 +1,9 @@
-"""The half of the ``SessionStore`` role that is the same on both backends: the per-session lock (a lease,
-:mod:`memstack.store.leases`), the turns still due a summary, and ending a session with its cross-session line;
-and the session row ``open`` creates or resumes (:func:`create_or_resume`). Each backend's ``sessions.py`` adds
-``open``, ``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread, PostgreSQL
-reading outside a transaction, recording in one statement and committing in one pipelined transaction), and reads a
-session's state its own way: SQLite in three indexed statements, which beat PostgreSQL's one statement there (it
+"""The half of the ``SessionStore`` role that is the same on both backends: a session's ``open`` (its row created
+or resumed by :func:`create_or_resume`), the per-session lock (a lease, :mod:`memstack.store.leases`), the turns
+still due a summary, and ending a session with its cross-session line. Each backend's ``sessions.py`` adds
+``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread, PostgreSQL recording in
+one statement and committing in one pipelined transaction), and reads a session's state its own way
+(:meth:`SessionsBase._state`): SQLite in three indexed statements, which beat PostgreSQL's one statement there (it
 reads every turn's columns past the long texts), PostgreSQL in one.
 """
 
@@ -14,6 +14,7 @@ from datetime import datetime
 
 from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
+from memstack.store._checks import utc
 from memstack.store._outbox import session_ended
 from memstack.store._session_rows import (
     FLAGGED,
@@ -21,6 +22,7 @@ from memstack.store._session_rows import (
     TURN_COLUMNS,
     check_page,
     check_same_agent,
+    check_session_agent,
     check_session_id,
     needs_write,
     summary_from_row,
@@ -29,7 +31,7 @@ from memstack.store._session_rows import (
 from memstack.store._sql import Row, Sql, Tx
 from memstack.store.base import HeldLock
 from memstack.store.leases import SessionLeases
-from memstack.types import ArchivedTurn, SessionSummary, UserRef, utcnow
+from memstack.types import ArchivedTurn, SessionState, SessionSummary, UserRef, utcnow
 
 __all__ = ["SessionsBase", "create_or_resume", "session_row"]
 
@@ -70,6 +72,46 @@ class SessionsBase:
 
     async def close(self) -> None:
         await self.leases.close()
+
+    async def open(
+        self,
+        user: UserRef,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        create: bool = True,
+        window_turns: int = 5,
+        now: datetime | None = None,
+    ) -> SessionState:
+        """The common case reads without a snapshot: under the session lock nothing else writes the session, and
+        without it (listings, monitoring) a read between two commits is as good as any. A session to create,
+        resume or give its agent is written (under the caller's erasure fence) and read in one transaction."""
+        check_session_id(session_id)
+        check_session_agent(agent)
+        stamp = utc(now) or utcnow()
+
+        async def read(tx: Tx) -> tuple[Row | None, SessionState | None]:
+            row = await tx.one(session_row(self._sql.key), (user.tenant, user.user_id, session_id))
+            if row is None or (create and needs_write(row, agent)):
+                return row, None
+            return row, await self._state(tx, user, session_id, row, window_turns)
+
+        row, state = await self._sql.read(read, snapshot=False)
+        if state is not None:
+            return state
+        if row is None and not create:
+            raise NotFound("session", session_id)
+
+        async def write(tx: Tx) -> SessionState:
+            row = await create_or_resume(self._sql, tx, user, session_id, agent, stamp)
+            return await self._state(tx, user, session_id, row, window_turns)
+
+        return await self._sql.write(write)
+
+    async def _state(self, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
+        """The backend's hook: the state of the session of ``row`` (its key, then ``SESSION_COLUMNS``), hidden
+        exchanges and facts left out (:func:`~memstack.store._hidden.visible_state`)."""
+        raise NotImplementedError
 
     async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
         check_session_id(session_id)

@@ -107,13 +107,19 @@ class Sql(Protocol):
         is false (a tenant's rows: keys, agents); the number of rows it changed."""
         ...
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
-        """``body`` over one consistent view of the database."""
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
+        """``body`` over one consistent view of the database. ``snapshot=False``: its statements need not see one
+        view (a read under a lock that keeps writers out), so PostgreSQL runs them in autocommit on one connection,
+        without the round trips of a transaction; SQLite reads in one transaction anyway."""
         ...
 
-    async def write(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True) -> T:
+    async def write(
+        self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False
+    ) -> T:
         """``body`` in one write transaction (under the caller's erasure fence unless ``fenced`` is false); rolled
-        back whole if it raises."""
+        back whole if it raises. ``single``: the body is one write statement (or a write and a read of its result)
+        and needs no transaction of its own, so where no fence holds PostgreSQL runs it in autocommit (one round
+        trip); SQLite runs every body in one transaction on its database thread anyway."""
         ...
 
 

@@ -1,8 +1,10 @@
 """What the backends share for :class:`~memstack.store.base.UserData`: the shape of every exported record, the
 order a user's rows are read in, and the statements that read them (:class:`ExportSql`, :class:`UserListSql`, made
-for a backend's :class:`~memstack.store._sql.Sql` by :func:`export_sql` and :func:`user_list_sql`). A backend's
-``UserData`` is :class:`UserReads` (``export``, ``list``) plus its own ``epoch`` and ``erase``: the tables an erasure
-empties, and how it makes sure nothing is left, are each backend's.
+for a backend's :class:`~memstack.store._sql.Sql` by :func:`export_sql` and :func:`user_list_sql`), and the tables an
+erasure empties (:func:`erase_plan`, run by :func:`erase_rows` inside the erasure's transaction). A backend's
+``UserData`` is :class:`UserReads` (``export``, ``list``) and ``load`` (:class:`~memstack.store._users_load.UserRows`)
+plus its own ``epoch`` and ``erase``: how an erasure fences the user's writes in flight and makes sure nothing is
+left is each backend's, and so are the tables only it has (``own`` of :func:`erase_plan`).
 
 The reading is paged (``PAGE`` memories, ``SESSION_PAGE`` sessions at a time): a user with a million memories is
 exported in constant memory. Every statement names the tenant and the user (sharding by user, docs/scaling.md).
@@ -12,13 +14,13 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError
-from memstack.store._sql import Row, Sql
+from memstack.store._sql import Row, Sql, Tx
 from memstack.types import MESSAGE_ROLES, RecordKind, UserRecord, UserRef, UserSummary, check_id
 
 __all__ = [
@@ -38,6 +40,8 @@ __all__ = [
     "ExportSql",
     "UserListSql",
     "UserReads",
+    "erase_plan",
+    "erase_rows",
     "export_sql",
     "export_user",
     "list_users",
@@ -347,6 +351,56 @@ def user_list_sql(sql: Sql) -> UserListSql:
         page=sql.values,
         when=sql.when,
     )
+
+
+_MINE = "tenant = ? AND user_id = ?"
+
+
+def erase_plan(key: str, own: Mapping[str, Sequence[str]] | None = None) -> tuple[tuple[str, str], ...]:
+    """``(table, statement)`` in the order an erasure runs them (children before parents), every one naming the
+    user (:data:`_MINE`, once or more); ``key`` is the backend's integer key (:attr:`Sql.key
+    <memstack.store._sql.Sql.key>`). ``own``: the backend's own tables of a user's rows, each erased right after
+    the shared table it is listed under. A new table that holds user data goes here (or in a backend's ``own``), or
+    ``tests/store/test_users_contract.py``, which reads the tables from the catalogue, fails."""
+    sessions = f"SELECT {key} FROM sessions WHERE {_MINE}"
+    shared = (
+        (
+            "reembed_vectors",
+            "DELETE FROM reembed_vectors WHERE (tbl = 'memories' AND row_id IN "
+            f"(SELECT {key} FROM memories WHERE {_MINE})) OR (tbl = 'archive_vectors' AND row_id IN "
+            f"(SELECT seq FROM archive_vectors WHERE {_MINE}))",
+        ),
+        ("archive_vectors", f"DELETE FROM archive_vectors WHERE {_MINE}"),
+        ("session_snapshots", f"DELETE FROM session_snapshots WHERE session_{key} IN ({sessions})"),
+        ("session_artifacts", f"DELETE FROM session_artifacts WHERE session_{key} IN ({sessions})"),
+        ("session_turns", f"DELETE FROM session_turns WHERE {_MINE}"),
+        ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
+        ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
+        ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
+        ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
+        ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
+        ("memories", f"DELETE FROM memories WHERE {_MINE}"),
+        ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
+        ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
+        ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
+        ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
+        # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
+        ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
+    )
+    plan: list[tuple[str, str]] = []
+    for table, statement in shared:
+        plan.append((table, statement))
+        plan.extend((extra, f"DELETE FROM {extra} WHERE {_MINE}") for extra in (own or {}).get(table, ()))
+    return tuple(plan)
+
+
+async def erase_rows(tx: Tx, plan: Sequence[tuple[str, str]], user: UserRef) -> dict[str, int]:
+    """Inside the erasure's transaction: every statement of ``plan``; the rows each table lost."""
+    removed: dict[str, int] = {}
+    for table, statement in plan:
+        changed = await tx.execute(statement, (user.tenant, user.user_id) * statement.count(_MINE))
+        removed[table] = max(changed, 0)
+    return removed
 
 
 class UserReads:

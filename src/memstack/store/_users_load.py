@@ -34,10 +34,22 @@ from typing import Any
 
 from memstack.errors import ImportConflict, ImportRefused
 from memstack.store._sql import Sql, Tx
-from memstack.store._users import ARTIFACT, CONTEXT, DROPPED, HIDES, HISTORY, JOB, MEMORY, SESSION, SNAPSHOT, TURN
-from memstack.types import UserRef, Vector, utcnow
+from memstack.store._users import (
+    ARTIFACT,
+    CONTEXT,
+    DROPPED,
+    HIDES,
+    HISTORY,
+    JOB,
+    MEMORY,
+    SESSION,
+    SNAPSHOT,
+    TURN,
+    UserReads,
+)
+from memstack.types import UserRef, Vector, check_id, utcnow
 
-__all__ = ["LoadHooks", "load_user"]
+__all__ = ["LoadHooks", "UserRows", "load_user"]
 
 #: A backend's extra columns of a row: column → (its placeholder, such as ``?`` or ``?::vector``, and the value).
 Columns = dict[str, tuple[str, Any]]
@@ -232,3 +244,29 @@ async def load_user(
             await _insert(tx, table, _mine(user) | _row(sql, hooks, fields, item, f"{section}[{i}]"))
             added[table] += 1
     return added
+
+
+class UserRows(UserReads):
+    """:class:`~memstack.store.base.UserData` but ``epoch`` and ``erase``: ``export`` and ``list``
+    (:class:`~memstack.store._users.UserReads`), and ``load`` in one transaction over the backend's
+    :class:`LoadHooks` (``_hooks``), then what the backend does once it is committed (:meth:`_loaded`)."""
+
+    _hooks: LoadHooks
+
+    async def load(
+        self,
+        user: UserRef,
+        document: Mapping[str, list[dict[str, Any]]],
+        vectors: Mapping[str, Vector],
+        *,
+        merge: bool = False,
+    ) -> dict[str, int]:
+        check_id(user.user_id, "user_id")
+        added = await self._sql.write(
+            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
+        )
+        await self._loaded(user, document)
+        return added
+
+    async def _loaded(self, user: UserRef, document: Mapping[str, list[dict[str, Any]]]) -> None:
+        raise NotImplementedError

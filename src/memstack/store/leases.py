@@ -26,7 +26,8 @@ connection or a transaction::
 
 Every statement is short and stands alone, so this works through a transaction-pooling connection pooler
 (PgBouncer ``pool_mode = transaction``), and a pool of a few connections carries thousands of concurrent turns.
-A backend provides the three statements (:class:`LeaseTable`); this module does the rest.
+A backend provides the statements (:class:`LeaseTable`): ``take``, ``holder`` and ``give_back`` are written once
+(:class:`LeaseRows`) over its clock, and it adds ``renew``; this module does the rest.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from memstack.errors import InputError, LeaseLost, MemstackError, StoreBusy
+from memstack.store._sql import Row, Sql, Tx
 from memstack.store.fence import detached
 from memstack.types import UserRef, new_id
 
@@ -50,6 +52,7 @@ __all__ = [
     "HeldSession",
     "Lease",
     "LeaseKey",
+    "LeaseRows",
     "LeaseTable",
     "LocalSessionLocks",
     "SessionLeases",
@@ -98,6 +101,55 @@ class LeaseTable(Protocol):
     async def give_back(self, key: LeaseKey, lease: Lease) -> None:
         """Free the lease if this hold still has it."""
         ...
+
+
+class LeaseRows:
+    """``take``, ``holder`` and ``give_back`` of :class:`LeaseTable` over a backend's ``Sql`` and its clock: an
+    expiry is :attr:`_later` (SQL for the clock plus ``?`` seconds) with the argument :meth:`_after` gives, and a
+    lease given back expires at :attr:`_free`. A backend adds ``renew``."""
+
+    #: SQL for a time: the backend's clock plus ``?`` seconds.
+    _later: str
+    #: SQL for the expiry of a lease given back (before any time).
+    _free: str
+
+    def __init__(self, sql: Sql) -> None:
+        self._sql = sql
+
+    def _after(self, seconds: float) -> Any:
+        """The argument of one :attr:`_later`: ``seconds`` from now."""
+        raise NotImplementedError
+
+    async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
+        later = self._later
+
+        async def body(tx: Tx) -> Row | None:
+            return await tx.one(
+                "INSERT INTO session_leases AS l (tenant, user_id, session_id, owner, token, expires_at) "
+                f"VALUES (?, ?, ?, ?, 1, {later}) ON CONFLICT (tenant, user_id, session_id) DO UPDATE "
+                "SET owner = excluded.owner, token = l.token + 1, expires_at = excluded.expires_at "
+                f"WHERE l.owner IS NULL OR l.expires_at <= {later} OR l.owner IN (excluded.owner, ?) RETURNING token",
+                (*key, owner, self._after(ttl_s), self._after(0.0), dead),
+            )
+
+        row = await self._sql.write(body, single=True)
+        return None if row is None else int(row[0])
+
+    async def holder(self, key: LeaseKey) -> str | None:
+        row = await self._sql.one(
+            "SELECT owner FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? "
+            f"AND owner IS NOT NULL AND expires_at > {self._later}",
+            (*key, self._after(0.0)),
+        )
+        return None if row is None else str(row[0])
+
+    async def give_back(self, key: LeaseKey, lease: Lease) -> None:
+        await self._sql.execute(
+            f"UPDATE session_leases SET owner = NULL, expires_at = {self._free} "
+            "WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?",
+            (*key, lease.owner, lease.token),
+            fenced=False,  # giving back carries no user's data
+        )
 
 
 def process_owner() -> str:

@@ -20,23 +20,29 @@ vectors of exactly one model:
    staging table is emptied. PostgreSQL also changes the columns to ``vector(new_dim)`` and rebuilds the HNSW
    indexes on them; SQLite processes drop their in-memory vectors when they see the commit.
 
-Every vector-holding table is one :class:`VectorTable` in its backend's list (``VECTOR_TABLES`` in
-``store/sqlite/reembed.py`` and ``store/postgres/reembed.py``). The dedup threshold is not stored: it is looked
-up from the configured embedder's name (:func:`memstack.capture.dedup.params_for`), so a store reembedded to
-another model is deduplicated with that model's calibrated parameters (or the conservative ones when it has none).
+The steps that are plain SQL (the state, the target, the rows pending, staging, and the switch's checks and its
+record of the model) are :class:`ReembedSteps`, written once over a backend's :class:`~memstack.store._sql.Tx`;
+a backend adds its lock, its connection and how the staged vectors replace a table's live ones.
+
+Every vector-holding table is one :class:`VectorTable` of :func:`vector_tables`, which each backend's
+``VECTOR_TABLES`` is (``store/sqlite/reembed.py``, ``store/postgres/reembed.py``). The dedup threshold is not
+stored: it is looked up from the configured embedder's name (:func:`memstack.capture.dedup.params_for`), so a store
+reembedded to another model is deduplicated with that model's calibrated parameters (or the conservative ones when
+it has none).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
 
 from memstack.embed import Embedder
 from memstack.errors import ConfigError, InputError, ProviderError
+from memstack.store._sql import Tx
 from memstack.types import ReembedResult, Vector
 
 __all__ = [
@@ -44,12 +50,16 @@ __all__ = [
     "DEFAULT_BATCH",
     "ReembedBackend",
     "ReembedState",
+    "ReembedSteps",
     "VectorTable",
     "abort",
     "reembed",
     "reembed_state",
     "target_from_meta",
+    "vector_tables",
 ]
+
+T = TypeVar("T")
 
 #: Texts per embedder call (and per staging transaction).
 DEFAULT_BATCH = 256
@@ -61,7 +71,7 @@ _MAX_SWITCH_TRIES = 20
 _BEFORE_FIRST = -(2**63)
 
 #: The text of one archived message as recall embeds it (:func:`memstack.retrieval.archive.message_text`), in SQL
-#: over ``archive_vectors v`` joined to ``session_turns t``: the same on both backends' ``VECTOR_TABLES``.
+#: over ``archive_vectors v`` joined to ``session_turns t``.
 ARCHIVED_TEXT = "COALESCE(v.speaker || ': ', '') || CASE v.side WHEN 0 THEN t.user_text ELSE t.assistant_text END"
 
 
@@ -74,6 +84,21 @@ class VectorTable:
     id_column: str
     vector_column: str
     source: str
+
+
+def vector_tables(key: str) -> tuple[VectorTable, ...]:
+    """Every table holding vectors, on a backend whose integer key is ``key`` (:attr:`Sql.key
+    <memstack.store._sql.Sql.key>`): the reembed re-embeds each of them (add a table here when one is added)."""
+    return (
+        VectorTable("memories", key, "embedding", f"SELECT {key} AS id, content AS text FROM memories"),
+        VectorTable(  # recall's archived messages
+            "archive_vectors",
+            "seq",
+            "embedding",
+            f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
+            f"FROM archive_vectors v JOIN session_turns t ON t.{key} = v.turn_{key} WHERE v.embedding IS NOT NULL",
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +170,121 @@ class ReembedBackend(Protocol):
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
+
+
+def _pending_sql(table: VectorTable) -> str:
+    return (
+        f"SELECT r.id, r.text FROM ({table.source}) AS r WHERE r.id > ? AND NOT EXISTS "
+        "(SELECT 1 FROM reembed_vectors s WHERE s.tbl = ? AND s.row_id = r.id) ORDER BY r.id LIMIT ?"
+    )
+
+
+class ReembedSteps:
+    """The steps of a :class:`ReembedBackend` that are plain SQL, over the backend's hooks: its transactions on
+    the connection the reembed holds (:meth:`_read`, :meth:`_write`), its meta table (:attr:`meta`), a vector as
+    its staging table stores it (:meth:`_stored`), and in the switch's transaction the tables held against writers
+    (:meth:`_hold`) and a table's live vectors replaced by the staged ones (:meth:`_replace`)."""
+
+    #: The store's table of ``key``, ``value`` rows that names its model.
+    meta: str
+    tables: Sequence[VectorTable]
+
+    async def _read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        """``body`` over one consistent view (by default, a transaction like a write's)."""
+        return await self._write(body)
+
+    async def _write(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        raise NotImplementedError
+
+    def _stored(self, vector: Vector) -> Any:
+        raise NotImplementedError
+
+    async def _hold(self, tx: Tx) -> None:
+        """Inside the switch's transaction, first: nobody adds or edits rows until it commits."""
+        raise NotImplementedError
+
+    async def _replace(self, tx: Tx, table: VectorTable, dim: int) -> None:
+        raise NotImplementedError
+
+    async def state(self) -> ReembedState:
+        async def read(tx: Tx) -> ReembedState:
+            rows = await tx.all(f"SELECT key, value FROM {self.meta} WHERE key IN ('embedder', 'dim')")
+            target = await tx.all(
+                f"SELECT key, value FROM {self.meta} WHERE key IN ('reembed_embedder', 'reembed_dim')"
+            )
+            total = 0
+            for t in self.tables:
+                row = await tx.one(f"SELECT count(*) FROM ({t.source}) AS r")
+                total += int(row[0]) if row else 0
+            row = await tx.one("SELECT count(*) FROM reembed_vectors")
+            staged = int(row[0]) if row else 0
+            meta = {str(k): str(v) for k, v in rows}
+            return reembed_state(meta, target_from_meta(dict(target)), total=total, staged=staged)
+
+        return await self._read(read)
+
+    async def begin(self, embedder: str | None, dim: int | None) -> None:
+        async def write(tx: Tx) -> None:
+            await tx.execute(f"DELETE FROM {self.meta} WHERE key IN ('reembed_embedder', 'reembed_dim')")
+            if embedder is None or dim is None:
+                await tx.execute("DELETE FROM reembed_vectors")
+                return
+            await tx.execute(
+                f"INSERT INTO {self.meta} (key, value) VALUES ('reembed_embedder', ?), ('reembed_dim', ?)",
+                (embedder, str(dim)),
+            )
+
+        await self._write(write)
+
+    async def pending(self, table: VectorTable, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = await self._read(lambda tx: tx.all(_pending_sql(table), (after, table.name, limit)))
+        return [(int(i), str(t)) for i, t in rows]
+
+    async def stage(self, table: VectorTable, rows: Sequence[tuple[int, str]], vectors: Vector) -> None:
+        params = [(table.name, row_id, text, self._stored(vectors[i])) for i, (row_id, text) in enumerate(rows)]
+        await self._write(
+            lambda tx: tx.many(
+                "INSERT INTO reembed_vectors (tbl, row_id, text, embedding) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (tbl, row_id) DO UPDATE SET text = excluded.text, embedding = excluded.embedding",
+                params,
+            )
+        )
+
+    async def switch(self, embedder: str, dim: int) -> bool:
+        async def write(tx: Tx) -> bool:
+            await self._hold(tx)
+            for t in self.tables:
+                # Staged vectors of rows deleted or edited since they were staged are dropped (edited rows are
+                # then pending again).
+                await tx.execute(
+                    "DELETE FROM reembed_vectors AS s WHERE s.tbl = ? AND NOT EXISTS "
+                    f"(SELECT 1 FROM ({t.source}) AS r WHERE r.id = s.row_id AND r.text = s.text)",
+                    (t.name,),
+                )
+            for t in self.tables:
+                if await tx.one(_pending_sql(t), (_BEFORE_FIRST, t.name, 1)):
+                    return False
+            for t in self.tables:
+                await self._replace(tx, t, dim)
+            await tx.execute(
+                f"DELETE FROM {self.meta} WHERE key IN ('embedder', 'dim', 'reembed_embedder', 'reembed_dim')"
+            )
+            await tx.execute(
+                f"INSERT INTO {self.meta} (key, value) VALUES ('embedder', ?), ('dim', ?)", (embedder, str(dim))
+            )
+            await tx.execute("DELETE FROM reembed_vectors")
+            return True
+
+        return await self._write(write)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
 
 
 def _check_vectors(vectors: Vector, rows: int, dim: int, name: str) -> Vector:

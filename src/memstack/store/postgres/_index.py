@@ -21,19 +21,12 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError
+from memstack.store._checks import COLUMNS, check_agent, check_k, parse_category, unit_vector
 from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import (
-    COLUMNS,
-    N_COLUMNS,
-    check_agent,
-    check_k,
-    memory_from_row,
-    parse_category,
-    unit_vector,
-)
+from memstack.store.postgres._rows import N_COLUMNS, memory_from_row
 from memstack.store.postgres._sql import PgSql
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 from memstack.types.memories import check_as_of

@@ -17,22 +17,14 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
+from memstack.store._checks import COLUMNS, check_actor, parse_category, unit_matrix, unit_vector
 from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, check_update, new_memory, patched
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import (
-    COLUMNS,
-    N_COLUMNS,
-    check_actor,
-    memory_from_row,
-    parse_category,
-    unit_matrix,
-    unit_vector,
-    user_lock_key,
-)
+from memstack.store.postgres._rows import N_COLUMNS, memory_from_row, user_lock_key
 from memstack.store.postgres._sql import PgSql, tx
 from memstack.types import (
     HistoryAction,
@@ -220,11 +212,6 @@ class PgMemories(MemoryWritesBase):
             active = None if indexed else await self._count(tx(conn), user)
         await self._after_growth(user, active, wait=True)
         return new
-
-    async def get(self, user: UserRef, memory_id: str) -> Memory:
-        async with self._db.connection() as conn:
-            _, memory = await self._fetch(tx(conn), user, memory_id, lock=False)
-            return memory
 
     async def update(
         self,

@@ -1,4 +1,5 @@
-"""Rows to domain values and back, and the checks on what callers pass in (before any SQL runs)."""
+"""A memory from its row, and the advisory-lock key of a user's writes (the checks on what callers pass in, before
+any SQL runs, are both backends': :mod:`memstack.store._checks`)."""
 
 from __future__ import annotations
 
@@ -7,33 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from memstack.store._checks import (
-    COLUMNS,
-    check_actor,
-    check_agent,
-    check_k,
-    parse_category,
-    parse_source,
-    unit_matrix,
-    unit_vector,
-    utc,
-)
+from memstack.store._checks import COLUMNS
 from memstack.types import Category, DeletedBy, Memory, Source, UserRef
 from memstack.types.memories import stored_metadata
 
-__all__ = [
-    "COLUMNS",
-    "check_actor",
-    "check_agent",
-    "check_k",
-    "memory_from_row",
-    "parse_category",
-    "parse_source",
-    "unit_matrix",
-    "unit_vector",
-    "user_lock_key",
-    "utc",
-]
+__all__ = ["N_COLUMNS", "memory_from_row", "user_lock_key"]
 
 N_COLUMNS = len(COLUMNS.split(","))
 

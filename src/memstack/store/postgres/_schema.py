@@ -214,7 +214,6 @@ async def _m0023_memory_validity(conn: psycopg.AsyncConnection[Any], dim: int) -
     await conn.execute(b"ALTER TABLE memories ADD COLUMN valid_from timestamptz, ADD COLUMN valid_to timestamptz")
 
 
-#: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 async def _m0016_chat_threads(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     """Migration ``0016_chat_threads``."""
     await conn.execute(
@@ -318,6 +317,7 @@ async def _m0022_webhooks(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     await conn.execute(b"CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
 
 
+#: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_memories", _m0001_memories),
     ("0002_context_manifests", _m0002_context_manifests),

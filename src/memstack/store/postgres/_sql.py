@@ -98,19 +98,23 @@ class PgSql:
         return [convert(r) for r in await self.all(sql, args)]
 
     async def execute(self, sql: str, args: Sequence[Any] = (), *, fenced: bool = True) -> int:
-        if not fenced:
-            async with self._db.connection() as conn:
-                return await _Tx(conn).execute(sql, args)
-        async with self._db.writing(single=True) as conn:
-            return await _Tx(conn).execute(sql, args)
+        return await self.write(lambda tx: tx.execute(sql, args), fenced=fenced, single=True)
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
-        async with self._db.connection() as conn, conn.transaction():
-            return await body(_Tx(conn))
-
-    async def write(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True) -> T:
-        if not fenced:
-            async with self._db.connection() as conn, conn.transaction():
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
+        async with self._db.connection() as conn:
+            if not snapshot:
                 return await body(_Tx(conn))
-        async with self._db.writing() as conn:
-            return await body(_Tx(conn))
+            async with conn.transaction():
+                return await body(_Tx(conn))
+
+    async def write(
+        self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False
+    ) -> T:
+        if fenced:
+            async with self._db.writing(single=single) as conn:
+                return await body(_Tx(conn))
+        async with self._db.connection() as conn:
+            if single:
+                return await body(_Tx(conn))
+            async with conn.transaction():
+                return await body(_Tx(conn))

@@ -22,11 +22,12 @@ import numpy as np
 import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery
+from memstack.store._checks import check_k, unit_vector
 from memstack.store._fulltext import term_ids
 from memstack.store._vector_rows import ArchiveVectorReads, message_rows, not_archived
 from memstack.store.postgres._archive_search import ArchiveSearch, message_terms, relink, session_totals
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import check_k, unit_vector, user_lock_key
+from memstack.store.postgres._rows import user_lock_key
 from memstack.store.postgres._sql import PgSql
 from memstack.types import ArchiveMatch, TurnVectors, UserRef
 

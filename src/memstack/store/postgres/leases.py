@@ -13,8 +13,9 @@ from typing import Any
 
 import psycopg
 
-from memstack.store.leases import Lease, LeaseKey
+from memstack.store.leases import LeaseKey, LeaseRows
 from memstack.store.postgres._db import Database
+from memstack.store.postgres._sql import PgSql
 
 __all__ = ["FENCE", "PgLeaseTable", "migrate_session_leases"]
 
@@ -45,46 +46,26 @@ async def migrate_session_leases(conn: Conn, dim: int) -> None:
     )
 
 
-_TAKE = """
-INSERT INTO session_leases AS l (tenant, user_id, session_id, owner, token, expires_at)
-VALUES (%(tenant)s, %(user)s, %(sid)s, %(owner)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
-ON CONFLICT (tenant, user_id, session_id) DO UPDATE
-SET owner = excluded.owner, token = l.token + 1, expires_at = excluded.expires_at
-WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR l.owner IN (excluded.owner, %(dead)s)
-RETURNING token
-"""
-_HOLDER = (
-    "SELECT owner FROM session_leases WHERE tenant = %s AND user_id = %s AND session_id = %s "
-    "AND owner IS NOT NULL AND expires_at > clock_timestamp()"
-)
 _RENEW = (
     "UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s) "
     "WHERE owner = %(owner)s AND (tenant, user_id, session_id) IN "
     "(SELECT * FROM unnest(%(tenants)s::text[], %(users)s::text[], %(sids)s::text[])) "
     "RETURNING tenant, user_id, session_id"
 )
-_GIVE_BACK = (
-    "UPDATE session_leases SET owner = NULL, expires_at = '-infinity' "
-    "WHERE tenant = %s AND user_id = %s AND session_id = %s AND owner = %s AND token = %s"
-)
 
 
-class PgLeaseTable:
+class PgLeaseTable(LeaseRows):
     """:class:`~memstack.store.leases.LeaseTable` on PostgreSQL."""
 
+    _later = "clock_timestamp() + make_interval(secs => ?)"
+    _free = "'-infinity'"
+
     def __init__(self, db: Database) -> None:
+        super().__init__(PgSql(db))
         self._db = db
 
-    async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
-        params = {"tenant": key[0], "user": key[1], "sid": key[2], "owner": owner, "ttl": ttl_s, "dead": dead}
-        async with self._db.writing(single=True) as conn:
-            row = await (await conn.execute(_TAKE, params)).fetchone()
-        return None if row is None else int(row[0])
-
-    async def holder(self, key: LeaseKey) -> str | None:
-        async with self._db.connection() as conn:
-            row = await (await conn.execute(_HOLDER, key)).fetchone()
-        return None if row is None else str(row[0])
+    def _after(self, seconds: float) -> float:
+        return seconds
 
     async def renew(self, owner: str, keys: Sequence[LeaseKey], ttl_s: float) -> set[LeaseKey]:
         params = {
@@ -97,7 +78,3 @@ class PgLeaseTable:
         async with self._db.connection() as conn:
             rows = await (await conn.execute(_RENEW, params)).fetchall()
         return {(str(t), str(u), str(s)) for t, u, s in rows}
-
-    async def give_back(self, key: LeaseKey, lease: Lease) -> None:
-        async with self._db.connection() as conn:
-            await conn.execute(_GIVE_BACK, (*key, lease.owner, lease.token))

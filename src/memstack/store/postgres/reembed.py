@@ -14,47 +14,36 @@ build, not one insert at a time), and ``memstack_meta`` names the new model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Self
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, StoreBusy
+from memstack.store._sql import Tx
 from memstack.store.postgres._db import connect, describe_url, map_error
-from memstack.store.postgres._schema import prepare, reembed_target
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state
+from memstack.store.postgres._schema import prepare
+from memstack.store.postgres._sql import tx
+from memstack.store.reembed import ReembedSteps, VectorTable, vector_tables
 from memstack.types import Vector
 
 __all__ = ["VECTOR_TABLES", "PgReembed"]
 
 Conn = psycopg.AsyncConnection[Any]
+T = TypeVar("T")
 
-#: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
-VECTOR_TABLES: tuple[VectorTable, ...] = (
-    VectorTable("memories", "seq", "embedding", "SELECT seq AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages
-        "archive_vectors",
-        "seq",
-        "embedding",
-        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
-        "FROM archive_vectors v JOIN session_turns t ON t.seq = v.turn_seq WHERE v.embedding IS NOT NULL",
-    ),
-)
+#: Every table holding vectors (:func:`~memstack.store.reembed.vector_tables`).
+VECTOR_TABLES = vector_tables("seq")
 
 #: Session advisory lock held for the whole reembed ("reembed!" in ASCII).
 _REEMBED_LOCK = 0x7265656D62656421
 
 
-def _pending_sql(table: VectorTable) -> sql.Composed:
-    return sql.SQL(
-        "SELECT r.id, r.text FROM ({source}) AS r WHERE r.id > %s AND NOT EXISTS "
-        "(SELECT 1 FROM reembed_vectors s WHERE s.tbl = %s AND s.row_id = r.id) ORDER BY r.id LIMIT %s"
-    ).format(source=sql.SQL(table.source))
-
-
-class PgReembed:
+class PgReembed(ReembedSteps):
     """The PostgreSQL database at ``url``, opened for reembedding. Create with ``await PgReembed.open(url)``."""
+
+    meta = "memstack_meta"
 
     def __init__(self, conn: Conn, where: str) -> None:
         self._conn = conn
@@ -96,90 +85,23 @@ class PgReembed:
     def where(self) -> str:
         return self._where
 
-    async def state(self) -> ReembedState:
+    async def _write(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
         try:
             async with self._conn.transaction():
-                cur = await self._conn.execute("SELECT key, value FROM memstack_meta WHERE key IN ('embedder', 'dim')")
-                meta = {str(k): str(v) for k, v in await cur.fetchall()}
-                target = await reembed_target(self._conn)
-                total = 0
-                for t in self.tables:
-                    query = sql.SQL("SELECT count(*) FROM ({}) AS r").format(sql.SQL(t.source))
-                    row = await (await self._conn.execute(query)).fetchone()
-                    total += int(row[0]) if row else 0
-                row = await (await self._conn.execute("SELECT count(*) FROM reembed_vectors")).fetchone()
-                staged = int(row[0]) if row else 0
-        except psycopg.Error as exc:
-            raise map_error(exc, self._where) from None
-        return reembed_state(meta, target, total=total, staged=staged)
-
-    async def begin(self, embedder: str | None, dim: int | None) -> None:
-        try:
-            async with self._conn.transaction():
-                await self._conn.execute("DELETE FROM memstack_meta WHERE key IN ('reembed_embedder', 'reembed_dim')")
-                if embedder is None or dim is None:
-                    await self._conn.execute("DELETE FROM reembed_vectors")
-                    return
-                await self._conn.execute(
-                    "INSERT INTO memstack_meta (key, value) VALUES ('reembed_embedder', %s), ('reembed_dim', %s)",
-                    (embedder, str(dim)),
-                )
+                return await body(tx(self._conn))
         except psycopg.Error as exc:
             raise map_error(exc, self._where) from None
 
-    async def pending(self, table: VectorTable, after: int, limit: int) -> list[tuple[int, str]]:
-        try:
-            cur = await self._conn.execute(_pending_sql(table), (after, table.name, limit))
-            return [(int(i), str(t)) for i, t in await cur.fetchall()]
-        except psycopg.Error as exc:
-            raise map_error(exc, self._where) from None
+    def _stored(self, vector: Vector) -> Vector:
+        return vector
 
-    async def stage(self, table: VectorTable, rows: Sequence[tuple[int, str]], vectors: Vector) -> None:
-        params = [(table.name, row_id, text, vectors[i]) for i, (row_id, text) in enumerate(rows)]
-        try:
-            async with self._conn.transaction(), self._conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO reembed_vectors (tbl, row_id, text, embedding) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (tbl, row_id) DO UPDATE SET text = EXCLUDED.text, embedding = EXCLUDED.embedding",
-                    params,
-                )
-        except psycopg.Error as exc:
-            raise map_error(exc, self._where) from None
-
-    async def switch(self, embedder: str, dim: int) -> bool:
-        try:
-            async with self._conn.transaction():
-                return await self._switch(embedder, dim)
-        except psycopg.Error as exc:
-            raise map_error(exc, self._where) from None
-
-    async def _switch(self, embedder: str, dim: int) -> bool:
-        conn = self._conn
+    async def _hold(self, tx: Tx) -> None:
         for t in self.tables:  # writers wait until this commits; readers go on with the old vectors
-            await conn.execute(sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(sql.Identifier(t.name)))
-        for t in self.tables:
-            await conn.execute(
-                sql.SQL(
-                    "DELETE FROM reembed_vectors AS s WHERE s.tbl = %s AND NOT EXISTS "
-                    "(SELECT 1 FROM ({source}) AS r WHERE r.id = s.row_id AND r.text = s.text)"
-                ).format(source=sql.SQL(t.source)),
-                (t.name,),
+            await self._conn.execute(
+                sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(sql.Identifier(t.name))
             )
-        for t in self.tables:
-            if await (await conn.execute(_pending_sql(t), (-(2**63), t.name, 1))).fetchone():
-                return False
-        for t in self.tables:
-            await self._swap_column(t, dim)
-        await conn.execute(
-            "DELETE FROM memstack_meta WHERE key IN ('embedder', 'dim', 'reembed_embedder', 'reembed_dim')"
-        )
-        await conn.execute(
-            "INSERT INTO memstack_meta (key, value) VALUES ('embedder', %s), ('dim', %s)", (embedder, str(dim))
-        )
-        await conn.execute("DELETE FROM reembed_vectors")
-        return True
 
-    async def _swap_column(self, t: VectorTable, dim: int) -> None:
+    async def _replace(self, tx: Tx, t: VectorTable, dim: int) -> None:
         """Inside the switch's transaction: ``t``'s vector column becomes ``vector(dim)`` holding the staged
         vectors; the indexes on it are dropped first and built again afterwards."""
         conn = self._conn
@@ -218,9 +140,3 @@ class PgReembed:
 
     async def aclose(self) -> None:
         await self._conn.close()  # the advisory lock goes with the session
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -20,25 +20,24 @@ from psycopg.types.json import Jsonb
 
 from memstack.errors import NotFound
 from memstack.store._archive import SessionArchive
+from memstack.store._checks import check_k, utc
 from memstack.store._fulltext import BM25_PARAMS, exchange_terms, pg_bm25, searched_terms
 from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
-    check_session_agent,
     check_session_id,
     check_turn,
     facts_to_data,
     log_entry,
-    needs_write,
     state_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase, create_or_resume, session_row
+from memstack.store._sessions import SessionsBase, session_row
+from memstack.store._sql import Row, Tx
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import enter_fence
-from memstack.store.postgres._rows import check_k, utc
 from memstack.store.postgres._sql import PgSql, tx
 from memstack.store.postgres.leases import FENCE, PgLeaseTable
 from memstack.types import (
@@ -226,55 +225,30 @@ class PgSessions(SessionsBase):
         super().__init__(PgSql(db), SessionLeases(PgLeaseTable(db), ttl_s=lease_s))
         self._db = db
 
-    async def open(
-        self,
-        user: UserRef,
-        session_id: str,
-        *,
-        agent: str | None = None,
-        create: bool = True,
-        window_turns: int = 5,
-        now: datetime | None = None,
-    ) -> SessionState:
-        check_session_id(session_id)
-        check_session_agent(agent)
-        stamp = utc(now) or utcnow()
-        async with self._db.connection() as conn:
-            # The common case reads without a transaction: under the session lock nothing else writes the session,
-            # and without it (listings, monitoring) a read between two commits is as good as any.
-            row = await tx(conn).one(_SESSION, (user.tenant, user.user_id, session_id))
-            if row is None and not create:
-                raise NotFound("session", session_id)
-            if row is None or (create and needs_write(row, agent)):
-                async with conn.transaction():
-                    await enter_fence(conn)  # work begun before the user's erasure creates no session after it
-                    row = await create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp)
-            return await self._state(conn, user, session_id, row, window_turns)
-
-    @staticmethod
-    async def _state(conn: Conn, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int) -> SessionState:
+    async def _state(self, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
         """The state in one more statement: every turn's log entry and status, raw texts of the last few only."""
         seq, turn_count = row[0], row[2]
         cut = int(turn_count) - window_turns
-        cur = await conn.execute(
+        rows = await tx.all(
             "SELECT turn, status, user_summary, assistant_summary, at, user_keep, assistant_keep, "
-            "CASE WHEN turn > %(cut)s THEN user_text END, CASE WHEN turn > %(cut)s THEN assistant_text END "
-            "FROM session_turns WHERE tenant = %(tenant)s AND user_id = %(user)s AND session_seq = %(seq)s "
-            "ORDER BY turn",
-            {"cut": cut, "seq": seq, "tenant": user.tenant, "user": user.user_id},
+            "CASE WHEN turn > ? THEN user_text END, CASE WHEN turn > ? THEN assistant_text END "
+            "FROM session_turns WHERE tenant = ? AND user_id = ? AND session_seq = ? ORDER BY turn",
+            (cut, cut, user.tenant, user.user_id, seq),
         )
         log: list[TurnSummary] = []
         flagged: list[int] = []
         recent: list[ArchivedTurn] = []
-        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in await cur.fetchall():
+        for turn, status, us, asum, at, ukeep, akeep, user_text, assistant_text in rows:
             if status != TurnStatus.PENDING.value:
                 log.append(log_entry(turn, us, asum, status))
             if status in FLAGGED:
                 flagged.append(int(turn))
             if int(turn) > cut:
-                recent.append(ArchivedTurn(sid, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep)))
-        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=_same)
-        return visible_state(state, await session_hidden(tx(conn), user, sid))
+                recent.append(
+                    ArchivedTurn(session_id, int(turn), user_text, assistant_text, at, keep_extra=(ukeep, akeep))
+                )
+        state = state_from_row(user, session_id, row, log=log, recent=recent, flagged=flagged, when=_same)
+        return visible_state(state, await session_hidden(tx, user, session_id))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)

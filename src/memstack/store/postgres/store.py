@@ -50,22 +50,24 @@ class PostgresStore(SharedRoles):
     ) -> None:
         self._db = db
         super().__init__(PgSql(db))
-        self._dim = dim
-        self._embedder = embedder
+        self.dim = dim
+        self.embedder = embedder
         self._ann = AnnIndexes(db, ann)
-        self._memories = PgMemories(db, self._ann, dim)
-        self._index = PgIndex(db, self._ann, dim)
+        self.memories = PgMemories(db, self._ann, dim)
+        self.index = PgIndex(db, self._ann, dim)
         self._replica = replica
-        self._search_index = PgIndex(replica, self._ann, dim) if replica is not None else self._index
-        self._jobs = PgJobs(db)
-        self._sessions = PgSessions(db, lease_s=lease_s)
-        self._archive = PgSessionArchive(db)
+        # What answers searches: the read replica's index when ``read_url`` was given (its results may lag the
+        # primary by the replication delay), else the index itself.
+        self.search_index = PgIndex(replica, self._ann, dim) if replica is not None else self.index
+        self.jobs = PgJobs(db)
+        self.sessions = PgSessions(db, lease_s=lease_s)
+        self.archive = PgSessionArchive(db)
         search = ArchiveSearch(
             scan_max=ann.archive_scan_max, nearest=ann.archive_nearest, exact_max=ann.archive_exact_max
         )
-        self._archive_vectors = PgArchiveVectors(db, dim, search)
-        self._users = PgUserData(db, self._ann, dim)
-        self._hidden = PgHidden(db)
+        self.archive_vectors = PgArchiveVectors(db, dim, search)
+        self.users = PgUserData(db, self._ann, dim)
+        self.hidden = PgHidden(db)
 
     @classmethod
     async def open(
@@ -139,52 +141,6 @@ class PostgresStore(SharedRoles):
         return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s, replica=replica)
 
     @property
-    def memories(self) -> PgMemories:
-        return self._memories
-
-    @property
-    def index(self) -> PgIndex:
-        return self._index
-
-    @property
-    def search_index(self) -> PgIndex:
-        """What answers searches: the read replica's index when ``read_url`` was given (its results may lag the
-        primary by the replication delay), else :attr:`index`."""
-        return self._search_index
-
-    @property
-    def jobs(self) -> PgJobs:
-        return self._jobs
-
-    @property
-    def sessions(self) -> PgSessions:
-        return self._sessions
-
-    @property
-    def archive(self) -> PgSessionArchive:
-        return self._archive
-
-    @property
-    def archive_vectors(self) -> PgArchiveVectors:
-        return self._archive_vectors
-
-    @property
-    def users(self) -> PgUserData:
-        return self._users
-
-    @property
-    def hidden(self) -> PgHidden:
-        return self._hidden
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def embedder(self) -> str:
-        return self._embedder
-
-    @property
     def ann(self) -> AnnIndexes:
         """Which users have their own HNSW index (diagnostics, tests and benchmarks)."""
         return self._ann
@@ -214,7 +170,7 @@ class PostgresStore(SharedRoles):
     async def close(self) -> None:
         """Stop index builds in flight and close the pools; safe to call twice."""
         await self._ann.close()
-        await self._sessions.close()
+        await self.sessions.close()
         await self._db.close()
         if self._replica is not None:
             await self._replica.close()

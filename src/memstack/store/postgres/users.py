@@ -29,8 +29,8 @@ from psycopg import sql
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
-from memstack.store._users import UserReads
-from memstack.store._users_load import Columns, LoadHooks, load_user
+from memstack.store._users import erase_plan, erase_rows
+from memstack.store._users_load import Columns, LoadHooks, UserRows
 from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
@@ -39,36 +39,9 @@ from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["PgUserData"]
 
-_MINE = "tenant = %(tenant)s AND user_id = %(user)s"
-_SESSIONS = f"SELECT seq FROM sessions WHERE {_MINE}"
-
-#: (table, statement) in the order an erasure runs them (children before parents); every one names the user.
-ERASE: tuple[tuple[str, str], ...] = (
-    (
-        "reembed_vectors",
-        "DELETE FROM reembed_vectors WHERE (tbl = 'memories' AND row_id IN "
-        f"(SELECT seq FROM memories WHERE {_MINE})) OR (tbl = 'archive_vectors' AND row_id IN "
-        f"(SELECT seq FROM archive_vectors WHERE {_MINE}))",
-    ),
-    ("archive_vectors", f"DELETE FROM archive_vectors WHERE {_MINE}"),
-    ("archive_stats", f"DELETE FROM archive_stats WHERE {_MINE}"),
-    ("session_snapshots", f"DELETE FROM session_snapshots WHERE session_seq IN ({_SESSIONS})"),
-    ("session_artifacts", f"DELETE FROM session_artifacts WHERE session_seq IN ({_SESSIONS})"),
-    ("session_turns", f"DELETE FROM session_turns WHERE {_MINE}"),
-    ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
-    ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
-    ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
-    ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
-    ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
-    ("memory_ann_indexes", f"DELETE FROM memory_ann_indexes WHERE {_MINE}"),
-    ("memories", f"DELETE FROM memories WHERE {_MINE}"),
-    ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
-    ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
-    ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
-    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
-    # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
-    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
-)
+#: The tables an erasure empties (:func:`~memstack.store._users.erase_plan`), with PostgreSQL's own: the archive's
+#: statistics and the user's HNSW index's row.
+ERASE = erase_plan("seq", {"archive_vectors": ["archive_stats"], "memory_history": ["memory_ann_indexes"]})
 
 
 def _terms(terms: builtins.list[str]) -> Columns:
@@ -78,9 +51,9 @@ def _terms(terms: builtins.list[str]) -> Columns:
 _INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"
 
 
-class PgUserData(UserReads):
-    """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export`` and ``list``:
-    :class:`~memstack.store._users.UserReads`)."""
+class PgUserData(UserRows):
+    """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export``, ``list`` and
+    ``load``: :class:`~memstack.store._users_load.UserRows`)."""
 
     def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
         super().__init__(PgSql(db))
@@ -97,23 +70,11 @@ class PgUserData(UserReads):
         embedding = self._db.vector_param(unit_vector(vector, self._dim))
         return {"embedding": ("?::vector", embedding)} | _terms(text_terms(content))
 
-    async def load(
-        self,
-        user: UserRef,
-        document: Mapping[str, builtins.list[dict[str, Any]]],
-        vectors: Mapping[str, Vector],
-        *,
-        merge: bool = False,
-    ) -> dict[str, int]:
-        """One transaction; a user who becomes large gets their HNSW index afterwards, as after ``add_many``."""
-        check_id(user.user_id, "user_id")
-        added = await self._sql.write(
-            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
-        )
+    async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
+        """A user who became large gets their HNSW index, as after ``add_many``."""
         active = sum(1 for m in document["memories"] if m.get("stored") and m.get("is_active"))
         if active and self._ann.note_active(user, active):
             await self._ann.ensure(user)
-        return added
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
@@ -123,18 +84,14 @@ class PgUserData(UserReads):
     async def erase(self, user: UserRef) -> ErasureReport:
         check_id(user.user_id, "user_id")
         await self._ann.forget(user)  # a build of their index in flight would hold the lock DROP INDEX needs
-        params = {"tenant": user.tenant, "user": user.user_id}
         name = index_name(user)
-        removed: dict[str, int] = {}
         async with self._db.connection() as conn, conn.transaction():
             await record_erasure(conn, user)  # first: waits for the user's fenced writes in flight
             row = await (await conn.execute(_INDEX.encode(), {"name": name})).fetchone()
             dropped = int(row[0]) if row else 0
             if dropped:
                 await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
-            for table, statement in ERASE:
-                cur = await conn.execute(statement.encode(), params)
-                removed[table] = max(cur.rowcount, 0)
+            removed = await erase_rows(tx(conn), ERASE, user)
             await user_erased(tx(conn), self._sql, user, at=utcnow(), removed=sum(removed.values()))
         await self._ann.forget(user)
         return ErasureReport(user.tenant, user.user_id, removed, indexes_dropped=dropped)

@@ -17,11 +17,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from memstack.errors import ConfigError, NotFound, StoreError
+from memstack.store._checks import COLUMNS
 from memstack.store.fence import NEVER_ERASED, erasure_key
 from memstack.store.fence import current as current_fence
 from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
-from memstack.store.sqlite._rows import CATEGORY_CODES, COLUMNS, memory_from_row, to_ts
+from memstack.store.sqlite._rows import CATEGORY_CODES, memory_from_row, to_ts
 from memstack.types import Memory, UserRef, Vector, check_id
 
 __all__ = ["COUNT", "FETCH", "Core", "erasure_epoch", "fetched", "opt_ts", "user_key"]

@@ -18,21 +18,13 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import InputError
-from memstack.store._checks import check_agent
+from memstack.store._checks import COLUMNS, check_agent, parse_category, unit_vector
 from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import (
-    CATEGORY_CODES,
-    COLUMNS,
-    fts_owner,
-    memory_from_row,
-    metadata_conditions,
-    parse_category,
-    unit_vector,
-)
+from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, memory_from_row, metadata_conditions
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 from memstack.types.memories import check_as_of

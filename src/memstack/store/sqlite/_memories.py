@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import LimitReached
-from memstack.store._checks import check_actor, parse_category
+from memstack.store._checks import check_actor, parse_category, unit_matrix, unit_vector
 from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import (
     HISTORY,
@@ -29,7 +29,7 @@ from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx, drive
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, user_key
-from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts, unit_matrix, unit_vector
+from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts
 from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.types import (
     Category,
@@ -170,10 +170,6 @@ class SQLiteMemories(MemoryWritesBase):
         elif first_for_user:  # write-through: a new user's memories and vectors are all in hand
             self._core.vectors.put(key, UserVectors(self._core.dim, pks, kept, rows, cats))
         return new
-
-    async def get(self, user: UserRef, memory_id: str) -> Memory:
-        _, memory = await self._core.run(lambda conn: self._core.fetch(conn, user, memory_id))
-        return memory
 
     async def update(
         self,

@@ -1,4 +1,6 @@
-"""Conversions between database rows and domain values, and checks on what callers pass in."""
+"""Conversions between database rows and domain values: times as sortable text, a user's full-text owner token,
+metadata as JSON text and its filters, a memory from its row (the checks on what callers pass in are both backends':
+:mod:`memstack.store._checks`)."""
 
 from __future__ import annotations
 
@@ -12,23 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from memstack.store._checks import COLUMNS, parse_category, parse_source, unit_matrix, unit_vector
 from memstack.types import Category, DeletedBy, Memory, Source, UserRef
 from memstack.types.memories import stored_metadata
 
 __all__ = [
     "CATEGORY_CODES",
-    "COLUMNS",
     "from_ts",
     "fts_owner",
     "memory_from_row",
     "metadata_conditions",
     "metadata_text",
-    "parse_category",
-    "parse_source",
     "to_ts",
-    "unit_matrix",
-    "unit_vector",
 ]
 
 #: Small integer per category, used by the in-memory vector cache for filtering.

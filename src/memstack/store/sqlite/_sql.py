@@ -97,14 +97,16 @@ class SQLiteSql:
         values = _args(args)
         return await self.write(lambda tx: tx.execute(sql, values), fenced=fenced)
 
-    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+    async def read(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, snapshot: bool = True) -> T:
         def run(conn: sqlite3.Connection) -> T:
             with transaction(conn, write=False):
                 return drive(body(_Tx(conn)))
 
         return await self._core.run(run)
 
-    async def write(self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True) -> T:
+    async def write(
+        self, body: Callable[[Tx], Coroutine[Any, Any, T]], *, fenced: bool = True, single: bool = False
+    ) -> T:
         def run(conn: sqlite3.Connection) -> T:
             if fenced:
                 return self._core.write(conn, lambda c: drive(body(_Tx(c))))

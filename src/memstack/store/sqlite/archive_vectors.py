@@ -20,11 +20,10 @@ import sqlite3
 from collections.abc import Sequence
 
 from memstack.retrieval.archive import ArchiveQuery, UserArchive
-from memstack.store._checks import check_k
+from memstack.store._checks import check_k, unit_vector
 from memstack.store._hidden import hidden_turns
 from memstack.store._vector_rows import ArchiveVectorReads, message_rows, not_archived
 from memstack.store.sqlite._core import Core
-from memstack.store.sqlite._rows import unit_vector
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import ArchiveMatch, TurnVectors, UserRef
 

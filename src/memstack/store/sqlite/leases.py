@@ -12,8 +12,9 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from memstack.store.leases import Lease, LeaseKey
+from memstack.store.leases import Lease, LeaseKey, LeaseRows
 from memstack.store.sqlite._core import Core
+from memstack.store.sqlite._sql import SQLiteSql
 
 __all__ = ["SQLiteLeaseTable", "fenced", "migrate_session_leases"]
 
@@ -47,36 +48,18 @@ def fenced(conn: sqlite3.Connection, key: LeaseKey, lease: Lease | None) -> bool
     return row is not None
 
 
-class SQLiteLeaseTable:
-    """:class:`~memstack.store.leases.LeaseTable` on SQLite."""
+class SQLiteLeaseTable(LeaseRows):
+    """:class:`~memstack.store.leases.LeaseTable` on SQLite: expiries in Unix seconds of this machine's clock."""
+
+    _later = "?"
+    _free = "0"
 
     def __init__(self, core: Core) -> None:
+        super().__init__(SQLiteSql(core))
         self._core = core
 
-    async def take(self, key: LeaseKey, owner: str, ttl_s: float, *, dead: str | None = None) -> int | None:
-        def body(conn: sqlite3.Connection) -> int | None:
-            now = time.time()
-            row = conn.execute(
-                "INSERT INTO session_leases (tenant, user_id, session_id, owner, token, expires_at) "
-                "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, user_id, session_id) DO UPDATE "
-                "SET owner = excluded.owner, token = token + 1, expires_at = excluded.expires_at "
-                "WHERE owner IS NULL OR expires_at <= ? OR owner IN (excluded.owner, ?) RETURNING token",
-                (*key, owner, now + ttl_s, now, dead),
-            ).fetchone()
-            return None if row is None else int(row[0])
-
-        return await self._core.run(lambda conn: self._core.write(conn, body))
-
-    async def holder(self, key: LeaseKey) -> str | None:
-        def read(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT owner FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? "
-                "AND owner IS NOT NULL AND expires_at > ?",
-                (*key, time.time()),
-            ).fetchone()
-            return None if row is None else str(row[0])
-
-        return await self._core.run(read)
+    def _after(self, seconds: float) -> float:
+        return time.time() + seconds
 
     async def renew(self, owner: str, keys: Sequence[LeaseKey], ttl_s: float) -> set[LeaseKey]:
         def body(conn: sqlite3.Connection) -> set[LeaseKey]:
@@ -93,13 +76,3 @@ class SQLiteLeaseTable:
             return kept
 
         return await self._core.run(lambda conn: self._core.write(conn, body, fenced=False))
-
-    async def give_back(self, key: LeaseKey, lease: Lease) -> None:
-        def body(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE session_leases SET owner = NULL, expires_at = 0 "
-                "WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?",
-                (*key, lease.owner, lease.token),
-            )
-
-        await self._core.run(lambda conn: self._core.write(conn, body, fenced=False))

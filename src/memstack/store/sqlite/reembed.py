@@ -10,42 +10,32 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import IO, Self
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
 from memstack.errors import ConfigError, StoreBusy, StoreUnavailable
-from memstack.store.reembed import ARCHIVED_TEXT, ReembedState, VectorTable, reembed_state
+from memstack.store._sql import Tx, drive
+from memstack.store.reembed import ReembedSteps, VectorTable, vector_tables
 from memstack.store.sqlite._db import Database, transaction
-from memstack.store.sqlite._schema import migrate, reembed_target
+from memstack.store.sqlite._schema import migrate
+from memstack.store.sqlite._sql import tx
 from memstack.types import Vector
 
 __all__ = ["VECTOR_TABLES", "SQLiteReembed"]
 
-#: Every table holding vectors: the reembed re-embeds each of them (add a table here when one is added).
-VECTOR_TABLES: tuple[VectorTable, ...] = (
-    VectorTable("memories", "pk", "embedding", "SELECT pk AS id, content AS text FROM memories"),
-    VectorTable(  # recall's archived messages
-        "archive_vectors",
-        "seq",
-        "embedding",
-        f"SELECT v.seq AS id, {ARCHIVED_TEXT} AS text "
-        "FROM archive_vectors v JOIN session_turns t ON t.pk = v.turn_pk WHERE v.embedding IS NOT NULL",
-    ),
-)
+T = TypeVar("T")
+
+#: Every table holding vectors (:func:`~memstack.store.reembed.vector_tables`).
+VECTOR_TABLES = vector_tables("pk")
 
 
-def _pending_sql(table: VectorTable) -> str:
-    return (
-        f"SELECT r.id, r.text FROM ({table.source}) AS r WHERE r.id > ? AND NOT EXISTS "
-        "(SELECT 1 FROM reembed_vectors s WHERE s.tbl = ? AND s.row_id = r.id) ORDER BY r.id LIMIT ?"
-    )
-
-
-class SQLiteReembed:
+class SQLiteReembed(ReembedSteps):
     """The SQLite store at ``path``, opened for reembedding. Create with ``await SQLiteReembed.open(path)``."""
+
+    meta = "meta"
 
     def __init__(self, db: Database, lock: IO[bytes]) -> None:
         self._db = db
@@ -95,88 +85,35 @@ class SQLiteReembed:
     def where(self) -> str:
         return str(self._db.path)
 
-    async def state(self) -> ReembedState:
-        def read(conn: sqlite3.Connection) -> ReembedState:
+    async def _read(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        def read(conn: sqlite3.Connection) -> T:
             with transaction(conn, write=False):
-                meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dim')"))
-                target = reembed_target(conn)
-                total = sum(int(conn.execute(f"SELECT COUNT(*) FROM ({t.source})").fetchone()[0]) for t in self.tables)
-                staged = int(conn.execute("SELECT COUNT(*) FROM reembed_vectors").fetchone()[0])
-            return reembed_state(meta, target, total=total, staged=staged)
+                return drive(body(tx(conn)))
 
         return await self._db.run(read)
 
-    async def begin(self, embedder: str | None, dim: int | None) -> None:
-        def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn, write=True):
-                conn.execute("DELETE FROM meta WHERE key IN ('reembed_embedder', 'reembed_dim')")
-                if embedder is None or dim is None:
-                    conn.execute("DELETE FROM reembed_vectors")
-                    return
-                conn.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [("reembed_embedder", embedder), ("reembed_dim", str(dim))],
-                )
-
-        await self._db.run(write)
-
-    async def pending(self, table: VectorTable, after: int, limit: int) -> list[tuple[int, str]]:
-        sql = _pending_sql(table)
-
-        def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            return [(int(i), str(t)) for i, t in conn.execute(sql, (after, table.name, limit))]
-
-        return await self._db.run(read)
-
-    async def stage(self, table: VectorTable, rows: Sequence[tuple[int, str]], vectors: Vector) -> None:
-        blobs = np.asarray(vectors, dtype="<f4")
-        params = [(table.name, row_id, text, blobs[i].tobytes()) for i, (row_id, text) in enumerate(rows)]
-
-        def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn, write=True):
-                conn.executemany(
-                    "INSERT OR REPLACE INTO reembed_vectors (tbl, row_id, text, embedding) VALUES (?, ?, ?, ?)",
-                    params,
-                )
-
-        await self._db.run(write)
-
-    async def switch(self, embedder: str, dim: int) -> bool:
-        def write(conn: sqlite3.Connection) -> bool:
+    async def _write(self, body: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        def write(conn: sqlite3.Connection) -> T:
             with transaction(conn, write=True):  # the write lock: nobody adds or edits rows until this commits
-                for t in self.tables:
-                    # Staged vectors of rows deleted or edited since they were staged are dropped (edited rows are
-                    # then pending again).
-                    conn.execute(
-                        f"DELETE FROM reembed_vectors AS s WHERE s.tbl = ? AND NOT EXISTS "
-                        f"(SELECT 1 FROM ({t.source}) AS r WHERE r.id = s.row_id AND r.text = s.text)",
-                        (t.name,),
-                    )
-                if any(conn.execute(_pending_sql(t), (-(2**63), t.name, 1)).fetchone() for t in self.tables):
-                    return False
-                for t in self.tables:
-                    conn.execute(
-                        f"UPDATE {t.name} SET {t.vector_column} = s.embedding FROM reembed_vectors AS s "
-                        f"WHERE s.tbl = ? AND s.row_id = {t.name}.{t.id_column}",
-                        (t.name,),
-                    )
-                conn.execute("DELETE FROM meta WHERE key IN ('embedder', 'dim', 'reembed_embedder', 'reembed_dim')")
-                conn.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)", [("embedder", embedder), ("dim", str(dim))]
-                )
-                conn.execute("DELETE FROM reembed_vectors")
-            return True
+                return drive(body(tx(conn)))
 
         return await self._db.run(write)
+
+    def _stored(self, vector: Vector) -> bytes:
+        return np.asarray(vector, dtype="<f4").tobytes()
+
+    async def _hold(self, tx: Tx) -> None:
+        pass  # the switch's write transaction holds the whole file
+
+    async def _replace(self, tx: Tx, table: VectorTable, dim: int) -> None:
+        await tx.execute(
+            f"UPDATE {table.name} SET {table.vector_column} = s.embedding FROM reembed_vectors AS s "
+            f"WHERE s.tbl = ? AND s.row_id = {table.name}.{table.id_column}",
+            (table.name,),
+        )
 
     async def aclose(self) -> None:
         await self._db.close()
         if self._lock is not None:
             self._lock.close()  # releases the flock
             self._lock = None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -3,7 +3,7 @@ back: :class:`memstack.store._archive.SessionArchive`, the tables described ther
 
 Migration ``007_sessions``; ``session_turns_fts`` indexes the exchanges' stems (FTS5, like memories: one owner token
 per user narrows a search to that user's postings; :mod:`memstack.store._fulltext`). The raw window is not stored
-twice: it is the tail of the archive, read with each state (see ``open``).
+twice: it is the tail of the archive, read with each state (see ``_state``).
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
@@ -26,20 +26,18 @@ from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_st
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
-    check_session_agent,
     check_session_id,
     check_turn,
     facts_from_json,
     facts_to_json,
     log_entry,
-    needs_write,
     state_from_row,
     turn_from_row,
     turn_taken,
     version_moved,
 )
-from memstack.store._sessions import SessionsBase, create_or_resume, session_row
-from memstack.store._sql import drive
+from memstack.store._sessions import SessionsBase, session_row
+from memstack.store._sql import Row, Tx, drive
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
@@ -172,48 +170,16 @@ class SQLiteSessions(SessionsBase):
         super().__init__(SQLiteSql(core), SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s))
         self._core = core
 
-    async def open(
-        self,
-        user: UserRef,
-        session_id: str,
-        *,
-        agent: str | None = None,
-        create: bool = True,
-        window_turns: int = 5,
-        now: datetime | None = None,
-    ) -> SessionState:
-        check_session_id(session_id)
-        check_session_agent(agent)
-        stamp = now or utcnow()
-
-        def write(conn: sqlite3.Connection) -> SessionState:
-            row = drive(create_or_resume(self._sql, tx(conn), user, session_id, agent, stamp))
-            return self._state(conn, user, session_id, row, window_turns)
-
-        def run(conn: sqlite3.Connection) -> SessionState:
-            with transaction(conn, write=False):
-                row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
-                if row is not None and not (create and needs_write(row, agent)):
-                    return self._state(conn, user, session_id, row, window_turns)
-            if not create and row is None:
-                raise NotFound("session", session_id)
-            return self._core.write(conn, write)
-
-        return await self._core.run(run)
-
-    @staticmethod
-    def _state(
-        conn: sqlite3.Connection, user: UserRef, sid: str, row: tuple[Any, ...], window_turns: int
-    ) -> SessionState:
+    async def _state(self, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
         pk = row[0]
         where = "FROM session_turns t JOIN sessions s ON s.pk = t.session_pk WHERE t.session_pk = ?"
         recent = [
             _turn(r)
-            for r in conn.execute(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
+            for r in await tx.all(f"SELECT {TURN_COLUMNS} {where} ORDER BY t.turn DESC LIMIT ?", (pk, window_turns))
         ]
         log = [
             log_entry(turn, us, asum, status)
-            for turn, us, asum, status in conn.execute(
+            for turn, us, asum, status in await tx.all(
                 "SELECT turn, user_summary, assistant_summary, status FROM session_turns "
                 "WHERE session_pk = ? AND status != 'pending' ORDER BY turn",
                 (pk,),
@@ -221,12 +187,12 @@ class SQLiteSessions(SessionsBase):
         ]
         flagged = [
             int(r[0])
-            for r in conn.execute(
+            for r in await tx.all(
                 "SELECT turn FROM session_turns WHERE session_pk = ? AND status IN (?, ?) ORDER BY turn", (pk, *FLAGGED)
             )
         ]
-        state = state_from_row(user, sid, row, log=log, recent=recent, flagged=flagged, when=from_ts)
-        return visible_state(state, drive(session_hidden(tx(conn), user, sid)))
+        state = state_from_row(user, session_id, row, log=log, recent=recent, flagged=flagged, when=from_ts)
+        return visible_state(state, await session_hidden(tx, user, session_id))
 
     async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
         check_turn(turn)

@@ -48,14 +48,17 @@ class SQLiteStore(SharedRoles):
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         self._core = core
         super().__init__(SQLiteSql(core))
-        self._memories = SQLiteMemories(core)
-        self._index = SQLiteIndex(core)
-        self._jobs = SQLiteJobs(core)
-        self._sessions = SQLiteSessions(core, lease_s=lease_s)
-        self._archive = SQLiteSessionArchive(core)
-        self._archive_vectors = SQLiteArchiveVectors(core)
-        self._users = SQLiteUserData(core)
-        self._hidden = SQLiteHidden(core)
+        self.dim = core.dim
+        self.embedder = core.embedder
+        self.memories = SQLiteMemories(core)
+        self.index = SQLiteIndex(core)
+        self.search_index = self.index  # what answers searches: the index itself (one file has no replica)
+        self.jobs = SQLiteJobs(core)
+        self.sessions = SQLiteSessions(core, lease_s=lease_s)
+        self.archive = SQLiteSessionArchive(core)
+        self.archive_vectors = SQLiteArchiveVectors(core)
+        self.users = SQLiteUserData(core)
+        self.hidden = SQLiteHidden(core)
 
     @classmethod
     async def open(
@@ -104,51 +107,6 @@ class SQLiteStore(SharedRoles):
         self._core.sync(conn)
 
     @property
-    def memories(self) -> SQLiteMemories:
-        return self._memories
-
-    @property
-    def index(self) -> SQLiteIndex:
-        return self._index
-
-    @property
-    def search_index(self) -> SQLiteIndex:
-        """What answers searches: the index itself (one file has no replica)."""
-        return self._index
-
-    @property
-    def jobs(self) -> SQLiteJobs:
-        return self._jobs
-
-    @property
-    def sessions(self) -> SQLiteSessions:
-        return self._sessions
-
-    @property
-    def archive(self) -> SQLiteSessionArchive:
-        return self._archive
-
-    @property
-    def archive_vectors(self) -> SQLiteArchiveVectors:
-        return self._archive_vectors
-
-    @property
-    def users(self) -> SQLiteUserData:
-        return self._users
-
-    @property
-    def hidden(self) -> SQLiteHidden:
-        return self._hidden
-
-    @property
-    def dim(self) -> int:
-        return self._core.dim
-
-    @property
-    def embedder(self) -> str:
-        return self._core.embedder
-
-    @property
     def path(self) -> Path:
         return self._core.db.path
 
@@ -165,7 +123,7 @@ class SQLiteStore(SharedRoles):
 
     async def close(self) -> None:
         """Close the connections and stop the database thread; safe to call twice."""
-        await self._sessions.close()
+        await self.sessions.close()
         self._core.close_watch()
         await self._core.db.close()
         self._core.vectors.clear()

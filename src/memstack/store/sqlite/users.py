@@ -36,8 +36,8 @@ from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
 from memstack.store._sql import drive
-from memstack.store._users import UserReads
-from memstack.store._users_load import Columns, LoadHooks, load_user
+from memstack.store._users import erase_plan, erase_rows
+from memstack.store._users_load import Columns, LoadHooks, UserRows
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
 from memstack.store.sqlite._core import Core, erasure_epoch, user_key
 from memstack.store.sqlite._db import transaction
@@ -49,35 +49,8 @@ __all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_er
 
 log = logging.getLogger("memstack.store")
 
-_MINE = "tenant = ? AND user_id = ?"
-_SESSIONS = f"SELECT pk FROM sessions WHERE {_MINE}"
-
-#: (table, statement) in the order an erasure runs them (children before parents); every one names the user.
-ERASE: tuple[tuple[str, str], ...] = (
-    (
-        "reembed_vectors",
-        "DELETE FROM reembed_vectors WHERE (tbl = 'memories' AND row_id IN "
-        f"(SELECT pk FROM memories WHERE {_MINE})) OR (tbl = 'archive_vectors' AND row_id IN "
-        f"(SELECT seq FROM archive_vectors WHERE {_MINE}))",
-    ),
-    ("archive_vectors", f"DELETE FROM archive_vectors WHERE {_MINE}"),
-    ("session_snapshots", f"DELETE FROM session_snapshots WHERE session_pk IN ({_SESSIONS})"),
-    ("session_artifacts", f"DELETE FROM session_artifacts WHERE session_pk IN ({_SESSIONS})"),
-    ("session_turns", f"DELETE FROM session_turns WHERE {_MINE}"),
-    ("sessions", f"DELETE FROM sessions WHERE {_MINE}"),
-    ("session_leases", f"DELETE FROM session_leases WHERE {_MINE}"),
-    ("chat_threads", f"DELETE FROM chat_threads WHERE {_MINE}"),
-    ("hidden_items", f"DELETE FROM hidden_items WHERE {_MINE}"),
-    ("memory_history", f"DELETE FROM memory_history WHERE {_MINE}"),
-    ("memories", f"DELETE FROM memories WHERE {_MINE}"),
-    ("context_manifests", f"DELETE FROM context_manifests WHERE {_MINE}"),
-    ("jobs", f"DELETE FROM jobs WHERE {_MINE}"),
-    ("idempotency_keys", f"DELETE FROM idempotency_keys WHERE {_MINE}"),
-    ("capture_drops", f"DELETE FROM capture_drops WHERE {_MINE}"),
-    # Earlier erasures' own notices stay until delivered: they hold nothing the user said.
-    ("webhook_outbox", f"DELETE FROM webhook_outbox WHERE {_MINE} AND type <> 'user.erased'"),
-)
-
+#: The tables an erasure empties (:func:`~memstack.store._users.erase_plan`; SQLite has none of its own).
+ERASE = erase_plan("pk")
 
 #: (table, its full-text index, the tables whose erased rows mean the index held the user's terms).
 _FULLTEXT = (
@@ -134,9 +107,9 @@ def _terms(terms: builtins.list[str]) -> Columns:
     return {"terms": ("?", " ".join(terms)), "n_terms": ("?", len(terms))}
 
 
-class SQLiteUserData(UserReads):
-    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export`` and
-    ``list``: :class:`~memstack.store._users.UserReads`)."""
+class SQLiteUserData(UserRows):
+    """One user's rows in the store's SQLite file; see :class:`~memstack.store.base.UserData` (``export``,
+    ``list`` and ``load``: :class:`~memstack.store._users_load.UserRows`)."""
 
     def __init__(self, core: Core) -> None:
         super().__init__(SQLiteSql(core))
@@ -156,20 +129,8 @@ class SQLiteUserData(UserReads):
         blob = unit_vector(vector, self._core.dim).astype("<f4").tobytes()
         return {"fts_owner": ("?", fts_owner(user)), "embedding": ("?", blob)} | _terms(text_terms(content))
 
-    async def load(
-        self,
-        user: UserRef,
-        document: Mapping[str, builtins.list[dict[str, Any]]],
-        vectors: Mapping[str, Vector],
-        *,
-        merge: bool = False,
-    ) -> dict[str, int]:
-        check_id(user.user_id, "user_id")
-        added = await self._sql.write(
-            lambda tx: load_user(tx, self._sql, self._hooks, user, document, vectors, merge=merge)
-        )
-        self._core.vectors.discard(user_key(user))
-        return added
+    async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
+        self._core.vectors.discard(user_key(user))  # the user's memories are read again, with the imported ones
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
@@ -184,13 +145,9 @@ class SQLiteUserData(UserReads):
     def _erase_rows(self, conn: sqlite3.Connection, user: UserRef) -> dict[str, int]:
         """Database thread: the erasure's transaction: the user's rows, their terms in the full-text indexes, and
         their new epoch."""
-        who = user_key(user)
 
         def body(conn: sqlite3.Connection) -> dict[str, int]:
-            removed: dict[str, int] = {}
-            for table, statement in ERASE:
-                params = who * statement.count(_MINE)
-                removed[table] = conn.execute(statement, params).rowcount
+            removed = drive(erase_rows(tx(conn), ERASE, user))
             for fts, tables in _FULLTEXT:
                 if any(removed[t] for t in tables):
                     conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('optimize')")
@@ -205,7 +162,7 @@ class SQLiteUserData(UserReads):
             return removed
 
         removed = self._core.write(conn, body)
-        self._core.vectors.discard(who)
+        self._core.vectors.discard(user_key(user))
         return removed
 
     def _purge_log(self, conn: sqlite3.Connection, user: UserRef) -> None:
