@@ -4,7 +4,7 @@ else, a visit, a wish, a detail that keeps the memory true).
 
 The written pairs (``data/judge/pairs-*.jsonl``) tell most news sideways, as people do at length; these fill in the
 short direct forms, with many values, so the head learns the attribute and the change rather than a city's name.
-Deterministic (seeded); read by :mod:`tests.capture.train_judge`, never scored.
+Deterministic (seeded); read by `scripts/train_update_crossencoder.py`, never scored.
 """
 
 from __future__ import annotations

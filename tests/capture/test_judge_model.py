@@ -221,7 +221,7 @@ async def test_a_failing_model_leaves_the_decision_to_the_offline_judge(
         await judge.aclose()
     assert (update.action, update.id) == (UpdateAction.UPDATED, old.id)
     note = (await store.index.history(ALICE, old.id))[-1].note
-    assert f"llm:openai:{JUDGE} failed" in note and "(offline)" in note and "the head reads it as news" in note
+    assert f"llm:openai:{JUDGE} failed" in note and "(offline)" in note and "the cross-encoder reads it as news" in note
     assert len(_judge_requests(server)) == 2  # the call and its one retry
 
 

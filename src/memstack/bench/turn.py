@@ -33,9 +33,10 @@ And four figures of each kind:
   of its own before them, so these are a user's first turns, not the process's.
 * **the engine's first turn** (``first_ms``, ``first_runs_ms``, ``open_ms``): a new process opens an engine on the
   same store (``open_ms``: ``AsyncMemstack.open``, after the imports) and times its first turn once ``open`` has
-  returned, for a user of its own: the models load (the embedder's ONNX session, the guard's and the judge's heads,
-  the tokenizer), nothing is cached. A new process each time, ``first_runs`` times (``first_ms`` is the median),
-  since an engine opened again in this process would find them loaded.
+  returned, for a user of its own: the models load (the embedder's ONNX session, the guard's head, the tokenizer;
+  the judge's cross-encoder loads when a user first has memories to judge), nothing is cached. A new process each
+  time, ``first_runs`` times (``first_ms`` is the median), since an engine opened again in this process would find
+  them loaded.
 
 ``stages`` says where each group's time went, as shares of the ``chat`` call's time (the mean over the group's
 turns), from the stage timings every turn records (:class:`~memstack.types.TurnTimings`, on the manifest the turn

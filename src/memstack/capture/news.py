@@ -6,7 +6,7 @@ Bubbles didn't make it", "Robert passed away in February", "The Taylor Swift sho
 store manager". After classification, :class:`NewsFinder` takes each statement of the message that no candidate
 came from, rewrites it about "User", embeds them in one batch and asks the update judge (whichever is configured,
 one call for all of them) against the user's nearest memories. No word list picks the sentences first: news is told
-in words no list foresees ("called it quits", "six weeks without a cigarette"), the judge's head was trained on every
+in words no list foresees ("called it quits", "six weeks without a cigarette"), the offline judge was trained on every
 such sentence, and a user without memories costs nothing more (nothing is embedded). Only a sentence the judge
 says supersedes a memory becomes a candidate (in that memory's category, or ``schedule`` when it names a date ahead);
 the writer then applies it like any other candidate, guard included (a model judge answers the writer's question

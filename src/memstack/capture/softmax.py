@@ -1,7 +1,7 @@
-"""Fitting a multinomial logistic regression over sentence embeddings: the one trainer of the capture head
-(:mod:`memstack.capture.head`) and of the update judge's attribute head (:mod:`memstack.capture.judge.attributes`).
-Full-batch gradient descent with momentum, L2-regularised, each example weighted as the caller says (how the
-classes share the loss is each head's own decision). Training code: nothing at run time calls it."""
+"""Fitting a multinomial logistic regression over sentence embeddings: the trainer of the capture head
+(:mod:`memstack.capture.head`). Full-batch gradient descent with momentum, L2-regularised, each example weighted as
+the caller says (how the classes share the loss is the head's own decision). Training code: nothing at run time
+calls it."""
 
 from __future__ import annotations
 

@@ -243,7 +243,7 @@ def extraction_command(data: Path, classifier: str | None, limit: int | None, as
 @click.option(
     "--update-model",
     default=None,
-    help="The update judge: offline, offline:rules or a model string (default: the engine's, following --classifier).",
+    help="The update judge: offline or a model string (default: the engine's, following --classifier).",
 )
 @click.option("--embedder", default="local:minilm", show_default=True, help="Embedding model string.")
 @click.option(

@@ -3,7 +3,7 @@
 Chosen by its own setting, never by another role's type (``update_model`` / ``$MEMSTACK_UPDATE_MODEL``; unset, it
 follows ``classifier_model``, and with neither it is offline)::
 
-    judge = get_update_judge("offline")                  # no model: a learned head, memstack.capture.judge.offline
+    judge = get_update_judge("offline")                  # no model: a cross-encoder, memstack.capture.judge.offline
     judge = get_update_judge("openai:gpt-4o-mini")       # one structured call per batch, offline fallback
     verdicts = await judge.judge([JudgeItem(candidate, nearest)])
 
