@@ -193,6 +193,23 @@ def test_a_fuzzy_time_is_left_as_said(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "rewritten"),
     [
+        ("first PB&J in 20 years", "first PB&J in 20 years"),
+        ("best sleep I've had in 10 years", "best sleep I've had in 10 years"),
+        ("I haven't seen him in 5 years", "I haven't seen him in 5 years"),
+        ("for the first time in two years I ran", "for the first time in two years I ran"),
+        ("my first exam is in 2 weeks", "my first exam is on 11 December 2026"),  # a verb of a time ahead: a day
+        ("I can't wait, the wedding is in 3 weeks", "I can't wait, the wedding is on 18 December 2026"),
+    ],
+)
+def test_in_n_units_after_a_first_or_a_superlative_is_how_long_it_has_been(text: str, rewritten: str) -> None:
+    """ "first PB&J in 20 years" was written "first PB&J on 27 November 2046": a span looked back over became a
+    day decades ahead."""
+    assert resolve(text, FRIDAY)[0] == rewritten
+
+
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
         ("We moved to Lisbon two weeks ago", "We moved to Lisbon two weeks before 27 November 2026"),
         ("I started the cello a couple of years back", "I started the cello a couple of years before 27 November 2026"),
         ("I want to move to Osaka in a few years", "I want to move to Osaka a few years after 27 November 2026"),

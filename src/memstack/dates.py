@@ -463,6 +463,23 @@ def _vague(kind: str, m: re.Match[str]) -> bool:
     return count in _VAGUE_COUNTS or (back and unit != "day")
 
 
+#: Before "in N days|weeks|months|years", words that make it a span looked back over, not a day ahead: a first, a
+#: superlative or a perfect negation ("the first holiday in three years", "best sleep in 10 years", "haven't seen him
+#: in 5 years"), within the clause ("can't wait, the wedding is in 3 weeks" is a day ahead) and with no verb of a
+#: time ahead between them.
+_SPAN_BEFORE = re.compile(
+    r"\b(?:first|only|best|worst|longest|shortest|biggest|most|least|ever|never|"
+    r"haven['’]t|hasn['’]t|hadn['’]t|have not|has not|had not)\b"
+    r"(?:(?!\b(?:is|are|will|due|starts?|begins?)\b)[^,.;:!?])*$",  # "my first exam is in 2 weeks" is a day
+    re.IGNORECASE,
+)
+
+
+def _span_back(kind: str, m: re.Match[str]) -> bool:
+    """ "in N units" read as how long it has been ("first PB&J in 20 years"), not as a day ahead."""
+    return kind == "in_n" and _SPAN_BEFORE.search(m.string[: m.start()]) is not None
+
+
 _TIME_OF_DAY = re.compile(
     r"\s*(?:$|[^\w\s]|(?:morning|afternoon|evening|night|at|and|or|to|before|after|until|till|from|is|was|will)\b)",
     re.IGNORECASE,
@@ -514,7 +531,7 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
         if _vague(kind, m) and not _recurs(kind, m, habitual, yearly):
             fuzzy.append(m)
             continue
-        if _recurs(kind, m, habitual, yearly) or _attributive(kind, m, text):
+        if _recurs(kind, m, habitual, yearly) or _attributive(kind, m, text) or _span_back(kind, m):
             continue
         if text[m.end() : m.end() + 2] in ("'s", "’s"):
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
