@@ -38,6 +38,22 @@ async def test_a_habit_stays_a_recurrence(classifier: OfflineClassifier) -> None
     assert found == {"User goes swimming every Monday and Thursday morning"}
 
 
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("Translate to French: I love my dog and I walk him every morning.", set()),
+        ("pls summarize: My landlord says the rent goes up in May. The boiler is broken.", set()),
+        ("I'm a nurse. Can you proofread this: Dear team, I am leaving for Berlin in June.", {"User is a nurse."}),
+    ],
+)
+async def test_the_text_a_transformation_works_on_is_not_the_user_speaking(
+    classifier: OfflineClassifier, message: str, kept: set[str]
+) -> None:
+    """What follows "translate to French:" or "proofread this:" is text to work on: storing "User walks their dog
+    every morning" from it puts words in the user's mouth."""
+    assert await _contents(classifier, message) == kept
+
+
 async def test_a_birthday_keeps_its_day_and_no_year(classifier: OfflineClassifier) -> None:
     (birthday,) = await classifier.classify("My birthday is on March 3rd", at=AT)
     assert birthday.content == "User's birthday is on March 3rd"

@@ -230,7 +230,7 @@ def statements(message: str) -> list[str]:
     """The sentences of ``message`` that state something (interjections stripped): no questions, task requests,
     greetings or reactions."""
     out = []
-    for raw in _SPLIT.split(message.strip()):
+    for raw in _SPLIT.split(without_material(message.strip())):
         sentence = strip_preamble(raw)
         if len(sentence) < 4 or _is_question(sentence) or _GREETING.match(sentence) or _REACTION.match(sentence):
             continue
@@ -272,10 +272,25 @@ _SYMBOLS = re.compile(r"^[^\w'\"(]+|[^\w'\")?!.]+$")
 _QUOTED = re.compile(r"(?<!\w)(['\"“‘])(?:(?!\1).){3,200}?\s(?:(?!\1).){0,300}?(?:['\"”’])(?!\w)")
 
 
+# A request to transform a text ("Translate to French: …", "can you proofread this: …"): what follows the colon is the
+# text to work on, to the end of the message, not the user speaking about themselves.
+_MATERIAL = _rx(
+    r"(?:^|(?<=[.!?\n]))\s*(?:(?:ok(?:ay)?|so|hey|hi|please|pls|plz)[\s,]+)*(?:(?:can|could|would|will) you\s+)?"
+    r"(?:please\s+)?(?:translate|summari[sz]e|proofread|rewrite|re-?word|rephrase|paraphrase|shorten|simplify|"
+    r"polish|edit|correct|fix|tidy|clean up|condense)\b[^:.!?\n]{0,80}:"
+)
+
+
+def without_material(message: str) -> str:
+    """``message`` with the text a transformation request works on left out (see :data:`_MATERIAL`)."""
+    found = _MATERIAL.search(message)
+    return message if found is None else f"{message[: found.end()]} …"
+
+
 def _sentences(message: str) -> list[str]:
     """The sentences of ``message``, interjections stripped, an elaboration joined to the instruction before it."""
     pieces: list[str] = []
-    for raw in _SPLIT.split(_QUOTED.sub(" … ", message.strip())):
+    for raw in _SPLIT.split(_QUOTED.sub(" … ", without_material(message.strip()))):
         if pieces and _ABBREVIATION.search(pieces[-1]):
             pieces[-1] = f"{pieces[-1]} {raw}"
         else:
