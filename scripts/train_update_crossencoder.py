@@ -71,6 +71,7 @@ async def read_case(case: Any, classifier: Any, embedder: Any) -> tuple[list[str
 async def dump_pairs(out: Path) -> None:
     from tests.capture.judge_templates import template_cases
 
+    from memstack.capture.judge.offline import as_sentence
     from memstack.capture.offline import OfflineClassifier
     from memstack.embed import get_embedder
     from memstack.evals.updates import load_cases
@@ -87,7 +88,7 @@ async def dump_pairs(out: Path) -> None:
             read = [(case, got) for case in cases if (got := await read_case(case, classifier, embedder)) is not None]
             with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
                 for case, (said, nearest) in read:
-                    row = {"id": case.id, "update": case.kind == "update", "memory": case.memory}
+                    row = {"id": case.id, "update": case.kind == "update", "memory": as_sentence(case.memory)}
                     for i, statement in enumerate(said):
                         fh.write(json.dumps({**row, "said": statement, "nearest": i == nearest, "cross": False}) + "\n")
                     other, (other_said, _) = read[rng.randrange(len(read))]

@@ -211,6 +211,14 @@ def test_the_cross_encoder_reads_the_pair_in_the_order_it_was_trained_on() -> No
     assert abs(float(swapped) - float(alone[0])) > 0.01
 
 
+async def test_a_memory_stored_without_its_full_stop_is_read_as_a_sentence(minilm: Embedder) -> None:
+    """Memories added through the API need no full stop; the model only ever read memories with one, and without it
+    scored plain news of a move 0.49 (below its threshold) where it scores 0.99 with it."""
+    for memory in ("User lives in Paris", "User lives in Paris."):
+        (superseded,) = await _verdicts(minilm, [("User moved to Berlin in the week of 16 November 2026", memory)])
+        assert superseded, memory
+
+
 def test_news_about_someone_else_is_told_by_its_subject() -> None:
     assert about_someone_else("User's sister moved to Berlin.")
     assert about_someone_else("Robert's father passed away.")

@@ -121,7 +121,7 @@ def test_the_command_runs_each_case_through_a_chat_turn(tmp_path: Path) -> None:
     } == {k: v for k, v in summary.items() if "ms" not in k}
     moved, sister = rows
     assert moved["superseded"] and moved["stored"] and moved["badge"] == ["updated"]  # moved: Paris is history
-    assert "the head reads it as news" in moved["note"] and "User lives in Paris." not in moved["memories"]
+    assert "the cross-encoder reads it as news" in moved["note"] and "User lives in Paris." not in moved["memories"]
     assert not sister["superseded"] and "User lives in Paris." in sister["memories"]  # the sister's news adds
 
 

@@ -30,7 +30,7 @@ def _populate(client: httpx.Client, user: str) -> dict[str, object]:
     lyon = client.post(f"/v1/users/{user}/memories", json={"content": "User lives in Lyon"}).json()
     client.patch(f"/v1/users/{user}/memories/{lyon['id']}", json={"content": "User lives in Paris"})
     client.delete(f"/v1/users/{user}/memories/{tea['id']}")
-    first = _chat(client, user, "I moved to Porto last week and I keep bees.")
+    first = _chat(client, user, "I live in Porto now and I keep bees.")
     _chat(client, user, "What should I see there?", session_id=str(first["session_id"]))
     # the searches fill the server's caches (the store's vectors, the memory texts, recall's archive index)
     assert client.post(f"/v1/users/{user}/memories/search", json={"query": "Paris", "k": 5}).status_code == 200
@@ -75,7 +75,7 @@ def test_export_then_erase_leaves_a_user_never_seen(
     assert [e["action"] for e in paris["history"]] == ["create", "update", "supersede"]
     assert any(m["is_active"] is False for m in document["memories"])  # the forgotten one
     [session] = [s for s in document["sessions"] if s["id"] == ids["session"]]
-    assert [t["user_text"] for t in session["turns"]][:1] == ["I moved to Porto last week and I keep bees."]
+    assert [t["user_text"] for t in session["turns"]][:1] == ["I live in Porto now and I keep bees."]
     assert {c["context_id"] for c in document["contexts"]} >= {ids["context"]}
     assert "other" not in json.dumps(document["memories"])
 
