@@ -87,6 +87,11 @@ def test_a_bare_answer_to_a_question_about_the_user_is_considered() -> None:
         ("I officially retired in May", "User officially retired in May"),  # any "-ly" adverb, not a verb
         ("I rarely drink coffee", "User rarely drinks coffee"),
         ("I apply for jobs daily", "User applies for jobs daily"),
+        # a pronoun joined by a hyphen is part of a name or compound; a verb's prefix waits for its verb
+        ("The CBT-I program worked", "The CBT-I program worked"),
+        ("I take I-95 to work", "User takes I-95 to work"),
+        ("I co-own a bakery", "User co-owns a bakery"),
+        ("I re-did the deck", "User re-did the deck"),
     ],
 )
 def test_rewrite_is_about_user(sentence: str, expected: str) -> None:

@@ -180,6 +180,18 @@ def _verb_after(parts: list[str], at: int) -> str | None:
     return None
 
 
+def _hyphened(parts: list[str], at: int) -> bool:
+    """``parts[at]`` is joined by a hyphen to a neighbouring word or number ("CBT-I", "I-95", "me-time"): part of a
+    name or compound, not a pronoun."""
+    before = parts[at - 1] if at > 0 else ""
+    after = parts[at + 1] if at + 1 < len(parts) else ""
+    joined_before = before.endswith("-") and (before == "-" and at > 1 or len(before) > 1 and not before[-2].isspace())
+    joined_after = after.startswith("-") and (
+        after == "-" and at + 2 < len(parts) or len(after) > 1 and not after[1].isspace()
+    )
+    return joined_before or joined_after
+
+
 def third_person(sentence: str, *, their: bool = False) -> str:
     """The sentence with the speaker as "User"; capitalised, trailing space trimmed. ``their``: as a memory is
     written (see the module docstring)."""
@@ -213,13 +225,15 @@ def third_person(sentence: str, *, their: bool = False) -> str:
             expect_verb = False
             continue
         if expect_verb:
-            if low in _ADVERBS or _ly_adverb(low):
-                out.append(word)
+            if low in _ADVERBS or _ly_adverb(low) or parts[at + 1 : at + 2] == ["-"]:
+                out.append(word)  # an adverb, or a verb's prefix ("re-did", "co-own"): the verb is yet to come
                 continue
             out.append(_third(word))
             expect_verb = False
             continue
-        if word == "I" or (their and word == "i"):
+        if _hyphened(parts, at):
+            out.append(part)
+        elif word == "I" or (their and word == "i"):
             out.append("User")
             expect_verb = not _asked(out)  # "should I be": a question's verb stays bare
             user_subject = their
