@@ -16,24 +16,7 @@ from memstack.store.leases import Lease, LeaseKey, LeaseRows
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._sql import SQLiteSql
 
-__all__ = ["SQLiteLeaseTable", "fenced", "migrate_session_leases"]
-
-
-def migrate_session_leases(conn: sqlite3.Connection) -> None:
-    """Migration ``012_session_leases``."""
-    conn.execute(
-        """
-        CREATE TABLE session_leases (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            owner TEXT,
-            token INTEGER NOT NULL DEFAULT 0,
-            expires_at REAL NOT NULL DEFAULT 0,
-            PRIMARY KEY (tenant, user_id, session_id)
-        ) WITHOUT ROWID
-        """
-    )
+__all__ = ["SQLiteLeaseTable", "fenced"]
 
 
 def fenced(conn: sqlite3.Connection, key: LeaseKey, lease: Lease | None) -> bool:

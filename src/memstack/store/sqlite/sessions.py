@@ -1,9 +1,10 @@
 """The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading
 back: :class:`memstack.store._archive.SessionArchive`, the tables described there, and full-text search here).
 
-Migration ``007_sessions``; ``session_turns_fts`` indexes the exchanges' stems (FTS5, like memories: one owner token
-per user narrows a search to that user's postings; :mod:`memstack.store._fulltext`). The raw window is not stored
-twice: it is the tail of the archive, read with each state (see ``_state``).
+Migration ``007_sessions`` (the tables: :data:`memstack.store._tables.SESSIONS`); ``session_turns_fts`` indexes the
+exchanges' stems (FTS5, like memories: one owner token per user narrows a search to that user's postings;
+:mod:`memstack.store._fulltext`). The raw window is not stored twice: it is the tail of the archive, read with each
+state (see ``_state``).
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
@@ -56,104 +57,7 @@ from memstack.types import (
     utcnow,
 )
 
-__all__ = ["SQLiteSessionArchive", "SQLiteSessions", "migrate_sessions"]
-
-
-def migrate_sessions(conn: sqlite3.Connection) -> None:
-    """Migration ``007_sessions`` (separate statements: ``executescript`` would commit half-way)."""
-    statements = [
-        """
-        CREATE TABLE sessions (
-            pk INTEGER PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            id TEXT NOT NULL,
-            agent TEXT,
-            turn_count INTEGER NOT NULL DEFAULT 0,
-            version INTEGER NOT NULL DEFAULT 0,
-            base_truth TEXT NOT NULL DEFAULT '[]',
-            last_consolidated_turn INTEGER NOT NULL DEFAULT 0,
-            line TEXT NOT NULL DEFAULT '',
-            line_turn INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            ended_at TEXT,
-            UNIQUE (tenant, user_id, id)
-        )
-        """,
-        "CREATE INDEX sessions_by_user ON sessions (tenant, user_id, updated_at)",
-        """
-        CREATE TABLE session_turns (
-            pk INTEGER PRIMARY KEY,
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            user_text TEXT NOT NULL,
-            assistant_text TEXT NOT NULL,
-            at TEXT NOT NULL,
-            route TEXT NOT NULL DEFAULT '',
-            user_keep INTEGER NOT NULL DEFAULT 0,
-            assistant_keep INTEGER NOT NULL DEFAULT 0,
-            status TEXT NOT NULL,
-            user_summary TEXT NOT NULL DEFAULT '',
-            assistant_summary TEXT NOT NULL DEFAULT '',
-            outcome TEXT NOT NULL DEFAULT '',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            error TEXT NOT NULL DEFAULT '',
-            flags TEXT NOT NULL DEFAULT '[]',
-            fts_owner TEXT NOT NULL,
-            UNIQUE (session_pk, turn)
-        )
-        """,
-        "CREATE INDEX session_turns_by_user ON session_turns (tenant, user_id, at)",
-        "CREATE INDEX session_turns_flagged ON session_turns (at) WHERE status IN ('pending', 'unsummarized')",
-        """
-        CREATE VIRTUAL TABLE session_turns_fts USING fts5(
-            user_text, assistant_text, fts_owner, content='session_turns', content_rowid='pk',
-            tokenize='porter unicode61 remove_diacritics 2'
-        )
-        """,
-        """
-        CREATE TRIGGER session_turns_fts_insert AFTER INSERT ON session_turns BEGIN
-            INSERT INTO session_turns_fts (rowid, user_text, assistant_text, fts_owner)
-            VALUES (new.pk, new.user_text, new.assistant_text, new.fts_owner);
-        END
-        """,
-        """
-        CREATE TRIGGER session_turns_fts_delete AFTER DELETE ON session_turns BEGIN
-            INSERT INTO session_turns_fts (session_turns_fts, rowid, user_text, assistant_text, fts_owner)
-            VALUES ('delete', old.pk, old.user_text, old.assistant_text, old.fts_owner);
-        END
-        """,
-        """
-        CREATE TABLE session_artifacts (
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            turn INTEGER NOT NULL,
-            idx INTEGER NOT NULL,
-            kind TEXT NOT NULL,
-            role TEXT NOT NULL,
-            language TEXT NOT NULL DEFAULT '',
-            label TEXT NOT NULL DEFAULT '',
-            content TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (session_pk, turn, idx)
-        )
-        """,
-        """
-        CREATE TABLE session_snapshots (
-            pk INTEGER PRIMARY KEY,
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            turn INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            facts TEXT NOT NULL,
-            at TEXT NOT NULL
-        )
-        """,
-        "CREATE INDEX session_snapshots_by_session ON session_snapshots (session_pk, pk)",
-    ]
-    for statement in statements:
-        conn.execute(statement)
+__all__ = ["SQLiteSessionArchive", "SQLiteSessions"]
 
 
 _SESSION = session_row("pk")
