@@ -8,8 +8,9 @@ state (see ``_state``).
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
-``commit`` given the turn's lease check it inside their write transaction (fencing). Independently, ``record``
-refuses a turn number that is taken and ``commit`` one built on an older version (``SessionConflict``).
+``commit`` (:class:`memstack.store._sessions.SessionsBase`'s) given the turn's lease check it inside their write
+transaction (fencing). Independently, ``record`` refuses a turn number that is taken and ``commit`` one built on an
+older version (``SessionConflict``).
 """
 
 from __future__ import annotations
@@ -20,47 +21,30 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import InputError
 from memstack.store._archive import SessionArchive
-from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
-from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
+from memstack.store._fulltext import fts5_match, rank, searched_terms
+from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
     check_session_id,
-    check_turn,
-    facts_from_json,
-    facts_to_json,
     log_entry,
     state_from_row,
     turn_from_row,
-    turn_taken,
-    version_moved,
 )
-from memstack.store._sessions import SessionsBase, session_row
-from memstack.store._sql import Row, Tx, drive
-from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
+from memstack.store._sessions import SessionsBase
+from memstack.store._sql import Row, Tx
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S, SessionLeases
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
-from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.sqlite._rows import from_ts, fts_owner
+from memstack.store.sqlite._sql import SQLiteSql
 from memstack.store.sqlite.hidden import HIDDEN_TURN
-from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
-from memstack.types import (
-    ArchivedTurn,
-    ArchiveHit,
-    HiddenKind,
-    SessionState,
-    TurnCommit,
-    TurnStatus,
-    UserRef,
-    utcnow,
-)
+from memstack.store.sqlite.leases import SQLiteLeaseTable
+from memstack.types import ArchivedTurn, ArchiveHit, SessionState, UserRef
 
 __all__ = ["SQLiteSessionArchive", "SQLiteSessions"]
-
-
-_SESSION = session_row("pk")
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
@@ -72,7 +56,6 @@ class SQLiteSessions(SessionsBase):
 
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         super().__init__(SQLiteSql(core), SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s))
-        self._core = core
 
     async def _state(self, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
         pk = row[0]
@@ -98,91 +81,8 @@ class SQLiteSessions(SessionsBase):
         state = state_from_row(user, session_id, row, log=log, recent=recent, flagged=flagged, when=from_ts)
         return visible_state(state, await session_hidden(tx, user, session_id))
 
-    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
-        check_turn(turn)
-        terms = exchange_terms(turn.user, turn.assistant)
-
-        def body(conn: sqlite3.Connection) -> None:
-            row = conn.execute(_SESSION, (user.tenant, user.user_id, turn.session_id)).fetchone()
-            if row is None:
-                raise NotFound("session", turn.session_id)
-            if not fenced(conn, (user.tenant, user.user_id, turn.session_id), lease):
-                raise lease_lost(turn.session_id, turn.turn, "recorded")
-            pk, turn_count = row[0], int(row[2])
-            if turn.turn != turn_count + 1:
-                raise turn_taken(turn.session_id, turn_count, turn.turn)
-            conn.execute(
-                "INSERT INTO session_turns (session_pk, tenant, user_id, turn, user_text, assistant_text, at, route, "
-                "user_keep, assistant_keep, status, fts_owner, terms, n_terms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    pk, user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, to_ts(turn.at), turn.route,
-                    turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value, fts_owner(user),
-                    " ".join(terms), len(terms),
-                ),
-            )  # fmt: skip
-            conn.execute(
-                "UPDATE sessions SET turn_count = ?, updated_at = MAX(updated_at, ?) WHERE pk = ?",
-                (turn.turn, to_ts(turn.at), pk),
-            )
-
-        await self._core.run(lambda conn: self._core.write(conn, body))
-
-    async def commit(
-        self,
-        user: UserRef,
-        session_id: str,
-        commit: TurnCommit,
-        *,
-        now: datetime | None = None,
-        lease: Lease | None = None,
-    ) -> None:
-        check_session_id(session_id)
-        stamp = to_ts(now or utcnow())
-
-        def body(conn: sqlite3.Connection) -> None:
-            row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
-            if row is None:
-                raise NotFound("session", session_id)
-            if not fenced(conn, (user.tenant, user.user_id, session_id), lease):
-                raise lease_lost(session_id, commit.turn, "committed")
-            pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
-            if version != commit.expected_version:
-                raise version_moved(session_id, commit.turn, version, commit.expected_version)
-            s = commit.summary
-            cur = conn.execute(
-                "UPDATE session_turns SET status = ?, user_summary = ?, assistant_summary = ?, outcome = ?, "
-                "attempts = ?, error = ?, flags = ? WHERE session_pk = ? AND turn = ?",
-                (
-                    commit.status.value, s.user_summary, s.assistant_summary, commit.outcome, commit.attempts,
-                    commit.error, json.dumps(list(commit.flags)), pk, commit.turn,
-                ),
-            )  # fmt: skip
-            if cur.rowcount != 1:
-                raise NotFound("turn", f"{session_id}:{commit.turn}")
-            conn.execute("DELETE FROM session_artifacts WHERE session_pk = ? AND turn = ?", (pk, commit.turn))
-            conn.executemany(
-                "INSERT INTO session_artifacts (session_pk, turn, idx, kind, role, language, label, content, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (pk, commit.turn, i, a.kind, a.role, a.language, a.label, a.content, stamp)
-                    for i, a in enumerate(commit.artifacts)
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO session_snapshots (session_pk, turn, reason, facts, at) VALUES (?, ?, ?, ?, ?)",
-                [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
-            )
-            consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
-            items = drive(session_hidden(tx(conn), user, session_id))
-            hidden = [i.text for i in items if i.kind is HiddenKind.FACT]
-            facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
-            conn.execute(
-                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? WHERE pk = ?",
-                (facts_to_json(facts), consolidated, pk),
-            )
-
-        await self._core.run(lambda conn: self._core.write(conn, body))
+    def _turn_columns(self, user: UserRef) -> dict[str, Any]:
+        return {"fts_owner": fts_owner(user)}
 
 
 class SQLiteSessionArchive(SessionArchive):
