@@ -1,13 +1,14 @@
-"""What both backends' ``MemoryIndex`` roles share: a memory's history and the listing of a user's memories through
-a filter (:class:`MemoryReads`), and which rows a read sees (:func:`held`: what is current, or what held at an
-``as_of`` time). A filter's text and metadata conditions are each backend's (FTS5 and ``json_each`` on SQLite, the
-stems' GIN index and ``jsonb`` containment on PostgreSQL), and so are counting and both searches (SQLite answers
-from its cache and FTS5, PostgreSQL in one statement over its indexes)."""
+"""What both backends' ``MemoryIndex`` roles share: a memory from its row (:func:`memory_from_row`), a memory's history
+and the listing of a user's memories through a filter (:class:`MemoryReads`), and which rows a read sees (:func:`held`:
+what is current, or what held at an ``as_of`` time). A filter's text and metadata conditions are each backend's (FTS5
+and ``json_each`` on SQLite, the stems' GIN index and ``jsonb`` containment on PostgreSQL), and so are counting and both
+searches (SQLite answers from its cache and FTS5, PostgreSQL in one statement over its indexes)."""
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,9 +16,61 @@ from memstack.errors import InputError, NotFound
 from memstack.store._checks import COLUMNS, check_agent, parse_category
 from memstack.store._fulltext import searched_terms
 from memstack.store._sql import Row, Sql
-from memstack.types import HistoryAction, Memory, MemoryEvent, MemoryFilter, UserRef, check_id
+from memstack.types import (
+    Category,
+    DeletedBy,
+    HistoryAction,
+    Memory,
+    MemoryEvent,
+    MemoryFilter,
+    Source,
+    UserRef,
+    Vector,
+    check_id,
+)
+from memstack.types.memories import stored_metadata
 
-__all__ = ["MemoryReads", "held"]
+__all__ = ["MemoryReads", "held", "memory_from_row"]
+
+# Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.
+_CATEGORIES = {c.value: c for c in Category}
+_SOURCES = {s.value: s for s in Source}
+_DELETED_BY = {d.value: d for d in DeletedBy}
+
+
+def memory_from_row(
+    row: Sequence[Any],
+    embedding: Vector | None,
+    *,
+    when: Callable[[Any], datetime],
+    turns: Callable[[Any], tuple[str, ...]],
+) -> Memory:
+    """A :class:`Memory` from the ``COLUMNS`` of one row (:data:`~memstack.store._checks.COLUMNS`), read with the
+    backend's ``when`` (a stored time, never ``None``) and ``turns`` (the stored turn ids)."""
+    (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
+    created, updated, observed, expires, merged_into, turn_ids, metadata, valid_from, valid_to = row[10:19]
+    return Memory(
+        id=id_,
+        tenant=tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        content=content,
+        category=_CATEGORIES[category],
+        source=_SOURCES[source],
+        confidence=float(confidence) if math.isfinite(confidence) else 0.0,
+        is_active=bool(is_active),
+        deleted_by=_DELETED_BY[deleted_by] if deleted_by is not None else None,
+        created_at=when(created),
+        updated_at=when(updated),
+        observed_at=when(observed) if observed is not None else None,
+        expires_at=when(expires) if expires is not None else None,
+        merged_into=merged_into,
+        source_turn_ids=turns(turn_ids),
+        embedding=embedding,
+        metadata=stored_metadata(metadata),
+        valid_from=when(valid_from) if valid_from is not None else None,
+        valid_to=when(valid_to) if valid_to is not None else None,
+    )
 
 
 def held(
