@@ -29,8 +29,8 @@ __all__ = [
     "utc",
 ]
 
-#: Columns of ``memories`` that make a :class:`~memstack.types.Memory` (without the embedding), in the order both
-#: backends' ``memory_from_row`` read them.
+#: Columns of ``memories`` that make a :class:`~memstack.types.Memory` (without the embedding), in the order
+#: :func:`memstack.store._memory_reads.memory_from_row` reads them.
 COLUMNS = (
     "id, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by, "
     "created_at, updated_at, observed_at, expires_at, merged_into, source_turn_ids, metadata, valid_from, valid_to"

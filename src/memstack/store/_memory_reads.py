@@ -1,17 +1,76 @@
-"""What both backends' ``MemoryIndex`` roles share: a memory's history (:class:`MemoryReads`) and which rows a read
-sees (:func:`held`: what is current, or what held at an ``as_of`` time). Listing, counting and both searches stay each
-backend's own (SQLite answers from its cache and FTS5, PostgreSQL in one statement over its indexes)."""
+"""What both backends' ``MemoryIndex`` roles share: a memory from its row (:func:`memory_from_row`), a memory's history
+and the listing of a user's memories through a filter (:class:`MemoryReads`), and which rows a read sees (:func:`held`:
+what is current, or what held at an ``as_of`` time). A filter's text and metadata conditions are each backend's (FTS5
+and ``json_each`` on SQLite, the stems' GIN index and ``jsonb`` containment on PostgreSQL), and so are counting and both
+searches (SQLite answers from its cache and FTS5, PostgreSQL in one statement over its indexes)."""
 
 from __future__ import annotations
 
 import builtins
+import math
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from memstack.errors import NotFound
+from memstack.errors import InputError, NotFound
+from memstack.store._checks import COLUMNS, check_agent, parse_category
+from memstack.store._fulltext import searched_terms
 from memstack.store._sql import Row, Sql
-from memstack.types import HistoryAction, MemoryEvent, UserRef, check_id
+from memstack.types import (
+    Category,
+    DeletedBy,
+    HistoryAction,
+    Memory,
+    MemoryEvent,
+    MemoryFilter,
+    Source,
+    UserRef,
+    Vector,
+    check_id,
+)
+from memstack.types.memories import stored_metadata
 
-__all__ = ["MemoryReads", "held"]
+__all__ = ["MemoryReads", "held", "memory_from_row"]
+
+# Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.
+_CATEGORIES = {c.value: c for c in Category}
+_SOURCES = {s.value: s for s in Source}
+_DELETED_BY = {d.value: d for d in DeletedBy}
+
+
+def memory_from_row(
+    row: Sequence[Any],
+    embedding: Vector | None,
+    *,
+    when: Callable[[Any], datetime],
+    turns: Callable[[Any], tuple[str, ...]],
+) -> Memory:
+    """A :class:`Memory` from the ``COLUMNS`` of one row (:data:`~memstack.store._checks.COLUMNS`), read with the
+    backend's ``when`` (a stored time, never ``None``) and ``turns`` (the stored turn ids)."""
+    (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
+    created, updated, observed, expires, merged_into, turn_ids, metadata, valid_from, valid_to = row[10:19]
+    return Memory(
+        id=id_,
+        tenant=tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        content=content,
+        category=_CATEGORIES[category],
+        source=_SOURCES[source],
+        confidence=float(confidence) if math.isfinite(confidence) else 0.0,
+        is_active=bool(is_active),
+        deleted_by=_DELETED_BY[deleted_by] if deleted_by is not None else None,
+        created_at=when(created),
+        updated_at=when(updated),
+        observed_at=when(observed) if observed is not None else None,
+        expires_at=when(expires) if expires is not None else None,
+        merged_into=merged_into,
+        source_turn_ids=turns(turn_ids),
+        embedding=embedding,
+        metadata=stored_metadata(metadata),
+        valid_from=when(valid_from) if valid_from is not None else None,
+        valid_to=when(valid_to) if valid_to is not None else None,
+    )
 
 
 def held(
@@ -44,10 +103,67 @@ def held(
 
 
 class MemoryReads:
-    """``history`` of :class:`~memstack.store.base.MemoryIndex`, over a backend's :class:`~memstack.store._sql.Sql`."""
+    """``history`` and ``list`` of :class:`~memstack.store.base.MemoryIndex`, over a backend's
+    :class:`~memstack.store._sql.Sql` and its hooks: how a row becomes a memory, and the conditions of a filter's
+    words and metadata."""
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
+
+    def _memory(self, row: Row) -> Memory:
+        """The backend's hook: a memory from the ``COLUMNS`` of a row."""
+        raise NotImplementedError
+
+    def _every_term(self, user: UserRef, terms: builtins.list[str]) -> tuple[str, Any]:
+        """The backend's hook: the condition (``AND …``, one parameter) on ``user``'s rows holding every term."""
+        raise NotImplementedError
+
+    def _metadata(self, wanted: Mapping[str, Any]) -> tuple[str, builtins.list[Any]]:
+        """The backend's hook: the conditions (`` AND …``) and their parameters on rows whose metadata holds every
+        key of the checked filter ``wanted`` with its value."""
+        raise NotImplementedError
+
+    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
+        flt = flt or MemoryFilter()
+        if flt.limit < 1 or flt.offset < 0:
+            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
+        where = self._where(user, flt, include_deleted=flt.include_deleted)
+        if where is None:
+            return []
+        conditions, args = where
+        return await self._sql.mapped(  # a long page becomes memories where it is read (SQLite: its thread)
+            f"SELECT {COLUMNS} FROM memories WHERE {conditions} "
+            f"ORDER BY created_at DESC, {self._sql.key} DESC LIMIT ? OFFSET ?",
+            [*args, flt.limit, flt.offset],
+            self._memory,
+        )
+
+    def _where(
+        self, user: UserRef, flt: MemoryFilter, *, include_deleted: bool = False
+    ) -> tuple[str, builtins.list[Any]] | None:
+        """The conditions (and their parameters) of ``flt`` on the user's rows; ``None``: its text has no words."""
+        check_agent(flt.agent_id)
+        state, held_args = held(flt.as_of, include_deleted=include_deleted, past=flt.past)
+        sql = [f"tenant = ? AND user_id = ? {state}"]
+        args: builtins.list[Any] = [user.tenant, user.user_id, *held_args]
+        if flt.categories:
+            sql.append(f" AND {self._sql.among('category')}")
+            args.append(self._sql.values([parse_category(c).value for c in flt.categories]))
+        if flt.agent_id is not None:
+            sql.append(" AND (agent_id IS NULL OR agent_id = ?)")
+            args.append(flt.agent_id)
+        if flt.text is not None:
+            terms = searched_terms(flt.text)
+            if terms is None:
+                return None
+            condition, arg = self._every_term(user, terms)
+            sql.append(condition)
+            args.append(arg)
+        if flt.metadata:
+            conditions, values = self._metadata(flt.metadata)
+            sql.append(conditions)
+            args += values
+        return "".join(sql), args
 
     async def history(self, user: UserRef, memory_id: str) -> builtins.list[MemoryEvent]:
         check_id(memory_id, "memory id")

@@ -1,13 +1,12 @@
 """What both backends' ``MemoryStore`` roles share: the checks on a write and the memory it makes, the history row
-every write records, and ``forget``, ``restore`` and ``delete`` whole (:class:`MemoryWritesBase`).
+every write records, and ``update``, ``forget``, ``restore`` and ``delete`` whole (:class:`MemoryWritesBase`).
 
-A backend keeps its inserts and updates (SQLite's FTS rows and cache, PostgreSQL's binary ``COPY``, ``vector``
-parameters and HNSW bookkeeping) in ``store/<backend>/_memories.py``, and gives the shared writes three hooks: how it
-reads one memory inside a write (PostgreSQL locks the row; SQLite's write already holds the whole database), how it
-counts a user's active memories, and :meth:`~MemoryWritesBase._change`, the transaction around a write (PostgreSQL
-takes the user's advisory lock first; SQLite brings its vector cache in line on its database thread right after the
-commit, before any other write can run). What a forget or a restore returns is the stored memory as ``get`` reads
-it, its embedding included.
+A backend keeps its inserts (SQLite's FTS rows and cache, PostgreSQL's binary ``COPY`` and HNSW bookkeeping) in
+``store/<backend>/_memories.py``, and gives the shared writes three hooks: how it reads one memory inside a write
+(PostgreSQL locks the row; SQLite's write already holds the whole database), how it counts a user's active memories, and
+:meth:`~MemoryWritesBase._change`, the transaction around a write (PostgreSQL takes the user's advisory lock first;
+SQLite brings its vector cache in line on its database thread right after the commit, before any other write can run).
+What an update, a forget or a restore returns is the stored memory as ``get`` reads it, its embedding included.
 
 Every write's history row is written by :meth:`~MemoryWritesBase._history`, which also writes the change's webhook
 events in the same transaction (:mod:`memstack.store._outbox`); a batch add writes both its own way.
@@ -21,7 +20,8 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memstack.errors import InputError, LimitReached
-from memstack.store._checks import check_agent, parse_category, parse_source, utc
+from memstack.store._checks import check_actor, check_agent, parse_category, parse_source, unit_vector, utc
+from memstack.store._fulltext import text_terms
 from memstack.store._hidden import check_hidden, hide_items, unhide_items
 from memstack.store._outbox import memory_event
 from memstack.store._sql import Sql, Tx
@@ -174,11 +174,12 @@ class Change(NamedTuple):
 
 
 class MemoryWritesBase:
-    """``get``, ``forget``, ``restore`` and ``delete`` of :class:`~memstack.store.base.MemoryStore`, over a
-    backend's :class:`~memstack.store._sql.Sql` and the three hooks it implements."""
+    """``get``, ``update``, ``forget``, ``restore`` and ``delete`` of :class:`~memstack.store.base.MemoryStore`,
+    over a backend's :class:`~memstack.store._sql.Sql` and the three hooks it implements (``dim``: the vectors')."""
 
-    def __init__(self, sql: Sql) -> None:
+    def __init__(self, sql: Sql, dim: int) -> None:
         self._sql = sql
+        self._dim = dim
 
     async def get(self, user: UserRef, memory_id: str) -> Memory:
         _, memory = await self._sql.read(lambda tx: self._fetch(tx, user, memory_id, lock=False), snapshot=False)
@@ -218,6 +219,45 @@ class MemoryWritesBase:
         snapshots = [self._sql.json(m.snapshot()) if m is not None else None for m in (before, after)]
         await tx.execute(HISTORY, (memory_id, user.tenant, user.user_id, action.value, *snapshots, at, actor, note))
         await memory_event(tx, self._sql, user, action, before, after, at=at, actor=actor, note=note)
+
+    async def update(
+        self,
+        user: UserRef,
+        memory_id: str,
+        patch: MemoryPatch,
+        embedding: Vector | None = None,
+        *,
+        action: HistoryAction = HistoryAction.UPDATE,
+        actor: str = "user",
+        note: str = "",
+    ) -> Memory:
+        check_update(patch, action)
+        vector = unit_vector(embedding, self._dim) if embedding is not None else None
+        category = parse_category(patch.category) if patch.category is not None else None
+        actor = check_actor(actor)
+        sql = self._sql
+
+        async def body(tx: Tx) -> Change:
+            key, before = await self._fetch(tx, user, memory_id)
+            kept = vector if vector is not None else before.embedding
+            after = patched(before, patch, category, vector, embedding=kept)
+            terms = text_terms(after.content) if after.content != before.content else None
+            await tx.execute(  # a NULL vector or terms keeps the stored ones (the content did not change)
+                "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
+                "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding), terms = COALESCE(?, terms), "
+                f"n_terms = COALESCE(?, n_terms), metadata = ?, valid_from = ?, valid_to = ? {_MINE}",
+                (
+                    after.content, after.category.value, after.confidence, after.expires_at, after.observed_at,
+                    sql.texts(after.source_turn_ids), after.updated_at,
+                    sql.embedding(vector) if vector is not None else None,
+                    sql.terms(terms) if terms is not None else None, len(terms) if terms is not None else None,
+                    sql.json(after.metadata), after.valid_from, after.valid_to, memory_id, user.tenant, user.user_id,
+                ),
+            )  # fmt: skip
+            await self._history(tx, user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note)
+            return Change(key, before, after)
+
+        return _after(await self._change(user, body))
 
     async def forget(
         self,

@@ -1,20 +1,24 @@
 """The half of the ``SessionStore`` role that is the same on both backends: a session's ``open`` (its row created
 or resumed by :func:`create_or_resume`), the per-session lock (a lease, :mod:`memstack.store.leases`), the turns
-still due a summary, and ending a session with its cross-session line. Each backend's ``sessions.py`` adds
-``record`` and ``commit``, the way it runs them (SQLite in one trip to its database thread, PostgreSQL recording in
-one statement and committing in one pipelined transaction), and reads a session's state its own way
-(:meth:`SessionsBase._state`): SQLite in three indexed statements, which beat PostgreSQL's one statement there (it
-reads every turn's columns past the long texts), PostgreSQL in one.
+still due a summary, ending a session with its cross-session line, and a turn's ``record`` and ``commit``, each one
+write transaction (on SQLite one trip to its database thread). PostgreSQL runs those two its own way
+(``postgres/sessions.py``: the record in one statement, the commit in one pipelined transaction, the hidden facts
+kept in SQL), to save round trips. Each backend reads a session's state its own way (:meth:`SessionsBase._state`):
+SQLite in three indexed statements, which beat PostgreSQL's one statement there (it reads every turn's columns past
+the long texts), PostgreSQL in one.
 """
 
 from __future__ import annotations
 
 import builtins
 from datetime import datetime
+from typing import Any
 
 from memstack.errors import NotFound
 from memstack.store._archive import summary_columns
 from memstack.store._checks import utc
+from memstack.store._fulltext import exchange_terms
+from memstack.store._hidden import keep_hidden_facts, session_hidden
 from memstack.store._outbox import session_ended
 from memstack.store._session_rows import (
     FLAGGED,
@@ -24,14 +28,28 @@ from memstack.store._session_rows import (
     check_same_agent,
     check_session_agent,
     check_session_id,
+    check_turn,
+    facts_from_json,
+    facts_to_json,
     needs_write,
     summary_from_row,
     turn_from_row,
+    turn_taken,
+    version_moved,
 )
 from memstack.store._sql import Row, Sql, Tx
 from memstack.store.base import HeldLock
-from memstack.store.leases import SessionLeases
-from memstack.types import ArchivedTurn, SessionState, SessionSummary, UserRef, utcnow
+from memstack.store.leases import Lease, SessionLeases, lease_lost
+from memstack.types import (
+    ArchivedTurn,
+    HiddenKind,
+    SessionState,
+    SessionSummary,
+    TurnCommit,
+    TurnStatus,
+    UserRef,
+    utcnow,
+)
 
 __all__ = ["SessionsBase", "create_or_resume", "session_row"]
 
@@ -61,6 +79,19 @@ async def create_or_resume(sql: Sql, tx: Tx, user: UserRef, session_id: str, age
         row = await tx.one(session_row(sql.key), where)
         assert row is not None
     return tuple(row)
+
+
+async def lease_held(sql: Sql, tx: Tx, user: UserRef, session_id: str, lease: Lease | None) -> bool:
+    """Inside a turn's write: does ``lease`` still hold the session (``True`` when none is given)? The lease's row
+    stays locked until the write commits, so no take slips in before it."""
+    if lease is None:
+        return True
+    row = await tx.one(
+        "SELECT 1 FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?"
+        + sql.for_update,
+        (user.tenant, user.user_id, session_id, lease.owner, lease.token),
+    )
+    return row is not None
 
 
 class SessionsBase:
@@ -112,6 +143,100 @@ class SessionsBase:
         """The backend's hook: the state of the session of ``row`` (its key, then ``SESSION_COLUMNS``), hidden
         exchanges and facts left out (:func:`~memstack.store._hidden.visible_state`)."""
         raise NotImplementedError
+
+    def _turn_columns(self, user: UserRef) -> dict[str, Any]:
+        """The backend's hook: columns of its own a recorded turn fills (SQLite's FTS5 owner token)."""
+        return {}
+
+    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
+        check_turn(turn)
+        terms = exchange_terms(turn.user, turn.assistant)
+        sql, key = self._sql, self._sql.key
+        extra = self._turn_columns(user)
+
+        async def body(tx: Tx) -> None:
+            row = await tx.one(session_row(key) + sql.for_update, (user.tenant, user.user_id, turn.session_id))
+            if row is None:
+                raise NotFound("session", turn.session_id)
+            if not await lease_held(sql, tx, user, turn.session_id, lease):
+                raise lease_lost(turn.session_id, turn.turn, "recorded")
+            turn_count = int(row[2])
+            if turn.turn != turn_count + 1:
+                raise turn_taken(turn.session_id, turn_count, turn.turn)
+            await tx.execute(
+                f"INSERT INTO session_turns (session_{key}, tenant, user_id, turn, user_text, assistant_text, at, "
+                f"route, user_keep, assistant_keep, status, terms, n_terms{''.join(', ' + c for c in extra)}) "
+                f"VALUES ({', '.join('?' * (13 + len(extra)))})",
+                (
+                    row[0], user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, turn.at, turn.route,
+                    turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value, sql.terms(terms), len(terms),
+                    *extra.values(),
+                ),
+            )  # fmt: skip
+            await tx.execute(
+                "UPDATE sessions SET turn_count = ?, updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END "
+                f"WHERE {key} = ?",
+                (turn.turn, turn.at, turn.at, row[0]),
+            )
+
+        await sql.write(body)
+
+    async def commit(
+        self,
+        user: UserRef,
+        session_id: str,
+        commit: TurnCommit,
+        *,
+        now: datetime | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        check_session_id(session_id)
+        stamp = utc(now) or utcnow()
+        sql, key = self._sql, self._sql.key
+
+        async def body(tx: Tx) -> None:
+            row = await tx.one(session_row(key) + sql.for_update, (user.tenant, user.user_id, session_id))
+            if row is None:
+                raise NotFound("session", session_id)
+            if not await lease_held(sql, tx, user, session_id, lease):
+                raise lease_lost(session_id, commit.turn, "committed")
+            pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
+            if version != commit.expected_version:
+                raise version_moved(session_id, commit.turn, version, commit.expected_version)
+            s = commit.summary
+            changed = await tx.execute(
+                "UPDATE session_turns SET status = ?, user_summary = ?, assistant_summary = ?, outcome = ?, "
+                f"attempts = ?, error = ?, flags = ? WHERE session_{key} = ? AND turn = ?",
+                (
+                    commit.status.value, s.user_summary, s.assistant_summary, commit.outcome, commit.attempts,
+                    commit.error, sql.texts(commit.flags), pk, commit.turn,
+                ),
+            )  # fmt: skip
+            if changed != 1:
+                raise NotFound("turn", f"{session_id}:{commit.turn}")
+            await tx.execute(f"DELETE FROM session_artifacts WHERE session_{key} = ? AND turn = ?", (pk, commit.turn))
+            await tx.many(
+                f"INSERT INTO session_artifacts (session_{key}, turn, idx, kind, role, language, label, content, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (pk, commit.turn, i, a.kind, a.role, a.language, a.label, a.content, stamp)
+                    for i, a in enumerate(commit.artifacts)
+                ],
+            )
+            await tx.many(
+                f"INSERT INTO session_snapshots (session_{key}, turn, reason, facts, at) VALUES (?, ?, ?, ?, ?)",
+                [(pk, x.turn, x.reason, sql.json_text(facts_to_json(x.facts)), stamp) for x in commit.snapshots],
+            )
+            consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
+            hidden = [i.text for i in await session_hidden(tx, user, session_id) if i.kind is HiddenKind.FACT]
+            facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
+            await tx.execute(
+                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? "
+                f"WHERE {key} = ?",
+                (sql.json_text(facts_to_json(facts)), consolidated, pk),
+            )
+
+        await sql.write(body)
 
     async def acquire(self, user: UserRef, session_id: str, *, timeout: float | None = None) -> HeldLock:
         check_session_id(session_id)

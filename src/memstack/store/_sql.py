@@ -82,6 +82,19 @@ class Sql(Protocol):
         """A vector column's value (SQLite's little-endian float32 bytes, pgvector's ``vector``) as float32."""
         ...
 
+    def embedding(self, vector: Vector) -> Any:
+        """A float32 vector as a vector column takes it (:meth:`vector` read back)."""
+        ...
+
+    def texts(self, items: Sequence[str]) -> Any:
+        """A list of texts as a column of them takes it (a JSON array on SQLite, ``text[]`` on PostgreSQL)."""
+        ...
+
+    def terms(self, terms: Sequence[str]) -> Any:
+        """A row's stems as its ``terms`` column takes them (:mod:`memstack.store._fulltext`: space-separated for
+        SQLite's FTS5, ``text[]`` behind PostgreSQL's GIN index)."""
+        ...
+
     def among(self, column: str) -> str:
         """SQL that is true when ``column`` is one of a list of values passed as one argument (:meth:`values`):
         one statement whatever the list's length (SQLite reads a JSON array, PostgreSQL an array)."""

@@ -25,7 +25,7 @@ __all__ = [
     "USER_ERASED",
     "enter_fence",
     "erasure_epoch",
-    "migrate_user_erasures",
+    "fence_function",
     "prune_erasures",
     "record_erasure",
 ]
@@ -36,17 +36,9 @@ Conn = psycopg.AsyncConnection[Any]
 USER_ERASED = "MS001"
 
 
-async def migrate_user_erasures(conn: Conn, dim: int) -> None:
-    """Migration ``0020_user_erasures``."""
-    await conn.execute(
-        """
-        CREATE TABLE user_erasures (
-            key text PRIMARY KEY,
-            epoch bigint NOT NULL,
-            erased_at timestamptz NOT NULL
-        )
-        """
-    )
+async def fence_function(conn: Conn, dim: int) -> None:
+    """Migration ``0020_user_erasures``, after its table (:data:`memstack.store._tables.USER_ERASURES`): the
+    function every write transaction under a fence starts with."""
     await conn.execute(
         f"""
         CREATE FUNCTION memstack_fence(lock_key bigint, erasure_key text, expected bigint) RETURNS void

@@ -14,16 +14,17 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from memstack.errors import InputError
 from memstack.store._checks import COLUMNS, check_agent, check_k, parse_category, unit_vector
 from memstack.store._fulltext import BM25_PARAMS, pg_bm25, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
+from memstack.store._sql import Row
 from memstack.store.postgres._ann import AnnIndexes
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._rows import N_COLUMNS, memory_from_row
@@ -133,20 +134,14 @@ class PgIndex(MemoryReads):
             cur = await conn.execute(query, params, prepare=prepare)
             return await cur.fetchall()
 
-    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
-        flt = flt or MemoryFilter()
-        if flt.limit < 1 or flt.offset < 0:
-            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
-        params: dict[str, Any] = {"tenant": user.tenant, "user": user.user_id, "limit": flt.limit, "offset": flt.offset}
-        filters = self._filters(flt, params, include_deleted=flt.include_deleted)
-        if filters is None:
-            return []
-        rows = await self._rows(
-            f"SELECT {COLUMNS} FROM memories WHERE tenant = %(tenant)s AND user_id = %(user)s {filters} "
-            "ORDER BY created_at DESC, seq DESC LIMIT %(limit)s OFFSET %(offset)s",
-            params,
-        )
-        return [memory_from_row(r) for r in rows]
+    def _memory(self, row: Row) -> Memory:
+        return memory_from_row(row)
+
+    def _every_term(self, user: UserRef, terms: builtins.list[str]) -> tuple[str, Any]:
+        return " AND terms @> ?::text[]", terms
+
+    def _metadata(self, wanted: Mapping[str, Any]) -> tuple[str, builtins.list[Any]]:
+        return " AND metadata @> ?", [Jsonb(wanted)]  # scalar values only: containment is equality of each key's
 
     async def count_active(self, user: UserRef) -> int:
         rows = await self._rows(

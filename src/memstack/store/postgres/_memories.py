@@ -1,5 +1,6 @@
-"""The PostgreSQL store's ``MemoryStore`` role: every write is one transaction that records its history; ``forget``,
-``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this backend's hooks.
+"""The PostgreSQL store's ``MemoryStore`` role: every write is one transaction that records its history; ``update``,
+``forget``, ``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this
+backend's hooks.
 
 Every write first takes a transaction-scoped advisory lock for its (tenant, user), so concurrent writes for one user
 take turns (two processes included) and "count, then insert" cannot be raced past a tier limit; writes for
@@ -17,9 +18,9 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import InputError, LimitReached, NotFound
-from memstack.store._checks import COLUMNS, check_actor, parse_category, unit_matrix, unit_vector
+from memstack.store._checks import COLUMNS, check_actor, unit_matrix, unit_vector
 from memstack.store._fulltext import text_terms
-from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, check_update, new_memory, patched
+from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, new_memory
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
 from memstack.store.postgres._ann import AnnIndexes
@@ -29,7 +30,6 @@ from memstack.store.postgres._sql import PgSql, tx
 from memstack.types import (
     HistoryAction,
     Memory,
-    MemoryPatch,
     NewMemory,
     UserRef,
     Vector,
@@ -79,7 +79,7 @@ class PgMemories(MemoryWritesBase):
     """Adds, changes and removes memories."""
 
     def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
-        super().__init__(PgSql(db))
+        super().__init__(PgSql(db), dim)
         self._db = db
         self._ann = ann
         self._dim = dim
@@ -123,7 +123,7 @@ class PgMemories(MemoryWritesBase):
     async def _lock(conn: Conn, user: UserRef) -> None:
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (user_lock_key(user),))
 
-    # -- the shared writes' hooks (forget, restore, delete: MemoryWritesBase) ------------------------------------------
+    # -- the shared writes' hooks (update, forget, restore, delete: MemoryWritesBase) ----------------------------------
 
     async def _count(self, tx: Tx, user: UserRef) -> int:
         row = await tx.one(_COUNT, (user.tenant, user.user_id))
@@ -212,54 +212,3 @@ class PgMemories(MemoryWritesBase):
             active = None if indexed else await self._count(tx(conn), user)
         await self._after_growth(user, active, wait=True)
         return new
-
-    async def update(
-        self,
-        user: UserRef,
-        memory_id: str,
-        patch: MemoryPatch,
-        embedding: Vector | None = None,
-        *,
-        action: HistoryAction = HistoryAction.UPDATE,
-        actor: str = "user",
-        note: str = "",
-    ) -> Memory:
-        check_update(patch, action)
-        vector = unit_vector(embedding, self._dim) if embedding is not None else None
-        category = parse_category(patch.category) if patch.category is not None else None
-        actor = check_actor(actor)
-        async with self._db.writing() as conn:
-            await self._lock(conn, user)
-            _, before = await self._fetch(tx(conn), user, memory_id)
-            after = patched(
-                before, patch, category, vector, embedding=vector if vector is not None else before.embedding
-            )
-            terms = text_terms(after.content) if after.content != before.content else None
-            await conn.execute(
-                "UPDATE memories SET content = %s, category = %s, confidence = %s, expires_at = %s, observed_at = %s, "
-                "source_turn_ids = %s, updated_at = %s, embedding = COALESCE(%s::vector, embedding), "
-                "terms = COALESCE(%s::text[], terms), n_terms = COALESCE(%s, n_terms), metadata = %s, valid_from = %s, "
-                "valid_to = %s WHERE id = %s AND tenant = %s AND user_id = %s",
-                (
-                    after.content,
-                    after.category.value,
-                    after.confidence,
-                    after.expires_at,
-                    after.observed_at,
-                    list(after.source_turn_ids),
-                    after.updated_at,
-                    self._db.vector_param(vector) if vector is not None else None,
-                    terms,
-                    len(terms) if terms is not None else None,
-                    Jsonb(after.metadata),
-                    after.valid_from,
-                    after.valid_to,
-                    memory_id,
-                    user.tenant,
-                    user.user_id,
-                ),
-            )
-            await self._history(
-                tx(conn), user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
-            )
-        return after

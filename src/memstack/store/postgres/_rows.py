@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from memstack.store._checks import COLUMNS
-from memstack.types import Category, DeletedBy, Memory, Source, UserRef
-from memstack.types.memories import stored_metadata
+from memstack.store._memory_reads import memory_from_row as neutral_memory
+from memstack.types import Memory, UserRef
 
 __all__ = ["N_COLUMNS", "memory_from_row", "user_lock_key"]
 
@@ -23,30 +23,17 @@ def user_lock_key(user: UserRef, salt: str = "memories") -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _turns(value: list[str] | None) -> tuple[str, ...]:
+    return tuple(value or ())
+
+
 def memory_from_row(row: tuple[Any, ...] | list[Any], embedding: Any = None) -> Memory:
     """A :class:`Memory` from the first ``len(COLUMNS)`` values of ``row``."""
     vector = None
     if embedding is not None:
         vector = np.asarray(embedding.to_numpy() if hasattr(embedding, "to_numpy") else embedding, dtype=np.float32)
-    return Memory(
-        id=row[0],
-        tenant=row[1],
-        user_id=row[2],
-        agent_id=row[3],
-        content=row[4],
-        category=Category(row[5]),
-        source=Source(row[6]),
-        confidence=float(row[7]),
-        is_active=bool(row[8]),
-        deleted_by=DeletedBy(row[9]) if row[9] is not None else None,
-        created_at=row[10],
-        updated_at=row[11],
-        observed_at=row[12],
-        expires_at=row[13],
-        merged_into=row[14],
-        source_turn_ids=tuple(row[15] or ()),
-        embedding=vector,
-        metadata=stored_metadata(row[16]),
-        valid_from=row[17],
-        valid_to=row[18],
-    )
+    return neutral_memory(row, vector, when=_same, turns=_turns)

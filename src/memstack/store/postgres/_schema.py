@@ -19,6 +19,9 @@ Schema (migration ``0001_memories``):
   themselves are partial ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
 - ``memstack_meta``: the embedding model and dimension the vectors were made with.
 
+The tables both backends hold are written once in :mod:`memstack.store._tables` (``_ddl`` spells them for
+PostgreSQL); what is PostgreSQL's alone (``memories``, its full-text and vector indexes) is here.
+
 Migration ``0021_memory_metadata``: ``memories.metadata jsonb`` (``{}`` when none), the caller's JSON object.
 
 Migration ``0002_context_manifests``: ``context_manifests``, one ``jsonb`` manifest per response (what the model
@@ -34,15 +37,11 @@ import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.store import _tables as t
+from memstack.store._tables import POSTGRES, render
 from memstack.store.postgres._archive_search import migrate_archive_search
-from memstack.store.postgres._fence import migrate_user_erasures, prune_erasures
+from memstack.store.postgres._fence import fence_function, prune_erasures
 from memstack.store.postgres._terms import migrate_fulltext_terms
-from memstack.store.postgres.archive_vectors import migrate_archive_vectors
-from memstack.store.postgres.hidden import migrate_hidden_items
-from memstack.store.postgres.jobs import migrate_job_users
-from memstack.store.postgres.keys import MIGRATIONS as KEY_MIGRATIONS
-from memstack.store.postgres.leases import migrate_session_leases
-from memstack.store.postgres.sessions import migrate_sessions
 from memstack.store.reembed import target_from_meta
 from memstack.types import Category, DeletedBy, Source
 
@@ -61,7 +60,7 @@ def _in(values: list[str]) -> sql.Composed:
     return sql.SQL(", ").join(sql.Literal(v) for v in values)
 
 
-async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+async def _memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     statements: list[sql.SQL | sql.Composed] = [
         sql.SQL(
             """
@@ -97,100 +96,9 @@ async def _m0001_memories(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
         sql.SQL("CREATE INDEX memories_user_active ON memories (tenant, user_id) WHERE is_active"),
         sql.SQL("CREATE INDEX memories_user_all ON memories (tenant, user_id, created_at)"),
         sql.SQL("CREATE INDEX memories_tsv ON memories USING gin (tsv)"),
-        sql.SQL(
-            """
-            CREATE TABLE memory_history (
-                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                memory_id text NOT NULL,
-                tenant text NOT NULL,
-                user_id text NOT NULL,
-                action text NOT NULL,
-                before jsonb,
-                after jsonb,
-                at timestamptz NOT NULL,
-                actor text NOT NULL,
-                note text NOT NULL DEFAULT ''
-            )
-            """
-        ),
-        sql.SQL("CREATE TABLE memstack_meta (key text PRIMARY KEY, value text NOT NULL)"),
-        sql.SQL("CREATE INDEX memory_history_memory ON memory_history (tenant, user_id, memory_id, id)"),
-        sql.SQL(
-            """
-            CREATE TABLE memory_ann_indexes (
-                tenant text NOT NULL,
-                user_id text NOT NULL,
-                index_name text NOT NULL UNIQUE,
-                active_at_build bigint NOT NULL,
-                built_at timestamptz NOT NULL DEFAULT now(),
-                PRIMARY KEY (tenant, user_id)
-            )
-            """
-        ),
     ]
     for statement in statements:
         await conn.execute(statement)
-
-
-async def _m0002_context_manifests(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    # One row per response: the manifest of the context the model saw (memstack.types.Manifest).
-    await conn.execute(
-        """
-        CREATE TABLE context_manifests (
-            context_id text PRIMARY KEY,
-            seq bigint GENERATED ALWAYS AS IDENTITY,
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            session_id text,
-            created_at timestamptz NOT NULL,
-            manifest jsonb NOT NULL
-        )
-        """
-    )
-    await conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
-
-
-async def _m0003_jobs(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    # Durable background work (memory detection, consolidation): recorded before it starts, claimed under a lease.
-    await conn.execute(
-        """
-        CREATE TABLE jobs (
-            id text PRIMARY KEY,
-            kind text NOT NULL,
-            key text NOT NULL,
-            payload jsonb NOT NULL,
-            state jsonb NOT NULL DEFAULT '{}',
-            status text NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
-            attempts integer NOT NULL DEFAULT 0,
-            owner text,
-            lease_until timestamptz,
-            run_after timestamptz,
-            result jsonb,
-            error text,
-            created_at timestamptz NOT NULL,
-            updated_at timestamptz NOT NULL,
-            UNIQUE (kind, key)
-        )
-        """
-    )
-    # The startup scan reads only unfinished jobs; pruning reads only finished ones.
-    await conn.execute("CREATE INDEX jobs_open ON jobs (created_at) WHERE status IN ('pending', 'running')")
-    await conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
-
-
-async def _m0010_reembed(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0010_reembed``: where new vectors wait until every vector of the store has one."""
-    await conn.execute(
-        b"""
-        CREATE TABLE reembed_vectors (
-            tbl text NOT NULL,
-            row_id bigint NOT NULL,
-            text text NOT NULL,
-            embedding vector NOT NULL,
-            PRIMARY KEY (tbl, row_id)
-        )
-        """
-    )
 
 
 async def reembed_target(conn: psycopg.AsyncConnection[Any]) -> tuple[str, int] | None:
@@ -201,143 +109,66 @@ async def reembed_target(conn: psycopg.AsyncConnection[Any]) -> tuple[str, int] 
     return target_from_meta({str(k): str(v) for k, v in await cur.fetchall()})
 
 
-async def _m0021_memory_metadata(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    # The caller's JSON object kept with a memory (memstack.types.check_metadata). A constant default: no table
-    # rewrite. Filters are containment (``metadata @> …``) within one user's rows, already found by user.
-    await conn.execute("ALTER TABLE memories ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'")
+def _ddl(*statements: str, then: Migration | None = None) -> Migration:
+    """A migration running shared DDL (:mod:`memstack.store._tables`) in PostgreSQL's spelling, then ``then``."""
+
+    async def step(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+        for statement in render(statements, POSTGRES, dim=dim):
+            await conn.execute(statement.encode())
+        if then is not None:
+            await then(conn, dim)
+
+    return step
 
 
-async def _m0023_memory_validity(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0023_memory_validity``: when a memory held in the user's life, besides when it was recorded.
-    Nullable without a default (no table rewrite); rows stored before are left unknown (NULL), as on SQLite
-    (``022_memory_validity`` says why). ``as_of`` reads filter one user's rows, already found by user: no index."""
-    await conn.execute(b"ALTER TABLE memories ADD COLUMN valid_from timestamptz, ADD COLUMN valid_to timestamptz")
-
-
-async def _m0016_chat_threads(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0016_chat_threads``."""
+async def _fill_job_users(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
     await conn.execute(
-        b"""
-        CREATE TABLE chat_threads (
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            digest text NOT NULL,
-            session_id text NOT NULL,
-            turn integer NOT NULL,
-            created_at timestamptz NOT NULL DEFAULT now(),
-            PRIMARY KEY (tenant, user_id, digest)
-        )
-        """
+        b"UPDATE jobs SET tenant = payload->>'tenant', user_id = payload->>'user_id' "
+        b"WHERE jsonb_typeof(payload->'tenant') = 'string' AND jsonb_typeof(payload->'user_id') = 'string'"
     )
+    await conn.execute(b"CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
 
 
-async def _m0017_idempotency_keys(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0017_idempotency_keys``."""
-    await conn.execute(
-        b"""
-        CREATE TABLE idempotency_keys (
-            tenant text NOT NULL,
-            key text NOT NULL,
-            user_id text NOT NULL,
-            fingerprint text NOT NULL,
-            status integer,
-            body bytea,
-            content_type text NOT NULL DEFAULT '',
-            created_at timestamptz NOT NULL,
-            expires_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant, key)
-        )
-        """
+async def _sessions_tsv(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
+    await conn.execute(b"CREATE INDEX session_turns_tsv ON session_turns USING gin (tsv)")
+
+
+#: ``0001_memories``: the memories (above), their history, the model's record and the users' own HNSW indexes.
+_HISTORY_INDEX = "CREATE INDEX memory_history_memory ON memory_history (tenant, user_id, memory_id, id)"
+_ANN_INDEXES = """
+    CREATE TABLE memory_ann_indexes (
+        tenant text NOT NULL,
+        user_id text NOT NULL,
+        index_name text NOT NULL UNIQUE,
+        active_at_build bigint NOT NULL,
+        built_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant, user_id)
     )
-    await conn.execute(b"CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
-    await conn.execute(b"CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
-
-
-async def _m0018_capture_drops(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0018_capture_drops``."""
-    await conn.execute(
-        b"""
-        CREATE TABLE capture_drops (
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            count bigint NOT NULL,
-            first_at timestamptz NOT NULL,
-            last_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant, user_id)
-        )
-        """
-    )
-
-
-async def _m0022_webhooks(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0022_webhooks``: a tenant's endpoints and the outbox of their deliveries
-    (:mod:`memstack.store._outbox`, :mod:`memstack.store._webhooks`)."""
-    await conn.execute(
-        b"""
-        CREATE TABLE webhook_endpoints (
-            id text PRIMARY KEY,
-            tenant text NOT NULL,
-            url text NOT NULL,
-            secret text NOT NULL,
-            events jsonb NOT NULL,
-            enabled boolean NOT NULL,
-            description text NOT NULL DEFAULT '',
-            created_at timestamptz NOT NULL,
-            updated_at timestamptz NOT NULL
-        )
-        """
-    )
-    await conn.execute(b"CREATE INDEX webhook_endpoints_by_tenant ON webhook_endpoints (tenant, enabled)")
-    await conn.execute(
-        b"""
-        CREATE TABLE webhook_outbox (
-            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            id text NOT NULL UNIQUE,
-            event_id text NOT NULL,
-            endpoint_id text NOT NULL,
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            type text NOT NULL,
-            occurred_at timestamptz NOT NULL,
-            payload jsonb NOT NULL,
-            status text NOT NULL,
-            attempts integer NOT NULL,
-            next_at timestamptz NOT NULL,
-            lease_owner text,
-            lease_until timestamptz,
-            last_status integer,
-            last_error text,
-            created_at timestamptz NOT NULL,
-            delivered_at timestamptz
-        )
-        """
-    )
-    await conn.execute(b"CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
-    await conn.execute(b"CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, seq)")
-    await conn.execute(b"CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
-
+"""
+_META = "CREATE TABLE memstack_meta (key text PRIMARY KEY, value text NOT NULL)"
 
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
-    ("0001_memories", _m0001_memories),
-    ("0002_context_manifests", _m0002_context_manifests),
-    ("0003_jobs", _m0003_jobs),
-    ("0004_sessions", migrate_sessions),
-    *KEY_MIGRATIONS,
-    ("0010_reembed", _m0010_reembed),
-    ("0011_archive_vectors", migrate_archive_vectors),
+    ("0001_memories", _ddl(*t.MEMORY_HISTORY, _META, _HISTORY_INDEX, _ANN_INDEXES, then=_memories)),
+    ("0002_context_manifests", _ddl(*t.CONTEXT_MANIFESTS)),
+    ("0003_jobs", _ddl(*t.JOBS)),
+    ("0004_sessions", _ddl(*t.SESSIONS, then=_sessions_tsv)),
+    ("0008_api_keys", _ddl(*t.API_KEYS)),
+    ("0009_agents", _ddl(*t.AGENTS)),
+    ("0010_reembed", _ddl(*t.REEMBED_VECTORS)),
+    ("0011_archive_vectors", _ddl(*t.ARCHIVE_VECTORS)),
     ("0012_fulltext_terms", migrate_fulltext_terms),
     ("0013_archive_search", migrate_archive_search),
-    ("0014_session_leases", migrate_session_leases),
-    ("0015_job_users", migrate_job_users),
-    ("0016_chat_threads", _m0016_chat_threads),
-    ("0017_idempotency_keys", _m0017_idempotency_keys),
-    ("0018_capture_drops", _m0018_capture_drops),
-    ("0019_hidden_items", migrate_hidden_items),
-    ("0020_user_erasures", migrate_user_erasures),
-    ("0021_memory_metadata", _m0021_memory_metadata),
-    ("0022_webhooks", _m0022_webhooks),
-    ("0023_memory_validity", _m0023_memory_validity),
+    ("0014_session_leases", _ddl(*t.SESSION_LEASES)),
+    ("0015_job_users", _ddl(*t.JOB_USERS, then=_fill_job_users)),
+    ("0016_chat_threads", _ddl(*t.CHAT_THREADS)),
+    ("0017_idempotency_keys", _ddl(*t.IDEMPOTENCY_KEYS)),
+    ("0018_capture_drops", _ddl(*t.CAPTURE_DROPS)),
+    ("0019_hidden_items", _ddl(*t.HIDDEN_ITEMS)),
+    ("0020_user_erasures", _ddl(*t.USER_ERASURES, then=fence_function)),
+    ("0021_memory_metadata", _ddl(*t.MEMORY_METADATA)),
+    ("0022_webhooks", _ddl(*t.WEBHOOKS)),
+    ("0023_memory_validity", _ddl(*t.MEMORY_VALIDITY)),
 ]
 
 

@@ -80,6 +80,15 @@ class PgSql:
     def vector(self, value: Any) -> Vector:
         return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
 
+    def embedding(self, vector: Vector) -> Any:
+        return self._db.vector_param(vector)
+
+    def texts(self, items: Sequence[str]) -> Any:
+        return list(items)
+
+    def terms(self, terms: Sequence[str]) -> Any:
+        return list(terms)
+
     def among(self, column: str) -> str:
         return f"{column} = ANY(?)"
 

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
-import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery
 from memstack.store._checks import check_k, unit_vector
@@ -31,28 +29,7 @@ from memstack.store.postgres._rows import user_lock_key
 from memstack.store.postgres._sql import PgSql
 from memstack.types import ArchiveMatch, TurnVectors, UserRef
 
-__all__ = ["PgArchiveVectors", "migrate_archive_vectors"]
-
-Conn = psycopg.AsyncConnection[Any]
-
-
-async def migrate_archive_vectors(conn: Conn, dim: int) -> None:
-    """Migration ``0011_archive_vectors``."""
-    await conn.execute(
-        f"""
-        CREATE TABLE archive_vectors (
-            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            turn_seq bigint NOT NULL REFERENCES session_turns (seq) ON DELETE CASCADE,
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            side smallint NOT NULL CHECK (side IN (0, 1)),
-            speaker text,
-            embedding vector({int(dim)}),
-            UNIQUE (turn_seq, side)
-        )
-        """.encode()
-    )
-    await conn.execute(b"CREATE INDEX archive_vectors_by_user ON archive_vectors (tenant, user_id, seq)")
+__all__ = ["PgArchiveVectors"]
 
 
 _TURN_SEQS = (

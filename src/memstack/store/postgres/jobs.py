@@ -8,26 +8,12 @@ never wait on each other's claims.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
-
-import psycopg
 
 from memstack.store._jobs import Jobs
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._sql import PgSql
 
-__all__ = ["PgJobs", "migrate_job_users"]
-
-
-async def migrate_job_users(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
-    """Migration ``0015_job_users``: the user a job works for (from its payload), so erasing a user removes their
-    jobs, finished ones (whose payload is dropped) included."""
-    await conn.execute(b"ALTER TABLE jobs ADD COLUMN tenant text, ADD COLUMN user_id text")
-    await conn.execute(
-        b"UPDATE jobs SET tenant = payload->>'tenant', user_id = payload->>'user_id' "
-        b"WHERE jsonb_typeof(payload->'tenant') = 'string' AND jsonb_typeof(payload->'user_id') = 'string'"
-    )
-    await conn.execute(b"CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
+__all__ = ["PgJobs"]
 
 
 class PgJobs(Jobs):

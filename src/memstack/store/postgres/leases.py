@@ -9,17 +9,13 @@ The row is keyed like every per-user table, ``(tenant, user_id, …)``: it lives
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import psycopg
 
 from memstack.store.leases import LeaseKey, LeaseRows
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._sql import PgSql
 
-__all__ = ["FENCE", "PgLeaseTable", "migrate_session_leases"]
+__all__ = ["FENCE", "PgLeaseTable"]
 
-Conn = psycopg.AsyncConnection[Any]
 
 #: A statement's check that a turn's hold still has its session: ``%(owner)s`` NULL (no lease given) passes; the
 #: row is share-locked until the statement's transaction ends, so no take can slip in before the write commits.
@@ -27,23 +23,6 @@ FENCE = (
     "SELECT count(*) FROM (SELECT 1 FROM session_leases WHERE tenant = %(tenant)s AND user_id = %(user)s "
     "AND session_id = %(sid)s AND owner = %(owner)s AND token = %(token)s FOR SHARE) AS held"
 )
-
-
-async def migrate_session_leases(conn: Conn, dim: int) -> None:
-    """Migration ``0012_session_leases``."""
-    await conn.execute(
-        b"""
-        CREATE TABLE session_leases (
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            session_id text NOT NULL,
-            owner text,
-            token bigint NOT NULL DEFAULT 0,
-            expires_at timestamptz NOT NULL DEFAULT '-infinity',
-            PRIMARY KEY (tenant, user_id, session_id)
-        )
-        """
-    )
 
 
 _RENEW = (

@@ -1,7 +1,8 @@
 """The PostgreSQL store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading
 back: :class:`memstack.store._archive.SessionArchive`, the tables described there, and full-text search here).
 
-Migration ``0004_sessions``: base truth as ``jsonb``; the stems of both messages, ``terms``, behind a GIN index.
+Migration ``0004_sessions`` (:data:`memstack.store._tables.SESSIONS`): base truth as ``jsonb``; the stems of both
+messages, ``terms``, behind a GIN index.
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.postgres.leases`): no connection is held while a turn runs, so a small pool carries thousands
@@ -15,7 +16,6 @@ import builtins
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from memstack.errors import NotFound
@@ -51,94 +51,7 @@ from memstack.types import (
     utcnow,
 )
 
-__all__ = ["PgSessionArchive", "PgSessions", "migrate_sessions"]
-
-#: Characters of each message that are indexed for search (a ``tsvector`` holds at most 1 MB).
-_INDEXED_CHARS = 100_000
-
-Conn = psycopg.AsyncConnection[Any]
-
-
-async def migrate_sessions(conn: Conn, dim: int) -> None:
-    """Migration ``0004_sessions``."""
-    statuses = ", ".join(f"'{s.value}'" for s in TurnStatus)
-    for statement in (
-        """
-        CREATE TABLE sessions (
-            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            id text NOT NULL,
-            agent text,
-            turn_count integer NOT NULL DEFAULT 0,
-            version bigint NOT NULL DEFAULT 0,
-            base_truth jsonb NOT NULL DEFAULT '[]',
-            last_consolidated_turn integer NOT NULL DEFAULT 0,
-            line text NOT NULL DEFAULT '',
-            line_turn integer NOT NULL DEFAULT 0,
-            created_at timestamptz NOT NULL,
-            updated_at timestamptz NOT NULL,
-            ended_at timestamptz,
-            UNIQUE (tenant, user_id, id)
-        )
-        """,
-        "CREATE INDEX sessions_by_user ON sessions (tenant, user_id, updated_at)",
-        f"""
-        CREATE TABLE session_turns (
-            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            turn integer NOT NULL,
-            user_text text NOT NULL,
-            assistant_text text NOT NULL,
-            at timestamptz NOT NULL,
-            route text NOT NULL DEFAULT '',
-            user_keep integer NOT NULL DEFAULT 0,
-            assistant_keep integer NOT NULL DEFAULT 0,
-            status text NOT NULL CHECK (status IN ({statuses})),
-            user_summary text NOT NULL DEFAULT '',
-            assistant_summary text NOT NULL DEFAULT '',
-            outcome text NOT NULL DEFAULT '',
-            attempts integer NOT NULL DEFAULT 0,
-            error text NOT NULL DEFAULT '',
-            flags text[] NOT NULL DEFAULT '{{}}',
-            tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', regexp_replace(
-                left(user_text, {_INDEXED_CHARS}) || ' ' || left(assistant_text, {_INDEXED_CHARS}), '\\W+', ' ', 'g'
-            ))) STORED,
-            UNIQUE (session_seq, turn)
-        )
-        """,
-        "CREATE INDEX session_turns_by_user ON session_turns (tenant, user_id, at)",
-        "CREATE INDEX session_turns_flagged ON session_turns (at) WHERE status IN ('pending', 'unsummarized')",
-        "CREATE INDEX session_turns_tsv ON session_turns USING gin (tsv)",
-        """
-        CREATE TABLE session_artifacts (
-            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
-            turn integer NOT NULL,
-            idx integer NOT NULL,
-            kind text NOT NULL,
-            role text NOT NULL,
-            language text NOT NULL DEFAULT '',
-            label text NOT NULL DEFAULT '',
-            content text NOT NULL,
-            created_at timestamptz NOT NULL,
-            PRIMARY KEY (session_seq, turn, idx)
-        )
-        """,
-        """
-        CREATE TABLE session_snapshots (
-            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            session_seq bigint NOT NULL REFERENCES sessions (seq) ON DELETE CASCADE,
-            turn integer NOT NULL,
-            reason text NOT NULL,
-            facts jsonb NOT NULL,
-            at timestamptz NOT NULL
-        )
-        """,
-        "CREATE INDEX session_snapshots_by_session ON session_snapshots (session_seq, seq)",
-    ):
-        await conn.execute(statement.encode())
+__all__ = ["PgSessionArchive", "PgSessions"]
 
 
 _SESSION = session_row("seq")

@@ -21,11 +21,12 @@ from memstack.errors import InputError
 from memstack.store._checks import COLUMNS, check_agent, parse_category, unit_vector
 from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
+from memstack.store._sql import Row, drive
 from memstack.store.sqlite._cache import UserVectors
 from memstack.store.sqlite._core import Core, opt_ts, user_key
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, memory_from_row, metadata_conditions
-from memstack.store.sqlite._sql import SQLiteSql
+from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 from memstack.types.memories import check_as_of
 
@@ -41,46 +42,16 @@ class SQLiteIndex(MemoryReads):
         super().__init__(SQLiteSql(core))
         self._core = core
 
-    async def list(self, user: UserRef, flt: MemoryFilter | None = None) -> builtins.list[Memory]:
-        flt = flt or MemoryFilter()
-        if flt.limit < 1 or flt.offset < 0:
-            raise InputError(f"limit must be at least 1 and offset at least 0, got {flt.limit} and {flt.offset}")
-        where = self._where(user, flt, include_deleted=flt.include_deleted)
-        if where is None:
-            return []
-        conditions, args = where
-        query = f"SELECT {COLUMNS} FROM memories WHERE {conditions} ORDER BY created_at DESC, pk DESC LIMIT ? OFFSET ?"
-        args += [flt.limit, flt.offset]
-        # Rows become Memory objects on the database thread: a long page must not hold the event loop.
-        return await self._core.run(lambda conn: [memory_from_row(r) for r in conn.execute(query, args)])
+    def _memory(self, row: Row) -> Memory:
+        return memory_from_row(row)
 
-    @staticmethod
-    def _where(
-        user: UserRef, flt: MemoryFilter, *, include_deleted: bool = False
-    ) -> tuple[str, builtins.list[Any]] | None:
-        """The conditions (and their parameters) of ``flt`` on the user's rows; ``None``: its text has no words."""
-        check_agent(flt.agent_id)
-        state, args = held(opt_ts(flt.as_of), include_deleted=include_deleted, past=flt.past)
-        sql = ["tenant = ? AND user_id = ?", state]
-        args = [user.tenant, user.user_id, *args]
-        if flt.categories:
-            cats = [parse_category(c).value for c in flt.categories]
-            sql.append(f"AND category IN ({', '.join('?' * len(cats))})")
-            args += cats
-        if flt.agent_id is not None:
-            sql.append("AND (agent_id IS NULL OR agent_id = ?)")
-            args.append(flt.agent_id)
-        if flt.text is not None:
-            terms = searched_terms(flt.text)
-            if terms is None:
-                return None
-            sql.append("AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
-            args.append(fts5_match(fts_owner(user), terms, any_word=False))
-        if flt.metadata:
-            conditions, values = metadata_conditions(flt.metadata)
-            sql.append(conditions)
-            args += values
-        return " ".join(part for part in sql if part), args
+    def _every_term(self, user: UserRef, terms: builtins.list[str]) -> tuple[str, Any]:
+        return " AND pk IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)", fts5_match(
+            fts_owner(user), terms, any_word=False
+        )
+
+    def _metadata(self, wanted: Mapping[str, Any]) -> tuple[str, builtins.list[Any]]:
+        return metadata_conditions(wanted)
 
     async def count_active(self, user: UserRef) -> int:
         return await self._core.run(lambda conn: self._core.count(conn, user))
@@ -163,7 +134,7 @@ class SQLiteIndex(MemoryReads):
             return []
         conditions, args = where
         with transaction(conn, write=False):
-            rows = conn.execute(f"SELECT {COLUMNS}, embedding FROM memories WHERE {conditions}", args).fetchall()
+            rows = drive(tx(conn).all(f"SELECT {COLUMNS}, embedding FROM memories WHERE {conditions}", args))
         if not rows:
             return []
         matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)

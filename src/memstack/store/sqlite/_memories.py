@@ -1,5 +1,6 @@
-"""The SQLite store's ``MemoryStore`` role: every write, each one transaction that records its history; ``forget``,
-``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this backend's hooks.
+"""The SQLite store's ``MemoryStore`` role: every write, each one transaction that records its history; ``update``,
+``forget``, ``restore`` and ``delete`` are :class:`~memstack.store._memory_writes.MemoryWritesBase`'s, over this
+backend's hooks.
 """
 
 from __future__ import annotations
@@ -14,16 +15,14 @@ from typing import Any
 import numpy as np
 
 from memstack.errors import LimitReached
-from memstack.store._checks import check_actor, parse_category, unit_matrix, unit_vector
+from memstack.store._checks import check_actor, unit_matrix, unit_vector
 from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import (
     HISTORY,
     Change,
     MemoryWritesBase,
     check_limit,
-    check_update,
     new_memory,
-    patched,
 )
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx, drive
@@ -32,10 +31,8 @@ from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, use
 from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts
 from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.types import (
-    Category,
     HistoryAction,
     Memory,
-    MemoryPatch,
     NewMemory,
     UserRef,
     Vector,
@@ -61,7 +58,7 @@ class SQLiteMemories(MemoryWritesBase):
     """Adds, changes and removes memories; the cache follows each commit."""
 
     def __init__(self, core: Core) -> None:
-        super().__init__(SQLiteSql(core))
+        super().__init__(SQLiteSql(core), core.dim)
         self._core = core
 
     @staticmethod
@@ -171,72 +168,7 @@ class SQLiteMemories(MemoryWritesBase):
             self._core.vectors.put(key, UserVectors(self._core.dim, pks, kept, rows, cats))
         return new
 
-    async def update(
-        self,
-        user: UserRef,
-        memory_id: str,
-        patch: MemoryPatch,
-        embedding: Vector | None = None,
-        *,
-        action: HistoryAction = HistoryAction.UPDATE,
-        actor: str = "user",
-        note: str = "",
-    ) -> Memory:
-        check_update(patch, action)
-        vector = unit_vector(embedding, self._core.dim) if embedding is not None else None
-        category = parse_category(patch.category) if patch.category is not None else None
-        fn = partial(self._update_sync, user, memory_id, patch, category, vector, action, check_actor(actor), note)
-        return await self._core.run(fn)
-
-    def _update_sync(
-        self,
-        user: UserRef,
-        memory_id: str,
-        patch: MemoryPatch,
-        category: Category | None,
-        vector: Vector | None,
-        action: HistoryAction,
-        actor: str,
-        note: str,
-        conn: sqlite3.Connection,
-    ) -> Memory:
-        def body(conn: sqlite3.Connection) -> tuple[int, Memory, Memory]:
-            pk, before = self._core.fetch(conn, user, memory_id)
-            after = patched(before, patch, category, vector, embedding=None)
-            terms = text_terms(after.content) if after.content != before.content else None
-            conn.execute(
-                "UPDATE memories SET content = ?, category = ?, confidence = ?, expires_at = ?, observed_at = ?, "
-                "source_turn_ids = ?, updated_at = ?, embedding = COALESCE(?, embedding), "
-                "terms = COALESCE(?, terms), n_terms = COALESCE(?, n_terms), metadata = ?, valid_from = ?, "
-                "valid_to = ? WHERE pk = ?",
-                (
-                    after.content,
-                    after.category.value,
-                    after.confidence,
-                    opt_ts(after.expires_at),
-                    opt_ts(after.observed_at),
-                    json.dumps(list(after.source_turn_ids)),
-                    to_ts(after.updated_at),
-                    vector.astype("<f4").tobytes() if vector is not None else None,
-                    " ".join(terms) if terms is not None else None,
-                    len(terms) if terms is not None else None,
-                    metadata_text(after.metadata),
-                    opt_ts(after.valid_from),
-                    opt_ts(after.valid_to),
-                    pk,
-                ),
-            )
-            history = self._history(
-                tx(conn), user, memory_id, action, before, after, at=after.updated_at, actor=actor, note=note
-            )
-            drive(history)
-            return pk, before, after
-
-        pk, before, after = self._core.write(conn, body)
-        self._core.cached_change(user, pk, after, vector, was_active=before.is_active)
-        return after
-
-    # -- the shared writes' hooks (forget, restore, delete: MemoryWritesBase) ------------------------------------------
+    # -- the shared writes' hooks (update, forget, restore, delete: MemoryWritesBase) ----------------------------------
 
     async def _fetch(self, tx: Tx, user: UserRef, memory_id: str, *, lock: bool = True) -> tuple[int, Memory]:
         # ``lock`` needs nothing here: a write transaction holds the whole database.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -14,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from memstack.types import Category, DeletedBy, Memory, Source, UserRef
-from memstack.types.memories import stored_metadata
+from memstack.store._memory_reads import memory_from_row as neutral_memory
+from memstack.types import Category, Memory, UserRef
 
 __all__ = [
     "CATEGORY_CODES",
@@ -48,13 +47,6 @@ def fts_owner(user: UserRef) -> str:
     return f"u{digest}x"
 
 
-# Plain dict lookups: calling an Enum class to convert a value is several times slower, and rows are hot.
-_CATEGORIES = {c.value: c for c in Category}
-_SOURCES = {s.value: s for s in Source}
-_DELETED_BY = {d.value: d for d in DeletedBy}
-_fromiso = datetime.fromisoformat
-
-
 def metadata_text(metadata: Mapping[str, Any]) -> str:
     """A memory's metadata as the column keeps it: compact JSON text (``{}`` when empty)."""
     if not metadata:
@@ -83,29 +75,11 @@ def metadata_conditions(wanted: Mapping[str, Any], table: str = "memories") -> t
     return "".join(sql), args
 
 
+def _turns(value: str) -> tuple[str, ...]:
+    return () if value == "[]" else tuple(json.loads(value))
+
+
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> Memory:
     """A :class:`Memory` from the ``COLUMNS`` of one row (with the embedding when its blob is given)."""
-    (id_, tenant, user_id, agent_id, content, category, source, confidence, is_active, deleted_by) = row[:10]
-    created, updated, observed, expires, merged_into, turns, metadata, valid_from, valid_to = row[10:19]
-    return Memory(
-        id=id_,
-        tenant=tenant,
-        user_id=user_id,
-        agent_id=agent_id,
-        content=content,
-        category=_CATEGORIES[category],
-        source=_SOURCES[source],
-        confidence=float(confidence) if math.isfinite(confidence) else 0.0,
-        is_active=bool(is_active),
-        deleted_by=_DELETED_BY[deleted_by] if deleted_by is not None else None,
-        created_at=_fromiso(created),
-        updated_at=_fromiso(updated),
-        observed_at=_fromiso(observed) if observed is not None else None,
-        expires_at=_fromiso(expires) if expires is not None else None,
-        merged_into=merged_into,
-        source_turn_ids=() if turns == "[]" else tuple(json.loads(turns)),
-        embedding=np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None,
-        metadata=stored_metadata(metadata),
-        valid_from=_fromiso(valid_from) if valid_from is not None else None,
-        valid_to=_fromiso(valid_to) if valid_to is not None else None,
-    )
+    vector = np.frombuffer(embedding, dtype="<f4").astype(np.float32) if embedding is not None else None
+    return neutral_memory(row, vector, when=datetime.fromisoformat, turns=_turns)

@@ -2,7 +2,8 @@
 
 Each migration is a ``(name, function)`` pair; applied names are recorded in ``_migrations`` in the same transaction
 as the change, so a crash never leaves a half-migrated file. Add a change by appending a new pair, never by editing
-an applied one.
+an applied one. The tables both backends hold are written once in :mod:`memstack.store._tables` (``_ddl`` spells
+them for SQLite); what is SQLite's alone (``memories`` and its FTS5 indexes and triggers) is here.
 """
 
 from __future__ import annotations
@@ -12,19 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreError
+from memstack.store import _tables as t
+from memstack.store._tables import SQLITE, render
 from memstack.store.reembed import target_from_meta
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._terms import migrate_fulltext_terms
-from memstack.store.sqlite.archive_vectors import migrate_archive_vectors
-from memstack.store.sqlite.hidden import migrate_hidden_items
-from memstack.store.sqlite.jobs import migrate_job_users
-from memstack.store.sqlite.keys import MIGRATIONS as KEY_MIGRATIONS
-from memstack.store.sqlite.leases import migrate_session_leases
-from memstack.store.sqlite.sessions import migrate_sessions
-from memstack.store.sqlite.users import migrate_user_erasures
 from memstack.types import utcnow
 
 __all__ = ["MIGRATIONS", "check_embedder", "migrate", "reembed_target"]
+
+Migration = Callable[[sqlite3.Connection], None]
 
 
 def _m001_memories(conn: sqlite3.Connection) -> None:
@@ -54,27 +52,6 @@ def _m001_memories(conn: sqlite3.Connection) -> None:
         """
     )
     conn.execute("CREATE INDEX memories_by_user ON memories (tenant, user_id, is_active, created_at)")
-
-
-def _m002_history(conn: sqlite3.Connection) -> None:
-    # Append-only and deliberately without a foreign key: a permanent delete leaves its history behind.
-    conn.execute(
-        """
-        CREATE TABLE memory_history (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            memory_id TEXT NOT NULL,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            action TEXT NOT NULL,
-            before TEXT,
-            after TEXT,
-            at TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            note TEXT NOT NULL DEFAULT ''
-        )
-        """
-    )
-    conn.execute("CREATE INDEX memory_history_by_memory ON memory_history (tenant, user_id, memory_id, id)")
 
 
 def _m003_fts(conn: sqlite3.Connection) -> None:
@@ -111,70 +88,6 @@ def _m003_fts(conn: sqlite3.Connection) -> None:
     )
 
 
-def _m004_meta(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-
-def _m005_context_manifests(conn: sqlite3.Connection) -> None:
-    # One row per response: the manifest of the context the model saw, as JSON (memstack.types.Manifest).
-    conn.execute(
-        """
-        CREATE TABLE context_manifests (
-            context_id TEXT PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            session_id TEXT,
-            created_at TEXT NOT NULL,
-            manifest TEXT NOT NULL
-        )
-        """
-    )
-    conn.execute("CREATE INDEX context_manifests_by_user ON context_manifests (tenant, user_id, created_at)")
-
-
-def _m006_jobs(conn: sqlite3.Connection) -> None:
-    # Durable background work (memory detection, consolidation): recorded before it starts, claimed under a lease.
-    conn.execute(
-        """
-        CREATE TABLE jobs (
-            id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            key TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            state TEXT NOT NULL DEFAULT '{}',
-            status TEXT NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            owner TEXT,
-            lease_until TEXT,
-            run_after TEXT,
-            result TEXT,
-            error TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            UNIQUE (kind, key)
-        )
-        """
-    )
-    # The startup scan reads only unfinished jobs; pruning reads only finished ones.
-    conn.execute("CREATE INDEX jobs_open ON jobs (created_at) WHERE status IN ('pending', 'running')")
-    conn.execute("CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('done', 'failed')")
-
-
-def _m010_reembed(conn: sqlite3.Connection) -> None:
-    """Migration ``010_reembed``: where new vectors wait until every vector of the store has one."""
-    conn.execute(
-        """
-        CREATE TABLE reembed_vectors (
-            tbl TEXT NOT NULL,
-            row_id INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            embedding BLOB NOT NULL,
-            PRIMARY KEY (tbl, row_id)
-        )
-        """
-    )
-
-
 def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
     """The model a reembed in progress is switching to, or ``None``."""
     return target_from_meta(
@@ -182,146 +95,78 @@ def reembed_target(conn: sqlite3.Connection) -> tuple[str, int] | None:
     )
 
 
-def _m020_memory_metadata(conn: sqlite3.Connection) -> None:
-    # The caller's JSON object kept with a memory (memstack.types.check_metadata), as compact JSON text. Filters
-    # read it with json_each (SQLiteIndex), so no index: they narrow one user's rows, already found by user.
-    conn.execute("ALTER TABLE memories ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
+def _ddl(*statements: str, then: Migration | None = None) -> Migration:
+    """A migration running shared DDL (:mod:`memstack.store._tables`) in SQLite's spelling, then ``then``.
+    (Separate statements: ``executescript`` would commit the migration's transaction half-way.)"""
+
+    def step(conn: sqlite3.Connection) -> None:
+        for statement in render(statements, SQLITE):
+            conn.execute(statement)
+        if then is not None:
+            then(conn)
+
+    return step
 
 
-def _m015_chat_threads(conn: sqlite3.Connection) -> None:
-    """Migration ``015_chat_threads``."""
+def _fill_job_users(conn: sqlite3.Connection) -> None:
     conn.execute(
-        """
-        CREATE TABLE chat_threads (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            digest TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (tenant, user_id, digest)
-        ) WITHOUT ROWID
-        """
+        "UPDATE jobs SET tenant = json_extract(payload, '$.tenant'), user_id = json_extract(payload, '$.user_id') "
+        "WHERE json_valid(payload) AND json_type(payload, '$.tenant') = 'text' "
+        "AND json_type(payload, '$.user_id') = 'text'"
     )
+    conn.execute("CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
 
 
-def _m016_idempotency_keys(conn: sqlite3.Connection) -> None:
-    """Migration ``016_idempotency_keys``."""
-    conn.execute(
+def _sessions_fts(conn: sqlite3.Connection) -> None:
+    # The exchanges' raw text in FTS5, an owner token per user as for memories (replaced by stems in 012).
+    for statement in (
         """
-        CREATE TABLE idempotency_keys (
-            tenant TEXT NOT NULL,
-            key TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            status INTEGER,
-            body BLOB,
-            content_type TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL,
-            expires_at TEXT NOT NULL,
-            PRIMARY KEY (tenant, key)
+        CREATE VIRTUAL TABLE session_turns_fts USING fts5(
+            user_text, assistant_text, fts_owner, content='session_turns', content_rowid='pk',
+            tokenize='porter unicode61 remove_diacritics 2'
         )
+        """,
         """
-    )
-    conn.execute("CREATE INDEX idempotency_keys_by_user ON idempotency_keys (tenant, user_id)")
-    conn.execute("CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)")
-
-
-def _m017_capture_drops(conn: sqlite3.Connection) -> None:
-    """Migration ``017_capture_drops``."""
-    conn.execute(
+        CREATE TRIGGER session_turns_fts_insert AFTER INSERT ON session_turns BEGIN
+            INSERT INTO session_turns_fts (rowid, user_text, assistant_text, fts_owner)
+            VALUES (new.pk, new.user_text, new.assistant_text, new.fts_owner);
+        END
+        """,
         """
-        CREATE TABLE capture_drops (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            count INTEGER NOT NULL,
-            first_at TEXT NOT NULL,
-            last_at TEXT NOT NULL,
-            PRIMARY KEY (tenant, user_id)
-        ) WITHOUT ROWID
-        """
-    )
+        CREATE TRIGGER session_turns_fts_delete AFTER DELETE ON session_turns BEGIN
+            INSERT INTO session_turns_fts (session_turns_fts, rowid, user_text, assistant_text, fts_owner)
+            VALUES ('delete', old.pk, old.user_text, old.assistant_text, old.fts_owner);
+        END
+        """,
+    ):
+        conn.execute(statement)
 
 
-def _m021_webhooks(conn: sqlite3.Connection) -> None:
-    """Migration ``021_webhooks``: a tenant's endpoints and the outbox of their deliveries
-    (:mod:`memstack.store._outbox`, :mod:`memstack.store._webhooks`)."""
-    conn.execute(
-        """
-        CREATE TABLE webhook_endpoints (
-            id TEXT PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            url TEXT NOT NULL,
-            secret TEXT NOT NULL,
-            events TEXT NOT NULL,
-            enabled INTEGER NOT NULL,
-            description TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL
-        )
-        """
-    )
-    conn.execute("CREATE INDEX webhook_endpoints_by_tenant ON webhook_endpoints (tenant, enabled)")
-    conn.execute(
-        """
-        CREATE TABLE webhook_outbox (
-            pk INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            event_id TEXT NOT NULL,
-            endpoint_id TEXT NOT NULL,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            type TEXT NOT NULL,
-            occurred_at TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            status TEXT NOT NULL,
-            attempts INTEGER NOT NULL,
-            next_at TEXT NOT NULL,
-            lease_owner TEXT,
-            lease_until TEXT,
-            last_status INTEGER,
-            last_error TEXT,
-            created_at TEXT NOT NULL,
-            delivered_at TEXT
-        )
-        """
-    )
-    conn.execute("CREATE INDEX webhook_outbox_due ON webhook_outbox (status, next_at)")
-    conn.execute("CREATE INDEX webhook_outbox_by_endpoint ON webhook_outbox (tenant, endpoint_id, pk)")
-    conn.execute("CREATE INDEX webhook_outbox_by_user ON webhook_outbox (tenant, user_id)")
+_HISTORY_INDEX = "CREATE INDEX memory_history_by_memory ON memory_history (tenant, user_id, memory_id, id)"
 
-
-def _m022_memory_validity(conn: sqlite3.Connection) -> None:
-    """Migration ``022_memory_validity``: when a memory held in the user's life (``valid_from``, ``valid_to``, UTC
-    text like every time here), besides when it was recorded. Rows stored before are left unknown (NULL) rather than
-    given ``created_at``: when memstack heard a fact says nothing of when it began, and an unknown start is open
-    toward the past for ``as_of`` reads, so they stay found as before. Their history is untouched."""
-    conn.execute("ALTER TABLE memories ADD COLUMN valid_from TEXT")
-    conn.execute("ALTER TABLE memories ADD COLUMN valid_to TEXT")
-
-
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_memories", _m001_memories),
-    ("002_memory_history", _m002_history),
+    ("002_memory_history", _ddl(*t.MEMORY_HISTORY, _HISTORY_INDEX)),
     ("003_memories_fts", _m003_fts),
-    ("004_meta", _m004_meta),
-    ("005_context_manifests", _m005_context_manifests),
-    ("006_jobs", _m006_jobs),
-    ("007_sessions", migrate_sessions),
-    *KEY_MIGRATIONS,
-    ("010_reembed", _m010_reembed),
-    ("011_archive_vectors", migrate_archive_vectors),
+    ("004_meta", _ddl("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")),
+    ("005_context_manifests", _ddl(*t.CONTEXT_MANIFESTS)),
+    ("006_jobs", _ddl(*t.JOBS)),
+    ("007_sessions", _ddl(*t.SESSIONS, then=_sessions_fts)),
+    ("008_api_keys", _ddl(*t.API_KEYS)),
+    ("009_agents", _ddl(*t.AGENTS)),
+    ("010_reembed", _ddl(*t.REEMBED_VECTORS)),
+    ("011_archive_vectors", _ddl(*t.ARCHIVE_VECTORS)),
     ("012_fulltext_terms", migrate_fulltext_terms),
-    ("013_session_leases", migrate_session_leases),
-    ("014_job_users", migrate_job_users),
-    ("015_chat_threads", _m015_chat_threads),
-    ("016_idempotency_keys", _m016_idempotency_keys),
-    ("017_capture_drops", _m017_capture_drops),
-    ("018_hidden_items", migrate_hidden_items),
-    ("019_user_erasures", migrate_user_erasures),
-    ("020_memory_metadata", _m020_memory_metadata),
-    ("021_webhooks", _m021_webhooks),
-    ("022_memory_validity", _m022_memory_validity),
+    ("013_session_leases", _ddl(*t.SESSION_LEASES)),
+    ("014_job_users", _ddl(*t.JOB_USERS, then=_fill_job_users)),
+    ("015_chat_threads", _ddl(*t.CHAT_THREADS)),
+    ("016_idempotency_keys", _ddl(*t.IDEMPOTENCY_KEYS)),
+    ("017_capture_drops", _ddl(*t.CAPTURE_DROPS)),
+    ("018_hidden_items", _ddl(*t.HIDDEN_ITEMS)),
+    ("019_user_erasures", _ddl(*t.USER_ERASURES)),
+    ("020_memory_metadata", _ddl(*t.MEMORY_METADATA)),
+    ("021_webhooks", _ddl(*t.WEBHOOKS)),
+    ("022_memory_validity", _ddl(*t.MEMORY_VALIDITY)),
 ]
 
 

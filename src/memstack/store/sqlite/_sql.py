@@ -78,6 +78,15 @@ class SQLiteSql:
     def vector(self, value: Any) -> Vector:
         return np.frombuffer(value, dtype="<f4").astype(np.float32)
 
+    def embedding(self, vector: Vector) -> Any:
+        return np.asarray(vector, dtype="<f4").tobytes()
+
+    def texts(self, items: Sequence[str]) -> Any:
+        return json.dumps(list(items))
+
+    def terms(self, terms: Sequence[str]) -> Any:
+        return " ".join(terms)
+
     def among(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
 

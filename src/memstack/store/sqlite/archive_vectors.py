@@ -1,10 +1,10 @@
 """The SQLite store's ``ArchiveVectors`` role: vectors of archived messages, read back by recall's per-user index.
 
-Table (migration ``011_archive_vectors``): ``archive_vectors``, one row per message of an archived exchange
-(``side`` 0 the user's message, 1 the reply) with the speaker's name when it was imported with one, and the
-float32 vector (``NULL`` for a blank message: recorded, so the backfill does not come back to it, never indexed).
-``seq`` numbers the writes; SQLite has one writer at a time, so per user a later write always has a greater ``seq``
-than any write a reader could already see. Rows go with their exchange (``ON DELETE CASCADE``).
+Table (migration ``011_archive_vectors``, :data:`memstack.store._tables.ARCHIVE_VECTORS`): ``archive_vectors``, one row
+per message of an archived exchange (``side`` 0 the user's message, 1 the reply) with the speaker's name when it was
+imported with one, and the float32 vector (``NULL`` for a blank message: recorded, so the backfill does not come back to
+it, never indexed). ``seq`` numbers the writes; SQLite has one writer at a time, so per user a later write always has a
+greater ``seq`` than any write a reader could already see. Rows go with their exchange (``ON DELETE CASCADE``).
 
 ``search`` reads the user's messages and ranks them in memory (:class:`~memstack.retrieval.archive.UserArchive`):
 the reference ranking, O(the user's archive) per query, without the exchanges forgotten memories hide
@@ -27,26 +27,7 @@ from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import ArchiveMatch, TurnVectors, UserRef
 
-__all__ = ["SQLiteArchiveVectors", "migrate_archive_vectors"]
-
-
-def migrate_archive_vectors(conn: sqlite3.Connection) -> None:
-    """Migration ``011_archive_vectors``."""
-    conn.execute(
-        """
-        CREATE TABLE archive_vectors (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            turn_pk INTEGER NOT NULL REFERENCES session_turns (pk) ON DELETE CASCADE,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            side INTEGER NOT NULL CHECK (side IN (0, 1)),
-            speaker TEXT,
-            embedding BLOB,
-            UNIQUE (turn_pk, side)
-        )
-        """
-    )
-    conn.execute("CREATE INDEX archive_vectors_by_user ON archive_vectors (tenant, user_id, seq)")
+__all__ = ["SQLiteArchiveVectors"]
 
 
 #: Messages read per query while building the ranking.

@@ -1,12 +1,10 @@
-"""The SQLite store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`, where the
-reads and writes both backends share are). Here: the table, :data:`HIDDEN_TURN` (which the archive's search embeds
-in its SQL), and the exchanges holding a term found with FTS5.
-"""
+"""The SQLite store's ``HiddenStore`` role: what forgotten memories hide (:mod:`memstack.store._hidden`, where the reads
+and writes both backends share are; its table is in :mod:`memstack.store._tables`). Here: :data:`HIDDEN_TURN` (which the
+archive's search embeds in its SQL), and the exchanges holding a term found with FTS5."""
 
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from typing import Any
 
 from memstack.store._fulltext import fts5_match
@@ -17,29 +15,7 @@ from memstack.store.sqlite._rows import fts_owner
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import UserRef
 
-__all__ = ["HIDDEN_TURN", "SQLiteHidden", "migrate_hidden_items"]
-
-
-def migrate_hidden_items(conn: sqlite3.Connection) -> None:
-    """Migration ``017_hidden_items``. ``AUTOINCREMENT``: a key is never used twice, so the user's
-    ``(count, max key)`` changes with every hide and restore (``version``)."""
-    conn.execute(
-        """
-        CREATE TABLE hidden_items (
-            pk INTEGER PRIMARY KEY AUTOINCREMENT,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            memory_id TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('turn', 'fact', 'line')),
-            session_id TEXT NOT NULL,
-            turn INTEGER NOT NULL DEFAULT 0,
-            text TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL
-        )
-        """
-    )
-    conn.execute("CREATE INDEX hidden_items_by_session ON hidden_items (tenant, user_id, session_id, kind, turn)")
-    conn.execute("CREATE INDEX hidden_items_by_memory ON hidden_items (tenant, user_id, memory_id)")
+__all__ = ["HIDDEN_TURN", "SQLiteHidden"]
 
 
 #: True for a row of ``session_turns t`` that a forgotten memory hides.

@@ -7,7 +7,6 @@ the same job.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta
 
 from memstack.store._jobs import Jobs
@@ -15,20 +14,7 @@ from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._sql import SQLiteSql
 from memstack.types import utcnow
 
-__all__ = ["SQLiteJobs", "migrate_job_users"]
-
-
-def migrate_job_users(conn: sqlite3.Connection) -> None:
-    """Migration ``014_job_users``: the user a job works for (from its payload), so erasing a user removes their
-    jobs, finished ones (whose payload is dropped) included."""
-    conn.execute("ALTER TABLE jobs ADD COLUMN tenant TEXT")
-    conn.execute("ALTER TABLE jobs ADD COLUMN user_id TEXT")
-    conn.execute(
-        "UPDATE jobs SET tenant = json_extract(payload, '$.tenant'), user_id = json_extract(payload, '$.user_id') "
-        "WHERE json_valid(payload) AND json_type(payload, '$.tenant') = 'text' "
-        "AND json_type(payload, '$.user_id') = 'text'"
-    )
-    conn.execute("CREATE INDEX jobs_by_user ON jobs (tenant, user_id)")
+__all__ = ["SQLiteJobs"]
 
 
 class SQLiteJobs(Jobs):

@@ -12,40 +12,11 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from memstack.store.leases import Lease, LeaseKey, LeaseRows
+from memstack.store.leases import LeaseKey, LeaseRows
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._sql import SQLiteSql
 
-__all__ = ["SQLiteLeaseTable", "fenced", "migrate_session_leases"]
-
-
-def migrate_session_leases(conn: sqlite3.Connection) -> None:
-    """Migration ``012_session_leases``."""
-    conn.execute(
-        """
-        CREATE TABLE session_leases (
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            owner TEXT,
-            token INTEGER NOT NULL DEFAULT 0,
-            expires_at REAL NOT NULL DEFAULT 0,
-            PRIMARY KEY (tenant, user_id, session_id)
-        ) WITHOUT ROWID
-        """
-    )
-
-
-def fenced(conn: sqlite3.Connection, key: LeaseKey, lease: Lease | None) -> bool:
-    """Database thread, inside the write transaction of a turn's write: does this hold still have the session?
-    (The write transaction excludes every take until it commits.) ``True`` when no lease is given."""
-    if lease is None:
-        return True
-    row = conn.execute(
-        "SELECT 1 FROM session_leases WHERE tenant = ? AND user_id = ? AND session_id = ? AND owner = ? AND token = ?",
-        (*key, lease.owner, lease.token),
-    ).fetchone()
-    return row is not None
+__all__ = ["SQLiteLeaseTable"]
 
 
 class SQLiteLeaseTable(LeaseRows):

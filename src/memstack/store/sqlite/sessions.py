@@ -1,14 +1,16 @@
 """The SQLite store's session roles: ``SessionStore`` (state, turns, the lock) and ``SessionArchive`` (reading
 back: :class:`memstack.store._archive.SessionArchive`, the tables described there, and full-text search here).
 
-Migration ``007_sessions``; ``session_turns_fts`` indexes the exchanges' stems (FTS5, like memories: one owner token
-per user narrows a search to that user's postings; :mod:`memstack.store._fulltext`). The raw window is not stored
-twice: it is the tail of the archive, read with each state (see ``_state``).
+Migration ``007_sessions`` (the tables: :data:`memstack.store._tables.SESSIONS`); ``session_turns_fts`` indexes the
+exchanges' stems (FTS5, like memories: one owner token per user narrows a search to that user's postings;
+:mod:`memstack.store._fulltext`). The raw window is not stored twice: it is the tail of the archive, read with each
+state (see ``_state``).
 
 The per-session lock is a lease (:mod:`memstack.store.leases`, table ``session_leases`` in
 :mod:`memstack.store.sqlite.leases`), so processes sharing the file keep a session's turns in order; ``record`` and
-``commit`` given the turn's lease check it inside their write transaction (fencing). Independently, ``record``
-refuses a turn number that is taken and ``commit`` one built on an older version (``SessionConflict``).
+``commit`` (:class:`memstack.store._sessions.SessionsBase`'s) given the turn's lease check it inside their write
+transaction (fencing). Independently, ``record`` refuses a turn number that is taken and ``commit`` one built on an
+older version (``SessionConflict``).
 """
 
 from __future__ import annotations
@@ -19,144 +21,30 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from memstack.errors import InputError, NotFound
+from memstack.errors import InputError
 from memstack.store._archive import SessionArchive
-from memstack.store._fulltext import exchange_terms, fts5_match, rank, searched_terms
-from memstack.store._hidden import keep_hidden_facts, session_hidden, visible_state
+from memstack.store._fulltext import fts5_match, rank, searched_terms
+from memstack.store._hidden import session_hidden, visible_state
 from memstack.store._session_rows import (
     FLAGGED,
     TURN_COLUMNS,
     check_session_id,
-    check_turn,
-    facts_from_json,
-    facts_to_json,
     log_entry,
     state_from_row,
     turn_from_row,
-    turn_taken,
-    version_moved,
 )
-from memstack.store._sessions import SessionsBase, session_row
-from memstack.store._sql import Row, Tx, drive
-from memstack.store.leases import DEFAULT_SESSION_LEASE_S, Lease, SessionLeases, lease_lost
+from memstack.store._sessions import SessionsBase
+from memstack.store._sql import Row, Tx
+from memstack.store.leases import DEFAULT_SESSION_LEASE_S, SessionLeases
 from memstack.store.sqlite._core import Core
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import from_ts, fts_owner, to_ts
-from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.sqlite._rows import from_ts, fts_owner
+from memstack.store.sqlite._sql import SQLiteSql
 from memstack.store.sqlite.hidden import HIDDEN_TURN
-from memstack.store.sqlite.leases import SQLiteLeaseTable, fenced
-from memstack.types import (
-    ArchivedTurn,
-    ArchiveHit,
-    HiddenKind,
-    SessionState,
-    TurnCommit,
-    TurnStatus,
-    UserRef,
-    utcnow,
-)
+from memstack.store.sqlite.leases import SQLiteLeaseTable
+from memstack.types import ArchivedTurn, ArchiveHit, SessionState, UserRef
 
-__all__ = ["SQLiteSessionArchive", "SQLiteSessions", "migrate_sessions"]
-
-
-def migrate_sessions(conn: sqlite3.Connection) -> None:
-    """Migration ``007_sessions`` (separate statements: ``executescript`` would commit half-way)."""
-    statements = [
-        """
-        CREATE TABLE sessions (
-            pk INTEGER PRIMARY KEY,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            id TEXT NOT NULL,
-            agent TEXT,
-            turn_count INTEGER NOT NULL DEFAULT 0,
-            version INTEGER NOT NULL DEFAULT 0,
-            base_truth TEXT NOT NULL DEFAULT '[]',
-            last_consolidated_turn INTEGER NOT NULL DEFAULT 0,
-            line TEXT NOT NULL DEFAULT '',
-            line_turn INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            ended_at TEXT,
-            UNIQUE (tenant, user_id, id)
-        )
-        """,
-        "CREATE INDEX sessions_by_user ON sessions (tenant, user_id, updated_at)",
-        """
-        CREATE TABLE session_turns (
-            pk INTEGER PRIMARY KEY,
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            tenant TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            user_text TEXT NOT NULL,
-            assistant_text TEXT NOT NULL,
-            at TEXT NOT NULL,
-            route TEXT NOT NULL DEFAULT '',
-            user_keep INTEGER NOT NULL DEFAULT 0,
-            assistant_keep INTEGER NOT NULL DEFAULT 0,
-            status TEXT NOT NULL,
-            user_summary TEXT NOT NULL DEFAULT '',
-            assistant_summary TEXT NOT NULL DEFAULT '',
-            outcome TEXT NOT NULL DEFAULT '',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            error TEXT NOT NULL DEFAULT '',
-            flags TEXT NOT NULL DEFAULT '[]',
-            fts_owner TEXT NOT NULL,
-            UNIQUE (session_pk, turn)
-        )
-        """,
-        "CREATE INDEX session_turns_by_user ON session_turns (tenant, user_id, at)",
-        "CREATE INDEX session_turns_flagged ON session_turns (at) WHERE status IN ('pending', 'unsummarized')",
-        """
-        CREATE VIRTUAL TABLE session_turns_fts USING fts5(
-            user_text, assistant_text, fts_owner, content='session_turns', content_rowid='pk',
-            tokenize='porter unicode61 remove_diacritics 2'
-        )
-        """,
-        """
-        CREATE TRIGGER session_turns_fts_insert AFTER INSERT ON session_turns BEGIN
-            INSERT INTO session_turns_fts (rowid, user_text, assistant_text, fts_owner)
-            VALUES (new.pk, new.user_text, new.assistant_text, new.fts_owner);
-        END
-        """,
-        """
-        CREATE TRIGGER session_turns_fts_delete AFTER DELETE ON session_turns BEGIN
-            INSERT INTO session_turns_fts (session_turns_fts, rowid, user_text, assistant_text, fts_owner)
-            VALUES ('delete', old.pk, old.user_text, old.assistant_text, old.fts_owner);
-        END
-        """,
-        """
-        CREATE TABLE session_artifacts (
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            turn INTEGER NOT NULL,
-            idx INTEGER NOT NULL,
-            kind TEXT NOT NULL,
-            role TEXT NOT NULL,
-            language TEXT NOT NULL DEFAULT '',
-            label TEXT NOT NULL DEFAULT '',
-            content TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (session_pk, turn, idx)
-        )
-        """,
-        """
-        CREATE TABLE session_snapshots (
-            pk INTEGER PRIMARY KEY,
-            session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
-            turn INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            facts TEXT NOT NULL,
-            at TEXT NOT NULL
-        )
-        """,
-        "CREATE INDEX session_snapshots_by_session ON session_snapshots (session_pk, pk)",
-    ]
-    for statement in statements:
-        conn.execute(statement)
-
-
-_SESSION = session_row("pk")
+__all__ = ["SQLiteSessionArchive", "SQLiteSessions"]
 
 
 def _turn(row: tuple[Any, ...]) -> ArchivedTurn:
@@ -168,7 +56,6 @@ class SQLiteSessions(SessionsBase):
 
     def __init__(self, core: Core, *, lease_s: float = DEFAULT_SESSION_LEASE_S) -> None:
         super().__init__(SQLiteSql(core), SessionLeases(SQLiteLeaseTable(core), ttl_s=lease_s))
-        self._core = core
 
     async def _state(self, tx: Tx, user: UserRef, session_id: str, row: Row, window_turns: int) -> SessionState:
         pk = row[0]
@@ -194,91 +81,8 @@ class SQLiteSessions(SessionsBase):
         state = state_from_row(user, session_id, row, log=log, recent=recent, flagged=flagged, when=from_ts)
         return visible_state(state, await session_hidden(tx, user, session_id))
 
-    async def record(self, user: UserRef, turn: ArchivedTurn, *, lease: Lease | None = None) -> None:
-        check_turn(turn)
-        terms = exchange_terms(turn.user, turn.assistant)
-
-        def body(conn: sqlite3.Connection) -> None:
-            row = conn.execute(_SESSION, (user.tenant, user.user_id, turn.session_id)).fetchone()
-            if row is None:
-                raise NotFound("session", turn.session_id)
-            if not fenced(conn, (user.tenant, user.user_id, turn.session_id), lease):
-                raise lease_lost(turn.session_id, turn.turn, "recorded")
-            pk, turn_count = row[0], int(row[2])
-            if turn.turn != turn_count + 1:
-                raise turn_taken(turn.session_id, turn_count, turn.turn)
-            conn.execute(
-                "INSERT INTO session_turns (session_pk, tenant, user_id, turn, user_text, assistant_text, at, route, "
-                "user_keep, assistant_keep, status, fts_owner, terms, n_terms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    pk, user.tenant, user.user_id, turn.turn, turn.user, turn.assistant, to_ts(turn.at), turn.route,
-                    turn.keep_extra[0], turn.keep_extra[1], TurnStatus.PENDING.value, fts_owner(user),
-                    " ".join(terms), len(terms),
-                ),
-            )  # fmt: skip
-            conn.execute(
-                "UPDATE sessions SET turn_count = ?, updated_at = MAX(updated_at, ?) WHERE pk = ?",
-                (turn.turn, to_ts(turn.at), pk),
-            )
-
-        await self._core.run(lambda conn: self._core.write(conn, body))
-
-    async def commit(
-        self,
-        user: UserRef,
-        session_id: str,
-        commit: TurnCommit,
-        *,
-        now: datetime | None = None,
-        lease: Lease | None = None,
-    ) -> None:
-        check_session_id(session_id)
-        stamp = to_ts(now or utcnow())
-
-        def body(conn: sqlite3.Connection) -> None:
-            row = conn.execute(_SESSION, (user.tenant, user.user_id, session_id)).fetchone()
-            if row is None:
-                raise NotFound("session", session_id)
-            if not fenced(conn, (user.tenant, user.user_id, session_id), lease):
-                raise lease_lost(session_id, commit.turn, "committed")
-            pk, version, last_consolidated = row[0], int(row[3]), int(row[5])
-            if version != commit.expected_version:
-                raise version_moved(session_id, commit.turn, version, commit.expected_version)
-            s = commit.summary
-            cur = conn.execute(
-                "UPDATE session_turns SET status = ?, user_summary = ?, assistant_summary = ?, outcome = ?, "
-                "attempts = ?, error = ?, flags = ? WHERE session_pk = ? AND turn = ?",
-                (
-                    commit.status.value, s.user_summary, s.assistant_summary, commit.outcome, commit.attempts,
-                    commit.error, json.dumps(list(commit.flags)), pk, commit.turn,
-                ),
-            )  # fmt: skip
-            if cur.rowcount != 1:
-                raise NotFound("turn", f"{session_id}:{commit.turn}")
-            conn.execute("DELETE FROM session_artifacts WHERE session_pk = ? AND turn = ?", (pk, commit.turn))
-            conn.executemany(
-                "INSERT INTO session_artifacts (session_pk, turn, idx, kind, role, language, label, content, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (pk, commit.turn, i, a.kind, a.role, a.language, a.label, a.content, stamp)
-                    for i, a in enumerate(commit.artifacts)
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO session_snapshots (session_pk, turn, reason, facts, at) VALUES (?, ?, ?, ?, ?)",
-                [(pk, snap.turn, snap.reason, facts_to_json(snap.facts), stamp) for snap in commit.snapshots],
-            )
-            consolidated = max(last_consolidated, commit.turn) if commit.consolidated else last_consolidated
-            items = drive(session_hidden(tx(conn), user, session_id))
-            hidden = [i.text for i in items if i.kind is HiddenKind.FACT]
-            facts = keep_hidden_facts(commit.base_truth, facts_from_json(row[4]), hidden)
-            conn.execute(
-                "UPDATE sessions SET base_truth = ?, version = version + 1, last_consolidated_turn = ? WHERE pk = ?",
-                (facts_to_json(facts), consolidated, pk),
-            )
-
-        await self._core.run(lambda conn: self._core.write(conn, body))
+    def _turn_columns(self, user: UserRef) -> dict[str, Any]:
+        return {"fts_owner": fts_owner(user)}
 
 
 class SQLiteSessionArchive(SessionArchive):

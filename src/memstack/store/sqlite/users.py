@@ -45,7 +45,7 @@ from memstack.store.sqlite._rows import fts_owner
 from memstack.store.sqlite._sql import SQLiteSql, tx
 from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
-__all__ = ["SQLiteUserData", "finish_purges", "migrate_user_erasures", "prune_erasures"]
+__all__ = ["SQLiteUserData", "finish_purges", "prune_erasures"]
 
 log = logging.getLogger("memstack.store")
 
@@ -57,21 +57,6 @@ _FULLTEXT = (
     ("memories_fts", ("memories", "memory_history")),  # history: memories deleted earlier left terms behind too
     ("session_turns_fts", ("session_turns",)),
 )
-
-
-def migrate_user_erasures(conn: sqlite3.Connection) -> None:
-    """Migration ``019_user_erasures``: one row per user erased in the last :data:`~memstack.store.fence.KEEP_S`
-    seconds (a digest, the epoch, when, and whether the write-ahead log was emptied since)."""
-    conn.execute(
-        """
-        CREATE TABLE user_erasures (
-            key TEXT PRIMARY KEY,
-            epoch INTEGER NOT NULL,
-            erased_at REAL NOT NULL,
-            purged INTEGER NOT NULL DEFAULT 0
-        ) WITHOUT ROWID
-        """
-    )
 
 
 def _checkpoint(conn: sqlite3.Connection) -> bool:
