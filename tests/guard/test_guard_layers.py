@@ -17,7 +17,7 @@ from memstack.errors import ConfigError
 from memstack.guard import RULES, ContentGuard, check_memory_candidate, scan
 from memstack.guard.decode import decoded_variants
 from memstack.guard.rules import normalize
-from memstack.guard.semantic import Head, SemanticGuard, fit_head, load_head, segments
+from memstack.guard.semantic import Head, SemanticGuard, fit_head, fit_mlp, load_head, segments
 from memstack.types import Fragment, FragmentStatus, Layer, Vector
 
 from .corpus import ATTACKS, BENIGN
@@ -127,13 +127,35 @@ def test_other_languages_pass_when_nothing_is_ordered(text: str) -> None:
 
 def test_shipped_head_is_for_minilm_and_records_how_it_was_chosen() -> None:
     head = load_head()
-    assert head.model == "local:minilm" and head.weights.shape == (384,)
+    assert head.model == "local:minilm" and head.hidden is not None and head.hidden_bias is not None
+    units = head.about["units"]
+    assert head.hidden.shape == (384, units) and head.hidden_bias.shape == head.weights.shape == (units,)
     chosen = head.about["thresholds"]
     assert head.threshold == chosen["suspect"] < head.quarantine == chosen["quarantine"]
     assert head.about["how"] == "python -m tests.guard.train_guard"
+    assert {"attack_recall", "lookalike_rate", "ordinary_rate"} <= set(head.about["cross_validation"]["semantic"])
     again = Head.from_json(head.to_json())
     assert (again.threshold, again.quarantine) == (head.threshold, head.quarantine)
+    assert again.hidden is not None and np.allclose(again.hidden, head.hidden, atol=1e-5)
     assert np.allclose(again.weights, head.weights)
+    assert np.allclose(again.score(VECTORS), head.score(VECTORS), atol=1e-3)
+
+
+VECTORS = np.random.default_rng(2).normal(0.0, 0.05, (4, 384)).astype(np.float32)
+
+
+def test_a_linear_head_file_still_loads_and_a_broken_one_is_refused() -> None:
+    linear = Head("local:minilm", np.ones(384, np.float32), -1.0, 3.0, {}, 4.0)
+    again = Head.from_json(linear.to_json())
+    assert again.hidden is None and np.allclose(again.score(VECTORS), VECTORS.sum(1) - 1.0, atol=1e-4)
+    body = json.loads(load_head().to_json())
+    del body["hidden_bias"]
+    with pytest.raises(ConfigError, match="hidden_bias"):
+        Head.from_json(json.dumps(body))
+    body = json.loads(load_head().to_json())
+    body["weights"] = body["weights"][:-1]
+    with pytest.raises(ConfigError, match="one weight per unit"):
+        Head.from_json(json.dumps(body))
 
 
 def test_fit_head_separates_two_clusters() -> None:
@@ -142,6 +164,20 @@ def test_fit_head_separates_two_clusters() -> None:
     b = rng.normal(-1.0, 0.3, (40, 8)).astype(np.float32)
     w, bias = fit_head(a, b, l2=0.1)
     assert ((a @ w + bias) > 0).all() and ((b @ w + bias) < 0).all()
+
+
+def test_fit_mlp_separates_what_a_line_cannot() -> None:
+    """Attacks on both sides of the benign cluster (an "and" of two directions): no linear head separates them."""
+    rng = np.random.default_rng(1)
+    a = np.vstack([rng.normal(2.0, 0.3, (40, 8)), rng.normal(-2.0, 0.3, (40, 8))]).astype(np.float32)
+    b = rng.normal(0.0, 0.3, (80, 8)).astype(np.float32)
+    hidden, hidden_bias, w, bias = fit_mlp(a, b, units=8, epochs=300)
+    head = Head("local:minilm", w, bias, 0.0, {}, 1.0, hidden, hidden_bias)
+    assert (head.score(a) > 0).all() and (head.score(b) < 0).all()
+    lw, lb = fit_head(a, b, l2=0.1)
+    assert not (((a @ lw + lb) > 0).all() and ((b @ lw + lb) < 0).all())
+    again = fit_mlp(a, b, units=8, epochs=300)
+    assert all(np.array_equal(x, y) for x, y in zip(again, (hidden, hidden_bias, w, bias), strict=True))
 
 
 def test_segments_are_the_text_and_its_sentences() -> None:

@@ -9,11 +9,16 @@ lines, so that warmth and "you" are not mistaken for authority). A delegated tas
 out: the semantic layer does not read instructions. Benign texts of several sentences also give each sentence as a
 benign example, since the guard scores sentences.
 
+Only pieces that read as English are trained on and scored, as at run time (:func:`memstack.guard.semantic
+.reads_english`): other languages are the rules' to judge.
+
 Two thresholds (logits): ``--suspect`` flags a low-confidence hit (kept in its block, marked) and ``--quarantine`` a
 confident one. Their defaults were chosen on the development measurement, ``memstack eval guard`` over LoCoMo's
-development turns, STS-B and PAWS sentences and the frozen development attacks: the lowest pair that keeps every
-ordinary set at or under 0.3% flagged. The cross-validated (5 folds) figures at those thresholds are printed and
-stored in the head.
+development turns, STS-B and PAWS sentences and the frozen development attacks, and on the cross-validated figures:
+every ordinary set at or under 0.3% flagged, and the look-alikes flagged (rules or head, cross-validated) near 2%,
+where lower thresholds would catch more attacks but flag more look-alikes. The cross-validated (5 folds) figures at
+those thresholds are printed and stored in the head: attacks caught, look-alikes flagged and ordinary lines flagged,
+overall and by training file.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 from memstack.embed import get_embedder
 from memstack.guard.patterns import scan
 from memstack.guard.rules import normalize
-from memstack.guard.semantic import Head, fit_head, load_head, segments
+from memstack.guard.semantic import Head, fit_mlp, load_head, reads_english, segments
 
 from .corpus import ATTACKS, BENIGN, KNOWN_FALSE_POSITIVES, KNOWN_MISSES
 from .ordinary import ordinary_texts
@@ -40,7 +45,9 @@ DEV_PATH = Path(__file__).parent / "data" / "guard_dev.json"
 #: role-play, standing orders, fake authority and delimiters, other languages, polite phrasing; and their
 #: look-alikes) and ``guard_train_spent.json`` (the held-out sets already scored, joined after their scoring).
 TRAIN_PATHS = sorted((Path(__file__).parent / "data").glob("guard_train_*.json"))
-L2 = 0.3
+#: The head's hidden units and weight decay (:func:`memstack.guard.semantic.fit_mlp`).
+UNITS = 64
+WEIGHT_DECAY = 1e-3
 FOLDS = 5
 SUSPECT = 3.0
 QUARANTINE = 4.0
@@ -52,12 +59,28 @@ LOOKALIKE_WEIGHT = 3
 def training_texts() -> tuple[list[str], list[str]]:
     """Attacks, and benign texts (the ordinary lines, then the look-alikes), each list ending with those of
     ``guard_dev.json``."""
+    attacks, benign, _, _ = _sourced_texts()
+    return attacks, benign
+
+
+def _sourced_texts() -> tuple[list[str], list[str], list[str], list[str]]:
+    """:func:`training_texts` with the source of each text (``corpus``, ``ordinary``, a file's stem)."""
     dev = _dev()
-    extra = [json.loads(path.read_text(encoding="utf-8")) for path in TRAIN_PATHS]
-    attacks = [c.text for c in (*ATTACKS, *KNOWN_MISSES)] + [t for e in extra for t in e["attacks"]]
-    benign = [c.text for c in (*BENIGN, *KNOWN_FALSE_POSITIVES) if c.field != "instructions"]
-    benign += [t for e in extra for t in e["benign"]]
-    return attacks + list(dev["attacks"]), [*ordinary_texts(), *benign, *dev["benign"]]
+    extra = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in TRAIN_PATHS}
+    corpus_attacks = [c.text for c in (*ATTACKS, *KNOWN_MISSES)]
+    corpus_benign = [c.text for c in (*BENIGN, *KNOWN_FALSE_POSITIVES) if c.field != "instructions"]
+    ordinary = ordinary_texts()
+    attacks = [*corpus_attacks, *(t for e in extra.values() for t in e["attacks"]), *dev["attacks"]]
+    benign = [*ordinary, *corpus_benign, *(t for e in extra.values() for t in e["benign"]), *dev["benign"]]
+    attack_from = ["corpus"] * len(corpus_attacks) + [n for n, e in extra.items() for _ in e["attacks"]]
+    benign_from = ["ordinary"] * len(ordinary) + ["corpus"] * len(corpus_benign)
+    benign_from += [n for n, e in extra.items() for _ in e["benign"]]
+    return (
+        attacks,
+        benign,
+        attack_from + ["guard_dev"] * len(dev["attacks"]),
+        benign_from + ["guard_dev"] * len(dev["benign"]),
+    )
 
 
 def _dev() -> dict[str, list[str]]:
@@ -65,16 +88,15 @@ def _dev() -> dict[str, list[str]]:
     return data
 
 
-def _max_scores(head_w: np.ndarray, bias: float, vectors: np.ndarray, owners: np.ndarray, n: int) -> np.ndarray:
-    scores = vectors @ head_w + bias
+def _max_scores(head: Head, vectors: np.ndarray, owners: np.ndarray, n: int) -> np.ndarray:
+    scores = head.score(vectors).astype(np.float64)
     out = np.full(n, -np.inf)
     np.maximum.at(out, owners, scores)
     return out
 
 
 def fit(suspect: float = SUSPECT, quarantine: float = QUARANTINE) -> Head:
-    attacks, benign = training_texts()
-    n_dev = len(_dev()["attacks"]), len(_dev()["benign"])
+    attacks, benign, attack_from, benign_from = _sourced_texts()
     embedder = get_embedder("local:minilm")
     texts = attacks + benign
     pieces: list[str] = []
@@ -83,6 +105,7 @@ def fit(suspect: float = SUSPECT, quarantine: float = QUARANTINE) -> Head:
         for piece in segments(normalize(text)) or [normalize(text)]:
             pieces.append(piece)
             owners.append(i)
+    english = np.array([reads_english(piece) for piece in pieces])  # the head scores nothing else at run time
     vectors = embedder.embed_sync(pieces).astype(np.float64)  # type: ignore[attr-defined]
     own = np.asarray(owners)
     label = np.r_[np.ones(len(attacks)), np.zeros(len(benign))]
@@ -91,40 +114,47 @@ def fit(suspect: float = SUSPECT, quarantine: float = QUARANTINE) -> Head:
     lookalike = np.r_[np.zeros(len(attacks) + len(ordinary_texts())), np.ones(len(benign) - len(ordinary_texts()))]
     weighted = np.repeat(np.arange(len(pieces)), np.where(lookalike[own] == 1, LOOKALIKE_WEIGHT, 1))
 
-    def fit_on(mask: np.ndarray) -> tuple[np.ndarray, float]:
+    def fit_on(mask: np.ndarray, about: dict[str, object] | None = None) -> Head:
         """The head fitted on the pieces of ``mask``, look-alikes weighted."""
         chosen = weighted[mask[weighted]]
         attack, benign_ = chosen[piece_label[chosen] == 1], chosen[piece_label[chosen] == 0]
-        return fit_head(vectors[attack], vectors[benign_], l2=L2)
+        hidden, hidden_bias, w, b = fit_mlp(vectors[attack], vectors[benign_], units=UNITS, weight_decay=WEIGHT_DECAY)
+        return Head("local:minilm", w, b, suspect, about or {}, quarantine, hidden, hidden_bias)
 
-    # attacks train on the whole text; look-alikes on the whole text and each sentence
-    train_piece = (piece_label == 0) | np.isin(np.arange(len(pieces)), whole)
+    # attacks train on the whole text; look-alikes on the whole text and each sentence; English pieces only
+    train_piece = ((piece_label == 0) | np.isin(np.arange(len(pieces)), whole)) & english
 
     rng = np.random.default_rng(0)
     folds = np.array_split(rng.permutation(len(texts)), FOLDS)
     cv = np.zeros(len(texts))
     for fold in folds:
-        held = np.isin(own, fold)
-        w, b = fit_on(train_piece & ~held)
-        scores = _max_scores(w.astype(np.float64), b, vectors[held], own[held], len(texts))
+        held = np.isin(own, fold) & english
+        scores = _max_scores(fit_on(train_piece & ~held), vectors[held], own[held], len(texts))
         cv[fold] = scores[fold]
     threshold = suspect
     flagged = cv >= threshold
     confident = cv >= quarantine
     rules = np.array([bool(scan(t)) for t in texts])
     both = flagged | rules
-    dev = np.r_[np.arange(len(attacks)) >= len(attacks) - n_dev[0], np.arange(len(benign)) >= len(benign) - n_dev[1]]
+    source = np.array([*attack_from, *benign_from])
+    dev = source == "guard_dev"
+    ordinary = source == "ordinary"
+    looks = (label == 0) & ~ordinary
 
     def rate(mask: np.ndarray, where: np.ndarray) -> float:
         return round(float(mask[where].mean()), 3)
 
-    figures = {
+    def split(mask: np.ndarray, where: np.ndarray | bool = True) -> dict[str, float]:
+        """Attacks caught, look-alikes flagged and ordinary lines flagged, among ``where``."""
+        parts = {"attack_recall": label == 1, "lookalike_rate": looks, "ordinary_rate": ordinary}
+        return {name: rate(mask, where & part) for name, part in parts.items() if np.any(where & part)}
+
+    figures: dict[str, object] = {
         "folds": FOLDS,
-        "semantic": {"attack_recall": rate(flagged, label == 1), "false_positive_rate": rate(flagged, label == 0)},
-        "semantic_confident": {
-            "attack_recall": rate(confident, label == 1),
-            "false_positive_rate": rate(confident, label == 0),
-        },
+        "semantic": {**split(flagged), "false_positive_rate": rate(flagged, label == 0)},
+        "semantic_confident": {**split(confident), "false_positive_rate": rate(confident, label == 0)},
+        "rules": split(rules),
+        "rules_or_semantic": split(both),
         "guard_dev_rules": {
             "attack_recall": rate(rules, dev & (label == 1)),
             "false_positive_rate": rate(rules, dev & (label == 0)),
@@ -133,17 +163,22 @@ def fit(suspect: float = SUSPECT, quarantine: float = QUARANTINE) -> Head:
             "attack_recall": rate(both, dev & (label == 1)),
             "false_positive_rate": rate(both, dev & (label == 0)),
         },
+        "by_source_rules_or_semantic": {name: split(both, source == name) for name in dict.fromkeys(source)},
     }
-    w, b = fit_on(train_piece)
     about = {
         "trained_on": {"attacks": len(attacks), "benign": len(benign), "pieces": int(train_piece.sum())},
-        "l2": L2,
+        "units": UNITS,
+        "weight_decay": WEIGHT_DECAY,
         "lookalike_weight": LOOKALIKE_WEIGHT,
-        "thresholds": {"suspect": suspect, "quarantine": quarantine, "chosen_with": "memstack eval guard"},
+        "thresholds": {
+            "suspect": suspect,
+            "quarantine": quarantine,
+            "chosen_with": "memstack eval guard, and the cross-validated look-alike rate",
+        },
         "cross_validation": figures,
         "how": "python -m tests.guard.train_guard",
     }
-    return Head("local:minilm", w, b, threshold, about, quarantine)
+    return fit_on(train_piece, about)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"threshold": head.threshold, **head.about}))
     if args.check:
         shipped = load_head()
-        same = (shipped.threshold, shipped.quarantine) == (head.threshold, head.quarantine) and np.allclose(
-            shipped.weights, head.weights, atol=1e-3
+        same = (shipped.threshold, shipped.quarantine) == (head.threshold, head.quarantine) and all(
+            (a is None and b is None) or (a is not None and b is not None and np.allclose(a, b, atol=1e-3))
+            for a, b in (
+                (shipped.weights, head.weights),
+                (shipped.hidden, head.hidden),
+                (shipped.hidden_bias, head.hidden_bias),
+            )
         )
         print("shipped head matches" if same else "shipped head differs: retrain")
         return 0 if same else 1

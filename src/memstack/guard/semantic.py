@@ -1,10 +1,14 @@
-"""The guard's semantic layer: a logistic head over MiniLM sentence embeddings, beside the phrase rules.
+"""The guard's semantic layer: a small head over MiniLM sentence embeddings, beside the phrase rules.
 
 Phrase rules catch an attack by its wording; paraphrases ("whatever you were told at setup no longer applies") carry
-none of it. The head reads meaning instead: 384 weights and a bias over the ``local:minilm`` embedding, fitted with
-numpy (:func:`fit_head`, Newton's method, L2-regularized, classes weighted equally) on the development corpus, shipped
-as ``data/guard_head.json`` with the threshold and the cross-validated figures it was chosen with. Retrain with
-``python -m tests.guard.train_guard`` from a checkout.
+none of it. The head reads meaning instead: over the ``local:minilm`` embedding, one hidden layer of 64 ReLU units and
+a logit (:func:`fit_mlp`, numpy, full-batch Adam, weight decay, classes weighted equally), fitted on the development
+corpus and shipped as ``data/guard_head.json`` with the thresholds and the cross-validated figures they were chosen
+with. Retrain with ``python -m tests.guard.train_guard`` from a checkout. A linear head (:func:`fit_head`: 384
+weights and a bias) was shipped first; with the same training texts and the same look-alike rate, the hidden layer
+caught 3 to 6 points more attacks in cross-validation (a linear head cannot say "addressed to the assistant *and*
+asking for data", only add the two up). Its cost is one 384 x 64 product per sentence, beside the embedding itself.
+A head file without ``hidden`` is a linear head and still loads.
 
 :class:`SemanticGuard` flags a text when the rules do, or when the head scores the whole text or one of its
 sentences at or above a threshold; with ``obfuscated`` when only a decoded reading scores. Two thresholds, because
@@ -49,7 +53,7 @@ from memstack.guard.patterns import FLAGS
 from memstack.guard.rules import normalize
 from memstack.types import Vector
 
-__all__ = ["Head", "SemanticGuard", "SyncEmbedder", "fit_head", "load_head", "reads_english", "segments"]
+__all__ = ["Head", "SemanticGuard", "SyncEmbedder", "fit_head", "fit_mlp", "load_head", "reads_english", "segments"]
 
 MAX_SEGMENTS = 48  # per text; longer texts are cut into that many runs of consecutive sentences
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?=<!--)|(?<=-->)|(?<=:)\s+(?=[A-Z])")
@@ -69,8 +73,9 @@ class SyncEmbedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """A logistic head: ``score = vector @ weights + bias`` (a logit); ``suspect`` at ``score >= threshold``,
-    ``semantic`` (confident) at ``score >= quarantine``."""
+    """A head's logit: ``score = relu(vector @ hidden + hidden_bias) @ weights + bias``, or ``vector @ weights +
+    bias`` without a hidden layer; ``suspect`` at ``score >= threshold``, ``semantic`` (confident) at
+    ``score >= quarantine``."""
 
     model: str
     weights: Vector
@@ -78,24 +83,32 @@ class Head:
     threshold: float
     about: dict[str, Any]
     quarantine: float = float("inf")
+    hidden: Vector | None = None  # (dimensions, units)
+    hidden_bias: Vector | None = None  # (units,)
 
     def level(self, score: float) -> int:
         """0: no hit; 1: low confidence (``suspect``); 2: confident (``semantic``)."""
         return 2 if score >= self.quarantine else 1 if score >= self.threshold else 0
 
     def score(self, vectors: Vector) -> Vector:
-        out: Vector = (np.asarray(vectors, dtype=np.float32) @ self.weights + self.bias).astype(np.float32)
+        x = np.asarray(vectors, dtype=np.float32)
+        if self.hidden is not None and self.hidden_bias is not None:
+            x = np.maximum(x @ self.hidden + self.hidden_bias, 0.0)
+        out: Vector = (x @ self.weights + self.bias).astype(np.float32)
         return out
 
     def to_json(self) -> str:
-        body = {
+        body: dict[str, Any] = {
             "model": self.model,
             "threshold": self.threshold,
             "quarantine": self.quarantine,
             "bias": round(self.bias, 6),
             "weights": [round(float(w), 6) for w in self.weights],
-            "about": self.about,
         }
+        if self.hidden is not None and self.hidden_bias is not None:
+            body["hidden_bias"] = [round(float(w), 6) for w in self.hidden_bias]
+            body["hidden"] = [[round(float(w), 5) for w in row] for row in self.hidden]
+        body["about"] = self.about
         return json.dumps(body, indent=1) + "\n"
 
     @classmethod
@@ -104,7 +117,28 @@ class Head:
         weights = np.asarray(data["weights"], dtype=np.float32)
         threshold = float(data["threshold"])
         quarantine = float(data.get("quarantine", threshold))
-        return cls(str(data["model"]), weights, float(data["bias"]), threshold, dict(data["about"]), quarantine)
+        hidden = np.asarray(data["hidden"], dtype=np.float32) if "hidden" in data else None
+        hidden_bias = np.asarray(data["hidden_bias"], dtype=np.float32) if "hidden_bias" in data else None
+        units = (len(weights),)
+        if (hidden is None) != (hidden_bias is None) or (
+            hidden is not None
+            and hidden_bias is not None
+            and (hidden.ndim != 2 or hidden.shape[1:] != units or hidden_bias.shape != units)
+        ):
+            raise ConfigError(
+                "a guard head's 'hidden' (dimensions x units) and 'hidden_bias' (units) go together, with one weight "
+                "per unit: retrain with python -m tests.guard.train_guard"
+            )
+        return cls(
+            str(data["model"]),
+            weights,
+            float(data["bias"]),
+            threshold,
+            dict(data["about"]),
+            quarantine,
+            hidden,
+            hidden_bias,
+        )
 
 
 @lru_cache(maxsize=1)
@@ -133,6 +167,54 @@ def fit_head(attacks: Vector, benign: Vector, *, l2: float = 0.3, iterations: in
         if float(np.abs(step).max()) < 1e-7:
             break
     return w[:-1].astype(np.float32), float(w[-1])
+
+
+def fit_mlp(
+    attacks: Vector,
+    benign: Vector,
+    *,
+    units: int = 64,
+    weight_decay: float = 1e-3,
+    epochs: int = 300,
+    learning_rate: float = 0.01,
+    seed: int = 0,
+) -> tuple[Vector, Vector, Vector, float]:
+    """``(hidden, hidden_bias, weights, bias)`` of a one-hidden-layer ReLU network, attacks = 1, benign = 0, each
+    class weighted to half the loss (a row given twice counts twice); full-batch Adam from a seeded start, so the same
+    rows give the same head. Weight decay on the two weight matrices keeps the logits in the range the thresholds
+    were chosen in."""
+    x = np.vstack([attacks, benign]).astype(np.float64)
+    y = np.r_[np.ones(len(attacks)), np.zeros(len(benign))]
+    sample = np.where(y == 1, 0.5 / max(len(attacks), 1), 0.5 / max(len(benign), 1))
+    rng = np.random.default_rng(seed)
+    params = [
+        rng.normal(0.0, 1.0 / np.sqrt(x.shape[1]), (x.shape[1], units)),
+        np.zeros(units),
+        rng.normal(0.0, 1.0 / np.sqrt(units), units),
+        np.zeros(1),
+    ]
+    first = [np.zeros_like(p) for p in params]
+    second = [np.zeros_like(p) for p in params]
+    for step in range(1, epochs + 1):
+        pre = x @ params[0] + params[1]
+        act = np.maximum(pre, 0.0)
+        p = 1.0 / (1.0 + np.exp(-(act @ params[2] + params[3][0])))
+        g = (p - y) * sample
+        back = np.outer(g, params[2]) * (pre > 0)
+        grads = [
+            x.T @ back + weight_decay * params[0],
+            back.sum(0),
+            act.T @ g + weight_decay * params[2],
+            g.sum(None, keepdims=True),
+        ]
+        for i, grad in enumerate(grads):
+            first[i] = 0.9 * first[i] + 0.1 * grad
+            second[i] = 0.999 * second[i] + 0.001 * grad * grad
+            corrected = first[i] / (1 - 0.9**step)
+            params[i] = params[i] - learning_rate * corrected / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
+    hidden, hidden_bias, weights, bias = params
+    f32 = np.float32
+    return hidden.astype(f32), hidden_bias.astype(f32), weights.astype(f32), float(bias[0])
 
 
 def segments(text: str) -> list[str]:
