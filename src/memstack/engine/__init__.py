@@ -147,7 +147,8 @@ class AsyncMemstack(MemoryManagement):
 
     async def open(self) -> None:
         """Resolve the configuration, load the embedder, open (creating, migrating) the store, set up the chat
-        turn's parts, and start resuming the work a previous process left pending (in the background)."""
+        turn's parts and load what they read (:mod:`memstack.turn.warm`: the first turn pays for none of it), and
+        start resuming the work a previous process left pending (in the background)."""
         if self._store is not None:
             return
         config = self._given or Config.resolve(**self._settings)
@@ -170,7 +171,10 @@ class AsyncMemstack(MemoryManagement):
             log.warning("memstack opened without chat (chat calls raise this until it is fixed): %s", exc)
             return
         try:
-            self._open_chat()
+            turns = self._open_chat()
+            from memstack.turn.warm import warm  # loads the models: not on the import path of the CLI
+
+            await warm(turns)
         except BaseException:
             if self._deliveries is not None:
                 await self._deliveries.aclose()

@@ -97,7 +97,8 @@ class CrossEncoder:
     def name(self) -> str:
         return f"crossencoder:{self._path.name}"
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Read the model and its tokenizer now (otherwise the first score does)."""
         with self._lock:
             if self._session is not None:
                 return
@@ -123,7 +124,7 @@ class CrossEncoder:
     def score_sync(self, pairs: Sequence[tuple[str, str]]) -> Scores:
         """One score in 0..1 per ``(memory, statement)`` pair, in order (blocking)."""
         if self._session is None and pairs:
-            self._load()
+            self.load()
         return np.array([self._run(memory, statement) for memory, statement in pairs], dtype=np.float32)
 
     def _run(self, memory: str, statement: str) -> float:

@@ -76,6 +76,11 @@ class LearnedJudge:
         self._model = model or shared_cross_encoder()
         self._card = card
 
+    def warm(self) -> None:
+        """Read the model and its card now (blocking), so that the first judged turn does not."""
+        self._model.load()
+        _ = self.card
+
     @property
     def card(self) -> Card:
         if self._card is None:
