@@ -3,9 +3,9 @@
 The rules screen (:mod:`~memstack.capture.rules`) recognises self-disclosure by its grammar: a first-person subject,
 a verb it knows, an imperative it can parse. People also write "lactose intolerant.", "allergic to cats", "short
 answers pls", "default to TypeScript": no first-person word, no verb the rules know, and the rules refuse them. A
-pattern per such wording would never end; the head reads meaning instead. It is a softmax regression over the
-``local:minilm`` embedding the engine already computes (384 weights and a bias per label), fitted with numpy
-(:func:`fit_capture_head`) on broad written clauses (``tests/capture/data/capture_train/``: many people and
+pattern per such wording would never end; the head reads meaning instead. It is a small classifier over the
+``local:minilm`` embedding the engine already computes (a softmax, or one hidden layer and a softmax), fitted with
+numpy (:func:`fit_capture_head`) on broad written clauses (``tests/capture/data/capture_train/``: many people and
 registers, lowercase, typos, slang, non-native English, bare statements, standing instructions of every kind, the
 second clause of compound messages, and hard negatives: questions, one-off tasks, moods, hypotheticals, other
 people's news, jokes, quotes, horoscopes), and shipped as ``data/capture_head.json`` with the threshold and the
