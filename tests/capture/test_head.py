@@ -1,6 +1,7 @@
 """The capture head: recall where the rules refuse (bare statements, casual standing instructions), nothing kept from
 messages with nothing to keep, and the head's file and its limits."""
 
+import json
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -25,8 +26,8 @@ async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
 
 
 async def test_a_bare_statement_is_kept_in_the_users_words(classifier: OfflineClassifier) -> None:
-    (c,) = await classifier.classify("nut allergy, carry an epipen", at=AT)
-    assert c.content == "User said: nut allergy, carry an epipen" and c.category is Category.FACT
+    (c,) = await classifier.classify("vegan for 6 years", at=AT)
+    assert c.content == "User said: vegan for 6 years" and c.category is Category.FACT
 
 
 @pytest.mark.parametrize("message", ["short answers pls"])
@@ -80,12 +81,35 @@ def test_framed_refuses_what_is_about_now_or_the_thing_at_hand() -> None:
 
 def test_the_shipped_head_reads_its_labels_and_records_how_it_was_chosen() -> None:
     head = load_capture_head()
-    assert head.model == "local:minilm" and head.weights.shape == (len(LABELS), 384)
+    units = 384 if head.hidden is None else head.hidden[0].shape[0]
+    assert head.model == "local:minilm" and head.weights.shape == (len(LABELS), units)
+    assert head.hidden is None or head.hidden[0].shape == (units, 384)
     assert 0.5 <= head.threshold < 1.0
     assert head.about["out_of_fold"]["folds"] >= 5 and "threshold_rule" in head.about
     again = CaptureHead.from_json(head.to_json())
     vectors = np.eye(384, dtype=np.float32)[:3]
     assert np.allclose(again.probabilities(vectors), head.probabilities(vectors), atol=1e-4)
+
+
+def test_a_head_with_a_hidden_layer_round_trips_and_a_plain_softmax_file_still_reads() -> None:
+    rng = np.random.default_rng(0)
+    layer = (rng.standard_normal((8, 384)).astype(np.float32), rng.standard_normal(8).astype(np.float32))
+    weights, bias = rng.standard_normal((len(LABELS), 8)).astype(np.float32), np.zeros(len(LABELS), np.float32)
+    head = CaptureHead("local:minilm", weights, bias, 0.9, {}, layer)
+    vectors = rng.standard_normal((3, 384)).astype(np.float32)
+    again = CaptureHead.from_json(head.to_json())
+    assert again.hidden is not None
+    assert np.allclose(again.probabilities(vectors), head.probabilities(vectors), atol=1e-3)
+    plain = json.loads(CaptureHead("local:minilm", np.zeros((len(LABELS), 384), np.float32), bias, 0.9).to_json())
+    del plain["format"]  # a file written before the format was recorded: a softmax over the embedding
+    assert CaptureHead.from_json(json.dumps(plain)).hidden is None
+
+
+def test_a_head_file_newer_than_the_code_is_refused() -> None:
+    text = json.loads(load_capture_head().to_json())
+    text["format"] = 99
+    with pytest.raises(ConfigError, match="upgrade"):
+        CaptureHead.from_json(json.dumps(text))
 
 
 def test_a_head_trained_on_other_labels_is_refused() -> None:

@@ -31,7 +31,7 @@ from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
 from memstack.capture.clauses import restore_be, restore_subject
 from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_capture_head
-from memstack.capture.instructions import framed
+from memstack.capture.instructions import framed, standing_instruction
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import Clause, asks_for_work, screen, starts_with_self
 from memstack.dates import expiry_for, resolve, stated_start
@@ -140,6 +140,10 @@ class OfflineClassifier:
     def _learned(self, text: str, verdict: HeadVerdict, at: datetime) -> Candidate | None:
         """A refused clause the head keeps, written as faithfully as its form allows (see the module docstring)."""
         if verdict.label == INSTRUCTION:
+            if asks_for_work(text) and standing_instruction(text, lasting_only=True) is None:
+                # a request for a piece of work ("give me a checklist of …", "translate the email into Japanese,
+                # formal register") is not a standing instruction unless a word makes it last, as the rules read it
+                return None
             content = framed(text)
             if content is None:
                 return None
