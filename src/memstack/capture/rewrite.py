@@ -185,9 +185,11 @@ def _hyphened(parts: list[str], at: int) -> bool:
     name or compound, not a pronoun."""
     before = parts[at - 1] if at > 0 else ""
     after = parts[at + 1] if at + 1 < len(parts) else ""
-    joined_before = before.endswith("-") and (before == "-" and at > 1 or len(before) > 1 and not before[-2].isspace())
+    joined_before = before.endswith("-") and (
+        (before == "-" and at > 1) or (len(before) > 1 and not before[-2].isspace())
+    )
     joined_after = after.startswith("-") and (
-        after == "-" and at + 2 < len(parts) or len(after) > 1 and not after[1].isspace()
+        (after == "-" and at + 2 < len(parts)) or (len(after) > 1 and not after[1].isspace())
     )
     return joined_before or joined_after
 
