@@ -85,6 +85,7 @@ def test_no_cut_leaves_a_clause_that_cannot_stand_alone(sentence: str) -> None:
         ("Nothing much", "Nothing much"),
         ("Don't worry about it", "Don't worry about it"),
         ("Thanks a lot", "Thanks a lot"),
+        ("Left-handed, by the way", "Left-handed, by the way"),  # a compound adjective, not "left"
     ],
 )
 def test_the_subject_chat_leaves_out_is_put_back(clause: str, restored: str) -> None:

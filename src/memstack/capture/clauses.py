@@ -238,7 +238,7 @@ _DROPPED_PAST = _rx(
     r"^(?:(?:just|finally|recently|also|already|actually)\s+)?(?:went|got|had|made|took|saw|met|came|bought|ran|won|"
     r"lost|left|sold|quit|started|finished|moved|adopted|joined|visited|tried|learned|learnt|graduated|broke|booked|"
     r"signed|switched|found|built|wrote|spent|paid|passed|failed|applied|accepted|decided|picked|began|became|grew|"
-    r"flew|drove|turned|retired|dropped|gave|used to)\b"
+    r"flew|drove|turned|retired|dropped|gave|used to)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
 )
 _DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
 # "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
