@@ -259,6 +259,10 @@ def test_a_birthday_named_by_a_relative_day_is_still_that_day() -> None:
         ("it's amazing, we ran the relay on the 2nd", date(2024, 5, 2)),  # an -ing adjective is no arrangement
         ("I quit smoking in March and I'm really trying to stay off it", date(2024, 3, 1)),  # each clause its tense
         ("we moved in on the 2nd and I'm still unpacking", date(2024, 5, 2)),
+        ("moved to Rotterdam in March, started a new job", date(2024, 3, 1)),  # a move to a place: past
+        ("my exam got moved to March", date(2025, 3, 1)),  # a date moved to a time: ahead
+        ("this weekend was chaos", date(2024, 5, 4)),  # the weekend gone (Thursday 9 May: 4–5 May)
+        ("this weekend we're hiking", date(2024, 5, 11)),
     ],
 )
 def test_an_arrangement_said_in_the_past_or_progressive_is_ahead(text: str, first: date) -> None:

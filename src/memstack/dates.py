@@ -272,7 +272,10 @@ _PAST = re.compile(
     re.IGNORECASE,
 )
 _FUTURE = re.compile(
-    r"\b(will|'ll|going to|gonna|next|tomorrow|plan|planning|upcoming|coming|soon|is on|due|moved to|"
+    r"\b(will|'ll|going to|gonna|next|tomorrow|plan|planning|upcoming|coming|soon|is on|due|"
+    # a date moved to a time ("the meeting moved to Friday"), not a move to a place ("moved to Rotterdam in May")
+    r"moved to (?=(?:the |next |this )?(?:\d|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+    r"nov|dec|tomorrow|later|after))|"
     r"rescheduled|postponed|pushed back|pushed to|"
     # an arrangement: what was booked, bought a ticket for or signed up for happens later ("got tickets for the
     # show on the 14th", "booked a table for Friday")
@@ -375,6 +378,8 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
             saturday = today + timedelta(days=(5 - today.weekday()) % 7)
             if which in ("last", "this past") or (which == "this" and today.weekday() == 6):
                 saturday = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
+            elif which == "this" and past:  # "this weekend was chaos": the weekend now ending, or the one gone
+                saturday = today - timedelta(days=(today.weekday() - 5) % 7)
             elif which == "next" and today.weekday() < 5:
                 saturday += timedelta(weeks=1)
             return saturday, saturday + timedelta(days=1), Granularity.WEEKEND
