@@ -68,7 +68,16 @@ def test_restore_be_puts_a_verb_only_before_a_bare_predicate() -> None:
     assert restore_be("lactose intolerant") == "I'm lactose intolerant"
     assert restore_be("a nurse at the city hospital") == "I'm a nurse at the city hospital"
     assert restore_be("left-handed") == "I'm left-handed"
-    for clause in ("Tea > coffee", "Dental appointment Friday", "Two dogs, one cat", "allergic is what he is"):
+    assert restore_be("vegetarian since 2019") == "I'm vegetarian since 2019"
+    # an adjective before a noun is a noun phrase, not a predicate ("I'm shellfish allergy")
+    for clause in (
+        "Tea > coffee",
+        "Dental appointment Friday",
+        "Two dogs, one cat",
+        "allergic is what he is",
+        "shellfish allergy",
+        "italian food all day",
+    ):
         assert restore_be(clause) is None
 
 

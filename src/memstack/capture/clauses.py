@@ -319,11 +319,22 @@ _PREDICATE = _rx(
     r"ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
 )
 _ANY_VERB = _rx(r"\b(?:am|is|are|was|were|be|been|have|has|had|do|does|did|can|will|would|should)\b")
+_ARTICLE = _rx(r"^(?:[a-z]+\s+)*?(?:a|an)\s")
+# What may follow an adjective that is the predicate: nothing, punctuation, or a function word ("allergic to cats",
+# "vegetarian since 2019", "pregnant with twins", "left-handed btw"). A content word after it means the adjective
+# qualifies a noun ("shellfish allergy", "italian food"): a noun phrase, which "I'm" would turn into nonsense.
+_AFTER_PREDICATE = _rx(
+    r"^(?:\s*$|\s*[^\w\s]|\s+(?:to|of|since|for|with|about|from|in|on|at|by|as|than|and|but|or|so|because|though|"
+    r"now|too|again|also|still|anyway|lol|haha|fyi|btw|tbh|af|these|this|all|most|like)\b)"
+)
 
 
 def restore_be(clause: str) -> str | None:
     """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
     to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own."""
-    if _PREDICATE.match(clause) is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
+    m = _PREDICATE.match(clause)
+    if m is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
         return None
+    if not _ARTICLE.match(m.group(0)) and not _AFTER_PREDICATE.match(clause[m.end() :]):
+        return None  # an adjective before a noun ("shellfish allergy"): no predicate
     return f"I'm {clause[:1].lower()}{clause[1:]}"
