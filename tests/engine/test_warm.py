@@ -36,3 +36,13 @@ async def test_embedders_of_a_process_share_one_model() -> None:
     assert np.array_equal(first, second)
     await one.aclose()  # closing one embedder leaves the other working
     assert (await two.embed(["still here"])).shape == (1, 384)
+
+
+async def test_an_engine_that_only_manages_data_loads_no_chat_model_at_open(tmp_path: Path) -> None:
+    """``warm=False`` (the CLI's data commands): a one-shot command would pay ~2 s of loading and use none of it."""
+    tokens._encoding.cache_clear()
+    local._loaded.cache_clear()
+    config = Config(home=tmp_path, embedder="local:minilm", database_url=f"sqlite:///{tmp_path / 'memstack.db'}")
+    async with AsyncMemstack(config, resume=False, warm=False):
+        assert tokens._encoding.cache_info().misses == 0
+        assert local._loaded.cache_info().misses == 0

@@ -99,11 +99,12 @@ def say_store(home: Path | None) -> Path:
 
 def open_engine(home: Path | None, *, quiet: bool = False, resume: bool = False) -> AsyncMemstack:
     """The engine on the command's store (``--home``, else ``$MEMSTACK_HOME``, else the default), which it names
-    on stderr unless ``quiet`` (``--json``). ``resume=False``: managing data starts no background model work."""
+    on stderr unless ``quiet`` (``--json``). ``resume=False``: managing data starts no background model work and
+    loads no chat model files at open (a one-shot command would pay for them and use none)."""
     from memstack.config import find_home
     from memstack.engine import AsyncMemstack
 
-    return AsyncMemstack(home=find_home(home).path if quiet else say_store(home), resume=resume)
+    return AsyncMemstack(home=find_home(home).path if quiet else say_store(home), resume=resume, warm=resume)
 
 
 def check_port(host: str, port: int, *, option: str = "--port") -> None:

@@ -102,7 +102,9 @@ class AsyncMemstack(MemoryManagement):
     Settings are those of :class:`~memstack.config.Config` (``home``, ``database_url``, ``embedder``, ``tiers``…),
     falling back to ``MEMSTACK_*`` environment variables; or pass a ready ``config``. ``models``: ready-made chat,
     classifier or summarizer models instead of the configured ones; ``tuning``: settings of the turn's parts.
-    ``resume=False`` leaves work a previous process left pending alone (tools that only inspect or manage data)."""
+    ``resume=False`` leaves work a previous process left pending alone (tools that only inspect or manage data);
+    ``warm=False`` leaves what a chat turn reads to load on its first use (:mod:`memstack.turn.warm`: about 2 s of a
+    process's first ``open``), for a short-lived engine that only manages data."""
 
     def __init__(
         self,
@@ -111,6 +113,7 @@ class AsyncMemstack(MemoryManagement):
         models: Models | None = None,
         tuning: Tuning | None = None,
         resume: bool = True,
+        warm: bool = True,
         **settings: Any,
     ) -> None:
         if config is not None and settings:
@@ -120,6 +123,7 @@ class AsyncMemstack(MemoryManagement):
         self._models = models or Models()
         self._tuning = tuning or Tuning()
         self._resume = resume
+        self._warm = warm
         self._config: Config | None = None
         self._embedder: Embedder | None = None
         self._store: Store | None = None
@@ -174,7 +178,8 @@ class AsyncMemstack(MemoryManagement):
             turns = self._open_chat()
             from memstack.turn.warm import warm  # loads the models: not on the import path of the CLI
 
-            await warm(turns)
+            if self._warm:
+                await warm(turns)
         except BaseException:
             if self._deliveries is not None:
                 await self._deliveries.aclose()
