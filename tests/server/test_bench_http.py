@@ -23,6 +23,9 @@ def test_bench_http_prints_its_figures_as_the_last_line() -> None:
     assert 0 < figures["p50_ms"] <= figures["p99_ms"] and figures["rps"] > 0
     assert figures["distinct_queries"] == "all"
     check_cold(figures, users=3)
+    # the model's own limit, measured in the run: batches of four (the clients), beside the server's throughput
+    assert figures["limit_embed_per_s"] > 0 and figures["limit_batch_ms"] > 0
+    assert figures["rps_over_limit"] == round(figures["rps"] / figures["limit_embed_per_s"], 3)
 
 
 def check_cold(figures: dict[str, object], *, users: int) -> None:

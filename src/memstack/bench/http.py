@@ -20,6 +20,14 @@ What it does, in order:
    complete body; ``p50_ms`` / ``p99_ms`` are the warm figures;
 6. stops the server and prints one JSON line, with the machine's load average (``load_avg``).
 
+The limit, measured in the same run while the data set is built (before the server starts, so nothing competes):
+the server's own embedding model, beneath any queue, embedding texts shaped like the unique queries in batches of
+``clients`` texts (at most 64, the server's largest batch), as a server whose clients all wait on a fresh embedding
+would batch them: ``limit_embed_per_s`` (texts per second) and ``limit_batch_ms`` (one batch, median of eight).
+``rps_over_limit`` is ``rps`` over it: with ``queries=0`` every request needs its own embedding, so it says how
+close the server comes to the model (the goal is 0.85, with ``p99_ms`` at most twice ``limit_batch_ms``); with a
+pool of repeated queries most requests are answered from the cache and the ratio can pass 1.
+
 Queries: ``queries`` distinct texts, drawn uniformly at random (so with the server's query cache of 4,096 entries a
 pool of a few hundred is answered from the cache after the warm-up, as a UI's repeated searches are). ``queries=0``
 makes every request's text unique: every search then pays for a fresh embedding, the worst case.
@@ -44,6 +52,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from memstack.bench._measure import ratio, raw_embedder
 from memstack.bench._serve import Backend, ClosedLoop, cpu_s, database, free_port, start_server, stop_server, wait_ready
 from memstack.errors import ConfigError
 
@@ -115,6 +124,8 @@ class HttpBenchResult:
     cold_p99_ms: float
     repeat_p50_ms: float  # the same searches again, one at a time: from the caches
     repeat_p99_ms: float
+    limit_embed_per_s: float  # the model alone, batched as the server would batch unique queries
+    limit_batch_ms: float
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,12 +153,15 @@ class HttpBenchResult:
             "cold_p99_ms": self.cold_p99_ms,
             "repeat_p50_ms": self.repeat_p50_ms,
             "repeat_p99_ms": self.repeat_p99_ms,
+            "limit_embed_per_s": self.limit_embed_per_s,
+            "limit_batch_ms": self.limit_batch_ms,
+            "rps_over_limit": ratio(self.rps, self.limit_embed_per_s),
         }
 
 
 async def _populate(
-    home: Path, url: str | None, users: int, per_user: int, seed: int, log: Callable[[str], None]
-) -> str:
+    home: Path, url: str | None, users: int, per_user: int, seed: int, batch: int, log: Callable[[str], None]
+) -> tuple[str, float, float]:
     from memstack.engine import AsyncMemstack
     from memstack.types import Category, NewMemory, Source, UserRef
 
@@ -162,7 +176,23 @@ async def _populate(
             news = [NewMemory(pool[i], categories[i % len(categories)], Source.MANUAL) for i in picks]
             await ms.store.memories.add_many(UserRef(f"user{u}", "bench"), news, np.asarray(vectors[picks]))
         _, secret = await ms.store.keys.create("bench", name="http bench")
-    return secret
+        per_s, batch_ms = await _embed_limit(ms.embedder, batch, rng)
+    return secret, per_s, batch_ms
+
+
+async def _embed_limit(embedder: Any, batch: int, rng: random.Random) -> tuple[float, float]:
+    """The model alone on texts shaped like the unique queries, ``batch`` a call, eight calls after one untimed:
+    (texts per second, the median call in milliseconds)."""
+    raw = raw_embedder(embedder)
+    made = iter(range(1, 1_000_000))
+    calls = [[f"{rng.choice(_FOODS)} or {rng.choice(_PLACES)} #{next(made)}" for _ in range(batch)] for _ in range(9)]
+    await raw.embed(calls[0])
+    took = []
+    for texts in calls[1:]:
+        started = time.perf_counter()
+        await raw.embed(texts)
+        took.append(time.perf_counter() - started)
+    return round(batch * len(took) / sum(took), 1), round(float(np.median(took)) * 1000, 2)
 
 
 class _Load(ClosedLoop):
@@ -306,7 +336,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="memstack-http-bench-") as tmp, database(backend, log) as url:
         home = Path(tmp)
         log(f"building {users} users × {per_user} memories ({backend})")
-        secret = asyncio.run(_populate(home, url, users, per_user, seed, log))
+        secret, limit, batch_ms = asyncio.run(_populate(home, url, users, per_user, seed, min(clients, 64), log))
         pool = _query_texts(random.Random(seed + 1), queries) if queries else []
         port = free_port()
         server = start_server(home, port, database_url=url, workers=workers)
@@ -346,6 +376,8 @@ def run(
         cold_p99_ms=round(float(np.percentile(cold_ms, 99)), 2),
         repeat_p50_ms=round(float(np.percentile(repeat_ms, 50)), 2),
         repeat_p99_ms=round(float(np.percentile(repeat_ms, 99)), 2),
+        limit_embed_per_s=limit,
+        limit_batch_ms=batch_ms,
     )
 
 
