@@ -29,6 +29,7 @@ from memstack.store.sqlite.hidden import SQLiteHidden
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 from memstack.store.sqlite.users import SQLiteUserData, finish_purges, prune_erasures
+from memstack.store.vectors.cache import CachedVectors
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -52,6 +53,7 @@ class SQLiteStore(SharedRoles):
         self.embedder = core.embedder
         self.memories = SQLiteMemories(core)
         self.index = SQLiteIndex(core)
+        core.vectors = CachedVectors(core.dim, core.cache_bytes, self.index)  # the index reads the rows it holds
         self.search_index = self.index  # what answers searches: the index itself (one file has no replica)
         self.jobs = SQLiteJobs(core)
         self.sessions = SQLiteSessions(core, lease_s=lease_s)
@@ -112,8 +114,8 @@ class SQLiteStore(SharedRoles):
 
     @property
     def stats(self) -> StoreStats:
-        vectors = self._core.vectors
-        return StoreStats(len(vectors), vectors.nbytes, self._core.calls)
+        cache = self._core.vectors.cache
+        return StoreStats(len(cache), cache.nbytes, self._core.calls)
 
     async def __aenter__(self) -> Self:
         return self
@@ -126,7 +128,7 @@ class SQLiteStore(SharedRoles):
         await self.sessions.close()
         self._core.close_watch()
         await self._core.db.close()
-        self._core.vectors.clear()
+        await self._core.vectors.close()
 
 
 def _private(path: Path) -> None:
