@@ -21,9 +21,9 @@ from psycopg_pool import PoolTimeout
 
 from memstack.errors import ConfigError, InputError, LimitReached, MigrationError, StoreError, StoreUnavailable
 from memstack.store.postgres import AnnSettings, PostgresStore
-from memstack.store.vectors.hnsw import index_name
 from memstack.store.postgres._db import map_error
 from memstack.store.postgres._schema import MIGRATIONS
+from memstack.store.vectors.hnsw import index_name
 from memstack.tenancy import serving
 from memstack.types import Category, Memory, MemoryFilter, MemoryPatch, NewMemory, UserRef
 from memstack_testing.postgres import EmbeddedPostgres

@@ -251,8 +251,8 @@ async def test_postgres_switch_changes_the_column_type_and_rebuilds_hnsw_indexes
     import psycopg
 
     from memstack.store.postgres import AnnSettings, PostgresStore
-    from memstack.store.vectors.hnsw import index_name
     from memstack.store.postgres.reembed import PgReembed
+    from memstack.store.vectors.hnsw import index_name
 
     texts = [f"alice note {i} about {TOPICS[i % len(TOPICS)]}" for i in range(60)]
     store = await PostgresStore.open(postgres_url, dim=384, embedder=OLD.name, ann=AnnSettings(threshold=50))

@@ -109,6 +109,10 @@ class SQLiteStore(SharedRoles):
         self._core.sync(conn)
 
     @property
+    def vectors(self) -> CachedVectors:
+        return self._core.vectors
+
+    @property
     def path(self) -> Path:
         return self._core.db.path
 
