@@ -23,8 +23,9 @@ from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, new_memory
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
+from memstack.store.fence import user_lock_key
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import N_COLUMNS, memory_from_row, user_lock_key
+from memstack.store.postgres._rows import N_COLUMNS, memory_from_row
 from memstack.store.postgres._sql import PgSql, tx
 from memstack.store.vectors.base import VectorIndex, VectorWrite
 from memstack.types import (

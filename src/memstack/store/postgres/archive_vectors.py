@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from memstack.retrieval.archive import ArchiveQuery
 from memstack.store._checks import check_k, unit_vector
 from memstack.store._vector_rows import ArchiveVectorReads, message_rows, not_archived
+from memstack.store.fence import user_lock_key
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import user_lock_key
 from memstack.store.postgres._sql import PgSql
 from memstack.store.vectors.archive import ArchiveSearch, insert_messages
 from memstack.types import ArchiveMatch, TurnVectors, UserRef

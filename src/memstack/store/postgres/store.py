@@ -19,9 +19,11 @@ from psycopg.types import TypeInfo
 from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store._roles import SharedRoles
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
+from memstack.store.postgres import _fence
 from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
+from memstack.store.postgres._rows import memory_from_row
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres._sql import PgSql
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
@@ -53,14 +55,16 @@ class PostgresStore(SharedRoles):
         super().__init__(PgSql(db))
         self.dim = dim
         self.embedder = embedder
-        self._ann = AnnIndexes(db, ann)
-        self.vectors = PgVectors(db, self._ann)
+        self._ann = AnnIndexes(db, ann, _fence)  # the index is handed the backend's fence and rows: it imports neither
+        self.vectors = PgVectors(db, self._ann, memory_from_row)
         self.memories = PgMemories(db, self.vectors, dim)
         self.index = PgIndex(db, self.vectors, dim)
         self._replica = replica
         # What answers searches: the read replica's index when ``read_url`` was given (its results may lag the
         # primary by the replication delay), else the index itself. Both search through the same HNSW bookkeeping.
-        self.search_index = PgIndex(replica, PgVectors(replica, self._ann), dim) if replica is not None else self.index
+        self.search_index = (
+            PgIndex(replica, PgVectors(replica, self._ann, memory_from_row), dim) if replica is not None else self.index
+        )
         self.jobs = PgJobs(db)
         self.sessions = PgSessions(db, lease_s=lease_s)
         self.archive = PgSessionArchive(db)

@@ -41,20 +41,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery, ArchiveStats, Candidates, message_text, rank_candidates
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import term_ids
-from memstack.store.postgres._db import Database
+from memstack.store.vectors._pg import Conn, Pool
 from memstack.store.vectors.hnsw import AnnSettings
 from memstack.store.vectors.pgvector import nearest
 from memstack.text import tokenize
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchiveMatch, UserRef
 
 __all__ = ["ArchiveSearch", "insert_messages", "message_terms", "migrate_archive_search", "relink", "session_totals"]
-
-Conn = psycopg.AsyncConnection[Any]
 
 #: Rows converted per batch by the migration.
 _BATCH = 1000
@@ -318,7 +315,7 @@ class ArchiveSearch:
     taken as candidates by vector (and again within an asked-for time); ``exact_max``: archives of at most this
     many messages find those exactly rather than through the HNSW index."""
 
-    def __init__(self, db: Database, dim: int, settings: AnnSettings | None = None) -> None:
+    def __init__(self, db: Pool, dim: int, settings: AnnSettings | None = None) -> None:
         s = settings or AnnSettings()
         self._db = db
         self._dim = dim

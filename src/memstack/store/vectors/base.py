@@ -51,7 +51,8 @@ class VectorWrite:
     whether the user became large). ``complete``: ``added`` is every current memory of the user (their first write),
     so an index that holds users in memory may take them as they are instead of reading them again.
     ``stale``: the user's rows changed in ways this write does not list (an import): whatever is held of the user
-    must be read again.
+    must be read again. An index that reads the store's own table (PostgreSQL's) is told only ``active``: the rows
+    are already where it looks, and a writer that does not hold its rows' keys does not invent them.
     """
 
     added: Sequence[IndexedRow] = ()

@@ -39,19 +39,14 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from memstack.errors import ConfigError, MemstackError, StoreUnavailable
-from memstack.store.fence import Fence
-from memstack.store.postgres._db import Database
-from memstack.store.postgres._fence import USER_ERASED, enter_fence, erasure_epoch
-from memstack.store.postgres._rows import user_lock_key
+from memstack.store.fence import Fence, user_lock_key
+from memstack.store.vectors._pg import Conn, Fencing, Pool
 from memstack.types import UserRef
-
-Conn = psycopg.AsyncConnection[Any]
 
 __all__ = ["ANN_INDEXES", "MIN_PGVECTOR", "AnnIndexes", "AnnSettings", "drop_index", "ensure_pgvector", "index_name"]
 
@@ -154,10 +149,12 @@ def index_name(user: UserRef) -> str:
 
 
 class AnnIndexes:
-    """Knows (and caches) which users have an HNSW index, and builds them."""
+    """Knows (and caches) which users have an HNSW index, and builds them on ``db`` under the store's erasure
+    ``fencing`` (an erasure of the user during a build leaves no index behind)."""
 
-    def __init__(self, db: Database, settings: AnnSettings) -> None:
+    def __init__(self, db: Pool, settings: AnnSettings, fencing: Fencing) -> None:
         self._db = db
+        self._fencing = fencing
         self.settings = settings
         self._known: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()
         self._building: dict[tuple[str, str], asyncio.Task[str | None]] = {}
@@ -307,7 +304,7 @@ class AnnIndexes:
                 _log.warning("%s indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user))
                 return None
             # Pinned before the build reads the user's rows: an erasure of the user meanwhile leaves no index behind.
-            fence = Fence(user, await erasure_epoch(conn, user))
+            fence = Fence(user, await self._fencing.erasure_epoch(conn, user))
             # An index under this name that is not registered is a build that died half-way: start again.
             await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
             started = time.perf_counter()
@@ -327,7 +324,7 @@ class AnnIndexes:
             )
             try:
                 async with conn.transaction():
-                    await enter_fence(conn, fence)
+                    await self._fencing.enter_fence(conn, fence)
                     await conn.execute(
                         "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
                         "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
@@ -335,7 +332,7 @@ class AnnIndexes:
                         (user.tenant, user.user_id, name, user.tenant, user.user_id),
                     )
             except psycopg.Error as exc:
-                if getattr(exc, "sqlstate", None) != USER_ERASED:
+                if getattr(exc, "sqlstate", None) != self._fencing.USER_ERASED:
                     raise
                 await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
                 _log.info("%s/%s was erased while their HNSW index was built; the index was dropped", *_who(user))

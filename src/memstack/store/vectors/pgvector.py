@@ -19,22 +19,20 @@ write tells this index nothing but whether the user became large enough for an i
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memstack.store._checks import COLUMNS, check_agent, parse_category
 from memstack.store._fulltext import searched_terms
 from memstack.store._memory_reads import held
-from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import N_COLUMNS, memory_from_row
+from memstack.store.vectors._pg import Conn, Pool
 from memstack.store.vectors.base import VectorWrite
 from memstack.store.vectors.hnsw import AnnIndexes
-from memstack.types import MemoryFilter, ScoredMemory, UserRef, Vector
+from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 
 __all__ = ["M_COLUMNS", "PgVectors", "nearest", "searching"]
 
@@ -58,6 +56,8 @@ def nearest(name: str, table: str, where: str, limit: str, *, indexed: bool) -> 
 )"""
 
 
+N_COLUMNS = len(COLUMNS.split(","))
+
 #: ``COLUMNS`` of the joined ``memories AS m``.
 M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 
@@ -73,7 +73,7 @@ _LOOKUP = ", (SELECT index_name FROM memory_ann_indexes WHERE tenant = %(tenant)
 
 
 @asynccontextmanager
-async def searching(db: Database, ef_search: int) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+async def searching(db: Pool, ef_search: int) -> AsyncIterator[Conn]:
     """A connection for a search that may use an HNSW index: its settings hold for the statements in the block
     (behind a transaction pooler, a transaction that sets them with ``SET LOCAL`` first; else the connection's, set
     when the pool opened it: :mod:`memstack.store.postgres._db`)."""
@@ -115,11 +115,13 @@ def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
 
 class PgVectors:
     """The :class:`~memstack.store.vectors.base.VectorIndex` of a PostgreSQL store over ``db`` (the primary, or a
-    read replica's pool for the searches it answers), sharing the store's :class:`AnnIndexes`."""
+    read replica's pool for the searches it answers), sharing the store's :class:`AnnIndexes`; ``memory`` makes a
+    memory of the first ``len(COLUMNS)`` values of a row, as the store reads them."""
 
-    def __init__(self, db: Database, indexes: AnnIndexes) -> None:
+    def __init__(self, db: Pool, indexes: AnnIndexes, memory: Callable[[Any], Memory]) -> None:
         self._db = db
         self.indexes = indexes
+        self._memory = memory
         self._exact: dict[tuple[str, bool], str] = {}
 
     async def search(self, user: UserRef, query: Vector, k: int, flt: MemoryFilter) -> builtins.list[ScoredMemory]:
@@ -138,7 +140,7 @@ class PgVectors:
             rows = await cur.fetchall()
         if not known and rows:
             self.indexes.remember(user, rows[0][N_COLUMNS + 1])
-        return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
+        return [ScoredMemory(self._memory(r), float(r[N_COLUMNS])) for r in rows]
 
     def _statement(
         self, user: UserRef, filters: str, index: str | None, *, lookup: bool
