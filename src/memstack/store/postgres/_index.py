@@ -47,8 +47,8 @@ class PgIndex(MemoryReads):
     def __init__(self, db: Database, vectors: PgVectors, dim: int) -> None:
         super().__init__(PgSql(db))
         self._db = db
-        self.vectors = vectors
-        self._dim = dim
+        self.vectors: PgVectors = vectors
+        self.dim = dim
 
     async def _rows(self, query: str, params: dict[str, Any]) -> Any:
         async with self._db.connection() as conn:
@@ -89,18 +89,10 @@ class PgIndex(MemoryReads):
         rows = await self._rows(statement, params)
         return [ScoredMemory(memory_from_row(r), float(r[N_COLUMNS])) for r in rows]
 
-    async def nearest(
-        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
-    ) -> builtins.list[ScoredMemory]:
-        """Top-``k`` active memories by cosine similarity in one statement; ``flt`` may restrict categories, agent
-        and text (its paging and ``include_deleted`` do not apply)."""
-        k = check_k(k)
-        return await self.vectors.search(user, unit_vector(vector, self._dim), k, flt or MemoryFilter())
-
     async def explain_nearest(
         self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None, *, analyze: bool = False
     ) -> str:
         """The plan of the statement :meth:`nearest` would run (``analyze``: run it and show actual rows/times)."""
         k = check_k(k)
-        query = unit_vector(vector, self._dim)
+        query = unit_vector(vector, self.dim)
         return await self.vectors.explain(user, query, k, flt or MemoryFilter(), analyze=analyze)

@@ -54,8 +54,8 @@ def erasure_epoch(conn: sqlite3.Connection, user: UserRef) -> int:
 class Core:
     """The database, the embedding dimension and the vector index, shared by the roles.
 
-    ``vectors`` is given by the store once its ``index`` exists (the cache reads rows through it); ``cache_bytes`` is
-    the cache's budget."""
+    ``vectors`` is given by the store's ``index``, through which the cache reads rows; ``cache_bytes`` is the cache's
+    budget."""
 
     vectors: CachedVectors
 

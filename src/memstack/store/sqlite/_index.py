@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memstack.errors import InputError
-from memstack.store._checks import COLUMNS, check_agent, unit_vector
+from memstack.store._checks import COLUMNS
 from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
 from memstack.store._sql import Row, drive
@@ -27,7 +27,7 @@ from memstack.store.sqlite._core import Core, opt_ts
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import fts_owner, memory_from_row, metadata_conditions
 from memstack.store.sqlite._sql import SQLiteSql, tx
-from memstack.store.vectors.cache import Rows
+from memstack.store.vectors.cache import CachedVectors, Rows
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 from memstack.types.memories import check_as_of
 
@@ -42,6 +42,10 @@ class SQLiteIndex(MemoryReads):
     def __init__(self, core: Core) -> None:
         super().__init__(SQLiteSql(core))
         self._core = core
+        self.dim = core.dim
+        # The vector index reads rows through this role (its RowSource); the writers reach it through the core.
+        self.vectors: CachedVectors = CachedVectors(core.dim, core.cache_bytes, self)
+        core.vectors = self.vectors
 
     def _memory(self, row: Row) -> Memory:
         return memory_from_row(row)
@@ -95,18 +99,6 @@ class SQLiteIndex(MemoryReads):
             return [ScoredMemory(found[pk], score) for pk, score in best]
 
         return await self._core.run(run)
-
-    async def nearest(
-        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
-    ) -> builtins.list[ScoredMemory]:
-        """Exact cosine top-``k`` of the user's active memories; ``flt`` may restrict categories, agent and text
-        (its paging and ``include_deleted`` do not apply)."""
-        if k < 1:
-            raise InputError(f"k must be at least 1, got {k}")
-        query = unit_vector(vector, self._core.dim)
-        flt = flt or MemoryFilter()
-        check_agent(flt.agent_id)
-        return await self._core.vectors.search(user, query, k, flt)
 
     # -- the vector index's RowSource -----------------------------------------------------------------------------
 

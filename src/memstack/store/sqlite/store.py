@@ -53,7 +53,6 @@ class SQLiteStore(SharedRoles):
         self.embedder = core.embedder
         self.memories = SQLiteMemories(core)
         self.index = SQLiteIndex(core)
-        core.vectors = CachedVectors(core.dim, core.cache_bytes, self.index)  # the index reads the rows it holds
         self.search_index = self.index  # what answers searches: the index itself (one file has no replica)
         self.jobs = SQLiteJobs(core)
         self.sessions = SQLiteSessions(core, lease_s=lease_s)
