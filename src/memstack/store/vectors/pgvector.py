@@ -39,20 +39,20 @@ __all__ = ["M_COLUMNS", "PgVectors", "nearest", "searching"]
 
 def nearest(name: str, table: str, where: str, limit: str, *, indexed: bool) -> str:
     """Common table expressions ending in ``name`` (``seq``, ``distance``): the ``limit`` rows of ``table`` that
-    pass ``where`` nearest to ``%(v)s`` by cosine, exactly, or (``indexed``) through the HNSW index and exactly again
-    if it came back short (see the module docstring)."""
+    pass ``where`` nearest to ``%(v)s`` by cosine, exactly, or (``indexed``) through the HNSW index (the CTE ``ann``,
+    the name plans show it by) and exactly again if it came back short (see the module docstring)."""
     exact = f"""SELECT seq, distance FROM (
         SELECT seq, 1 + (embedding <#> %(v)s::vector) AS distance FROM {table} WHERE {where} OFFSET 0
     ) AS exact ORDER BY distance, seq LIMIT {limit}"""
     if not indexed:
         return f"{name} AS ({exact})"
-    return f"""{name}_ann AS MATERIALIZED (
+    return f"""ann AS MATERIALIZED (
     SELECT seq, embedding <=> %(v)s::vector AS distance FROM {table} WHERE {where}
     ORDER BY embedding <=> %(v)s::vector LIMIT {limit}
 ), {name} AS (
-    SELECT seq, distance FROM {name}_ann WHERE (SELECT count(*) FROM {name}_ann) >= {limit}
+    SELECT seq, distance FROM ann WHERE (SELECT count(*) FROM ann) >= {limit}
     UNION ALL
-    (SELECT seq, distance FROM ({exact}) AS fallback WHERE (SELECT count(*) FROM {name}_ann) < {limit})
+    (SELECT seq, distance FROM ({exact}) AS fallback WHERE (SELECT count(*) FROM ann) < {limit})
 )"""
 
 
