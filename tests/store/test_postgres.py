@@ -21,9 +21,9 @@ from psycopg_pool import PoolTimeout
 
 from memstack.errors import ConfigError, InputError, LimitReached, MigrationError, StoreError, StoreUnavailable
 from memstack.store.postgres import AnnSettings, PostgresStore
-from memstack.store.postgres._ann import index_name
 from memstack.store.postgres._db import map_error
 from memstack.store.postgres._schema import MIGRATIONS
+from memstack.store.vectors.hnsw import index_name
 from memstack.tenancy import serving
 from memstack.types import Category, Memory, MemoryFilter, MemoryPatch, NewMemory, UserRef
 from memstack_testing.postgres import EmbeddedPostgres
@@ -279,8 +279,8 @@ async def test_a_large_user_is_searched_through_their_own_hnsw_index(postgres_ur
             ALICE, [NewMemory(f"m{i}", category=c) for i, c in enumerate(cats)], matrix
         )
         await store.memories.add_many(BOB, [NewMemory(f"b{i}") for i in range(100)], unit(rng, 100))
-        assert await store.ann_index(ALICE) == index_name(ALICE)
-        assert await store.ann_index(BOB) is None
+        assert await store.vectors.indexes.lookup(ALICE) == index_name(ALICE)
+        assert await store.vectors.indexes.lookup(BOB) is None
         assert index_name(ALICE) in await store.index.explain_nearest(ALICE, matrix[0], 10)
         assert "memories_ann" not in await store.index.explain_nearest(BOB, matrix[0], 10)
         goals = MemoryFilter(categories=(Category.GOAL,))
@@ -299,14 +299,14 @@ async def test_a_large_user_is_searched_through_their_own_hnsw_index(postgres_ur
         assert overlap / 80 >= 0.95
         # another process learns of the index from its first search (still one statement, answered exactly)
         other = await PostgresStore.open(postgres_url, dim=DIM, embedder="e", ann=AnnSettings(threshold=300))
-        assert other.ann.cached(ALICE) == (False, None)
+        assert other.vectors.indexes.cached(ALICE) == (False, None)
         q = unit(rng, 1)[0]
         first = await other.index.nearest(ALICE, q, 10)
         assert [h.memory.id for h in first] == [added[i].id for i in brute_top(matrix, q, 10)]
-        assert other.ann.cached(ALICE) == (True, index_name(ALICE))
-        assert other.ann.cached(BOB) == (False, None)
+        assert other.vectors.indexes.cached(ALICE) == (True, index_name(ALICE))
+        assert other.vectors.indexes.cached(BOB) == (False, None)
         await other.index.nearest(BOB, q, 10)
-        assert other.ann.cached(BOB) == (True, None)
+        assert other.vectors.indexes.cached(BOB) == (True, None)
         assert index_name(ALICE) in await other.index.explain_nearest(ALICE, matrix[0], 10)
         await other.close()
     finally:
@@ -318,10 +318,10 @@ async def test_crossing_the_threshold_with_one_add_builds_the_index_in_the_backg
     store = await PostgresStore.open(postgres_url, dim=DIM, embedder="e", ann=AnnSettings(threshold=50))
     try:
         await store.memories.add_many(ALICE, [NewMemory(f"m{i}") for i in range(49)], unit(rng, 49))
-        assert await store.ann_index(ALICE) is None
+        assert await store.vectors.indexes.lookup(ALICE) is None
         await store.memories.add(ALICE, NewMemory("the fiftieth"), unit(rng, 1)[0])
-        await store.ann.drain()
-        assert await store.ann_index(ALICE) == index_name(ALICE)
+        await store.vectors.indexes.drain()
+        assert await store.vectors.indexes.lookup(ALICE) == index_name(ALICE)
         assert len(await store.index.nearest(ALICE, unit(rng, 1)[0], 10)) == 10
     finally:
         await store.close()
@@ -335,7 +335,7 @@ async def test_an_index_left_half_built_is_replaced(postgres_url: str) -> None:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f"CREATE INDEX {index_name(ALICE)} ON memories (seq)".encode())
         await store.memories.add_many(ALICE, [NewMemory(f"m{i}") for i in range(60)], unit(rng, 60))
-        assert await store.ann_index(ALICE) == index_name(ALICE)
+        assert await store.vectors.indexes.lookup(ALICE) == index_name(ALICE)
         with psycopg.connect(postgres_url) as conn:
             definition = conn.execute("SELECT pg_get_indexdef(%s::regclass)", (index_name(ALICE),)).fetchone()
         assert definition is not None and "hnsw" in definition[0] and "'alice'" in definition[0]
@@ -351,7 +351,7 @@ async def test_quotes_in_tenant_and_user_ids_stay_literals(postgres_url: str) ->
         matrix = unit(rng, 40)
         added = await store.memories.add_many(odd, [NewMemory(f"m{i}") for i in range(40)], matrix)
         await store.memories.add_many(ALICE, [NewMemory(f"a{i}") for i in range(40)], unit(rng, 40))
-        assert await store.ann_index(odd) == index_name(odd)
+        assert await store.vectors.indexes.lookup(odd) == index_name(odd)
         assert "CTE ann" in await store.index.explain_nearest(odd, matrix[0], 5)  # the indexed statement
         hits = await store.index.nearest(odd, matrix[3], 5)
         assert len(hits) == 5 and hits[0].memory.id == added[3].id

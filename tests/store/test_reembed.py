@@ -251,15 +251,15 @@ async def test_postgres_switch_changes_the_column_type_and_rebuilds_hnsw_indexes
     import psycopg
 
     from memstack.store.postgres import AnnSettings, PostgresStore
-    from memstack.store.postgres._ann import index_name
     from memstack.store.postgres.reembed import PgReembed
+    from memstack.store.vectors.hnsw import index_name
 
     texts = [f"alice note {i} about {TOPICS[i % len(TOPICS)]}" for i in range(60)]
     store = await PostgresStore.open(postgres_url, dim=384, embedder=OLD.name, ann=AnnSettings(threshold=50))
     try:
         await store.memories.add_many(ALICE, [NewMemory(t) for t in texts], await OLD.embed(texts))
-        await store.ann.drain()
-        assert await store.ann_index(ALICE) == index_name(ALICE)
+        await store.vectors.indexes.drain()
+        assert await store.vectors.indexes.lookup(ALICE) == index_name(ALICE)
     finally:
         await store.close()
     async with await PgReembed.open(postgres_url) as handle:

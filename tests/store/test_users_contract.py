@@ -220,7 +220,7 @@ async def _populate(ms: AsyncMemstack, user: UserRef) -> None:
     await ms.store.jobs.enqueue("test-pending", f"{user.tenant}/{user.user_id}", payload)
     await ms.store.drops.record(user, at=NOW)  # an automatic capture a full tier kept out (no tiers here)
     if isinstance(ms.store, PostgresStore):
-        assert await ms.store.ann.ensure(user) is not None  # a very large user's own HNSW index
+        assert await ms.store.vectors.indexes.ensure(user) is not None  # a very large user's own HNSW index
     await ms.wait_idle()
 
 
@@ -290,9 +290,9 @@ async def test_export_names_every_row_and_erasure_leaves_none(engine: tuple[Asyn
     assert {user: db.counts(user) for user in (BOB, ALICE_ELSEWHERE)} == others
     if isinstance(ms.store, PostgresStore):
         assert report.indexes_dropped == 1
-        assert await ms.store.ann_index(ALICE) is None
-        assert await ms.store.ann_index(BOB) is not None
-        from memstack.store.postgres._ann import index_name
+        assert await ms.store.vectors.indexes.lookup(ALICE) is None
+        assert await ms.store.vectors.indexes.lookup(BOB) is not None
+        from memstack.store.vectors.hnsw import index_name
 
         assert not db.user_index(index_name(ALICE))
 

@@ -1,8 +1,9 @@
-"""What both backends' ``MemoryIndex`` roles share: a memory from its row (:func:`memory_from_row`), a memory's history
-and the listing of a user's memories through a filter (:class:`MemoryReads`), and which rows a read sees (:func:`held`:
-what is current, or what held at an ``as_of`` time). A filter's text and metadata conditions are each backend's (FTS5
-and ``json_each`` on SQLite, the stems' GIN index and ``jsonb`` containment on PostgreSQL), and so are counting and both
-searches (SQLite answers from its cache and FTS5, PostgreSQL in one statement over its indexes)."""
+"""What both backends' ``MemoryIndex`` roles share: a memory from its row (:func:`memory_from_row`), a memory's history,
+the listing of a user's memories through a filter and the vector search's checks before it goes to the store's vector
+index (:class:`MemoryReads`), and which rows a read sees (:func:`held`: what is current, or what held at an ``as_of``
+time). A filter's text and metadata conditions are each backend's (FTS5 and ``json_each`` on SQLite, the stems' GIN
+index and ``jsonb`` containment on PostgreSQL), and so are counting and full-text search (SQLite's FTS5, PostgreSQL's
+one statement over its indexes)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from memstack.errors import InputError, NotFound
-from memstack.store._checks import COLUMNS, check_agent, parse_category
+from memstack.store._checks import COLUMNS, check_agent, check_k, parse_category, unit_vector
 from memstack.store._fulltext import searched_terms
 from memstack.store._sql import Row, Sql
+from memstack.store.vectors.base import VectorIndex
 from memstack.types import (
     Category,
     DeletedBy,
@@ -23,6 +25,7 @@ from memstack.types import (
     Memory,
     MemoryEvent,
     MemoryFilter,
+    ScoredMemory,
     Source,
     UserRef,
     Vector,
@@ -107,8 +110,24 @@ class MemoryReads:
     :class:`~memstack.store._sql.Sql` and its hooks: how a row becomes a memory, and the conditions of a filter's
     words and metadata."""
 
+    #: The store's vector index, which :meth:`nearest` searches, and the dimension its vectors have.
+    vectors: VectorIndex
+    dim: int
+
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
+
+    async def nearest(
+        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
+    ) -> builtins.list[ScoredMemory]:
+        """Exact (or, past an index's threshold, never-short approximate) cosine top-``k`` of the user's current
+        memories (``flt.as_of``: of what held then); ``flt`` may restrict categories, agent, text and metadata (its
+        paging and ``include_deleted`` do not apply). Checked here, searched by :attr:`vectors`."""
+        k = check_k(k)
+        query = unit_vector(vector, self.dim)
+        flt = flt or MemoryFilter()
+        check_agent(flt.agent_id)
+        return await self.vectors.search(user, query, k, flt)
 
     def _memory(self, row: Row) -> Memory:
         """The backend's hook: a memory from the ``COLUMNS`` of a row."""

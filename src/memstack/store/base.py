@@ -35,6 +35,7 @@ from memstack.store._contract_work import (
     JobStore,
 )
 from memstack.store._webhooks import Webhooks
+from memstack.store.vectors.base import VectorIndex
 
 __all__ = [
     "API_KEY_PREFIX",
@@ -55,6 +56,7 @@ __all__ = [
     "SessionStore",
     "Store",
     "UserData",
+    "VectorIndex",
     "check_name",
     "hash_api_key",
     "new_api_key",
@@ -100,6 +102,12 @@ class Store(Protocol):
 
     @property
     def users(self) -> UserData: ...
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector index ``index.nearest`` answers through and the writes keep current
+        (:mod:`memstack.store.vectors`)."""
+        ...
 
     @property
     def hidden(self) -> HiddenStore: ...

@@ -57,6 +57,7 @@ __all__ = [
     "fenced",
     "new_epoch",
     "pin",
+    "user_lock_key",
 ]
 
 #: The epoch of a user never erased (or erased longer than :data:`KEEP_S` ago).
@@ -126,6 +127,13 @@ def detached() -> contextvars.Context:
 def erasure_key(user: UserRef) -> str:
     """What ``user_erasures`` keeps of an erased user: a digest of tenant and user id."""
     return hashlib.blake2b(f"{user.tenant}\x1f{user.user_id}".encode(), digest_size=16).hexdigest()
+
+
+def user_lock_key(user: UserRef, salt: str = "memories") -> int:
+    """A signed 64-bit key for PostgreSQL's advisory locks: one per (tenant, user) and purpose (``salt``), shared by
+    the backend and its vector index (:mod:`memstack.store.vectors.hnsw`), which does not import the backend."""
+    digest = hashlib.blake2b(f"{salt}\x1f{user.tenant}\x1f{user.user_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def new_epoch() -> int:

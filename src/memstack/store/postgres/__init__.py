@@ -7,7 +7,7 @@ lock. ``MEMSTACK_DATABASE_URL=postgresql://…`` selects it (see :func:`memstack
 
 from __future__ import annotations
 
-from memstack.store.postgres._ann import AnnSettings
 from memstack.store.postgres.store import PostgresStore
+from memstack.store.vectors.hnsw import AnnSettings
 
 __all__ = ["AnnSettings", "PostgresStore"]

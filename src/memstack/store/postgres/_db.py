@@ -9,10 +9,10 @@ JIT compilation is off (it only adds latency to short per-user statements like t
 Behind a transaction-pooling pooler (``pooler="transaction"``: PgBouncer's ``pool_mode = transaction``) a client
 connection is not one server session: consecutive transactions may run on different server connections. Then no
 statement is prepared (``prepare_threshold=None``), nothing is ``SET`` per connection (it would stay behind on a
-server connection another client gets next), and a search that may use an HNSW index runs in a transaction that
-applies its settings with ``SET LOCAL`` first (:meth:`Database.searching`). Work that needs a session of its own
-(a session advisory lock across statements, ``CREATE INDEX CONCURRENTLY``) uses :meth:`Database.session`, a direct
-connection to ``direct_url``.
+server connection another client gets next), and a search that may use an HNSW index sets what it needs with ``SET
+LOCAL`` (:func:`~memstack.store.vectors.pgvector.searching`). Work that needs a session of its own (a session
+advisory lock across statements, ``CREATE INDEX CONCURRENTLY``) uses :meth:`Database.session`, a direct connection
+to ``direct_url``.
 """
 
 from __future__ import annotations
@@ -174,10 +174,6 @@ class Database:
         self._direct_url = direct_url
         self._timeout_s = timeout_s
         self._vector_info = vector_info
-        self._local = (
-            f"SET LOCAL jit = off; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-            f"SET LOCAL hnsw.ef_search = {int(ef_search)}"
-        )
         self._settings = (
             "SET TimeZone = 'UTC'; SET jit = off; SET hnsw.iterative_scan = relaxed_order; "
             f"SET hnsw.ef_search = {int(ef_search)}"
@@ -242,18 +238,6 @@ class Database:
             return
         async with self.connection() as conn, conn.transaction():
             await enter_fence(conn)
-            yield conn
-
-    @asynccontextmanager
-    async def searching(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A connection for a search that may use an HNSW index: its settings hold for the statements in the block
-        (behind a transaction pooler, a transaction that sets them with ``SET LOCAL`` first; else the connection's)."""
-        if self.pooler == "none":
-            async with self.connection() as conn:
-                yield conn
-            return
-        async with self.connection() as conn, conn.transaction():
-            await conn.execute(self._local.encode())
             yield conn
 
     @asynccontextmanager

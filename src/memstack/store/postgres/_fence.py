@@ -16,9 +16,8 @@ from typing import Any
 
 import psycopg
 
-from memstack.store.fence import KEEP_S, NEVER_ERASED, Fence, erasure_key, new_epoch
+from memstack.store.fence import KEEP_S, NEVER_ERASED, Fence, erasure_key, new_epoch, user_lock_key
 from memstack.store.fence import current as current_fence
-from memstack.store.postgres._rows import user_lock_key
 from memstack.types import UserRef
 
 __all__ = [

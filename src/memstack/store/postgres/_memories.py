@@ -23,10 +23,11 @@ from memstack.store._fulltext import text_terms
 from memstack.store._memory_writes import Change, MemoryWritesBase, check_limit, new_memory
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx
-from memstack.store.postgres._ann import AnnIndexes
+from memstack.store.fence import user_lock_key
 from memstack.store.postgres._db import Database
-from memstack.store.postgres._rows import N_COLUMNS, memory_from_row, user_lock_key
+from memstack.store.postgres._rows import N_COLUMNS, memory_from_row
 from memstack.store.postgres._sql import PgSql, tx
+from memstack.store.vectors.base import VectorIndex, VectorWrite
 from memstack.types import (
     HistoryAction,
     Memory,
@@ -78,10 +79,10 @@ Conn = psycopg.AsyncConnection[Any]
 class PgMemories(MemoryWritesBase):
     """Adds, changes and removes memories."""
 
-    def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+    def __init__(self, db: Database, vectors: VectorIndex, dim: int) -> None:
         super().__init__(PgSql(db), dim)
         self._db = db
-        self._ann = ann
+        self._vectors = vectors
         self._dim = dim
 
     # -- building blocks ----------------------------------------------------------------------------------------------
@@ -147,14 +148,6 @@ class PgMemories(MemoryWritesBase):
             await self._lock(conn, user)
             return await body(tx(conn))
 
-    async def _after_growth(self, user: UserRef, active: int | None, *, wait: bool) -> None:
-        """After a commit that added rows: build the user's HNSW index if they just became large."""
-        if active is not None and self._ann.note_active(user, active):
-            if wait:
-                await self._ann.ensure(user)
-            else:
-                self._ann.schedule(user)
-
     # -- MemoryStore --------------------------------------------------------------------------------------------------
 
     async def add(
@@ -164,11 +157,11 @@ class PgMemories(MemoryWritesBase):
         check_limit(limit)
         new = self._prepare(user, memory, utcnow(), new_id("mem"), vector)
         actor = check_actor(actor)
-        indexed = self._ann.indexed(user)
+        counts = self._vectors.counts(user)
         active: int | None = None
         async with self._db.writing() as conn:
             await self._lock(conn, user)
-            if limit is not None or not indexed:
+            if limit is not None or counts:
                 active = await self._count(tx(conn), user)
                 if limit is not None and active >= limit:
                     raise LimitReached("current", limit)
@@ -179,14 +172,14 @@ class PgMemories(MemoryWritesBase):
                 self._row(new, self._db.vector_param(vector)),
             )
             await self._history(tx(conn), user, new.id, HistoryAction.CREATE, None, new, at=new.created_at, actor=actor)
-        await self._after_growth(user, active, wait=False)
+        self._vectors.committed(user, VectorWrite(active=active))  # the rows are in the table the index reads
         return new
 
     async def add_many(
         self, user: UserRef, memories: Sequence[NewMemory], embeddings: Vector, *, actor: str = "system"
     ) -> builtins.list[Memory]:
-        """One transaction of binary ``COPY``; if the user becomes large, their HNSW index is built (in bulk)
-        before this returns, so an import is searchable at full speed as soon as it is done."""
+        """One transaction of binary ``COPY``; if the user becomes large, their HNSW index is built (in bulk: the
+        index's ``settle``) before this returns, so an import is searchable at full speed as soon as it is done."""
         batch = list(memories)
         matrix = unit_matrix(embeddings, self._dim, rows=len(batch))
         actor = check_actor(actor)
@@ -208,7 +201,7 @@ class PgMemories(MemoryWritesBase):
                     snapshot = Jsonb(m.snapshot())
                     await copy.write_row((m.id, user.tenant, user.user_id, "create", None, snapshot, now, actor, ""))
             await memories_created(tx(conn), self._sql, user, new, at=now, actor=actor)
-            indexed = self._ann.indexed(user)
-            active = None if indexed else await self._count(tx(conn), user)
-        await self._after_growth(user, active, wait=True)
+            active = await self._count(tx(conn), user) if self._vectors.counts(user) else None
+        self._vectors.committed(user, VectorWrite(active=active))
+        await self._vectors.settle(user)
         return new

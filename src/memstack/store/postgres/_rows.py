@@ -1,26 +1,19 @@
-"""A memory from its row, and the advisory-lock key of a user's writes (the checks on what callers pass in, before
-any SQL runs, are both backends': :mod:`memstack.store._checks`)."""
+"""A memory from its row (the checks on what callers pass in, before any SQL runs, are both backends':
+:mod:`memstack.store._checks`; a user's advisory-lock key is :func:`memstack.store.fence.user_lock_key`)."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
 
 from memstack.store._checks import COLUMNS
 from memstack.store._memory_reads import memory_from_row as neutral_memory
-from memstack.types import Memory, UserRef
+from memstack.types import Memory
 
-__all__ = ["N_COLUMNS", "memory_from_row", "user_lock_key"]
+__all__ = ["N_COLUMNS", "memory_from_row"]
 
 N_COLUMNS = len(COLUMNS.split(","))
-
-
-def user_lock_key(user: UserRef, salt: str = "memories") -> int:
-    """A signed 64-bit key for ``pg_advisory_xact_lock``: one per (tenant, user) and purpose."""
-    digest = hashlib.blake2b(f"{salt}\x1f{user.tenant}\x1f{user.user_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _same(value: Any) -> Any:

@@ -15,8 +15,9 @@ Schema (migration ``0001_memories``):
 - a partial btree ``(tenant, user_id) WHERE is_active``: every per-user read starts there; a second btree over all
   rows serves listings that include forgotten memories.
 - ``memory_history``: append-only, ``before``/``after`` as ``jsonb``; it outlives permanently deleted memories.
-- ``memory_ann_indexes``: users large enough to have their own HNSW index (see ``_ann.py``); the indexes
-  themselves are partial ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
+- ``memory_ann_indexes``: users large enough to have their own HNSW index (:mod:`memstack.store.vectors.hnsw`,
+  which also checks pgvector's version); the indexes themselves are partial
+  ``hnsw (embedding vector_cosine_ops) WHERE tenant = … AND user_id = … AND is_active``.
 - ``memstack_meta``: the embedding model and dimension the vectors were made with.
 
 The tables both backends hold are written once in :mod:`memstack.store._tables` (``_ddl`` spells them for
@@ -36,19 +37,17 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from memstack.errors import ConfigError, MigrationError, ReembedInProgress, StoreUnavailable
+from memstack.errors import ConfigError, MigrationError, ReembedInProgress
 from memstack.store import _tables as t
 from memstack.store._tables import POSTGRES, render
-from memstack.store.postgres._archive_search import migrate_archive_search
 from memstack.store.postgres._fence import fence_function, prune_erasures
 from memstack.store.postgres._terms import migrate_fulltext_terms
 from memstack.store.reembed import target_from_meta
+from memstack.store.vectors.archive import migrate_archive_search
+from memstack.store.vectors.hnsw import ANN_INDEXES, ensure_pgvector
 from memstack.types import Category, DeletedBy, Source
 
-__all__ = ["MIGRATIONS", "MIN_PGVECTOR", "prepare", "reembed_target"]
-
-#: pgvector 0.8 brought iterative index scans, which keep filtered HNSW searches from returning fewer than k rows.
-MIN_PGVECTOR = (0, 8)
+__all__ = ["MIGRATIONS", "prepare", "reembed_target"]
 
 #: Session advisory lock held while the schema is checked and migrated ("memstack" in ASCII).
 _MIGRATION_LOCK = 0x6D656D737461636B
@@ -135,21 +134,11 @@ async def _sessions_tsv(conn: psycopg.AsyncConnection[Any], dim: int) -> None:
 
 #: ``0001_memories``: the memories (above), their history, the model's record and the users' own HNSW indexes.
 _HISTORY_INDEX = "CREATE INDEX memory_history_memory ON memory_history (tenant, user_id, memory_id, id)"
-_ANN_INDEXES = """
-    CREATE TABLE memory_ann_indexes (
-        tenant text NOT NULL,
-        user_id text NOT NULL,
-        index_name text NOT NULL UNIQUE,
-        active_at_build bigint NOT NULL,
-        built_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (tenant, user_id)
-    )
-"""
 _META = "CREATE TABLE memstack_meta (key text PRIMARY KEY, value text NOT NULL)"
 
 #: The schema's history, oldest first. Append only: never edit or reorder an applied migration.
 MIGRATIONS: list[tuple[str, Migration]] = [
-    ("0001_memories", _ddl(*t.MEMORY_HISTORY, _META, _HISTORY_INDEX, _ANN_INDEXES, then=_memories)),
+    ("0001_memories", _ddl(*t.MEMORY_HISTORY, _META, _HISTORY_INDEX, ANN_INDEXES, then=_memories)),
     ("0002_context_manifests", _ddl(*t.CONTEXT_MANIFESTS)),
     ("0003_jobs", _ddl(*t.JOBS)),
     ("0004_sessions", _ddl(*t.SESSIONS, then=_sessions_tsv)),
@@ -183,32 +172,11 @@ async def prepare(
     session-level lock could be taken on one server connection and released on another."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        await _ensure_pgvector(conn, where)
+        await ensure_pgvector(conn, where)
         await _migrate(conn, dim)
         await prune_erasures(conn)
         if check_model:
             await _check_model(conn, dim, embedder, where)
-
-
-async def _ensure_pgvector(conn: psycopg.AsyncConnection[Any], where: str) -> None:
-    install = (
-        "memstack needs the pgvector extension, version 0.8 or later: install it on the server "
-        "(https://github.com/pgvector/pgvector#installation), then run CREATE EXTENSION vector in this database "
-        "as a superuser or the database owner"
-    )
-    try:
-        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StoreUnavailable(f"cannot use pgvector in {where} ({reason}); {install}") from None
-    row = await (await conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).fetchone()
-    version = str(row[0]) if row else "0"
-    parts = tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:2])
-    if parts < MIN_PGVECTOR:
-        raise StoreUnavailable(
-            f"{where} has pgvector {version}, but memstack needs 0.8 or later for iterative index scans; "
-            "install a newer pgvector on the server and run ALTER EXTENSION vector UPDATE"
-        )
 
 
 async def _migrate(conn: psycopg.AsyncConnection[Any], dim: int) -> None:

@@ -4,8 +4,9 @@ The roles of the :class:`~memstack.store.base.Store` protocol: the backend-neutr
 (``contexts``, ``threads``, ``drops``, ``keys``, ``agents``, ``idempotency``:
 :class:`~memstack.store._roles.SharedRoles`), and this backend's own ``memories`` (writes), ``index`` (reads),
 ``jobs``, ``sessions`` and ``archive`` (whose per-session lock is a lease row: :mod:`memstack.store.postgres.leases`),
-``archive_vectors``, ``users`` (export and erasure) and ``hidden``. They share the pool, and ``memories`` and
-``index`` the per-user HNSW index bookkeeping (:class:`~memstack.store.postgres._ann.AnnIndexes`).
+``archive_vectors``, ``users`` (export and erasure) and ``hidden``. They share the pool, and ``memories``, ``index``
+and ``users`` the vector index (:class:`~memstack.store.vectors.pgvector.PgVectors`, with its per-user HNSW index
+bookkeeping: :class:`~memstack.store.vectors.hnsw.AnnIndexes`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from psycopg.types import TypeInfo
 from memstack.errors import ConfigError, StoreUnavailable
 from memstack.store._roles import SharedRoles
 from memstack.store.leases import DEFAULT_SESSION_LEASE_S
-from memstack.store.postgres._ann import AnnIndexes, AnnSettings
-from memstack.store.postgres._archive_search import ArchiveSearch
+from memstack.store.postgres import _fence
 from memstack.store.postgres._db import Database, VectorCodec, connect, describe_url, map_error
 from memstack.store.postgres._index import PgIndex
 from memstack.store.postgres._memories import PgMemories
+from memstack.store.postgres._rows import memory_from_row
 from memstack.store.postgres._schema import prepare
 from memstack.store.postgres._sql import PgSql
 from memstack.store.postgres.archive_vectors import PgArchiveVectors
@@ -30,7 +31,9 @@ from memstack.store.postgres.hidden import PgHidden
 from memstack.store.postgres.jobs import PgJobs
 from memstack.store.postgres.sessions import PgSessionArchive, PgSessions
 from memstack.store.postgres.users import PgUserData
-from memstack.types import UserRef
+from memstack.store.vectors.archive import ArchiveSearch
+from memstack.store.vectors.hnsw import AnnIndexes, AnnSettings
+from memstack.store.vectors.pgvector import PgVectors
 
 __all__ = ["PostgresStore"]
 
@@ -52,21 +55,21 @@ class PostgresStore(SharedRoles):
         super().__init__(PgSql(db))
         self.dim = dim
         self.embedder = embedder
-        self._ann = AnnIndexes(db, ann)
-        self.memories = PgMemories(db, self._ann, dim)
-        self.index = PgIndex(db, self._ann, dim)
+        self._ann = AnnIndexes(db, ann, _fence)  # the index is handed the backend's fence and rows: it imports neither
+        self.vectors = PgVectors(db, self._ann, memory_from_row)
+        self.memories = PgMemories(db, self.vectors, dim)
+        self.index = PgIndex(db, self.vectors, dim)
         self._replica = replica
         # What answers searches: the read replica's index when ``read_url`` was given (its results may lag the
-        # primary by the replication delay), else the index itself.
-        self.search_index = PgIndex(replica, self._ann, dim) if replica is not None else self.index
+        # primary by the replication delay), else the index itself. Both search through the same HNSW bookkeeping.
+        self.search_index = (
+            PgIndex(replica, PgVectors(replica, self._ann, memory_from_row), dim) if replica is not None else self.index
+        )
         self.jobs = PgJobs(db)
         self.sessions = PgSessions(db, lease_s=lease_s)
         self.archive = PgSessionArchive(db)
-        search = ArchiveSearch(
-            scan_max=ann.archive_scan_max, nearest=ann.archive_nearest, exact_max=ann.archive_exact_max
-        )
-        self.archive_vectors = PgArchiveVectors(db, dim, search)
-        self.users = PgUserData(db, self._ann, dim)
+        self.archive_vectors = PgArchiveVectors(db, dim, ArchiveSearch(db, dim, ann))
+        self.users = PgUserData(db, self.vectors, dim)
         self.hidden = PgHidden(db)
 
     @classmethod
@@ -140,15 +143,6 @@ class PostgresStore(SharedRoles):
                 raise
         return cls(db, dim=dim, embedder=embedder, ann=settings, lease_s=lease_s, replica=replica)
 
-    @property
-    def ann(self) -> AnnIndexes:
-        """Which users have their own HNSW index (diagnostics, tests and benchmarks)."""
-        return self._ann
-
-    async def ann_index(self, user: UserRef) -> str | None:
-        """The name of ``user``'s HNSW index, or ``None`` while they are searched exactly."""
-        return await self._ann.lookup(user)
-
     def pool_stats(self) -> dict[str, int]:
         """The connection pool's counters (psycopg_pool's ``get_stats``: ``pool_max``, ``pool_size``,
         ``requests_num``, ``requests_wait_ms``, ``connections_num``…), for diagnostics and benchmarks, with
@@ -171,7 +165,7 @@ class PostgresStore(SharedRoles):
 
     async def close(self) -> None:
         """Stop index builds in flight and close the pools; safe to call twice."""
-        await self._ann.close()
+        await self.vectors.close()
         await self.sessions.close()
         await self._db.close()
         if self._replica is not None:

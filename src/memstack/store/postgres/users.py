@@ -12,7 +12,7 @@ full (on a store in use that costs far more than the erasure), and it would not 
 anyway. Where the law asks for the bytes to go, rely on autovacuum and the retention of WAL archives and backups.
 
 Every statement names the tenant and the user (sharding by user, docs/scaling.md; ``tests/store/test_shard_keys.py``).
-A very large user's own HNSW index (:mod:`memstack.store.postgres._ann`) is dropped in the same transaction
+A very large user's own HNSW index (:mod:`memstack.store.vectors.hnsw`) is dropped in the same transaction
 (``DROP INDEX`` is transactional; it locks ``memories`` until the commit, which comes right after), and this
 process forgets it; another process's cache of it lapses harmlessly (a search of a missing index falls back to the
 exact statement once its lookup expires, and an erased user has no rows to find either way).
@@ -24,17 +24,16 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-from psycopg import sql
-
 from memstack.store._checks import unit_vector
 from memstack.store._fulltext import exchange_terms, text_terms
 from memstack.store._outbox import user_erased
 from memstack.store._users import erase_plan, erase_rows
 from memstack.store._users_load import Columns, LoadHooks, UserRows
-from memstack.store.postgres._ann import AnnIndexes, index_name
 from memstack.store.postgres._db import Database
 from memstack.store.postgres._fence import erasure_epoch, record_erasure
 from memstack.store.postgres._sql import PgSql, tx
+from memstack.store.vectors.base import VectorIndex, VectorWrite
+from memstack.store.vectors.hnsw import drop_index
 from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["PgUserData"]
@@ -48,17 +47,14 @@ def _terms(terms: builtins.list[str]) -> Columns:
     return {"terms": ("?::text[]", terms), "n_terms": ("?", len(terms))}
 
 
-_INDEX = "SELECT count(*) FROM pg_class WHERE relname = %(name)s AND relkind = 'i'"
-
-
 class PgUserData(UserRows):
     """One user's rows in PostgreSQL; see :class:`~memstack.store.base.UserData` (``export``, ``list`` and
     ``load``: :class:`~memstack.store._users_load.UserRows`)."""
 
-    def __init__(self, db: Database, ann: AnnIndexes, dim: int) -> None:
+    def __init__(self, db: Database, vectors: VectorIndex, dim: int) -> None:
         super().__init__(PgSql(db))
         self._db = db
-        self._ann = ann
+        self._vectors = vectors
         self._dim = dim
         self._hooks = LoadHooks(
             memory=self._memory_columns,
@@ -73,8 +69,8 @@ class PgUserData(UserRows):
     async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
         """A user who became large gets their HNSW index, as after ``add_many``."""
         active = sum(1 for m in document["memories"] if m.get("stored") and m.get("is_active"))
-        if active and self._ann.note_active(user, active):
-            await self._ann.ensure(user)
+        self._vectors.committed(user, VectorWrite(active=active or None, stale=True))
+        await self._vectors.settle(user)
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
@@ -83,15 +79,11 @@ class PgUserData(UserRows):
 
     async def erase(self, user: UserRef) -> ErasureReport:
         check_id(user.user_id, "user_id")
-        await self._ann.forget(user)  # a build of their index in flight would hold the lock DROP INDEX needs
-        name = index_name(user)
+        await self._vectors.forget(user)  # a build of their index in flight would hold the lock DROP INDEX needs
         async with self._db.connection() as conn, conn.transaction():
             await record_erasure(conn, user)  # first: waits for the user's fenced writes in flight
-            row = await (await conn.execute(_INDEX.encode(), {"name": name})).fetchone()
-            dropped = int(row[0]) if row else 0
-            if dropped:
-                await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
+            dropped = await drop_index(conn, user)
             removed = await erase_rows(tx(conn), ERASE, user)
             await user_erased(tx(conn), self._sql, user, at=utcnow(), removed=sum(removed.values()))
-        await self._ann.forget(user)
+        await self._vectors.forget(user)
         return ErasureReport(user.tenant, user.user_id, removed, indexes_dropped=dropped)

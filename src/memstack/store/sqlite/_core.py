@@ -1,4 +1,4 @@
-"""State shared by the SQLite store's roles: the database thread, the cache, and knowing when it is stale.
+"""State shared by the SQLite store's roles: the database thread, the vector index, and knowing when it is stale.
 
 Cache correctness: the store's own writes update the cache right after they commit, on the database thread, in
 commit order. Writes by other processes are detected with ``PRAGMA data_version``: a second "watch" connection
@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -20,12 +19,12 @@ from memstack.errors import ConfigError, NotFound, StoreError
 from memstack.store._checks import COLUMNS
 from memstack.store.fence import NEVER_ERASED, erasure_key
 from memstack.store.fence import current as current_fence
-from memstack.store.sqlite._cache import VectorCache
 from memstack.store.sqlite._db import Database, data_version, is_busy, map_error, transaction
-from memstack.store.sqlite._rows import CATEGORY_CODES, memory_from_row, to_ts
-from memstack.types import Memory, UserRef, Vector, check_id
+from memstack.store.sqlite._rows import memory_from_row, to_ts
+from memstack.store.vectors.cache import CachedVectors
+from memstack.types import Memory, UserRef, check_id
 
-__all__ = ["COUNT", "FETCH", "Core", "erasure_epoch", "fetched", "opt_ts", "user_key"]
+__all__ = ["COUNT", "FETCH", "Core", "erasure_epoch", "fetched", "opt_ts"]
 
 T = TypeVar("T")
 
@@ -42,10 +41,6 @@ def fetched(row: tuple[Any, ...] | None, memory_id: str) -> tuple[int, Memory]:
     return int(row[0]), memory_from_row(row[1:-1], row[-1])
 
 
-def user_key(user: UserRef) -> tuple[str, str]:
-    return (user.tenant, user.user_id)
-
-
 def opt_ts(value: datetime | None) -> str | None:
     return to_ts(value) if value is not None else None
 
@@ -57,13 +52,18 @@ def erasure_epoch(conn: sqlite3.Connection, user: UserRef) -> int:
 
 
 class Core:
-    """The database, the embedding dimension and the cache, shared by ``SQLiteMemories`` and ``SQLiteIndex``."""
+    """The database, the embedding dimension and the vector index, shared by the roles.
+
+    ``vectors`` is given by the store's ``index``, through which the cache reads rows; ``cache_bytes`` is the cache's
+    budget."""
+
+    vectors: CachedVectors
 
     def __init__(self, db: Database, *, dim: int, embedder: str, cache_mb: float) -> None:
         self.db = db
         self.dim = dim
         self.embedder = embedder
-        self.vectors = VectorCache(int(cache_mb * 1024 * 1024))
+        self.cache_bytes = int(cache_mb * 1024 * 1024)
         self.watch_seen = -1
         self.main_seen = -1
         self.calls = 0
@@ -110,7 +110,7 @@ class Core:
         version = data_version(conn)
         if version == self.main_seen:
             return False
-        self.vectors.clear()
+        self.vectors.invalidate()
         self._check_model(conn)  # raises again on every later call: ``main_seen`` stays behind
         self.main_seen = version
         return True
@@ -162,21 +162,3 @@ class Core:
     @staticmethod
     def count(conn: sqlite3.Connection, user: UserRef) -> int:
         return int(conn.execute(COUNT, (user.tenant, user.user_id)).fetchone()[0])
-
-    def cached_change(self, user: UserRef, pk: int, after: Memory, vector: Vector | None, was_active: bool) -> None:
-        """Database thread, after commit: bring the user's cache entry in line with one changed row."""
-        key = user_key(user)
-        entry = self.vectors.peek(key)
-        if entry is None:
-            return
-        row = replace(after, embedding=None) if after.embedding is not None else after
-        if was_active and not after.is_active:
-            entry.remove(pk)
-        elif after.is_active and not was_active:
-            if vector is None:  # cannot happen: restore passes the stored vector
-                self.vectors.discard(key)
-                return
-            entry.append(pk, row, vector, CATEGORY_CODES[after.category])
-        elif after.is_active:
-            entry.replace(pk, row, vector, CATEGORY_CODES[after.category])
-        self.vectors.resized(key)

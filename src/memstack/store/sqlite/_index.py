@@ -1,38 +1,39 @@
 """The SQLite store's ``MemoryIndex`` role: listing, counting, history, full-text and vector search.
 
-``nearest`` is the hot path. When the user's memories are cached and nothing was committed since the cache was
-last checked, it scores them on the calling thread (a worker thread for very large users) and returns the cached
-rows: a warm search reads nothing from the database. Otherwise it loads the user in one indexed query.
+``nearest`` is the hot path, answered by the vector index (:class:`~memstack.store.vectors.cache.CachedVectors`):
+when the user's memories are cached and nothing was committed since the cache was last checked, a warm search reads
+nothing from the database. This role is the index's :class:`~memstack.store.vectors.cache.RowSource`: it catches up
+with other processes' commits, loads a user in one indexed query, and reads the keys a text or metadata filter
+selects and the rows an ``as_of`` search scores.
 """
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from memstack.errors import InputError
-from memstack.store._checks import COLUMNS, check_agent, parse_category, unit_vector
+from memstack.store._checks import COLUMNS
 from memstack.store._fulltext import fts5_match, rank, searched_terms
 from memstack.store._memory_reads import MemoryReads, held
 from memstack.store._sql import Row, drive
-from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import Core, opt_ts, user_key
+from memstack.store.sqlite._core import Core, opt_ts
 from memstack.store.sqlite._db import transaction
-from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, memory_from_row, metadata_conditions
+from memstack.store.sqlite._rows import fts_owner, memory_from_row, metadata_conditions
 from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.vectors.cache import CachedVectors, Rows
 from memstack.types import Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 from memstack.types.memories import check_as_of
 
 __all__ = ["SQLiteIndex"]
 
-_LARGE_SCAN = 2_000_000  # floats scored per search above which scoring leaves the event loop (~1 ms of work)
+T = TypeVar("T")
 
 
 class SQLiteIndex(MemoryReads):
@@ -41,6 +42,10 @@ class SQLiteIndex(MemoryReads):
     def __init__(self, core: Core) -> None:
         super().__init__(SQLiteSql(core))
         self._core = core
+        self.dim = core.dim
+        # The vector index reads rows through this role (its RowSource); the writers reach it through the core.
+        self.vectors: CachedVectors = CachedVectors(core.dim, core.cache_bytes, self)
+        core.vectors = self.vectors
 
     def _memory(self, row: Row) -> Memory:
         return memory_from_row(row)
@@ -95,71 +100,53 @@ class SQLiteIndex(MemoryReads):
 
         return await self._core.run(run)
 
-    async def nearest(
-        self, user: UserRef, vector: Vector, k: int, flt: MemoryFilter | None = None
-    ) -> builtins.list[ScoredMemory]:
-        """Exact cosine top-``k`` of the user's active memories; ``flt`` may restrict categories, agent and text
-        (its paging and ``include_deleted`` do not apply)."""
-        if k < 1:
-            raise InputError(f"k must be at least 1, got {k}")
-        query = unit_vector(vector, self._core.dim)
-        flt = flt or MemoryFilter()
-        check_agent(flt.agent_id)
-        if flt.as_of is not None or flt.past:  # past versions are not in the cache (current memories only): read rows
-            return await self._core.run(partial(self._nearest_as_of, user, query, k, flt))
-        cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
+    # -- the vector index's RowSource -----------------------------------------------------------------------------
+
+    async def catch_up(self) -> None:
         if not self._core.is_fresh():  # something was committed: catch up on the database thread first
             await self._core.run(self._core.sync)
-        entry = self._core.vectors.get(user_key(user))
-        if entry is None:
-            entry = await self._core.run(partial(self._load, user))
+
+    async def held(self, user: UserRef, flt: MemoryFilter) -> tuple[builtins.list[Memory], Vector]:
+        """The rows that held at ``flt.as_of`` (current memories and superseded past versions alike), read from the
+        table: an ``as_of`` search is rare, the cache stays lean."""
+
+        def run(conn: sqlite3.Connection) -> tuple[builtins.list[Memory], Vector]:
+            where = self._where(user, flt)
+            rows = []
+            if where is not None:
+                with transaction(conn, write=False):
+                    rows = drive(tx(conn).all(f"SELECT {COLUMNS}, embedding FROM memories WHERE {where[0]}", where[1]))
+            return [memory_from_row(r[:-1]) for r in rows], self._matrix(rows)
+
+        return await self._core.run(run)
+
+    def _matrix(self, rows: builtins.list[Any]) -> Vector:
+        return np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
+
+    async def load(self, user: UserRef, hold: Callable[[Callable[[], Rows]], T]) -> T:
+        def run(conn: sqlite3.Connection) -> T:
+            with transaction(conn, write=False):
+                self._core.note_foreign(conn)
+                return hold(partial(self._current, conn, user))
+
+        return await self._core.run(run)
+
+    def _current(self, conn: sqlite3.Connection, user: UserRef) -> Rows:
+        """Database thread: the user's active memories and vectors (one indexed query)."""
+        rows = conn.execute(
+            f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
+            (user.tenant, user.user_id),
+        ).fetchall()
+        return [r[0] for r in rows], [memory_from_row(r[1:-1]) for r in rows], self._matrix(rows)
+
+    async def matching(self, user: UserRef, flt: MemoryFilter) -> set[int] | None:
         only: set[int] | None = None
         if flt.text is not None:
             only = await self._core.run(partial(self._text_pks, user, flt.text))
         if flt.metadata:  # the rows whose metadata matches, by the same SQL as list's; scored from the cache
             matching = await self._core.run(partial(self._metadata_pks, user, flt.metadata))
             only = matching if only is None else only & matching
-        search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
-        if entry.n * self._core.dim > _LARGE_SCAN:
-            return await asyncio.to_thread(search)
-        return search()
-
-    def _nearest_as_of(
-        self, user: UserRef, query: Vector, k: int, flt: MemoryFilter, conn: sqlite3.Connection
-    ) -> builtins.list[ScoredMemory]:
-        """Database thread: exact cosine top-``k`` of the rows that held at ``flt.as_of`` (current memories and
-        superseded past versions alike), read from the table: an ``as_of`` search is rare, the cache stays lean."""
-        where = self._where(user, flt)
-        if where is None:
-            return []
-        conditions, args = where
-        with transaction(conn, write=False):
-            rows = drive(tx(conn).all(f"SELECT {COLUMNS}, embedding FROM memories WHERE {conditions}", args))
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
-        scores = matrix @ np.asarray(query, dtype=np.float32)
-        order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), i))[:k]
-        return [ScoredMemory(memory_from_row(rows[i][:-1]), float(scores[i])) for i in order]
-
-    def _load(self, user: UserRef, conn: sqlite3.Connection) -> UserVectors:
-        """Database thread: read the user's active memories and vectors (one indexed query) and cache them."""
-        key = user_key(user)
-        with transaction(conn, write=False):
-            self._core.note_foreign(conn)
-            cached = self._core.vectors.peek(key)
-            if cached is not None:  # another search loaded it while this one waited
-                return cached
-            rows = conn.execute(
-                f"SELECT pk, {COLUMNS}, embedding FROM memories WHERE tenant = ? AND user_id = ? AND is_active = 1",
-                (user.tenant, user.user_id),
-            ).fetchall()
-        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype="<f4").reshape(len(rows), self._core.dim)
-        memories = [memory_from_row(r[1:-1]) for r in rows]
-        cats = [CATEGORY_CODES[m.category] for m in memories]
-        entry = UserVectors(self._core.dim, [r[0] for r in rows], memories, matrix, cats)
-        self._core.vectors.put(key, entry)
-        return entry
+        return only
 
     def _metadata_pks(self, user: UserRef, wanted: Mapping[str, Any], conn: sqlite3.Connection) -> set[int]:
         conditions, values = metadata_conditions(wanted)

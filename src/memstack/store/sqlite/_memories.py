@@ -26,10 +26,10 @@ from memstack.store._memory_writes import (
 )
 from memstack.store._outbox import memories_created
 from memstack.store._sql import Tx, drive
-from memstack.store.sqlite._cache import UserVectors
-from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts, user_key
-from memstack.store.sqlite._rows import CATEGORY_CODES, fts_owner, metadata_text, to_ts
+from memstack.store.sqlite._core import COUNT, FETCH, Core, fetched, opt_ts
+from memstack.store.sqlite._rows import fts_owner, metadata_text, to_ts
 from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.vectors.base import IndexedRow, VectorWrite
 from memstack.types import (
     HistoryAction,
     Memory,
@@ -118,7 +118,7 @@ class SQLiteMemories(MemoryWritesBase):
             return pk
 
         pk = self._core.write(conn, body)
-        self._core.cached_change(user, pk, new, vector, was_active=False)
+        self._core.vectors.committed(user, VectorWrite.of_change(pk, False, new, vector))
         return new
 
     async def add_many(
@@ -137,12 +137,12 @@ class SQLiteMemories(MemoryWritesBase):
         now = utcnow()
         ids = new_ids("mem", len(batch))
         new = [new_memory(user, m, now, i) for m, i in zip(batch, ids, strict=True)]
-        owner, key, at = fts_owner(user), user_key(user), to_ts(now)
+        owner, at = fts_owner(user), to_ts(now)
         blobs = np.ascontiguousarray(matrix, dtype="<f4")
 
         def body(conn: sqlite3.Connection) -> tuple[int, bool]:
             base = int(conn.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0])
-            first_for_user = self._core.vectors.peek(key) is None and self._core.count(conn, user) == 0
+            first_for_user = self._core.count(conn, user) == 0
             rows = (self._insert_row(base + i + 1, m, blobs[i].tobytes(), owner, at) for i, m in enumerate(new))
             conn.executemany(_INSERT, rows)
             conn.execute(f"{_FTS_INSERT_FROM} WHERE pk > ?", (base,))
@@ -154,18 +154,9 @@ class SQLiteMemories(MemoryWritesBase):
             return base, first_for_user
 
         base, first_for_user = self._core.write(conn, body)
-        # The cache holds current memories only: a past fact (its interval over, see new_memory) stays out of it.
-        current = [i for i, m in enumerate(new) if m.is_active]
-        pks = [base + 1 + i for i in current]
-        kept = [new[i] for i in current]
-        cats = [CATEGORY_CODES[m.category] for m in kept]
-        rows = matrix if len(current) == len(new) else matrix[current]
-        entry = self._core.vectors.peek(key)
-        if entry is not None:
-            entry.extend(pks, kept, rows, cats)
-            self._core.vectors.resized(key)
-        elif first_for_user:  # write-through: a new user's memories and vectors are all in hand
-            self._core.vectors.put(key, UserVectors(self._core.dim, pks, kept, rows, cats))
+        # The index holds current memories only: a past fact (its interval over, see new_memory) stays out of it.
+        added = [IndexedRow(base + 1 + i, m, matrix[i]) for i, m in enumerate(new) if m.is_active]
+        self._core.vectors.committed(user, VectorWrite(added=added, complete=first_for_user))
         return new
 
     # -- the shared writes' hooks (update, forget, restore, delete: MemoryWritesBase) ----------------------------------
@@ -183,12 +174,10 @@ class SQLiteMemories(MemoryWritesBase):
         def run(conn: sqlite3.Connection) -> Change:
             change = self._core.write(conn, lambda c: drive(body(tx(c))))
             # Still on the database thread, before any other write: the cache follows commits in their order.
-            if change.after is not None:
-                after = change.after  # a restore's carries the stored vector the cache takes back
-                self._core.cached_change(user, change.key, after, after.embedding, was_active=change.before.is_active)
-            elif change.before.is_active and (entry := self._core.vectors.peek(user_key(user))) is not None:
-                entry.remove(change.key)
-                self._core.vectors.resized(user_key(user))
+            # (A restore's ``after`` carries the stored vector the index takes back.)
+            vector = change.after.embedding if change.after is not None else None
+            write = VectorWrite.of_change(change.key, change.before.is_active, change.after, vector)
+            self._core.vectors.committed(user, write)
             return change
 
         return await self._core.run(run)

@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 
 from memstack.store._memory_reads import memory_from_row as neutral_memory
-from memstack.types import Category, Memory, UserRef
+from memstack.types import Memory, UserRef
 
 __all__ = [
-    "CATEGORY_CODES",
     "from_ts",
     "fts_owner",
     "memory_from_row",
@@ -27,7 +26,6 @@ __all__ = [
 ]
 
 #: Small integer per category, used by the in-memory vector cache for filtering.
-CATEGORY_CODES: dict[Category, int] = {c: i for i, c in enumerate(Category)}
 
 
 def to_ts(value: datetime) -> str:

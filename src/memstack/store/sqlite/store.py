@@ -29,6 +29,7 @@ from memstack.store.sqlite.hidden import SQLiteHidden
 from memstack.store.sqlite.jobs import SQLiteJobs
 from memstack.store.sqlite.sessions import SQLiteSessionArchive, SQLiteSessions
 from memstack.store.sqlite.users import SQLiteUserData, finish_purges, prune_erasures
+from memstack.store.vectors.cache import CachedVectors
 
 __all__ = ["SQLiteStore", "StoreStats"]
 
@@ -107,13 +108,17 @@ class SQLiteStore(SharedRoles):
         self._core.sync(conn)
 
     @property
+    def vectors(self) -> CachedVectors:
+        return self._core.vectors
+
+    @property
     def path(self) -> Path:
         return self._core.db.path
 
     @property
     def stats(self) -> StoreStats:
-        vectors = self._core.vectors
-        return StoreStats(len(vectors), vectors.nbytes, self._core.calls)
+        cache = self._core.vectors.cache
+        return StoreStats(len(cache), cache.nbytes, self._core.calls)
 
     async def __aenter__(self) -> Self:
         return self
@@ -126,7 +131,7 @@ class SQLiteStore(SharedRoles):
         await self.sessions.close()
         self._core.close_watch()
         await self._core.db.close()
-        self._core.vectors.clear()
+        await self._core.vectors.close()
 
 
 def _private(path: Path) -> None:

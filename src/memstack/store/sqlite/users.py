@@ -39,10 +39,11 @@ from memstack.store._sql import drive
 from memstack.store._users import erase_plan, erase_rows
 from memstack.store._users_load import Columns, LoadHooks, UserRows
 from memstack.store.fence import KEEP_S, erasure_key, new_epoch
-from memstack.store.sqlite._core import Core, erasure_epoch, user_key
+from memstack.store.sqlite._core import Core, erasure_epoch
 from memstack.store.sqlite._db import transaction
 from memstack.store.sqlite._rows import fts_owner
 from memstack.store.sqlite._sql import SQLiteSql, tx
+from memstack.store.vectors.base import VectorWrite
 from memstack.types import ErasureReport, UserRef, Vector, check_id, utcnow
 
 __all__ = ["SQLiteUserData", "finish_purges", "prune_erasures"]
@@ -115,7 +116,7 @@ class SQLiteUserData(UserRows):
         return {"fts_owner": ("?", fts_owner(user)), "embedding": ("?", blob)} | _terms(text_terms(content))
 
     async def _loaded(self, user: UserRef, document: Mapping[str, builtins.list[dict[str, Any]]]) -> None:
-        self._core.vectors.discard(user_key(user))  # the user's memories are read again, with the imported ones
+        self._core.vectors.invalidate(user)  # the user's memories are read again, with the imported ones
 
     async def epoch(self, user: UserRef) -> int:
         check_id(user.user_id, "user_id")
@@ -147,7 +148,7 @@ class SQLiteUserData(UserRows):
             return removed
 
         removed = self._core.write(conn, body)
-        self._core.vectors.discard(user_key(user))
+        self._core.vectors.committed(user, VectorWrite(stale=True))  # before any later write: nothing of theirs held
         return removed
 
     def _purge_log(self, conn: sqlite3.Connection, user: UserRef) -> None:

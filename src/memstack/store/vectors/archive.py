@@ -29,8 +29,9 @@ The ``nearest``: an archive of at most ``exact_max`` messages is scanned exactly
 milliseconds for thousands); a larger one goes through the HNSW index over every archived message with the user
 filter and iterative scans (``hnsw.iterative_scan``, set per connection), and, in the same statement, exactly again
 if that scan came back with fewer than ``nearest`` rows (a filter too selective for the graph): never fewer
-candidates than asked. (Memories take the other road, a partial HNSW index per large user, see ``_ann.py``; the
-archive's vectors are written in the background, so one shared graph costs no request anything.)
+candidates than asked. That rule is the memories' too, written once (:func:`~memstack.store.vectors.pgvector.nearest`);
+the memories' index differs in scope: a partial HNSW index per large user (:mod:`memstack.store.vectors.hnsw`),
+while the archive's vectors are written in the background, so one shared graph costs no request anything.
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from memstack.retrieval.archive import ArchiveQuery, ArchiveStats, Candidates, message_text, rank_candidates
+from memstack.store._checks import unit_vector
 from memstack.store._fulltext import term_ids
+from memstack.store.vectors._pg import Conn, Pool
+from memstack.store.vectors.hnsw import AnnSettings
+from memstack.store.vectors.pgvector import nearest
 from memstack.text import tokenize
 from memstack.types import MESSAGE_ROLES, ArchivedMessage, ArchiveMatch, UserRef
 
-__all__ = ["ArchiveSearch", "message_terms", "migrate_archive_search", "relink", "session_totals"]
-
-Conn = psycopg.AsyncConnection[Any]
+__all__ = ["ArchiveSearch", "insert_messages", "message_terms", "migrate_archive_search", "relink", "session_totals"]
 
 #: Rows converted per batch by the migration.
 _BATCH = 1000
@@ -179,6 +181,34 @@ async def session_totals(conn: Conn, user: UserRef, sessions: Iterable[int]) -> 
     return await _totals(conn, user, sorted(set(sessions)))
 
 
+_INSERT = (
+    "INSERT INTO archive_vectors (turn_seq, tenant, user_id, side, speaker, embedding, session_seq, turn, at, "
+    "term_ids, n_terms) VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s::bigint[], %s) "
+    "ON CONFLICT (turn_seq, side) DO NOTHING"
+)
+
+#: One archived message to write: its exchange's ``seq``, session ``seq``, turn, time and texts (user, assistant),
+#: then its side, speaker and vector (as the connection sends it; ``None`` for a blank message).
+Placed = tuple[int, int, int, datetime, tuple[str, str], int, str | None, Any]
+
+
+async def insert_messages(conn: Conn, user: UserRef, messages: Sequence[Placed]) -> int:
+    """In the writer's transaction, under the user's lock: write the messages' vectors with what ranking reads (their
+    place, their stems), then link them and update the user's statistics (:func:`relink`); how many were new."""
+    sessions = {m[1] for m in messages}
+    before = await session_totals(conn, user, sessions)
+    params = []
+    for seq, session, turn, at, texts, side, speaker, vector in messages:
+        ids = term_ids(message_terms(texts[side], speaker)) if vector is not None else []
+        params.append((seq, user.tenant, user.user_id, side, speaker, vector, session, turn, at, ids, len(ids)))
+    async with conn.cursor() as insert:
+        await insert.executemany(_INSERT, params)
+        written = insert.rowcount
+    if written:
+        await relink(conn, user, sessions, before)
+    return max(int(written), 0)
+
+
 #: The columns ranking reads, of ``archive_vectors AS v``: id, previous id,
 #: session, the query terms' counts (``{tf}``: ``NULL`` when it holds none), terms, key terms, dot product
 #: (``{dot}``), time (epoch seconds), excluded (the excluded session's, and the exchanges forgotten memories hide:
@@ -234,20 +264,6 @@ CROSS JOIN (SELECT * FROM archive_stats WHERE tenant = %(tenant)s AND user_id = 
 ORDER BY v.session_seq, v.turn, v.side
 """
 
-#: The nearest ``n`` exactly: every dot product of the user's rows (fenced, so no index can serve the order).
-_EXACT = f"""SELECT seq FROM (
-        SELECT seq, embedding <#> %(v)s::vector AS d FROM archive_vectors WHERE {_USER} OFFSET 0
-    ) AS exact ORDER BY d, seq LIMIT %(n)s"""
-
-#: The nearest ``n`` through the HNSW index (iterative scan), exactly again if it came back short.
-_INDEXED = f""", ann AS MATERIALIZED (
-    SELECT seq FROM archive_vectors WHERE {_USER} ORDER BY embedding <=> %(v)s::vector LIMIT %(n)s
-), dense AS (
-    SELECT seq FROM ann WHERE (SELECT count(*) FROM ann) >= %(n)s
-    UNION ALL
-    (SELECT seq FROM ({_EXACT}) AS fallback WHERE (SELECT count(*) FROM ann) < %(n)s)
-)"""
-
 #: The nearest ``n`` within the asked-for time.
 _TIMED = f""", timed AS (
     SELECT v.seq FROM archive_vectors AS v WHERE {_V_USER} AND v.at >= %(since)s AND v.at < %(until)s
@@ -282,7 +298,7 @@ def _statement(n_terms: int, *, everything: bool, vector: bool, indexed: bool, t
         return _ALL.replace("{tf}", fill["tf"]).replace("{dot}", fill["dot"]).encode()
     dense, found = "", ""
     if vector:
-        dense = _INDEXED if indexed else f", dense AS ({_EXACT})"
+        dense = ", " + nearest("dense", "archive_vectors", _USER, "%(n)s", indexed=indexed)
         found = " UNION SELECT seq FROM dense"
         if timed:
             dense += _TIMED
@@ -292,17 +308,20 @@ def _statement(n_terms: int, *, everything: bool, vector: bool, indexed: bool, t
 
 
 class ArchiveSearch:
-    """Ranks one user's archive in the database (see the module docstring).
+    """Ranks one user's archive in ``db`` (see the module docstring), with :class:`AnnSettings`' ``archive_*``:
 
     ``scan_max``: archives of at most this many messages are read whole (one btree scan is cheaper than finding
     candidates when a query's words, a speaker's name among them, are in most messages); ``nearest``: messages
     taken as candidates by vector (and again within an asked-for time); ``exact_max``: archives of at most this
     many messages find those exactly rather than through the HNSW index."""
 
-    def __init__(self, *, scan_max: int = 1_000, nearest: int = 100, exact_max: int = 20_000) -> None:
-        self.scan_max = scan_max
-        self.nearest = nearest
-        self.exact_max = exact_max
+    def __init__(self, db: Pool, dim: int, settings: AnnSettings | None = None) -> None:
+        s = settings or AnnSettings()
+        self._db = db
+        self._dim = dim
+        self.scan_max = s.archive_scan_max
+        self.nearest = s.archive_nearest
+        self.exact_max = s.archive_exact_max
         self._statements: dict[tuple[int, bool, bool, bool, bool], bytes] = {}
 
     def _sql(self, n_terms: int, *, everything: bool, vector: bool, indexed: bool, timed: bool) -> bytes:
@@ -315,6 +334,16 @@ class ArchiveSearch:
         return statement
 
     async def search(
+        self, user: UserRef, query: ArchiveQuery, k: int, exclude_session: str | None
+    ) -> list[ArchiveMatch]:
+        vector = None
+        if query.vector is not None:  # checked as any vector, sent as given: the dot product is part of the score
+            unit_vector(query.vector, self._dim)
+            vector = self._db.vector_param(np.asarray(query.vector, dtype=np.float32).reshape(-1))
+        async with self._db.connection() as conn:
+            return await self._search(conn, user, query, vector, k, exclude_session)
+
+    async def _search(
         self, conn: Conn, user: UserRef, query: ArchiveQuery, vector: Any, k: int, exclude_session: str | None
     ) -> list[ArchiveMatch]:
         """``vector``: the query vector as the connection sends it (``None``: rank lexically)."""

@@ -1,28 +1,53 @@
-"""The SQLite store's in-process cache: each user's active memories, as a unit-row float32 matrix beside the
-:class:`Memory` values (without vectors) it returns, in an LRU bounded by a byte budget.
+"""The SQLite store's vector index: each user's current memories as a unit-row float32 matrix beside the
+:class:`Memory` values (without vectors) it returns, in an in-process LRU bounded by a byte budget, scored exactly.
 
-Holding the rows next to the vectors is what lets a warm ``nearest`` answer without any database read: measured
-on 500-memory users, fetching and converting ten rows per search cost about twice the numpy scoring itself.
-It costs roughly 500 bytes per memory on top of the vector's ``4 * dim``, counted in the budget.
+Exact, not approximate: a user of a few thousand memories is scored in well under a millisecond by one matrix
+product, and even 100,000 memories (a few milliseconds, on a worker thread) are not worth an approximate graph whose
+upkeep every write would pay. SQLite's file is served by one process at a time in practice, so the index can live
+in that process; PostgreSQL's, shared by many, lives in the database (:mod:`memstack.store.vectors.pgvector`).
 
-Writers (the database thread) change an entry right after their transaction commits; readers (the event loop, or a
-worker for very large users) hold the entry's lock while they score it. A change committed by another process
-clears everything (see :mod:`memstack.store.sqlite._core`).
+Holding the rows next to the vectors is what lets a warm search answer without any database read: measured on
+500-memory users, fetching and converting ten rows per search cost about twice the numpy scoring itself. It costs
+roughly 500 bytes per memory on top of the vector's ``4 * dim``, counted in the budget.
+
+Writers (the database thread) change an entry right after their transaction commits
+(:meth:`CachedVectors.committed`); readers (the event loop, or a worker for very large users) hold the entry's lock
+while they score it. What the cache cannot see for itself (another process's commits, the rows a filter's text or
+metadata selects, a user's rows when they are not held) it asks of its :class:`RowSource`, the store.
 """
 
 from __future__ import annotations
 
+import asyncio
+import builtins
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from memstack.types import Memory, ScoredMemory, Vector
+from memstack.store._checks import parse_category
+from memstack.store.vectors.base import IndexedRow, VectorWrite
+from memstack.store.vectors.exact import top_k
+from memstack.types import Category, Memory, MemoryFilter, ScoredMemory, UserRef, Vector
 
-__all__ = ["UserVectors", "VectorCache"]
+__all__ = ["CachedVectors", "RowSource", "UserVectors", "VectorCache"]
+
+T = TypeVar("T")
+
+#: A memory's category as the cache's int8 code.
+CATEGORY_CODES: dict[Category, int] = {c: i for i, c in enumerate(Category)}
+
+#: Floats scored per search above which scoring leaves the event loop (~1 ms of work).
+LARGE_SCAN = 2_000_000
+
+#: A user's current memories as read from the store: keys, memories (without vectors), their vectors.
+Rows = tuple[list[int], list[Memory], Vector]
 
 _ROW_BYTES = 420  # a Memory without its vector, its id string, list slots, index dict entry, codes
 
@@ -34,7 +59,7 @@ def _row_bytes(memory: Memory) -> int:
 class UserVectors:
     """One user's active memories: vectors (for scoring), category and agent codes (for filtering), the rows."""
 
-    def __init__(self, dim: int, pks: list[int], memories: list[Memory], matrix: Vector, cats: list[int]) -> None:
+    def __init__(self, dim: int, pks: list[int], memories: list[Memory], matrix: Vector) -> None:
         self.lock = threading.Lock()
         self.dim = dim
         n = len(pks)
@@ -44,7 +69,7 @@ class UserVectors:
         self._pks = np.empty(capacity, dtype=np.int64)
         self._pks[:n] = pks
         self._cats = np.empty(capacity, dtype=np.int8)
-        self._cats[:n] = cats
+        self._cats[:n] = [CATEGORY_CODES[m.category] for m in memories]
         self._agent_codes: dict[str, int] = {}
         self._agents = np.empty(capacity, dtype=np.int32)
         self._agents[:n] = [self._agent_code(m.agent_id) for m in memories]
@@ -64,17 +89,14 @@ class UserVectors:
 
     # -- writers (database thread, after commit) ------------------------------------------------------------------
 
-    def append(self, pk: int, memory: Memory, vector: Vector, cat: int) -> None:
-        self.extend([pk], [memory], vector[None, :], [cat])
-
-    def extend(self, pks: list[int], memories: list[Memory], matrix: Vector, cats: list[int]) -> None:
+    def extend(self, pks: list[int], memories: list[Memory], matrix: Vector) -> None:
         with self.lock:
             n, add = self.n, len(pks)
             if n + add > len(self._pks):
                 self._grow(max(16, 2 * (n + add)))
             self._matrix[n : n + add] = matrix
             self._pks[n : n + add] = pks
-            self._cats[n : n + add] = cats
+            self._cats[n : n + add] = [CATEGORY_CODES[m.category] for m in memories]
             self._agents[n : n + add] = [self._agent_code(m.agent_id) for m in memories]
             self._memories.extend(memories)
             self._row_of.update((pk, n + i) for i, pk in enumerate(pks))
@@ -109,7 +131,7 @@ class UserVectors:
             self._memories.pop()
             self.n = last
 
-    def replace(self, pk: int, memory: Memory, vector: Vector | None, cat: int) -> None:
+    def replace(self, pk: int, memory: Memory, vector: Vector | None) -> None:
         """A changed row (update): new fields, and a new vector when the content changed."""
         with self.lock:
             i = self._row_of.get(pk)
@@ -119,7 +141,7 @@ class UserVectors:
             self._memories[i] = memory
             if vector is not None:
                 self._matrix[i] = vector
-            self._cats[i] = cat
+            self._cats[i] = CATEGORY_CODES[memory.category]
             self._agents[i] = self._agent_code(memory.agent_id)
 
     # -- readers ----------------------------------------------------------------------------------------------------
@@ -152,13 +174,7 @@ class UserVectors:
                 pk_mask = np.isin(self._pks[:n], np.fromiter(only_pks, dtype=np.int64))
                 mask = pk_mask if mask is None else mask & pk_mask
             pool = np.flatnonzero(mask) if mask is not None else None
-            pooled = scores[pool] if pool is not None else scores
-            m = len(pooled)
-            kk = min(k, m)
-            if kk == 0:
-                return []
-            top = np.argpartition(-pooled, kk - 1)[:kk] if kk < m else np.arange(m)
-            top = top[np.argsort(-pooled[top], kind="stable")]
+            top = top_k(scores[pool] if pool is not None else scores, k)
             rows = pool[top] if pool is not None else top
             memories = self._memories
             return [ScoredMemory(memories[r], float(scores[r])) for r in rows.tolist()]
@@ -231,3 +247,110 @@ class VectorCache:
     @property
     def nbytes(self) -> int:
         return self._total
+
+
+class RowSource(Protocol):
+    """What :class:`CachedVectors` asks of its store (SQLite: :class:`~memstack.store.sqlite._index.SQLiteIndex`)."""
+
+    async def catch_up(self) -> None:
+        """Apply what other processes committed since the last call (clearing what it made stale)."""
+        ...
+
+    async def load(self, user: UserRef, hold: Callable[[Callable[[], Rows]], T]) -> T:
+        """Call ``hold`` on the writers' thread, before any later write, with a function that reads ``user``'s
+        current memories: an entry made there misses no write that commits after it."""
+        ...
+
+    async def matching(self, user: UserRef, flt: MemoryFilter) -> set[int] | None:
+        """The keys of ``user``'s current memories that ``flt``'s text and metadata select (``None``: it has
+        neither)."""
+        ...
+
+    async def held(self, user: UserRef, flt: MemoryFilter) -> tuple[builtins.list[Memory], Vector]:
+        """The memories that pass ``flt`` at its ``as_of`` (or its past versions), with their vectors."""
+        ...
+
+
+class CachedVectors:
+    """The :class:`~memstack.store.vectors.base.VectorIndex` over a :class:`VectorCache` of ``budget_bytes``."""
+
+    def __init__(self, dim: int, budget_bytes: int, rows: RowSource) -> None:
+        self.dim = dim
+        self.cache = VectorCache(budget_bytes)
+        self._rows = rows
+
+    async def search(self, user: UserRef, query: Vector, k: int, flt: MemoryFilter) -> builtins.list[ScoredMemory]:
+        if flt.as_of is not None or flt.past:  # past versions are not held (current memories only): read the rows
+            memories, matrix = await self._rows.held(user, flt)
+            scores = matrix @ np.asarray(query, dtype=np.float32)
+            return [ScoredMemory(memories[i], float(scores[i])) for i in top_k(scores, k).tolist()]
+        cats = [CATEGORY_CODES[parse_category(c)] for c in flt.categories]
+        await self._rows.catch_up()
+        key = (user.tenant, user.user_id)
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = await self._rows.load(user, partial(self._hold, key))
+        only = await self._rows.matching(user, flt)
+        search = partial(entry.search, query, k, categories=cats, agent_id=flt.agent_id, only_pks=only)
+        if entry.n * self.dim > LARGE_SCAN:
+            return await asyncio.to_thread(search)
+        return search()
+
+    def _hold(self, key: tuple[str, str], read: Callable[[], Rows]) -> UserVectors:
+        """Writers' thread: the entry another search loaded while this one waited, else a new one, cached."""
+        cached = self.cache.peek(key)
+        if cached is not None:
+            return cached
+        entry = UserVectors(self.dim, *read())
+        self.cache.put(key, entry)
+        return entry
+
+    def committed(self, user: UserRef, write: VectorWrite) -> None:
+        key = (user.tenant, user.user_id)
+        entry = self.cache.peek(key)
+        if write.stale:
+            self.cache.discard(key)
+            return
+        if entry is None:
+            if write.complete and write.added:  # write-through: a new user's memories and vectors are all in hand
+                self.cache.put(key, UserVectors(self.dim, *_rows(write.added)))
+            return
+        for pk in write.removed:
+            entry.remove(pk)
+        for row in write.changed:
+            entry.replace(row.key, _bare(row.memory), row.vector)
+        if write.added:
+            entry.extend(*_rows(write.added))
+        self.cache.resized(key)
+
+    def counts(self, user: UserRef) -> bool:
+        return False  # exact at every size: nothing is decided from a count
+
+    async def settle(self, user: UserRef) -> None:
+        return None  # every change is applied in committed()
+
+    async def forget(self, user: UserRef) -> None:
+        self.invalidate(user)
+
+    def invalidate(self, user: UserRef | None = None) -> None:
+        if user is None:
+            self.cache.clear()
+        else:
+            self.cache.discard((user.tenant, user.user_id))
+
+    async def close(self) -> None:
+        self.cache.clear()
+
+
+def _bare(memory: Memory) -> Memory:
+    """The memory as held: its vector is in the matrix, not on the row."""
+    return replace(memory, embedding=None) if memory.embedding is not None else memory
+
+
+def _rows(added: Iterable[IndexedRow]) -> Rows:
+    rows = list(added)
+    vectors = [r.vector for r in rows]
+    if any(v is None for v in vectors):  # VectorWrite.of_change marks a row without its vector stale instead
+        raise ValueError("a row added to the vector cache came without its vector")
+    matrix = np.stack([np.asarray(v, dtype=np.float32) for v in vectors]).reshape(len(rows), -1)
+    return [r.key for r in rows], [_bare(r.memory) for r in rows], matrix

@@ -1,4 +1,6 @@
-"""HNSW indexes for very large users, and which users have one.
+"""HNSW indexes for very large users, which users have one, and what pgvector must be for them.
+
+The decisions behind PostgreSQL's vector index (:mod:`memstack.store.vectors.pgvector`), whose statements follow them.
 
 Plan choice is deliberate, never left to the plan cache:
 
@@ -18,12 +20,18 @@ answer back with its rows, so a search is still one statement. A stale answer is
 still exact, only slower.
 
 Builds are serialised per user across processes with a session advisory lock; a build that died half-way leaves
-an invalid index, which the next build drops first.
+an invalid index, which the next build drops first. An erasure drops the user's index in its own transaction
+(:func:`drop_index`).
+
+The schema this needs is written here too: pgvector 0.8 or later (:func:`ensure_pgvector`; iterative index scans
+keep filtered HNSW searches from returning fewer than k rows) and the ``memory_ann_indexes`` table
+(:data:`ANN_INDEXES`, in migration ``0001_memories``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import math
@@ -31,21 +39,16 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from memstack.errors import ConfigError, MemstackError
-from memstack.store.fence import Fence
-from memstack.store.postgres._db import Database
-from memstack.store.postgres._fence import USER_ERASED, enter_fence, erasure_epoch
-from memstack.store.postgres._rows import user_lock_key
+from memstack.errors import ConfigError, MemstackError, StoreUnavailable
+from memstack.store.fence import Fence, user_lock_key
+from memstack.store.vectors._pg import Conn, Fencing, Pool
 from memstack.types import UserRef
 
-Conn = psycopg.AsyncConnection[Any]
-
-__all__ = ["AnnIndexes", "AnnSettings"]
+__all__ = ["ANN_INDEXES", "MIN_PGVECTOR", "AnnIndexes", "AnnSettings", "drop_index", "ensure_pgvector", "index_name"]
 
 _log = logging.getLogger("memstack.store.postgres")
 _MAX_CACHED_USERS = 100_000
@@ -60,7 +63,7 @@ class AnnSettings:
     ``build_memory``: ``maintenance_work_mem`` for a build (the graph should fit). ``cache_ttl_s``: how long this
     process trusts that a user has no index (another process may build one meanwhile).
 
-    The archive's recall (:mod:`memstack.store.postgres._archive_search`): a user with at most ``archive_scan_max``
+    The archive's recall (:mod:`memstack.store.vectors.archive`): a user with at most ``archive_scan_max``
     archived messages has them all read and ranked; a larger one has candidates found, among them the
     ``archive_nearest`` nearest by vector, exactly up to ``archive_exact_max`` messages, through the HNSW index
     over every archived message above.
@@ -91,16 +94,67 @@ class AnnSettings:
             )
 
 
+#: pgvector 0.8 brought iterative index scans, which keep filtered HNSW searches from returning fewer than k rows.
+MIN_PGVECTOR = (0, 8)
+
+#: The users who have their own HNSW index (part of migration ``0001_memories``).
+ANN_INDEXES = """
+    CREATE TABLE memory_ann_indexes (
+        tenant text NOT NULL,
+        user_id text NOT NULL,
+        index_name text NOT NULL UNIQUE,
+        active_at_build bigint NOT NULL,
+        built_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant, user_id)
+    )
+"""
+
+
+async def ensure_pgvector(conn: Conn, where: str) -> None:
+    """Install pgvector in the database if it is not (needs the rights to), and refuse one older than 0.8."""
+    install = (
+        "memstack needs the pgvector extension, version 0.8 or later: install it on the server "
+        "(https://github.com/pgvector/pgvector#installation), then run CREATE EXTENSION vector in this database "
+        "as a superuser or the database owner"
+    )
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreUnavailable(f"cannot use pgvector in {where} ({reason}); {install}") from None
+    row = await (await conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).fetchone()
+    version = str(row[0]) if row else "0"
+    parts = tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:2])
+    if parts < MIN_PGVECTOR:
+        raise StoreUnavailable(
+            f"{where} has pgvector {version}, but memstack needs 0.8 or later for iterative index scans; "
+            "install a newer pgvector on the server and run ALTER EXTENSION vector UPDATE"
+        )
+
+
+async def drop_index(conn: Conn, user: UserRef) -> int:
+    """In an erasure's transaction: drop the user's HNSW index if there is one; how many were dropped."""
+    name = index_name(user)
+    cur = await conn.execute(b"SELECT count(*) FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,))
+    row = await cur.fetchone()
+    dropped = int(row[0]) if row else 0
+    if dropped:
+        await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
+    return dropped
+
+
 def index_name(user: UserRef) -> str:
     digest = hashlib.blake2b(f"{user.tenant}\x1f{user.user_id}".encode(), digest_size=8).hexdigest()
     return f"memories_ann_{digest}"
 
 
 class AnnIndexes:
-    """Knows (and caches) which users have an HNSW index, and builds them."""
+    """Knows (and caches) which users have an HNSW index, and builds them on ``db`` under the store's erasure
+    ``fencing`` (an erasure of the user during a build leaves no index behind)."""
 
-    def __init__(self, db: Database, settings: AnnSettings) -> None:
+    def __init__(self, db: Pool, settings: AnnSettings, fencing: Fencing) -> None:
         self._db = db
+        self._fencing = fencing
         self.settings = settings
         self._known: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()
         self._building: dict[tuple[str, str], asyncio.Task[str | None]] = {}
@@ -161,6 +215,20 @@ class AnnIndexes:
             return await asyncio.shield(self._task(user))
         except MemstackError:
             return None
+
+    async def wait(self, user: UserRef) -> None:
+        """Wait for the build of the user's index in flight, if any (a failed one was logged: exact search)."""
+        task = self._building.get((user.tenant, user.user_id))
+        if task is not None:
+            with contextlib.suppress(MemstackError):
+                await asyncio.shield(task)
+
+    def invalidate(self, user: UserRef | None = None) -> None:
+        """Forget what was cached about ``user`` (``None``: everyone); the next search asks the database."""
+        if user is None:
+            self._known.clear()
+        else:
+            self._known.pop((user.tenant, user.user_id), None)
 
     def schedule(self, user: UserRef) -> None:
         """Build the user's index in the background (a chat request that crossed the threshold does not wait)."""
@@ -236,7 +304,7 @@ class AnnIndexes:
                 _log.warning("%s indexes %s/%s; %s/%s stays on exact search", name, tenant, user_id, *_who(user))
                 return None
             # Pinned before the build reads the user's rows: an erasure of the user meanwhile leaves no index behind.
-            fence = Fence(user, await erasure_epoch(conn, user))
+            fence = Fence(user, await self._fencing.erasure_epoch(conn, user))
             # An index under this name that is not registered is a build that died half-way: start again.
             await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
             started = time.perf_counter()
@@ -256,7 +324,7 @@ class AnnIndexes:
             )
             try:
                 async with conn.transaction():
-                    await enter_fence(conn, fence)
+                    await self._fencing.enter_fence(conn, fence)
                     await conn.execute(
                         "INSERT INTO memory_ann_indexes (tenant, user_id, index_name, active_at_build) "
                         "SELECT %s, %s, %s, count(*) FROM memories WHERE tenant = %s AND user_id = %s AND is_active "
@@ -264,7 +332,7 @@ class AnnIndexes:
                         (user.tenant, user.user_id, name, user.tenant, user.user_id),
                     )
             except psycopg.Error as exc:
-                if getattr(exc, "sqlstate", None) != USER_ERASED:
+                if getattr(exc, "sqlstate", None) != self._fencing.USER_ERASED:
                     raise
                 await conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
                 _log.info("%s/%s was erased while their HNSW index was built; the index was dropped", *_who(user))
