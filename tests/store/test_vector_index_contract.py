@@ -21,6 +21,7 @@ import pytest
 
 from memstack.store.base import Store
 from memstack.store.vectors import IndexedRow, VectorIndex, VectorWrite
+from memstack.store.vectors.cache import CachedVectors
 from memstack.store.vectors.exact import top_k
 from memstack.types import (
     Category,
@@ -119,6 +120,10 @@ async def _same(
     assert [m.memory.id for m in found] == [i for i, _ in want]
     assert np.allclose([m.score for m in found], [s for _, s in want], atol=1e-5)
     assert all(m.memory.user_id == user.user_id for m in found)
+    # a vector handed back with a result (the cache holds them) is the memory's stored one, after any write
+    assert all(m.vector is None or np.allclose(m.vector, vectors[m.memory.id], atol=1e-6) for m in found)
+    if isinstance(store.vectors, CachedVectors) and not (flt.as_of or flt.past):
+        assert all(m.vector is not None for m in found)
 
 
 FILTERS = [

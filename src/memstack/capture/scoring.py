@@ -153,6 +153,7 @@ class MemoryScorer:
             past = {hit.memory.id: s.past_weight for hit in earlier}
         memories: dict[str, Memory] = {h.memory.id: h.memory for h in dense}
         cosine = {h.memory.id: h.score for h in dense}
+        vectors = {h.memory.id: h.vector for h in dense if h.vector is not None}  # passed along (ScoredMemory)
         floor = min(cosine.values(), default=0.0)
         best_bm25 = max((h.score for h in lexical), default=0.0)
         bm25: dict[str, float] = {}
@@ -170,6 +171,6 @@ class MemoryScorer:
             if w <= 0:
                 continue
             fused = cosine.get(memory_id, floor) + s.lexical_weight * bm25.get(memory_id, 0.0)
-            scored.append(ScoredMemory(memory, max(fused, 0.0) * w))
+            scored.append(ScoredMemory(memory, max(fused, 0.0) * w, vectors.get(memory_id)))
         scored.sort(key=lambda h: (-h.score, h.memory.id))
         return scored[:k]

@@ -17,7 +17,8 @@ Texts embedded moments ago by the same tenant are answered from :class:`~memstac
 (``recent_size`` entries kept ``recent_ttl_s`` seconds; 0 turns it off), a text another call is having embedded
 right now is waited for, and only the others are queued, each once however often a call repeats it: a turn's
 message is embedded once for recall and capture, its candidate once for the nearest memories and the update judge.
-The blocking ``embed_sync`` (the guard's, from a worker thread) reads and fills the same cache.
+The blocking ``embed_sync`` (the guard's, from a worker thread) reads and fills the same cache, and a caller that
+holds stored vectors of texts about to be embedded (a turn's recalled memories) hands them in (:meth:`known`).
 :meth:`BatchingEmbedder.forget_recent` drops it (an erasure calls it; a benchmark that times cold work does too).
 """
 
@@ -113,6 +114,19 @@ class BatchingEmbedder:
             self.recent.put(list(missing), fresh, generation=generation)
             found.update(zip(missing, fresh, strict=True))
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    @property
+    def generation(self) -> int:
+        """Bumped by :meth:`forget_recent`: read it before fetching vectors to hand to :meth:`known`."""
+        return self.recent.generation
+
+    def known(self, texts: Sequence[str], vectors: Vector, *, generation: int) -> None:
+        """Vectors the caller already holds for ``texts`` (a memory's stored embedding, read with its row), kept
+        as if just embedded for the running tenant: the guard, about to read those texts, embeds none of them. Not
+        kept when :meth:`forget_recent` ran since ``generation`` was read (an erasure meanwhile)."""
+        if texts:
+            tenant = current_tenant()
+            self.recent.put([self.recent.key(tenant, t) for t in texts], vectors, generation=generation)
 
     def forget_recent(self) -> None:
         """Drop the vectors of recently embedded texts (see :mod:`memstack.embed.recent`)."""

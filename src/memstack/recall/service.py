@@ -186,6 +186,7 @@ class Recaller:
                     category=m.category,
                     valid_from=m.valid_from,
                     valid_to=m.valid_to,
+                    vector=hit.vector,
                 )
             )
         return out

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from memstack.capture.base import ClassifyContext
 from memstack.capture.pipeline import CapturePipeline, DetectionResult
 from memstack.capture.scoring import MemoryScorer
@@ -55,6 +57,7 @@ from memstack.context import (
     turn_log_text,
 )
 from memstack.embed import Embedder
+from memstack.embed.batching import BatchingEmbedder
 from memstack.errors import InputError, MemstackError, NotFound
 from memstack.guard import ContentGuard, SemanticGuard
 from memstack.models import ChatModel, Message
@@ -472,10 +475,17 @@ class TurnRunner:
                 req.user, req.message, vector, k=top, agent_id=req.agent.name, now=req.at, with_past=True
             )
             return tuple(MemoryHit.from_scored(h, req.at) for h in hits)
+        generation = p.embedder.generation if isinstance(p.embedder, BatchingEmbedder) else 0
         items = await p.recaller.recall(
             req.user, req.message, k=top, at=req.at, vector=vector, exclude_session=handle.session_id,
             agent_id=req.agent.name, with_past=True,
         )  # fmt: skip
+        if isinstance(p.guard, SemanticGuard) and isinstance(p.embedder, BatchingEmbedder):
+            # the guard reads each recalled memory: the vectors the index held for them spare it embedding them
+            held = [(item.text.strip(), item.vector) for item in items if item.vector is not None]
+            if held:
+                texts = [text for text, _ in held]
+                p.embedder.known(texts, np.stack([v for _, v in held]), generation=generation)
         return layer_hits(items, now=req.at)
 
     async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:

@@ -381,10 +381,15 @@ class ScoredMemory:
     that answers the query scores clearly above the unrelated ones, whose scores sit near 0 and can be a little
     below it (a negative score only means unrelated, never "the opposite"). Where the line falls depends on the
     embedder and the texts: pick ``min_score`` (results below it are left out) by looking at scores on your own
-    data. From the store's full-text search it is a BM25 rank score (0 and up)."""
+    data. From the store's full-text search it is a BM25 rank score (0 and up).
+
+    ``vector``: the memory's stored embedding when the search had it at hand (SQLite's in-process index scores the
+    vectors it holds; PostgreSQL's search leaves it ``None`` rather than send every vector back). A reader that
+    would embed the memory's text with the store's model again (the guard, reading recalled memories) can use it."""
 
     memory: Memory
     score: float
+    vector: Vector | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,9 @@ class RecallItem:
     #: A memory's validity interval (:class:`~memstack.types.Memory`); ``None`` for a message, or unknown.
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    #: A memory's stored embedding when its search had it at hand (:class:`~memstack.types.ScoredMemory`); not
+    #: part of the answer (``to_dict``), only passed along so that a turn's guard does not embed the text again.
+    vector: Vector | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -176,8 +176,8 @@ class UserVectors:
             pool = np.flatnonzero(mask) if mask is not None else None
             top = top_k(scores[pool] if pool is not None else scores, k)
             rows = pool[top] if pool is not None else top
-            memories = self._memories
-            return [ScoredMemory(memories[r], float(scores[r])) for r in rows.tolist()]
+            memories, vectors = self._memories, self._matrix[rows]  # a copy: later writes change the matrix in place
+            return [ScoredMemory(memories[r], float(scores[r]), vectors[i]) for i, r in enumerate(rows.tolist())]
 
 
 class VectorCache:
