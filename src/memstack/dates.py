@@ -176,6 +176,10 @@ def count_value(raw: str) -> int:
     return int(raw) if raw.isdigit() else _COUNTS.get(raw, 1)
 
 
+def _day_text(d: date) -> str:
+    return f"{d.day} {calendar.month_name[d.month]} {d.year}"
+
+
 def _add_months(d: date, months: int) -> date:
     index = d.year * 12 + d.month - 1 + months
     year, month = divmod(index, 12)
@@ -207,6 +211,10 @@ class DateMention:
     last: date  # last day it covers (== first for a single day)
     granularity: Granularity
     weekday: bool = True  # a day is written with its weekday (only where the words named one)
+    # "this week", "this weekend": written against the day they were said ("the week of 27 November 2026", "the
+    # weekend before 27 November 2026"), the words' own anchor, not a Monday or a Saturday the user never named
+    said: date | None = None
+    kind: str = ""  # which form of words it was ("weekday", "relday", …; see ``_PATTERNS``)
 
     def render(self, *, bare: bool = False) -> str:
         """Absolute wording that can replace the mention in a sentence (``bare``: without "on"/"in")."""
@@ -220,8 +228,12 @@ class DateMention:
                 return f"on {f.day} {calendar.month_name[f.month]} {f.year}"
             return f"on {calendar.day_name[f.weekday()]}, {f.day} {calendar.month_name[f.month]} {f.year}"
         if self.granularity is Granularity.WEEKEND:
-            return f"on the weekend of {f.day} {calendar.month_name[f.month]} {f.year}"
+            if self.said is not None and not f <= self.said <= self.last:  # "this weekend", said on a weekday
+                side = "before" if self.last < self.said else "after"
+                return f"on the weekend {side} {_day_text(self.said)}"
+            return f"on the weekend of {_day_text(self.said or f)}"
         if self.granularity is Granularity.WEEK:
+            f = self.said or f
             return f"in the week of {f.day} {calendar.month_name[f.month]} {f.year}"
         if self.granularity is Granularity.MONTH:
             return f"in {calendar.month_name[f.month]} {f.year}"
@@ -263,7 +275,9 @@ _PAST = re.compile(
     # "got" is past unless it is "have got" ("I've got a cold", "she's got an interview on the 14th")
     r"\b(was|were|went|did|had|(?<!'ve )(?<!have )(?<!has )(?<!'s )got|made|took|saw|met|came|ago|last|"
     r"yesterday|used to|"
-    r"\w{3,}ed|bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
+    # an -ed word after a present "be" is a state, not a past ("the school is closed on Monday", "I'm booked Friday")
+    r"(?<!\bis )(?<!\bare )(?<!\bam )(?<!'m )(?<!'re )(?<!’m )(?<!’re )(?<!\bbe )\w{3,}ed|"
+    r"bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
     # irregular past forms that are not also present forms ("read", "put", "cut" are left out; "I quit …" in a
     # statement is news, not a habit)
     r"quit|led|sent|kept|held|brought|thought|taught|caught|sold|paid|heard|wore|drove|flew|rode|swam|sang|sat|stood|"
@@ -393,7 +407,7 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
         if g["year"]:
             year = int(g["year"])
         elif which == "last" or (not which and past):
-            year = today.year if month < today.month else today.year - 1
+            year = today.year if month <= today.month else today.year - 1  # "joined in November", said in November
         elif which == "next":
             year = today.year if month > today.month else today.year + 1
         else:
@@ -505,6 +519,50 @@ def _modal_may(m: re.Match[str]) -> bool:
     return not m.group(0).lower().startswith("in ")
 
 
+# Someone else's words (see :func:`_reported`): a quotation in double quotes, in single quotes (an apostrophe inside
+# a word, "I'm", "kids' toys", opens and closes nothing), or left open to the end of the text.
+_QUOTED = re.compile(
+    r"\"[^\"\n]*(?:\"|$)|“[^”\n]*(?:”|$)|«[^»\n]*(?:»|$)|„[^“”\n]*(?:[“”]|$)|"
+    r"(?:^|(?<=[\s:(\[]))['‘](?=\w)[^\n]*?(?:(?<=[^\s'‘])['’](?=$|[\s.,;:!?)\]])|$)",
+    re.MULTILINE,
+)
+# A message passed on after a colon ("my boss emailed: deadline moved to Monday", "she sent this in the group chat:
+# …"), to the end of its sentence.
+_RELAYED = re.compile(
+    r"\b(?:said|says|wrote|writes|texted|texts|messaged|emailed|posted|replied|announced|sent|forwarded|"
+    r"(?:got|received|read) (?:this|that|an? (?:message|text|note|email|letter|dm))|(?:message|text|note|email) from)\b"
+    r"[^.!?:\n]{0,60}:[^.!?\n]*",
+    re.IGNORECASE,
+)
+# Speech reported by someone other than the user ("the doctor said I need surgery next month", "my landlord says the
+# rent goes up in January"), to the end of its sentence; what the user says they said ("I told my boss I'm off on
+# Friday") is the user's own time.
+_REPORTED_SPEECH = re.compile(
+    r"(?<!\bI )(?<!\bwe )(?<!\bI've )(?<!\bI had )"
+    r"\b(?:said|says|told (?:me|us|him|her|them|everyone)|tells (?:me|us)|texted (?:me|us)|wrote (?:me|us|that)|"
+    r"mentioned|announced|claims|claimed|promised|warned (?:me|us)|insists|insisted|reckons|swears)\b[^.!?;\n]*",
+    re.IGNORECASE,
+)
+
+
+def _reported(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` that are someone else's words: quoted, relayed after a colon, or reported. Their times
+    were said at another time and by another person ("I'm quitting on Friday", quoted from last week's group chat):
+    read against the message's time they name the wrong day, so they are left as said, not resolved."""
+    return [m.span() for pattern in (_QUOTED, _RELAYED, _REPORTED_SPEECH) for m in pattern.finditer(text)]
+
+
+# "since March", "ever since Monday": a time the sentence counts from, which has come.
+_SINCE = re.compile(r"\bsince\s*$", re.IGNORECASE)
+# A time that is the subject of its clause ("Sunday was great", "this weekend was chaos"): written without "on"/"in".
+_SUBJECT = re.compile(r"\s+(?:was|is|were|are|will|has|had|went|felt|feels|looks|looked|seems|seemed)\b", re.IGNORECASE)
+# The kinds whose words name a day, month or year ("Friday", "June 5th"): written with a preposition only where the
+# user wrote one ("taking Friday off" stays without "on"). Relative words ("tomorrow", "next week") are adverbs and
+# take one.
+_NAMED_KINDS = frozenset({"iso", "month_day", "day_month", "weekday", "month"})
+_RELATIVE_WORD = re.compile(r"(?:the )?(?:next|last|this|coming)\b", re.IGNORECASE)
+
+
 def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[DateMention]:
     """Date mentions in ``text``, resolved against ``at`` (its own time zone decides what "today" is).
 
@@ -519,7 +577,8 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
     tense = is_past_tense(text) if past is None else past
     found: list[DateMention] = []
     fuzzy: list[re.Match[str]] = []
-    taken: list[tuple[int, int]] = [m.span() for m in _RECURRING.finditer(text)]  # what recurs is no date
+    # what recurs is no date, and someone else's words are not read against the message's time
+    taken: list[tuple[int, int]] = [m.span() for m in _RECURRING.finditer(text)] + _reported(text)
     habitual = _HABITUAL.search(text) is not None
     yearly = _YEARLY.search(text) is not None
     candidates: list[tuple[str, re.Match[str]]] = []
@@ -542,6 +601,7 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
         try:
             own = tense if past is not None else _clause_tense(text, m.start(), m.end(), tense)
+            own = own or _SINCE.search(text, 0, m.start()) is not None
             resolved = _resolve(kind, m.groupdict(), today, own)
         except (OverflowError, ValueError):  # "in 99999999 days": off the calendar (or too many digits for an int)
             resolved = None
@@ -549,7 +609,9 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
             continue  # "February 30", "in 99999999 days": not a date (left as written), and not "February" either
         first, last, granularity = resolved
         named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
-        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
+        this = kind == "unit" and (m.group("which") or "").lower() == "this"
+        said = today if this and granularity in (Granularity.WEEK, Granularity.WEEKEND) else None
+        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named, said, kind))
     return sorted(found, key=lambda d: d.start), fuzzy
 
 
@@ -558,7 +620,7 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
     words and is anchored to the day it was said ("two weeks ago" → "two weeks before 27 November 2026"), so the
     memory stays true when it is read later; it names no day, so it is no mention."""
     mentions, fuzzy = _scan(text, at, past)
-    edits = [(m.start, m.end, m.render(bare=bool(_BARE_BEFORE.search(text[: m.start])))) for m in mentions]
+    edits = [(m.start, m.end, m.render(bare=_bare(m, text))) for m in mentions]
     edits += [(m.start(), m.end(), _anchored(m, at)) for m in fuzzy]
     out, pos = [], 0
     for start, end, replacement in sorted(edits):
@@ -567,6 +629,17 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
         pos = end
     out.append(text[pos:])
     return "".join(out), mentions
+
+
+def _bare(mention: DateMention, text: str) -> bool:
+    """Whether ``mention`` is rewritten without its "on"/"in": after a preposition ("until Friday"), as the subject
+    of its clause ("Sunday was great"), or a named day or month the user wrote without one ("taking Friday off")."""
+    if _BARE_BEFORE.search(text[: mention.start]):
+        return True
+    if mention.text[:3].lower() in ("on ", "in "):
+        return False
+    named = mention.kind in _NAMED_KINDS and _RELATIVE_WORD.match(mention.text) is None
+    return named or _SUBJECT.match(text, mention.end) is not None
 
 
 def _anchored(m: re.Match[str], at: datetime) -> str:
