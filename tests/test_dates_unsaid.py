@@ -134,3 +134,21 @@ def test_this_weekend_said_on_the_weekend_is_that_weekend() -> None:
 )
 def test_a_date_is_written_where_and_how_the_user_wrote_it(text: str, rewritten: str) -> None:
     assert resolve(text, AT)[0] == rewritten
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Noor turns 9 on May 2nd, any cake ideas?",
+        "I'm turning forty on the 12th and I'm weirdly fine with it",
+        "my grandad turns 90 on 14 March",
+        "the twins turn six on January 9th",
+    ],
+)
+def test_an_age_reached_on_a_day_is_a_birthday_that_comes_back(text: str) -> None:
+    """As "my birthday is March 3rd": the day and month without a year recur, so no year is written."""
+    assert resolve(text, AT)[0] == text
+
+
+def test_an_age_reached_on_a_relative_day_is_still_that_day() -> None:
+    assert resolve("I turn 30 tomorrow", AT)[0] == "I turn 30 on 28 November 2026"
