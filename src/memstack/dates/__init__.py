@@ -22,10 +22,21 @@ Conventions of a statement's dates (documented, not guessed per call):
 - What recurs is not a date: "every August", "every Monday and Thursday", "on Mondays", "Saturday mornings", "every
   other Wednesday", "the first Friday of every month", "the 25th of every month" are left as said, and so is a bare
   weekday or month in a habitual sentence ("usually", "every year", "twice a month") and a birthday or anniversary
-  without a year ("my birthday is March 3rd": it comes back every year).
+  without a year ("my birthday is March 3rd", "Noor turns 9 on May 2nd": it comes back every year).
 - A fuzzy time is not a day: "two weeks ago", "a few months ago", "in a few years" (a count of weeks, months or years
   back, or a vague count) keep their words, and :func:`resolve` writes the day they count from beside them ("two
   weeks before 27 November 2026"); "3 days ago" and "in two weeks" are days.
+- Someone else's words keep their times as said: a quotation ("she texted 'landing tomorrow'"), a message relayed
+  after a colon ("my boss emailed: deadline moved to Monday") and speech reported by another ("the doctor said the
+  cast comes off in three weeks") were said at another time, so read against the message's time they would name the
+  wrong day. What the user says they told someone is the user's own time.
+- ``since`` counts from a time that has come ("since March", "ever since Monday"), whatever the rest's tense.
+- ``this week`` and ``this weekend`` are written against the day they were said ("in the week of 27 November
+  2026", "on the weekend before 27 November 2026" for one gone): their own anchor, not a Monday or Saturday the user
+  never named.
+- The rewrite puts "on"/"in" where the words are an adverb ("tomorrow" → "on 28 November 2026"), not before a time
+  that is its clause's subject ("Sunday was great" → "Sunday, 22 November 2026 was great") or a named day written
+  without one ("taking Friday off").
 - The rewritten date names a weekday only where the words did ("next Thursday" → "on Thursday, 16 May 2024",
   "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
