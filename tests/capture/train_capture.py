@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from memstack.capture.clauses import head_reading
 from memstack.capture.head import LABELS, NONE, CaptureHead, fit_capture_head, load_capture_head
 from memstack.capture.rules import screen
 from memstack.embed import get_embedder
@@ -145,7 +146,7 @@ def as_read(text: str) -> str:
     """``text`` as the head reads it at run time: the one clause the rules refuse of it, or the text itself (a
     compound of several refused clauses, or one the rules judge, is kept whole)."""
     parts = refused_parts(text)
-    return parts[0] if len(parts) == 1 else text
+    return head_reading(parts[0]) if len(parts) == 1 else text
 
 
 def threshold_for(probs: Matrix, labels: list[str], reach: npt.NDArray[np.bool_]) -> tuple[float, float, float]:
