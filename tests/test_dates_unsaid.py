@@ -152,3 +152,28 @@ def test_an_age_reached_on_a_day_is_a_birthday_that_comes_back(text: str) -> Non
 
 def test_an_age_reached_on_a_relative_day_is_still_that_day() -> None:
     assert resolve("I turn 30 tomorrow", AT)[0] == "I turn 30 on 28 November 2026"
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("quit my job yesterday, starting a new one on Monday", date(2026, 11, 30)),
+        ("sold the car last week and flying to Lisbon on Sunday", date(2026, 11, 29)),
+        ("finished the course in October, now starting the next level in January", date(2027, 1, 1)),
+        ("the movers came yesterday; heading to the new place on Tuesday", date(2026, 12, 1)),
+    ],
+)
+def test_a_progressive_clause_without_its_subject_is_ahead_whatever_came_before(text: str, first: date) -> None:
+    """ "starting a new one on Monday" is "I'm starting …": an arrangement, not the past of the clause before it."""
+    assert find_dates(text, AT)[-1].first == first
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("morning was rough on Monday, the bus broke down", date(2026, 11, 23)),
+        ("something happened on Tuesday at work that upset me", date(2026, 11, 24)),
+    ],
+)
+def test_a_noun_in_ing_starts_no_arrangement(text: str, first: date) -> None:
+    assert find_dates(text, AT)[0].first == first

@@ -227,7 +227,12 @@ _FUTURE = re.compile(
     # the present progressive of an arrangement ("Pepper is getting spayed on the 12th", "I'm flying out on the 3rd")
     # (not "it's amazing", "that is boring": an -ing adjective after it/that/this says nothing of the time)
     r"(?<!\bit )(?<!\bthat )(?<!\bthis )(?:am|is|are)\s+(?:\w+ly\s+)?\w{2,}ing|"
-    r"(?<!\bit)(?<!\bthat)(?<!\bthis)(?:'m|'s|'re)\s+(?:\w+ly\s+)?\w{2,}ing)\b",
+    r"(?<!\bit)(?<!\bthat)(?<!\bthis)(?:'m|'s|'re)\s+(?:\w+ly\s+)?\w{2,}ing)\b|"
+    # the same with its "I'm" left out, at the start of a clause ("quit my job yesterday, starting a new one on
+    # Monday"); not a noun in -ing ("morning was rough")
+    r"^\s*(?:(?:also|then|and|but|so|now|just|finally|still)\s+)?(?!(?:nothing|something|anything|everything|"
+    r"morning|evening|wedding|building|during|spring|string|thing|king|ring|sibling|ceiling|pudding|darling)\b)"
+    r"[a-z]{2,}ing\b",
     re.IGNORECASE,
 )
 _BARE_BEFORE = re.compile(r"\b(to|by|until|till|before|after|from|since|of|for|through)\s*$", re.IGNORECASE)
