@@ -30,6 +30,8 @@ Conventions of a statement's dates (documented, not guessed per call):
   after a colon ("my boss emailed: deadline moved to Monday") and speech reported by another ("the doctor said the
   cast comes off in three weeks") were said at another time, so read against the message's time they would name the
   wrong day. What the user says they told someone is the user's own time.
+- A clause reads its own tense: "quit my job yesterday, starting a new one on Monday" puts the quitting in the past
+  and Monday ahead (a clause opening with a verb in -ing, its "I'm" left out, is an arrangement).
 - ``since`` counts from a time that has come ("since March", "ever since Monday"), whatever the rest's tense.
 - ``this week`` and ``this weekend`` are written against the day they were said ("in the week of 27 November
   2026", "on the weekend before 27 November 2026" for one gone): their own anchor, not a Monday or Saturday the user
