@@ -54,6 +54,10 @@ def test_someone_elses_words_keep_their_times_as_said(text: str) -> None:
         # what the user says they told someone is the user's own time
         ("I told my boss I'm taking Friday off", "I told my boss I'm taking Friday, 4 December 2026 off"),
         ("we told the kids we're going to Rome next month", "we told the kids we're going to Rome in December 2026"),
+        (
+            "I sent the forms on Monday: all done now",
+            "I sent the forms on Monday, 23 November 2026: all done now",
+        ),
         # apostrophes inside words and after plurals open no quotation
         ("my kids' school is closed on Monday", "my kids' school is closed on Monday, 30 November 2026"),
         ("I'm at my parents' place until Sunday", "I'm at my parents' place until Sunday, 29 November 2026"),

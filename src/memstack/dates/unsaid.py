@@ -112,11 +112,12 @@ _QUOTED = re.compile(
     re.MULTILINE,
 )
 # A message passed on after a colon ("my boss emailed: deadline moved to Monday", "she sent this in the group chat:
-# …"), to the end of its sentence.
+# …", "got this from the school: …"), to the end of its sentence; what the user sent ("I sent the forms on Monday:
+# all done") is the user's own.
 _RELAYED = re.compile(
-    r"\b(?:said|says|wrote|writes|texted|texts|messaged|emailed|posted|replied|announced|sent|forwarded|"
-    r"(?:got|received|read) (?:this|that|an? (?:message|text|note|email|letter|dm))|(?:message|text|note|email) from)\b"
-    r"[^.!?:\n]{0,60}:[^.!?\n]*",
+    r"(?:(?<!\bI )(?<!\bwe )\b(?:said|says|wrote|writes|texted|texts|messaged|emailed|posted|replied|announced|sent|"
+    r"forwarded)|\b(?:got|received|read) (?:this|that|an? (?:message|text|note|email|letter|dm))|"
+    r"\b(?:message|text|note|email) from)\b[^.!?:\n]{0,60}:[^.!?\n]*",
     re.IGNORECASE,
 )
 # Speech reported by someone other than the user ("the doctor said I need surgery next month", "my landlord says the
