@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from memstack.capture.clauses import restore_be
+from memstack.capture.clauses import head_reading, restore_be
 from memstack.capture.head import LABELS, CaptureHead, load_capture_head
 from memstack.capture.instructions import PREFERENCE_FRAME, framed
 from memstack.capture.offline import OfflineClassifier
@@ -125,3 +125,40 @@ def test_a_head_trained_on_other_labels_is_refused() -> None:
     text = load_capture_head().to_json().replace('"instruction"', '"command"')
     with pytest.raises(ConfigError, match="train_capture"):
         CaptureHead.from_json(text)
+
+
+@pytest.mark.parametrize(
+    ("message", "content"),
+    [
+        ("fyi diabetic", "User is diabetic"),
+        ("oh and pregnant", "User is pregnant"),
+        ("btw epileptic", "User is epileptic"),
+    ],
+)
+async def test_one_word_after_a_discourse_marker_is_kept(
+    classifier: OfflineClassifier, message: str, content: str
+) -> None:
+    """Wordings held out of the head's training (``capture_heldout``): the marker says the word is the user's."""
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.content == content and c.category is Category.FACT
+
+
+@pytest.mark.parametrize("message", ["also pizza", "btw friday", "fyi the printer", "also agreed", "btw oops"])
+async def test_a_marker_before_a_word_about_nothing_keeps_nothing(classifier: OfflineClassifier, message: str) -> None:
+    assert await classifier.classify(message, at=AT) == []
+
+
+@pytest.mark.parametrize(
+    ("clause", "read"),
+    [
+        ("allergic to shellfish", "I'm allergic to shellfish"),
+        ("lactose intolerant", "I'm lactose intolerant"),
+        ("a nurse on nights", "I'm a nurse on nights"),
+        # not a bare predicate: read as written
+        ("shellfish allergy", "shellfish allergy"),
+        ("short answers pls", "short answers pls"),
+        ("she's allergic to cats", "she's allergic to cats"),
+    ],
+)
+def test_the_head_reads_a_bare_predicate_with_its_subject_put_back(clause: str, read: str) -> None:
+    assert head_reading(clause) == read

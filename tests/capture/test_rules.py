@@ -161,3 +161,60 @@ def test_an_auxiliary_not_followed_by_its_subject_starts_a_statement(sentence: s
 )
 def test_a_question_without_its_question_mark_is_still_a_question(sentence: str) -> None:
     assert statements(sentence) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("also pregnant, due in may", "pregnant, due in may"),
+        ("btw diabetic, so no sugar pls", "diabetic, so no sugar pls"),
+        ("oh newly vegan, since last month", "newly vegan, since last month"),
+        ("anyway retired, moved to the coast in june", "retired, moved to the coast in june"),
+        # a capitalised name after a lead-in is someone addressed, and goes with it
+        ("Yeah, Mel, I moved to Porto", "I moved to Porto"),
+        ("hey Sam, my flight is tomorrow", "my flight is tomorrow"),
+    ],
+)
+def test_a_word_after_a_lead_in_is_not_taken_for_a_name_addressed(message: str, kept: str) -> None:
+    assert strip_preamble(message) == kept
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "also pregnant, due in may",
+        "btw expecting twins, due in march",
+        "fyi diabetic since the 3rd",
+        "oh and vegetarian, starting next week",
+        "btw allergic to penicillin, found out yesterday",
+    ],
+)
+def test_a_self_description_before_its_date_keeps_whose_it_is(message: str) -> None:
+    """The date fragment is not kept alone ("User said: due in May"): the description before it is the user's."""
+    (clause,) = screen(message)
+    assert not clause.said
+    assert clause.text.startswith("I'm ")
+
+
+@pytest.mark.parametrize(
+    ("message", "word"),
+    [
+        ("celiac fyi", "celiac"),
+        ("vegan btw", "vegan"),
+        ("btw vegetarian", "vegetarian"),
+        ("also left-handed", "left-handed"),
+        ("oh and diabetic lol", "diabetic"),
+        ("just so you know, colorblind", "colorblind"),
+    ],
+)
+def test_one_word_after_a_discourse_marker_is_read_for_its_meaning(message: str, word: str) -> None:
+    refused: list[str] = []
+    screen(message, refused=refused)
+    assert refused == [word]
+
+
+@pytest.mark.parametrize("message", ["celiac", "vegan", "thanks", "nope", "whatever", "lol", "ok"])
+def test_one_word_without_a_marker_is_not(message: str) -> None:
+    refused: list[str] = []
+    screen(message, refused=refused)
+    assert refused == []

@@ -27,7 +27,15 @@ from collections.abc import Callable
 from memstack.dates import MONTH_NAMES, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS, STOP_WORDS
 
-__all__ = ["MAX_SPLIT_CHARS", "clauses", "drops_subject", "names_someone", "restore_be", "restore_subject"]
+__all__ = [
+    "MAX_SPLIT_CHARS",
+    "clauses",
+    "drops_subject",
+    "head_reading",
+    "names_someone",
+    "restore_be",
+    "restore_subject",
+]
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -312,10 +320,11 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
 
 # A bare predicate: an adjective by its form ("allergic", "intolerant", "vegetarian", "left-handed"), in the first
 # two words after a degree word, or "a"/"an" and a noun ("a nurse"). Nothing else is given a verb: "Tea > coffee",
-# "Two dogs, one cat" have none that can be put back faithfully.
+# "Two dogs, one cat" have none that can be put back faithfully. The word before the adjective has no apostrophe:
+# "she's allergic to cats" is a subject and its verb, not a qualifier ("lactose intolerant").
 _PREDICATE = _rx(
     r"^(?:(?:very|really|super|severely|mildly|slightly|mostly|pretty|quite|totally|fully|highly|extremely|also|"
-    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w'-]+\s+)?[a-z]+(?:ic|ous|ive|ible|able|ful|less|"
+    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w-]+\s+)?[a-z]+(?:ic|ous|ive|ible|able|ful|less|"
     r"ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
 )
 _ANY_VERB = _rx(r"\b(?:am|is|are|was|were|be|been|have|has|had|do|does|did|can|will|would|should)\b")
@@ -338,3 +347,11 @@ def restore_be(clause: str) -> str | None:
     if not _ARTICLE.match(m.group(0)) and not _AFTER_PREDICATE.match(clause[m.end() :]):
         return None  # an adjective before a noun ("shellfish allergy"): no predicate
     return f"I'm {clause[:1].lower()}{clause[1:]}"
+
+
+def head_reading(clause: str) -> str:
+    """What the capture head reads of a clause the rules refused: a bare predicate with the "I'm" chat left out put
+    back ("allergic to shellfish" → "I'm allergic to shellfish"), so that whose it is is in the words the head reads
+    (its embedding otherwise sits among "she's allergic to cats" and the like); any other clause as it is. The
+    head is fitted on the same readings (``tests/capture/train_capture.py``)."""
+    return restore_be(clause) or clause

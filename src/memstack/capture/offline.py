@@ -28,7 +28,7 @@ from datetime import datetime
 import numpy as np
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifyContext
-from memstack.capture.clauses import restore_be, restore_subject
+from memstack.capture.clauses import head_reading, restore_be, restore_subject
 from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_capture_head
 from memstack.capture.instructions import framed, standing_instruction
@@ -116,7 +116,7 @@ class OfflineClassifier:
         rest = [c for c in clauses if c.content is None]
         if not rest and not refused:
             return out[:MAX_CANDIDATES]
-        vectors = await embedder.embed([*(c.text for c in rest), *refused])
+        vectors = await embedder.embed([*(c.text for c in rest), *(head_reading(t) for t in refused)])
         if rest:
             positives, labels, negatives = await self._exemplar_vectors()
             pos_sim = vectors[: len(rest)] @ positives.T

@@ -80,7 +80,8 @@ _PREAMBLE = re.compile(
     r"^\s*(?:(?:hey|hi|hello|yeah|yes|yep|yup|oh|ah|wow|well|so|ok|okay|sure|honestly|btw|by the way|also|and|but|"
     r"lol|haha|anyway|anyways|thanks|thank you|aw|aww|omg|totally|absolutely|exactly|indeed|true|finally|lastly|"
     r"fyi|just so you know|for the record|for what it's worth|to be honest|tbh|one more thing|one last thing|"
-    r"last thing|p\.?s\.?)(?:[\s,]+[A-Z][a-z]+(?=[,!.]))?[\s,!.:;-]+|"
+    # a name addressed after it is capitalised ("Yeah, Mel! …"): "also pregnant, due in may" addresses no one
+    r"last thing|p\.?s\.?)(?:[\s,]+(?-i:[A-Z][a-z]+)(?=[,!.]))?[\s,!.:;-]+|"
     # Sequence words only before a comma or colon: "Now, …" is a lead-in, "Now that I'm retired, …" is not.
     r"(?:now|then|next|first|firstly|second|secondly|plus|additionally|and then)\s*[,:]\s*)+",
     re.IGNORECASE,

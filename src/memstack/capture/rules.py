@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_subject
+from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_be, restore_subject
 from memstack.capture.instructions import might_instruct, standing_instruction
 from memstack.capture.rewrite import strip_preamble
 from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
@@ -287,21 +287,24 @@ def without_material(message: str) -> str:
     return message if found is None else f"{message[: found.end()]} …"
 
 
-def _sentences(message: str) -> list[str]:
-    """The sentences of ``message``, interjections stripped, an elaboration joined to the instruction before it."""
+def _sentences(message: str) -> list[tuple[str, bool]]:
+    """The sentences of ``message``, interjections stripped, an elaboration joined to the instruction before it; each
+    with whether a discourse marker was stripped from it ("celiac fyi", "also pregnant"): a sign that what is left,
+    however short, is said about the user."""
     pieces: list[str] = []
     for raw in _SPLIT.split(_QUOTED.sub(" … ", without_material(message.strip()))):
         if pieces and _ABBREVIATION.search(pieces[-1]):
             pieces[-1] = f"{pieces[-1]} {raw}"
         else:
             pieces.append(raw)
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for raw in pieces:
-        sentence = strip_preamble(_SYMBOLS.sub("", raw))
-        if out and _ELABORATION.match(sentence) and standing_instruction(out[-1]) is not None:
-            out[-1] = f"{out[-1].rstrip(' .!')}, {sentence}"
+        bare = _SYMBOLS.sub("", raw).strip()
+        sentence = strip_preamble(bare)
+        if out and _ELABORATION.match(sentence) and standing_instruction(out[-1][0]) is not None:
+            out[-1] = (f"{out[-1][0].rstrip(' .!')}, {sentence}", out[-1][1])
         else:
-            out.append(sentence)
+            out.append((sentence, sentence != bare.rstrip(" .!")))
     return out
 
 
@@ -341,10 +344,10 @@ def screen(
 
     def working() -> bool:  # read once, and only when an instruction needs it
         if not asks:
-            asks.append(any(asks_for_work(s) and standing_instruction(s) is None for s in sentences))
+            asks.append(any(asks_for_work(s) and standing_instruction(s) is None for s, _ in sentences))
         return asks[0]
 
-    for index, sentence in enumerate(sentences):
+    for index, (sentence, marked) in enumerate(sentences):
         if limit is not None and len(out) >= limit:
             break
         if len(sentence) < 4:
@@ -367,17 +370,30 @@ def screen(
             clause = _clause(part, about_user, reply, working) if judged else None
             if clause is not None:
                 out.append(replace(clause, strength=max(clause.strength, inherited)) if not clause.said else clause)
-            elif refused is not None and len(refused) < (limit or 10) and (text := _readable(part)) is not None:
+            elif (
+                refused is not None
+                and len(refused) < (limit or 10)
+                and (text := _readable(part, short=marked and len(parts) == 1)) is not None
+            ):
                 refused.append(text)
     return out
 
 
-def _readable(part: str) -> str | None:
+# One word that may describe a person ("celiac", "vegan", "left-handed", "pregnant"): letters, a hyphen inside.
+_ONE_WORD = re.compile(r"[A-Za-z]{4,}(?:-[A-Za-z]+)?")
+
+
+def _readable(part: str, *, short: bool = False) -> str | None:
     """A refused clause worth a reading of its meaning: words (two or more), not a question, greeting or reaction,
     and without the user as a subject ("I …", "my …"): a first-person clause the rules refused was refused for what
-    it is (a passing state, a reaction, a request), and the head is not asked to second-guess that."""
+    it is (a passing state, a reaction, a request), and the head is not asked to second-guess that. ``short``: the
+    clause is a whole sentence that followed or preceded a discourse marker ("celiac fyi", "btw vegan", "also
+    pregnant"), so one word is read too: a marker says the word is said about the user, where a word alone
+    ("celiac", "thanks") may be anything."""
     text = strip_preamble(_SYMBOLS.sub("", part)).strip()
-    if len(text) < 4 or len(text.split()) < 2 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
+    if len(text.split()) < 2 and not (short and _ONE_WORD.fullmatch(text)):
+        return None
+    if len(text) < 4 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
         return None
     if _SUBJECT.search(restore_subject(text)):
         return None
@@ -422,5 +438,9 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     if names_someone(text):
         return None  # news about someone else ("Robert passed away in February"): not the user's words about self
     if len(text.split()) >= 2 and _DATED.search(text) and not _POINTING.match(text):  # "dentist tomorrow at 3"
+        if (be := restore_be(text)) is not None:
+            # a self-description with its date ("pregnant, due in may", "diabetic since the 3rd"): the user's, with
+            # its verb put back, not "User said: …" (which would keep the date and lose whose it is)
+            return Clause(be, False, Category.SCHEDULE, 0.8)
         return Clause(text, False, Category.SCHEDULE, 0.8, said=True)
     return None

@@ -22,10 +22,23 @@ Conventions of a statement's dates (documented, not guessed per call):
 - What recurs is not a date: "every August", "every Monday and Thursday", "on Mondays", "Saturday mornings", "every
   other Wednesday", "the first Friday of every month", "the 25th of every month" are left as said, and so is a bare
   weekday or month in a habitual sentence ("usually", "every year", "twice a month") and a birthday or anniversary
-  without a year ("my birthday is March 3rd": it comes back every year).
+  without a year ("my birthday is March 3rd", "Noor turns 9 on May 2nd": it comes back every year).
 - A fuzzy time is not a day: "two weeks ago", "a few months ago", "in a few years" (a count of weeks, months or years
   back, or a vague count) keep their words, and :func:`resolve` writes the day they count from beside them ("two
   weeks before 27 November 2026"); "3 days ago" and "in two weeks" are days.
+- Someone else's words keep their times as said: a quotation ("she texted 'landing tomorrow'"), a message relayed
+  after a colon ("my boss emailed: deadline moved to Monday") and speech reported by another ("the doctor said the
+  cast comes off in three weeks") were said at another time, so read against the message's time they would name the
+  wrong day. What the user says they told someone is the user's own time.
+- A clause reads its own tense: "quit my job yesterday, starting a new one on Monday" puts the quitting in the past
+  and Monday ahead (a clause opening with a verb in -ing, its "I'm" left out, is an arrangement).
+- ``since`` counts from a time that has come ("since March", "ever since Monday"), whatever the rest's tense.
+- ``this week`` and ``this weekend`` are written against the day they were said ("in the week of 27 November
+  2026", "on the weekend before 27 November 2026" for one gone): their own anchor, not a Monday or Saturday the user
+  never named.
+- The rewrite puts "on"/"in" where the words are an adverb ("tomorrow" → "on 28 November 2026"), not before a time
+  that is its clause's subject ("Sunday was great" → "Sunday, 22 November 2026 was great") or a named day written
+  without one ("taking Friday off").
 - The rewritten date names a weekday only where the words did ("next Thursday" → "on Thursday, 16 May 2024",
   "tomorrow" → "on 10 May 2024"): nothing is added that was not said or computed.
 Times of day are ignored: memories are dated to the day.
@@ -38,21 +51,52 @@ text and the rest of the sentence is read as usual. The callers that
 take a time from outside (recall's ``at``, a session's ``local_time``, an import's message times) refuse one out of
 these bounds with ``InputError`` (:func:`check_time`), before any of this runs.
 
-This module sits beside :mod:`memstack.text` at the bottom of the package (it imports nothing of memstack's but the
-number words there), so capture and retrieval, which do not import each other, both read dates with it.
+This package sits beside :mod:`memstack.text` at the bottom of memstack (it imports nothing of memstack's but the
+number words there), so capture and retrieval, which do not import each other, both read dates with it. Its parts:
+:mod:`~memstack.dates.names` (the names, counts and bounds), :mod:`~memstack.dates.unsaid` (what has the words of a
+date but is none to resolve: a recurrence, a vague count, someone else's words) and this module (a statement's
+dates: the grammar, the tense, the rewrite).
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
-from memstack.errors import InputError
-from memstack.text import NUMBER_WORDS
+from memstack.dates.names import (
+    AMBIGUOUS_NAMES,
+    COUNT_PATTERN,
+    DAY_NAMES_PATTERN,
+    EARLIEST,
+    LATEST,
+    MONTH_NAMES,
+    MONTH_PATTERN,
+    MONTHS,
+    WEEKDAY_NAMES,
+    WEEKDAYS,
+    add_months,
+    check_time,
+    count_value,
+    day_text,
+    in_bounds,
+    in_range,
+    month_span,
+    out_of_range,
+)
+from memstack.dates.unsaid import (
+    HABITUAL,
+    RECURRING,
+    YEARLY,
+    attributive,
+    modal_may,
+    recurs,
+    reported,
+    span_back,
+    vague,
+)
 
 __all__ = [
     "AMBIGUOUS_NAMES",
@@ -78,114 +122,6 @@ __all__ = [
     "when_held",
 ]
 
-#: The first and last moments memstack reads dates against, and the first and last days a date may resolve to (naive:
-#: a wall time, whatever its zone). A century inside each end of :mod:`datetime`'s range: the arithmetic a phrase
-#: asks for against a time in range ("next year", "99 years ago", a question's slack, a zone's offset) stays in it.
-EARLIEST = datetime(100, 1, 1)
-LATEST = datetime(9899, 12, 31, 23, 59, 59, 999999)
-
-
-def check_time(when: datetime, what: str) -> datetime:
-    """``when`` unchanged if its wall time lies within :data:`EARLIEST` … :data:`LATEST`; otherwise
-    :func:`out_of_range` naming ``what`` (the field the caller sent it in)."""
-    if not in_range(when):
-        raise out_of_range(what, when.isoformat())
-    return when
-
-
-def in_range(when: datetime) -> bool:
-    """Whether ``when``'s wall time lies within :data:`EARLIEST` … :data:`LATEST`."""
-    return EARLIEST <= when.replace(tzinfo=None) <= LATEST
-
-
-def out_of_range(what: str, got: str) -> InputError:
-    """The error for a time out of bounds, naming the field it came in."""
-    return InputError(
-        f"{what} must be a time between {EARLIEST.date().isoformat()} and {LATEST.date().isoformat()}, got {got}"
-    )
-
-
-def _in_bounds(first: date, last: date) -> bool:
-    return EARLIEST.date() <= first and last <= LATEST.date()
-
-
-_MONTH_GROUPS = (
-    ("january", "jan"),
-    ("february", "feb"),
-    ("march", "mar"),
-    ("april", "apr"),
-    ("may",),
-    ("june", "jun"),
-    ("july", "jul"),
-    ("august", "aug"),
-    ("september", "sep", "sept"),
-    ("october", "oct"),
-    ("november", "nov"),
-    ("december", "dec"),
-)
-_WEEKDAY_GROUPS = (
-    ("monday", "mon"),
-    ("tuesday", "tue", "tues"),
-    ("wednesday", "wed"),
-    ("thursday", "thu", "thur", "thurs"),
-    ("friday", "fri"),
-    ("saturday", "sat"),
-    ("sunday", "sun"),
-)
-#: Month names and abbreviations → month number (1-12).
-MONTHS: dict[str, int] = {name: i for i, names in enumerate(_MONTH_GROUPS, start=1) for name in names}
-#: Weekday names and abbreviations → weekday number (Monday 0, as :meth:`datetime.date.weekday`).
-WEEKDAYS: dict[str, int] = {name: i for i, names in enumerate(_WEEKDAY_GROUPS) for name in names}
-#: The whole names alone, in order ("sun" and "sat" are words too): for patterns that must not read abbreviations.
-MONTH_NAMES: tuple[str, ...] = tuple(names[0] for names in _MONTH_GROUPS)
-WEEKDAY_NAMES: tuple[str, ...] = tuple(names[0] for names in _WEEKDAY_GROUPS)
-
-#: Month and weekday names that are also everyday words ("I may go", "in the sun", "dec."): a date only beside a
-#: number ("may 3", "sat 12").
-AMBIGUOUS_NAMES = frozenset({"may", "mar", "jan", "sat", "sun", "wed", "dec", "oct", "aug", "mon", "fri", "tue"})
-
-#: How many a count word stands for ("two weeks ago", "in a few days"); "several" only in a question's fuzzy range.
-_COUNTS: dict[str, int] = {
-    **{w: n for w, n in NUMBER_WORDS.items() if 1 <= n <= 12},
-    "a": 1,
-    "an": 1,
-    "a couple of": 2,
-    "a couple": 2,
-    "a few": 3,
-    "several": 4,
-}
-_FUZZY_COUNTS = frozenset({"several"})
-#: Counts that name no number: a statement's "a few weeks ago" stays in its words, never a day.
-_VAGUE_COUNTS = frozenset({"a couple of", "a couple", "a few", "several"})
-
-
-def _alternation(names: Iterable[str]) -> str:
-    """A regex alternation of names, longest first (so "june" wins over "jun")."""
-    return "|".join(sorted(names, key=len, reverse=True))
-
-
-#: A regular-expression alternation of every month name and abbreviation.
-MONTH_PATTERN = _alternation(MONTHS)
-_DAY_NAMES = _alternation(d for d in WEEKDAYS if len(d) > 3)  # no "sun", "sat", "wed" alone
-#: A regular-expression alternation of the count words ("two", "a couple of", …).
-COUNT_PATTERN = _alternation(_COUNTS)
-
-
-def count_value(raw: str) -> int:
-    raw = raw.lower()
-    return int(raw) if raw.isdigit() else _COUNTS.get(raw, 1)
-
-
-def _add_months(d: date, months: int) -> date:
-    index = d.year * 12 + d.month - 1 + months
-    year, month = divmod(index, 12)
-    return date(year, month + 1, min(d.day, calendar.monthrange(year, month + 1)[1]))
-
-
-def _month_span(year: int, month: int) -> tuple[date, date]:
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # A statement's dates
 
@@ -207,6 +143,10 @@ class DateMention:
     last: date  # last day it covers (== first for a single day)
     granularity: Granularity
     weekday: bool = True  # a day is written with its weekday (only where the words named one)
+    # "this week", "this weekend": written against the day they were said ("the week of 27 November 2026", "the
+    # weekend before 27 November 2026"), the words' own anchor, not a Monday or a Saturday the user never named
+    said: date | None = None
+    kind: str = ""  # which form of words it was ("weekday", "relday", …; see ``_PATTERNS``)
 
     def render(self, *, bare: bool = False) -> str:
         """Absolute wording that can replace the mention in a sentence (``bare``: without "on"/"in")."""
@@ -220,8 +160,12 @@ class DateMention:
                 return f"on {f.day} {calendar.month_name[f.month]} {f.year}"
             return f"on {calendar.day_name[f.weekday()]}, {f.day} {calendar.month_name[f.month]} {f.year}"
         if self.granularity is Granularity.WEEKEND:
-            return f"on the weekend of {f.day} {calendar.month_name[f.month]} {f.year}"
+            if self.said is not None and not f <= self.said <= self.last:  # "this weekend", said on a weekday
+                side = "before" if self.last < self.said else "after"
+                return f"on the weekend {side} {day_text(self.said)}"
+            return f"on the weekend of {day_text(self.said or f)}"
         if self.granularity is Granularity.WEEK:
+            f = self.said or f
             return f"in the week of {f.day} {calendar.month_name[f.month]} {f.year}"
         if self.granularity is Granularity.MONTH:
             return f"in {calendar.month_name[f.month]} {f.year}"
@@ -229,7 +173,7 @@ class DateMention:
 
 
 _MONTH = r"(?P<month>" + MONTH_PATTERN + r")\.?"
-_WEEKDAY = r"(?P<weekday>" + _DAY_NAMES + r")"
+_WEEKDAY = r"(?P<weekday>" + DAY_NAMES_PATTERN + r")"
 _COUNT = r"(?P<count>\d+|" + COUNT_PATTERN + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _DAYNUM = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
@@ -263,7 +207,9 @@ _PAST = re.compile(
     # "got" is past unless it is "have got" ("I've got a cold", "she's got an interview on the 14th")
     r"\b(was|were|went|did|had|(?<!'ve )(?<!have )(?<!has )(?<!'s )got|made|took|saw|met|came|ago|last|"
     r"yesterday|used to|"
-    r"\w{3,}ed|bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
+    # an -ed word after a present "be" is a state, not a past ("the school is closed on Monday", "I'm booked Friday")
+    r"(?<!\bis )(?<!\bare )(?<!\bam )(?<!'m )(?<!'re )(?<!’m )(?<!’re )(?<!\bbe )\w{3,}ed|"
+    r"bought|ran|won|lost|left|told|said|felt|found|gave|began|wrote|ate|spent|moved|"
     # irregular past forms that are not also present forms ("read", "put", "cut" are left out; "I quit …" in a
     # statement is news, not a habit)
     r"quit|led|sent|kept|held|brought|thought|taught|caught|sold|paid|heard|wore|drove|flew|rode|swam|sang|sat|stood|"
@@ -283,7 +229,12 @@ _FUTURE = re.compile(
     # the present progressive of an arrangement ("Pepper is getting spayed on the 12th", "I'm flying out on the 3rd")
     # (not "it's amazing", "that is boring": an -ing adjective after it/that/this says nothing of the time)
     r"(?<!\bit )(?<!\bthat )(?<!\bthis )(?:am|is|are)\s+(?:\w+ly\s+)?\w{2,}ing|"
-    r"(?<!\bit)(?<!\bthat)(?<!\bthis)(?:'m|'s|'re)\s+(?:\w+ly\s+)?\w{2,}ing)\b",
+    r"(?<!\bit)(?<!\bthat)(?<!\bthis)(?:'m|'s|'re)\s+(?:\w+ly\s+)?\w{2,}ing)\b|"
+    # the same with its "I'm" left out, at the start of a clause ("quit my job yesterday, starting a new one on
+    # Monday"); not a noun in -ing ("morning was rough")
+    r"^\s*(?:(?:also|then|and|but|so|now|just|finally|still)\s+)?(?!(?:nothing|something|anything|everything|"
+    r"morning|evening|wedding|building|during|spring|string|thing|king|ring|sibling|ceiling|pudding|darling)\b)"
+    r"[a-z]{2,}ing\b",
     re.IGNORECASE,
 )
 _BARE_BEFORE = re.compile(r"\b(to|by|until|till|before|after|from|since|of|for|through)\s*$", re.IGNORECASE)
@@ -352,9 +303,9 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
         elif unit == "week":
             d = today + timedelta(weeks=sign * n)
         elif unit == "month":
-            d = _add_months(today, sign * n)
+            d = add_months(today, sign * n)
         else:
-            d = _add_months(today, sign * 12 * n)
+            d = add_months(today, sign * 12 * n)
         return d, d, day
     if kind == "weekday":
         target = WEEKDAYS[(g["weekday"] or "").lower()]
@@ -384,8 +335,8 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
                 saturday += timedelta(weeks=1)
             return saturday, saturday + timedelta(days=1), Granularity.WEEKEND
         if unit == "month":
-            first = _add_months(today.replace(day=1), step)
-            return (*_month_span(first.year, first.month), Granularity.MONTH)
+            first = add_months(today.replace(day=1), step)
+            return (*month_span(first.year, first.month), Granularity.MONTH)
         return date(today.year + step, 1, 1), date(today.year + step, 12, 31), Granularity.YEAR
     if kind == "month":
         month = MONTHS[(g["month"] or "").lower()]
@@ -393,12 +344,12 @@ def _resolve(kind: str, g: dict[str, str | None], today: date, past: bool) -> tu
         if g["year"]:
             year = int(g["year"])
         elif which == "last" or (not which and past):
-            year = today.year if month < today.month else today.year - 1
+            year = today.year if month <= today.month else today.year - 1  # "joined in November", said in November
         elif which == "next":
             year = today.year if month > today.month else today.year + 1
         else:
             year = today.year if month >= today.month else today.year + 1
-        return (*_month_span(year, month), Granularity.MONTH)
+        return (*month_span(year, month), Granularity.MONTH)
     if kind == "year":
         year = int(g["year"] or 0)
         return date(year, 1, 1), date(year, 12, 31), Granularity.YEAR
@@ -414,95 +365,19 @@ def _day_only(dnum: int, today: date, past: bool) -> tuple[date, date, Granulari
         d = _safe_date(month.year, month.month, dnum)
         if d is not None and (d < today if past else d >= today):
             return d, d, Granularity.DAY
-        month = _add_months(month, step)
+        month = add_months(month, step)
     return None
 
 
-# What recurs (see the module docstring): the mentions inside these spans are not dates.
-_DAY_WORDS = _alternation(WEEKDAY_NAMES)
-_PLURAL_DAYS = _alternation([f"{d}s" for d in WEEKDAY_NAMES] + ["weekends", "weekdays"])
-_RECUR_TEXT = """weekend weekday day week fortnight month year morning afternoon evening night summer winter spring
-    autumn fall christmas easter"""
-_RECUR_UNITS = "(?:" + _alternation([*WEEKDAY_NAMES, *MONTH_NAMES, *_RECUR_TEXT.split()]) + ")s?"
-_RECURRING = re.compile(
-    rf"\b(?:every|each|most|alternate)\s+(?:(?:other|second|third|single)\s+)?{_RECUR_UNITS}"
-    rf"(?:\s*(?:,|and|&|/|or)\s*{_RECUR_UNITS})*(?:\s+(?:morning|afternoon|evening|night)s?)?|"
-    rf"\b(?:on\s+|at\s+)?(?:{_PLURAL_DAYS})(?:\s*(?:,|and|&|/|or)\s*(?:{_DAY_WORDS})s?)*|"
-    rf"\b(?:on\s+)?(?:{_DAY_WORDS})\s+(?:mornings|afternoons|evenings|nights)\b|"
-    rf"(?:\bthe\s+(?:first|second|third|fourth|last)|\b(?:first|second|third|fourth))\s+(?:{_DAY_WORDS})"
-    r"(?:\s+(?:of|in)\s+(?:every|each|the|a)\s+month)?|"
-    rf"(?<!from )\b(?:{_DAY_WORDS})\s*(?:to|through|thru|till|until|-)\s*(?:{_DAY_WORDS})\b|"
-    r"\b(?:on\s+)?the\s+\d{1,2}(?:st|nd|rd|th)?\s+of\s+(?:every|each|the)\s+month\b",
-    re.IGNORECASE,
-)
-# A habitual sentence: its bare weekdays and months recur ("I usually fly home in August").
-_HABITUAL = re.compile(
-    r"\b(?:every|each)\s+(?:year|month|week|day|time|summer|winter|spring|autumn|fall)\b|"
-    r"\b(?:annually|yearly|weekly|monthly|usually|always|normally|typically|generally|often|sometimes)\b|"
-    r"\b(?:once|twice|\w+ times)\s+(?:a|an|per|every)\s+(?:year|month|week|day)\b",
-    re.IGNORECASE,
-)
-# A yearly occasion: its day and month without a year come back every year.
-_YEARLY = re.compile(r"\b(?:birthday|bday|b-day|anniversary|name day)s?\b", re.IGNORECASE)
-#: The kinds of mention that name a weekday or month without saying which one: recurring in a habitual sentence.
-_BARE_KINDS = frozenset({"weekday", "month"})
-
-
-def _recurs(kind: str, m: re.Match[str], habitual: bool, yearly: bool) -> bool:
-    """Whether a mention names a recurring time rather than a date (its span lies in a recurring phrase is checked
-    by the caller)."""
-    groups = m.groupdict()
-    if habitual and kind in _BARE_KINDS and not groups.get("which") and not groups.get("year"):
-        return True
-    return yearly and kind in ("month_day", "day_month", "day_only") and not groups.get("year")
-
-
-def _vague(kind: str, m: re.Match[str]) -> bool:
-    """A count of days, weeks, months or years that names no exact day: a vague count ("a few weeks ago", "in a
-    couple of years"), or weeks, months or years back ("two weeks ago": said loosely, as a rule)."""
-    if kind not in ("ago", "in_n"):
-        return False
-    count = (m.group("count") or "").lower()
-    unit = (m.group("unit") or "").lower()
-    back = kind == "ago" and (m.group("dir") or "").lower() in ("ago", "back")
-    return count in _VAGUE_COUNTS or (back and unit != "day")
-
-
-#: Before "in N days|weeks|months|years", words that make it a span looked back over, not a day ahead: a first, a
-#: superlative or a perfect negation ("the first holiday in three years", "best sleep in 10 years", "haven't seen him
-#: in 5 years"), within the clause ("can't wait, the wedding is in 3 weeks" is a day ahead) and with no verb of a
-#: time ahead between them.
-_SPAN_BEFORE = re.compile(
-    r"\b(?:first|only|best|worst|longest|shortest|biggest|most|least|ever|never|"
-    r"haven['’]t|hasn['’]t|hadn['’]t|have not|has not|had not)\b"
-    r"(?:(?!\b(?:is|are|will|due|starts?|begins?)\b)[^,.;:!?])*$",  # "my first exam is in 2 weeks" is a day
-    re.IGNORECASE,
-)
-
-
-def _span_back(kind: str, m: re.Match[str]) -> bool:
-    """ "in N units" read as how long it has been ("first PB&J in 20 years"), not as a day ahead."""
-    return kind == "in_n" and _SPAN_BEFORE.search(m.string[: m.start()]) is not None
-
-
-_TIME_OF_DAY = re.compile(
-    r"\s*(?:$|[^\w\s]|(?:morning|afternoon|evening|night|at|and|or|to|before|after|until|till|from|is|was|will)\b)",
-    re.IGNORECASE,
-)
-
-
-def _attributive(kind: str, m: re.Match[str], text: str) -> bool:
-    """ "the Sunday lunch menu", "the Friday meeting": a weekday naming a kind of thing, not a day."""
-    if kind != "weekday" or m.group("which") or not m.group(0).lower().startswith("the "):
-        return False
-    return _TIME_OF_DAY.match(text, m.end()) is None
-
-
-def _modal_may(m: re.Match[str]) -> bool:
-    """ "I may go" is not a month: a bare May/Mar counts only as "in May", "next May" or with a year."""
-    if (m.group("month") or "").lower() not in ("may", "mar") or m.group("which") or m.group("year"):
-        return False
-    return not m.group(0).lower().startswith("in ")
+# "since March", "ever since Monday": a time the sentence counts from, which has come.
+_SINCE = re.compile(r"\bsince\s*$", re.IGNORECASE)
+# A time that is the subject of its clause ("Sunday was great", "this weekend was chaos"): written without "on"/"in".
+_SUBJECT = re.compile(r"\s+(?:was|is|were|are|will|has|had|went|felt|feels|looks|looked|seems|seemed)\b", re.IGNORECASE)
+# The kinds whose words name a day, month or year ("Friday", "June 5th"): written with a preposition only where the
+# user wrote one ("taking Friday off" stays without "on"). Relative words ("tomorrow", "next week") are adverbs and
+# take one.
+_NAMED_KINDS = frozenset({"iso", "month_day", "day_month", "weekday", "month"})
+_RELATIVE_WORD = re.compile(r"(?:the )?(?:next|last|this|coming)\b", re.IGNORECASE)
 
 
 def find_dates(text: str, at: datetime, *, past: bool | None = None) -> list[DateMention]:
@@ -519,9 +394,10 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
     tense = is_past_tense(text) if past is None else past
     found: list[DateMention] = []
     fuzzy: list[re.Match[str]] = []
-    taken: list[tuple[int, int]] = [m.span() for m in _RECURRING.finditer(text)]  # what recurs is no date
-    habitual = _HABITUAL.search(text) is not None
-    yearly = _YEARLY.search(text) is not None
+    # what recurs is no date, and someone else's words are not read against the message's time
+    taken: list[tuple[int, int]] = [m.span() for m in RECURRING.finditer(text)] + reported(text)
+    habitual = HABITUAL.search(text) is not None
+    yearly = YEARLY.search(text) is not None
     candidates: list[tuple[str, re.Match[str]]] = []
     for kind, pattern in _PATTERNS:
         candidates.extend((kind, m) for m in pattern.finditer(text))
@@ -530,26 +406,29 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
     for kind, m in candidates:
         if any(m.start() < end and start < m.end() for start, end in taken):
             continue
-        if kind == "month" and _modal_may(m):
+        if kind == "month" and modal_may(m):
             continue
         taken.append((m.start(), m.end()))
-        if _vague(kind, m) and not _recurs(kind, m, habitual, yearly):
+        if vague(kind, m) and not recurs(kind, m, habitual, yearly):
             fuzzy.append(m)
             continue
-        if _recurs(kind, m, habitual, yearly) or _attributive(kind, m, text) or _span_back(kind, m):
+        if recurs(kind, m, habitual, yearly) or attributive(kind, m, text) or span_back(kind, m):
             continue
         if text[m.end() : m.end() + 2] in ("'s", "’s"):
             continue  # "tomorrow's opening": a thing of that day, not a day the sentence can be rewritten with
         try:
             own = tense if past is not None else _clause_tense(text, m.start(), m.end(), tense)
+            own = own or _SINCE.search(text, 0, m.start()) is not None
             resolved = _resolve(kind, m.groupdict(), today, own)
         except (OverflowError, ValueError):  # "in 99999999 days": off the calendar (or too many digits for an int)
             resolved = None
-        if resolved is None or not _in_bounds(resolved[0], resolved[1]):
+        if resolved is None or not in_bounds(resolved[0], resolved[1]):
             continue  # "February 30", "in 99999999 days": not a date (left as written), and not "February" either
         first, last, granularity = resolved
         named = kind == "weekday" or (kind != "day_only" and granularity is not Granularity.DAY)
-        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named))
+        this = kind == "unit" and (m.group("which") or "").lower() == "this"
+        said = today if this and granularity in (Granularity.WEEK, Granularity.WEEKEND) else None
+        found.append(DateMention(m.start(), m.end(), m.group(0), first, last, granularity, named, said, kind))
     return sorted(found, key=lambda d: d.start), fuzzy
 
 
@@ -558,7 +437,7 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
     words and is anchored to the day it was said ("two weeks ago" → "two weeks before 27 November 2026"), so the
     memory stays true when it is read later; it names no day, so it is no mention."""
     mentions, fuzzy = _scan(text, at, past)
-    edits = [(m.start, m.end, m.render(bare=bool(_BARE_BEFORE.search(text[: m.start])))) for m in mentions]
+    edits = [(m.start, m.end, m.render(bare=_bare(m, text))) for m in mentions]
     edits += [(m.start(), m.end(), _anchored(m, at)) for m in fuzzy]
     out, pos = [], 0
     for start, end, replacement in sorted(edits):
@@ -567,6 +446,17 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
         pos = end
     out.append(text[pos:])
     return "".join(out), mentions
+
+
+def _bare(mention: DateMention, text: str) -> bool:
+    """Whether ``mention`` is rewritten without its "on"/"in": after a preposition ("until Friday"), as the subject
+    of its clause ("Sunday was great"), or a named day or month the user wrote without one ("taking Friday off")."""
+    if _BARE_BEFORE.search(text[: mention.start]):
+        return True
+    if mention.text[:3].lower() in ("on ", "in "):
+        return False
+    named = mention.kind in _NAMED_KINDS and _RELATIVE_WORD.match(mention.text) is None
+    return named or _SUBJECT.match(text, mention.end) is not None
 
 
 def _anchored(m: re.Match[str], at: datetime) -> str:
@@ -626,6 +516,6 @@ def expiry_for(mentions: list[DateMention], at: datetime, *, grace_days: int = 1
         last = max(future) + timedelta(days=grace_days)
     except OverflowError:
         return None
-    if not _in_bounds(last, last):
+    if not in_bounds(last, last):
         return None
     return datetime.combine(last, time(23, 59, 59), tzinfo=at.tzinfo)
