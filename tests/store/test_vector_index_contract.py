@@ -252,3 +252,20 @@ def test_top_k_is_best_first_and_the_earlier_row_first_among_equals() -> None:
     assert top_k(scores, 3).tolist() == [1, 3, 2]
     assert top_k(scores, 10).tolist() == [1, 3, 2, 0, 4]
     assert top_k(scores[:0], 3).tolist() == []
+
+
+async def test_vectors_at_hand_are_the_stored_ones_and_never_a_read(store: Store) -> None:
+    """``at_hand``: what the index holds in the process for memories found some other way (by their words), so a
+    reader need not embed their texts again; an index that keeps no vectors here answers nothing."""
+    rng = np.random.default_rng(11)
+    vectors = await _fill(store, ALICE, rng)
+    ids = list(vectors)
+    await store.vectors.search(ALICE, _unit(rng, 1)[0], 3, MemoryFilter())  # the user's rows are now held, if ever
+    found = store.vectors.at_hand(ALICE, [*ids[:10], "mem_unknown"])
+    assert set(found) <= set(ids[:10])
+    assert all(np.allclose(found[i], vectors[i], atol=1e-6) for i in found)
+    if isinstance(store.vectors, CachedVectors):
+        assert set(found) == set(ids[:10])
+        assert store.vectors.at_hand(BOB, ids[:10]) == {}  # another user's ids: not theirs
+    else:
+        assert found == {}

@@ -173,4 +173,9 @@ class MemoryScorer:
             fused = cosine.get(memory_id, floor) + s.lexical_weight * bm25.get(memory_id, 0.0)
             scored.append(ScoredMemory(memory, max(fused, 0.0) * w, vectors.get(memory_id)))
         scored.sort(key=lambda h: (-h.score, h.memory.id))
-        return scored[:k]
+        top = scored[:k]
+        unheld = [h.memory.id for h in top if h.vector is None and h.memory.id not in past]
+        if unheld:  # found by their words only: the index may hold their vectors all the same
+            at_hand = self.store.vectors.at_hand(user, unheld)
+            top = [replace(h, vector=at_hand.get(h.memory.id)) if h.vector is None else h for h in top]
+        return top

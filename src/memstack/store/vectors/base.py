@@ -89,6 +89,12 @@ class VectorIndex(Protocol):
         approximate structure falls back to an exact scan when it comes back short."""
         ...
 
+    def at_hand(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """The vectors this index holds in the process for those of ``memory_ids`` it holds (current memories of
+        ``user``), without reading anything: an index that keeps its vectors elsewhere answers ``{}``. For a reader
+        that would otherwise embed the memories' texts again (the guard, reading memories found by their words)."""
+        ...
+
     def committed(self, user: UserRef, write: VectorWrite) -> None:
         """After a write of ``user``'s memories committed: on the writer's thread, before any later write."""
         ...

@@ -23,7 +23,7 @@ import builtins
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Protocol, TypeVar
@@ -179,6 +179,12 @@ class UserVectors:
             memories, vectors = self._memories, self._matrix[rows]  # a copy: later writes change the matrix in place
             return [ScoredMemory(memories[r], float(scores[r]), vectors[i]) for i, r in enumerate(rows.tolist())]
 
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """Copies of the vectors of those of ``memory_ids`` held here."""
+        wanted = set(memory_ids)
+        with self.lock:
+            return {m.id: self._matrix[i].copy() for i, m in enumerate(self._memories[: self.n]) if m.id in wanted}
+
 
 class VectorCache:
     """LRU of :class:`UserVectors` keyed by ``(tenant, user_id)`` within a byte budget."""
@@ -304,6 +310,10 @@ class CachedVectors:
         entry = UserVectors(self.dim, *read())
         self.cache.put(key, entry)
         return entry
+
+    def at_hand(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        entry = self.cache.get((user.tenant, user.user_id)) if memory_ids else None
+        return entry.vectors_of(memory_ids) if entry is not None else {}
 
     def committed(self, user: UserRef, write: VectorWrite) -> None:
         key = (user.tenant, user.user_id)

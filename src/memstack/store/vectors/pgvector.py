@@ -19,7 +19,7 @@ write tells this index nothing but whether the user became large enough for an i
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -190,6 +190,9 @@ class PgVectors:
 
     async def forget(self, user: UserRef) -> None:
         await self.indexes.forget(user)
+
+    def at_hand(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        return {}  # the vectors live in the database: none is held here
 
     def invalidate(self, user: UserRef | None = None) -> None:
         self.indexes.invalidate(user)
