@@ -24,7 +24,6 @@ from memstack.store.postgres import AnnSettings, PostgresStore
 from memstack.store.postgres._db import map_error
 from memstack.store.postgres._schema import MIGRATIONS
 from memstack.store.vectors.hnsw import index_name
-from memstack.tenancy import serving
 from memstack.types import Category, Memory, MemoryFilter, MemoryPatch, NewMemory, UserRef
 from memstack_testing.postgres import EmbeddedPostgres
 
@@ -425,45 +424,3 @@ def test_driver_errors_become_typed_errors_that_say_what_to_do(
 ) -> None:
     mapped = map_error(error, "postgres@localhost/memstack")
     assert type(mapped) is expected and words in str(mapped)
-
-
-# -- the pool serves tenants in rotation --------------------------------------------------------------------------
-
-
-async def test_the_pool_serves_a_quiet_tenant_before_a_busy_tenants_backlog(postgres_url: str) -> None:
-    """One connection, held; five reads of a busy tenant queue for it, then one of a quiet tenant: the quiet one is
-    served after one busy read, not after five (a burst's statements queue behind each other, not in front of
-    another tenant's); a waiter that gives up after the store's timeout gets the pool's typed error."""
-    store = await PostgresStore.open(postgres_url, dim=DIM, embedder="e", pool_size=1, timeout_s=1.0)
-    order: list[str] = []
-
-    async def read(tenant: str, name: str) -> None:
-        with serving(tenant):
-            await store.index.list(UserRef(name, tenant=tenant))
-        order.append(name)
-
-    try:
-        held = asyncio.Event()
-        release = asyncio.Event()
-
-        async def hold() -> None:
-            async with store._db.connection():  # the pool's only connection
-                held.set()
-                await release.wait()
-
-        holder = asyncio.create_task(hold())
-        await held.wait()
-        with pytest.raises(StoreUnavailable, match="pool_size"):  # no connection within the timeout
-            await read("busy", "impatient")
-        busy = []
-        for i in range(5):
-            busy.append(asyncio.create_task(read("busy", f"busy-{i}")))
-            await asyncio.sleep(0.01)
-        quiet = asyncio.create_task(read("quiet", "quiet-0"))
-        await asyncio.sleep(0.01)
-        release.set()
-        await asyncio.gather(holder, *busy, quiet)
-        assert order == ["busy-0", "quiet-0", "busy-1", "busy-2", "busy-3", "busy-4"]
-        assert store.pool_stats()["fair_wait_ms"] > 0
-    finally:
-        await store.close()

@@ -31,9 +31,108 @@ batches first, can serve tenants in rotation too.
 
 from __future__ import annotations
 
-from memstack.tenancy import FairGate
+import asyncio
+from collections import Counter, OrderedDict, deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from memstack.errors import InputError
+from memstack.tenancy import serving
 
 __all__ = ["DEFAULT_ACTIVE_TURNS", "FairGate"]
 
 #: Pieces of turn work (before the model call, recording, phase 2, detection) that run at once in a process.
 DEFAULT_ACTIVE_TURNS = 32
+
+
+class FairGate:
+    """``async with gate.slot(tenant):`` runs the block once a slot is free and ``tenant`` holds fewer than
+    ``per_tenant`` (default three quarters of ``capacity``, at least 1); slots go round-robin by tenant."""
+
+    def __init__(self, capacity: int = DEFAULT_ACTIVE_TURNS, per_tenant: int | None = None) -> None:
+        if capacity < 1:
+            raise InputError(f"the number of turns working at once must be at least 1, got {capacity}")
+        if per_tenant is not None and not 1 <= per_tenant <= capacity:
+            raise InputError(f"a tenant's share of the turns working at once must be 1 to {capacity}, got {per_tenant}")
+        self.capacity = capacity
+        self.per_tenant = per_tenant if per_tenant is not None else max(1, capacity * 3 // 4)
+        self._active = 0
+        self._held: Counter[str] = Counter()  # slots held, by tenant
+        self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+
+    @property
+    def active(self) -> int:
+        return self._active
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(q) for q in self._waiting.values())
+
+    def held(self, tenant: str) -> int:
+        """Slots ``tenant`` holds now."""
+        return self._held[tenant]
+
+    @asynccontextmanager
+    async def slot(self, tenant: str) -> AsyncIterator[None]:
+        await self._acquire(tenant)
+        try:
+            with serving(tenant):
+                yield
+        finally:
+            self._release(tenant)
+
+    async def _acquire(self, tenant: str) -> None:
+        # Invariant (kept by _dispatch): while a slot is free, every waiting tenant is at its cap. So a tenant with
+        # no waiters of its own, under its cap, overtakes nobody by taking a free slot at once.
+        if self._active < self.capacity and self._held[tenant] < self.per_tenant and tenant not in self._waiting:
+            self._take(tenant)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(tenant, deque()).append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # admitted, then cancelled before it ran: pass it on
+                self._release(tenant)
+            else:
+                self._forget(tenant, future)
+            raise
+
+    def _take(self, tenant: str) -> None:
+        self._active += 1
+        self._held[tenant] += 1
+
+    def _forget(self, tenant: str, future: asyncio.Future[None]) -> None:
+        queue = self._waiting.get(tenant)
+        if queue is None:
+            return
+        try:
+            queue.remove(future)
+        except ValueError:
+            return
+        if not queue:
+            del self._waiting[tenant]
+
+    def _release(self, tenant: str) -> None:
+        self._active -= 1
+        self._held[tenant] -= 1
+        if not self._held[tenant]:
+            del self._held[tenant]
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Give free slots to waiting tenants in rotation, passing over those at their cap (they keep their place)."""
+        while self._active < self.capacity:
+            tenant = next((t for t in self._waiting if self._held[t] < self.per_tenant), None)
+            if tenant is None:
+                return
+            queue = self._waiting[tenant]
+            future = queue.popleft()
+            if queue:
+                self._waiting.move_to_end(tenant)  # this tenant's next one waits for every other tenant's
+            else:
+                del self._waiting[tenant]
+            if future.cancelled():
+                continue
+            self._take(tenant)
+            future.set_result(None)

@@ -37,7 +37,6 @@ from memstack.errors import (
 )
 from memstack.store.fence import current as current_fence
 from memstack.store.postgres._fence import USER_ERASED, enter_fence
-from memstack.tenancy import FairGate, GateTimeout, current_tenant
 
 __all__ = ["Database", "VectorCodec", "connect", "describe_url", "map_error"]
 
@@ -181,7 +180,6 @@ class Database:
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, round(timeout_s))}
         if pooler == "transaction":
             kwargs["prepare_threshold"] = None
-        self.gate = FairGate(max(1, pool_size), per_tenant=max(1, pool_size))  # rotation only: no cap per tenant
         self.pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             url,
             min_size=1,
@@ -212,15 +210,10 @@ class Database:
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled connection; driver errors raised while it is held come out as memstack errors. Connections go
-        to the tenants waiting for one in rotation (the gate in front of the pool), not to whoever asked first: a
-        tenant's burst of turns queues its thousands of statements behind each other, not in front of another
-        tenant's few."""
+        """A pooled connection; driver errors raised while it is held come out as memstack errors."""
         try:
-            async with self.gate.slot(current_tenant(), timeout_s=self._timeout_s), self.pool.connection() as conn:
+            async with self.pool.connection() as conn:
                 yield conn
-        except GateTimeout as exc:
-            raise map_error(PoolTimeout(str(exc)), self.where) from None
         except MemstackError:
             raise
         except (psycopg.Error, PoolTimeout, PoolClosed, UnicodeEncodeError) as exc:

@@ -145,10 +145,8 @@ class PostgresStore(SharedRoles):
 
     def pool_stats(self) -> dict[str, int]:
         """The connection pool's counters (psycopg_pool's ``get_stats``: ``pool_max``, ``pool_size``,
-        ``requests_num``, ``requests_wait_ms``, ``connections_num``…), for diagnostics and benchmarks, with
-        ``fair_wait_ms``: the time spent waiting at the gate in front of the pool (connections by tenant in
-        rotation), before ``requests_wait_ms`` began."""
-        return {**self._db.pool.get_stats(), "fair_wait_ms": round(self._db.gate.waited_s * 1000)}
+        ``requests_num``, ``requests_wait_ms``, ``connections_num``…), for diagnostics and benchmarks."""
+        return dict(self._db.pool.get_stats())
 
     async def setting(self, name: str) -> str:
         """A server setting as the store's connections see it (e.g. ``hnsw.iterative_scan``), for diagnostics."""
