@@ -14,6 +14,7 @@ import { events } from "./http.js";
 import { Agents, Contexts, Sessions, Users, Webhooks, seg } from "./namespaces.js";
 import type {
   AddResult,
+  CallOptions,
   Category,
   ChatEvent,
   ChatResult,
@@ -42,11 +43,6 @@ export interface ClientOptions {
   timeout?: number;
   /** How many times a call is tried again when no answer came or the server was busy. Default 2. */
   retries?: number;
-}
-
-/** Every call takes an `AbortSignal`, to give up on it. */
-export interface CallOptions {
-  signal?: AbortSignal;
 }
 
 export interface ChatOptions extends CallOptions {

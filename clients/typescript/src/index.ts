@@ -3,7 +3,6 @@
 export { DEFAULT_URL, MemstackClient } from "./client.js";
 export type {
   AddOptions,
-  CallOptions,
   ChatOptions,
   ClientOptions,
   EditOptions,

@@ -2,10 +2,10 @@
  * The client's namespaces `sessions`, `agents`, `contexts` and `users`: the Python client's namespaces of the same
  * names (`memstack.client._namespaces`), answered by the HTTP API.
  */
-import type { CallOptions } from "./client.js";
 import type { Transport } from "./http.js";
 import type {
   AgentRecord,
+  CallOptions,
   ArchivedTurn,
   Manifest,
   SessionState,

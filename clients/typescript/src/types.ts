@@ -50,3 +50,8 @@ export type ChatEvent =
   | { type: "token"; text: string }
   | { type: "tool"; use: ToolUse }
   | { type: "done"; result: ChatResult };
+
+/** Every call takes an `AbortSignal`, to give up on it. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
