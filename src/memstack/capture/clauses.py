@@ -324,8 +324,8 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
 # "she's allergic to cats" is a subject and its verb, not a qualifier ("lactose intolerant").
 _PREDICATE = _rx(
     r"^(?:(?:very|really|super|severely|mildly|slightly|mostly|pretty|quite|totally|fully|highly|extremely|also|"
-    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w-]+\s+)?[a-z]+(?:ic|ous|ive|ible|able|ful|less|"
-    r"ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
+    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w-]+\s+)?(?:\d+\s+)?[a-z]+(?:ic|ous|ive|ible|able|"
+    r"ful|less|ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
 )
 _ANY_VERB = _rx(r"\b(?:am|is|are|was|were|be|been|have|has|had|do|does|did|can|will|would|should)\b")
 _ARTICLE = _rx(r"^(?:[a-z]+\s+)*?(?:a|an)\s")
@@ -338,9 +338,47 @@ _AFTER_PREDICATE = _rx(
 )
 
 
+# A self-description in chat's shorthand: a noun phrase and "here" or "all the way" ("sesame allergy here", "mom of 3
+# here", "tea person all the way", "night owl here"), what is left after it in brackets or after a comma.
+_TAGGED = _rx(
+    r"^(?P<np>(?!(?:it|this|that|there|nothing|same|me|who|what|everyone|anyone|someone|one|the|your|my)\b)"
+    r"[\w'-]+(?:\s+(?!here\b)[\w'-]+){0,3}?)\s+(?:here|all the way|through and through)\b(?P<rest>\s*(?:[(,;:!.].*)?)$"
+)
+# Nouns of a condition one has, not is: "sesame allergy here" → "I have a sesame allergy"; the first ones take "a".
+_COUNTABLE = _rx(r"\b(?:allergy|intolerance|disease|disorder|syndrome|condition)$")
+_HAD = _rx(
+    r"\b(?:allerg(?:y|ies)|intolerances?|diseases?|disorders?|syndrome|condition|diabetes|asthma|adhd|autism|"
+    r"anxiety|depression|insomnia|migraines|arthritis|epilepsy|dyslexia|tinnitus|eczema)$"
+)
+
+
+_NOT_TAGS = frozenset("new back stuck lost done fine good ok okay right out over just also still hi hello".split())  # noqa: SIM905
+
+
+def _tagged(clause: str) -> str | None:
+    """A self-description in shorthand (see :data:`_TAGGED`) with its verb put back, or ``None``."""
+    m = _TAGGED.match(clause)
+    if m is None or _ANY_VERB.search(m.group("np")) or _FIRST.match(clause) or m.group("np").lower() in _NOT_TAGS:
+        return None
+    np, rest = m.group("np"), m.group("rest").rstrip()
+    low = np.lower()
+    if _HAD.search(low):
+        countable = _COUNTABLE.search(low) is not None  # "a sesame allergy", but "asthma", "allergies"
+        article = ("an " if low[0] in "aeiou" else "a ") if countable else ""
+        return f"I have {article}{np}{rest}"
+    if len(np.split()) == 1 and _PREDICATE.fullmatch(np):
+        return f"I'm {np}{rest}"  # an adjective ("vegan here", "diabetic here")
+    article = "" if low.startswith(("a ", "an ")) else "an " if low[0] in "aeiou" else "a "
+    return f"I'm {article}{np}{rest}"
+
+
 def restore_be(clause: str) -> str | None:
     """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
-    to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own."""
+    to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own. A self-description
+    in shorthand ("sesame allergy here", "mom of 3 here") is given its verb ("I have a sesame allergy", "I'm a mom of
+    3")."""
+    if (tagged := _tagged(clause)) is not None:
+        return tagged
     m = _PREDICATE.match(clause)
     if m is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
         return None

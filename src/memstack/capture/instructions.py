@@ -61,12 +61,16 @@ _BARE = _rx(r"^(?:no\s+\S+|\S+(?:\s+\S+)?\s+in\s+\S+(?:\s+(?:format|units|style)
 _DURABLE = _rx(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
     r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
+    # the replies in general, or every thing of a kind: "no emojis in answers", "no meat in any recipes"
+    r"\b(?:in|for|with)\s+(?:any|all|your|future)\s+[\w-]+|\b(?:in|for)\s+(?:answers|replies|responses)\b|"
     r"when(?:ever)? (?:you|u|i)\b|call me\b|refer to me\b|address me\b|like i'?m\b|like i am\b)"
 )
 _FORM = _rx(
     r"\b(?:short|shorter|brief|concise|simple|simpler|plain|blunt|direct|honest|detailed|formal|informal|casual|"
     r"friendly|bullet(?: points?)?|bullets|tables?|emojis?|markdown|metric|imperial|units|spelling|format|formatting|"
     r"language|pronouns?|jargon|sources?|citations?|tone|careful|gentle|patient|polite|thorough|precise|"
+    r"celsius|fahrenheit|centigrade|kilos?|kilograms?|pounds|lbs|kilometres|kilometers|km|miles|24h|24-hour|"
+    r"12-hour|am/pm|"
     r"step[- ]by[- ]step)\b|'(?:they|she|he|them|her|him)'|"
     # a language is a form of answer only as the one to answer in ("in Spanish"; not "the French revolution")
     r"\b(?:in|into)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
@@ -152,10 +156,10 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
         durable = condition or lasting or _DURABLE.search(text) is not None
         if not (durable or (not lasting_only and _durable_or_form(text))):
             return None
-    elif lasting_only or not (
+    elif (lasting_only and not (lasting or _DURABLE.search(text))) or not (
         _BARE.match(text)
         and (_FORM.search(text) or text.lower().startswith("no "))
-        and re.search(r"\b(?:please|pls|plz)\b", sentence, re.I)
+        and (lasting or re.search(r"\b(?:please|pls|plz)\b", sentence, re.I))
     ):
         return None
     body = _third_person(_POLITE.sub("", f"{condition}, {text}" if condition else text))
