@@ -222,6 +222,14 @@ def _someone_acts(right: str) -> bool:
     return False
 
 
+# What follows "so" as a remark on the statement before it ("so it's slow going", "so tax stuff is a nightmare"):
+# a thing said of the situation, not of the user.
+_REMARK = _rx(
+    r"^(?:it|that|this|everything|things|life|(?:[\w-]+\s+)?stuff)(?:'s|’s|\s+(?:is|was|gets|got|has|feels|makes|"
+    r"can be|will be))\b"
+)
+
+
 def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tuple[str, str] | None:
     for boundary in _BOUNDARY.finditer(text):
         left = text[: boundary.start()].strip()
@@ -233,6 +241,8 @@ def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tup
             or (left.lower() in ("me", "i") and _POSSESSIVE.match(right))
         ):
             continue
+        if boundary.group(0).strip(" ,;").lower() == "so" and _REMARK.match(right):
+            return left, ""  # "I'm a teacher so it's slow going": the fact, and a remark on it that is no fact
         we = re.match(r"(?:we|we're|we've|we'll|we'd)\b", left, re.IGNORECASE) is not None
         standalone = _standalone(f"{before} {left}".strip(), right, is_request, we=we)  # named a clause earlier?
         if standalone is not None:
@@ -268,7 +278,8 @@ _PAST_AFTER = re.compile(r"\w+ed$")  # "meeting moved to 3": a noun and its verb
 # "Parenting can be tough", "Supporting each other - that's so inspiring".
 _MAIN_VERB_LATER = _rx(
     r"\b(?:is|are|was|were|can|could|will|would|must|should|may|might|makes|made|helps|pays|brings|means|seems|"
-    r"feels|keeps|gives|takes|fills|sounds|looks|that's|it's|this is|that is)\b"
+    r"feels|keeps|gives|takes|fills|sounds|looks|puts|sends|drives|bores|gets|stresses|relaxes|calms|costs|ruins|"
+    r"kills|wakes|leaves|lets|that's|it's|this is|that is)\b"
 )
 # Feelings and reactions said with "-ing" ("Loving the support!", "Missing that", "Looking forward to it"): the
 # moment's, not a fact; and a clause that points at something said before ("it", "that") is the moment's too.
@@ -302,6 +313,8 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
     """``clause`` with the "I" it leaves out put back, when it starts with a verb (see the module docstring); "we"
     when ``we`` (the clause before spoke of "we": "We moved to Lisbon, still unpacking" → "we're still …")."""
     subject, be, have = ("We", "We're", "We've") if we else ("I", "I'm", "I've")
+    if re.match(r"[A-Z]{2,}\b", clause) and not re.search(r"[a-z]", clause):
+        clause = clause.lower()  # shouted ("SIGNED UP FOR THE MARATHON!!!"): its words, not "I sIGNED UP …"
     if _DROPPED_GOT.match(clause):
         return f"{have} {clause[:1].lower()}{clause[1:]}"
     if _GOT_IT.match(clause):
