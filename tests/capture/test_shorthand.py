@@ -5,6 +5,7 @@ import pytest
 
 from memstack.capture.clauses import clauses, restore_subject
 from memstack.capture.instructions import might_instruct, standing_instruction
+from memstack.capture.rewrite import third_person
 
 
 @pytest.mark.parametrize(
@@ -59,3 +60,24 @@ def test_shouting_and_gerund_subjects(clause: str, restored: str) -> None:
 )
 def test_a_remark_after_so_is_no_clause(sentence: str, parts: list[str]) -> None:
     assert clauses(sentence, lambda t: t.endswith("please")) == parts
+
+
+@pytest.mark.parametrize(
+    ("clause", "restored"),
+    [
+        ("wanna learn the cello", "I wanna learn the cello"),
+        ("gonna run my first 10k in spring", "I'm gonna run my first 10k in spring"),
+        ("trying to cut down on sugar", "I'm trying to cut down on sugar"),
+        ("been learning Greek for two years", "I've been learning Greek for two years"),
+        ("sprained my wrist last month", "I sprained my wrist last month"),
+        ("been there", "been there"),
+        ("gotta renew my passport", "gotta renew my passport"),
+        ("need a recipe for tonight", "need a recipe for tonight"),
+    ],
+)
+def test_a_wish_a_duration_or_an_injury_gets_its_subject_back(clause: str, restored: str) -> None:
+    assert restore_subject(clause) == restored
+
+
+def test_a_wish_in_chat_reads_in_the_third_person() -> None:
+    assert third_person(restore_subject("wanna learn the cello")) == "User wants to learn the cello"

@@ -256,8 +256,13 @@ _DROPPED_PAST = _rx(
     r"^(?:(?:just|finally|recently|also|already|actually)\s+)?(?:went|got|had|made|took|saw|met|came|bought|ran|won|"
     r"lost|left|sold|quit|started|finished|moved|adopted|joined|visited|tried|learned|learnt|graduated|broke|booked|"
     r"signed|switched|found|built|wrote|spent|paid|passed|failed|applied|accepted|decided|picked|began|became|grew|"
-    r"flew|drove|turned|retired|dropped|gave|used to)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
+    r"flew|drove|turned|retired|dropped|gave|used to|tore|hurt|sprained|injured|fractured|twisted|lived|worked|"
+    r"studied)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
 )
+# "wanna branch out into crochet", "trying to get to B2": a wish or plan of the user's, its "I" left out; "been
+# knitting for ten years": "I've" left out.
+_DROPPED_WISH = _rx(r"^(?:(?:really|still|also|kinda)\s+)?(?:(?P<am>gonna|hoping to|planning to|trying to)|wanna)\s+\w")
+_DROPPED_BEEN = _rx(r"^(?:(?:also|just|still)\s+)?been\s+[a-z]{3,}ing\b")
 _DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
 # "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
 _DROPPED_NEGATION = _rx(
@@ -297,7 +302,14 @@ _STARTS = r"(?:^|(?<=[.!?;,\n])\s*)"
 _MAY_DROP = re.compile(
     "|".join(
         _STARTS + p.pattern.removeprefix("^")
-        for p in (_DROPPED_GOT, _DROPPED_PAST, _DROPPED_NEGATION, _rx(r"^[a-z]{3,}ing\b"))
+        for p in (
+            _DROPPED_GOT,
+            _DROPPED_PAST,
+            _DROPPED_NEGATION,
+            _DROPPED_WISH,
+            _DROPPED_BEEN,
+            _rx(r"^[a-z]{3,}ing\b"),
+        )
     ),
     re.IGNORECASE | re.MULTILINE,
 )
@@ -319,6 +331,10 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
         return f"{have} {clause[:1].lower()}{clause[1:]}"
     if _GOT_IT.match(clause):
         return clause  # "Got it": understood
+    if _DROPPED_BEEN.match(clause):
+        return f"{have} {clause[:1].lower()}{clause[1:]}"
+    if (wish := _DROPPED_WISH.match(clause)) is not None:
+        return f"{be if wish.group('am') else subject} {clause[:1].lower()}{clause[1:]}"
     if _DROPPED_PAST.match(clause) or _DROPPED_NEGATION.match(clause):
         return f"{subject} {clause[:1].lower()}{clause[1:]}"
     if m := _DROPPED_ING.match(clause):
