@@ -55,6 +55,7 @@ def test_shouting_and_gerund_subjects(clause: str, restored: str) -> None:
         ("I work from home so that's nice", ["I work from home"]),
         ("I'm a contractor so admin stuff is endless", ["I'm a contractor"]),
         ("I work nights so my sleep is a mess", ["I work nights", "my sleep is a mess"]),
+        ("I'm busy so it's been a while since I ran", ["I'm busy so it's been a while since I ran"]),
         ("I'm vegan so no dairy please", ["I'm vegan", "no dairy please"]),
     ],
 )
@@ -71,6 +72,7 @@ def test_a_remark_after_so_is_no_clause(sentence: str, parts: list[str]) -> None
         ("been learning Greek for two years", "I've been learning Greek for two years"),
         ("sprained my wrist last month", "I sprained my wrist last month"),
         ("been there", "been there"),
+        ("gonna be a great night", "gonna be a great night"),
         ("gotta renew my passport", "gotta renew my passport"),
         ("need a recipe for tonight", "need a recipe for tonight"),
     ],

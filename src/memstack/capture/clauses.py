@@ -230,6 +230,9 @@ _REMARK = _rx(
 )
 
 
+_ABOUT_SELF = _rx(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|us|our)\b")
+
+
 def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tuple[str, str] | None:
     for boundary in _BOUNDARY.finditer(text):
         left = text[: boundary.start()].strip()
@@ -241,7 +244,7 @@ def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tup
             or (left.lower() in ("me", "i") and _POSSESSIVE.match(right))
         ):
             continue
-        if boundary.group(0).strip(" ,;").lower() == "so" and _REMARK.match(right):
+        if boundary.group(0).strip(" ,;").lower() == "so" and _REMARK.match(right) and not _ABOUT_SELF.search(right):
             return left, ""  # "I'm a teacher so it's slow going": the fact, and a remark on it that is no fact
         we = re.match(r"(?:we|we're|we've|we'll|we'd)\b", left, re.IGNORECASE) is not None
         standalone = _standalone(f"{before} {left}".strip(), right, is_request, we=we)  # named a clause earlier?
@@ -259,9 +262,11 @@ _DROPPED_PAST = _rx(
     r"flew|drove|turned|retired|dropped|gave|used to|tore|hurt|sprained|injured|fractured|twisted|lived|worked|"
     r"studied)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
 )
-# "wanna branch out into crochet", "trying to get to B2": a wish or plan of the user's, its "I" left out; "been
-# knitting for ten years": "I've" left out.
-_DROPPED_WISH = _rx(r"^(?:(?:really|still|also|kinda)\s+)?(?:(?P<am>gonna|hoping to|planning to|trying to)|wanna)\s+\w")
+# "wanna branch out into crochet", "trying to get to B2": a wish or plan of the user's, its "I" left out ("gonna be
+# great" is the situation's: "it's"); "been knitting for ten years": "I've" left out.
+_DROPPED_WISH = _rx(
+    r"^(?:(?:really|still|also|kinda)\s+)?(?:(?P<am>gonna|hoping to|planning to|trying to)|wanna)\s+(?!be\b)\w"
+)
 _DROPPED_BEEN = _rx(r"^(?:(?:also|just|still)\s+)?been\s+[a-z]{3,}ing\b")
 _DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
 # "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
