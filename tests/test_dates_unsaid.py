@@ -181,3 +181,22 @@ def test_a_progressive_clause_without_its_subject_is_ahead_whatever_came_before(
 )
 def test_a_noun_in_ing_starts_no_arrangement(text: str, first: date) -> None:
     assert find_dates(text, AT)[0].first == first
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the festival runs July 9-11, 2027",
+        "we're in Porto 14–16 March",
+        "my exams are on the 3-5 of June",
+        "conference is Sept 22 to 24",
+        "offsite is april 2nd–4th, 2027",
+    ],
+)
+def test_a_range_of_days_is_left_as_written(text: str) -> None:
+    """One mention would render its first day and leave the rest dangling ("9 July 2027-11, 2027")."""
+    assert resolve(text, AT)[0] == text
+
+
+def test_a_day_and_a_time_are_no_range() -> None:
+    assert resolve("dentist on March 3 at 5", AT)[0] == "dentist on 3 March 2027 at 5"

@@ -222,6 +222,17 @@ def _someone_acts(right: str) -> bool:
     return False
 
 
+# What follows "so" as a remark on the statement before it ("so it's slow going", "so tax stuff is a nightmare"):
+# a thing said of the situation, not of the user.
+_REMARK = _rx(
+    r"^(?:it|that|this|everything|things|life|(?:[\w-]+\s+)?stuff)(?:'s|’s|\s+(?:is|was|gets|got|has|feels|makes|"
+    r"can be|will be))\b"
+)
+
+
+_ABOUT_SELF = _rx(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|us|our)\b")
+
+
 def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tuple[str, str] | None:
     for boundary in _BOUNDARY.finditer(text):
         left = text[: boundary.start()].strip()
@@ -233,6 +244,8 @@ def _first_cut(text: str, before: str, is_request: Callable[[str], bool]) -> tup
             or (left.lower() in ("me", "i") and _POSSESSIVE.match(right))
         ):
             continue
+        if boundary.group(0).strip(" ,;").lower() == "so" and _REMARK.match(right) and not _ABOUT_SELF.search(right):
+            return left, ""  # "I'm a teacher so it's slow going": the fact, and a remark on it that is no fact
         we = re.match(r"(?:we|we're|we've|we'll|we'd)\b", left, re.IGNORECASE) is not None
         standalone = _standalone(f"{before} {left}".strip(), right, is_request, we=we)  # named a clause earlier?
         if standalone is not None:
@@ -246,8 +259,15 @@ _DROPPED_PAST = _rx(
     r"^(?:(?:just|finally|recently|also|already|actually)\s+)?(?:went|got|had|made|took|saw|met|came|bought|ran|won|"
     r"lost|left|sold|quit|started|finished|moved|adopted|joined|visited|tried|learned|learnt|graduated|broke|booked|"
     r"signed|switched|found|built|wrote|spent|paid|passed|failed|applied|accepted|decided|picked|began|became|grew|"
-    r"flew|drove|turned|retired|dropped|gave|used to)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
+    r"flew|drove|turned|retired|dropped|gave|used to|tore|hurt|sprained|injured|fractured|twisted|lived|worked|"
+    r"studied)\b(?!-)"  # "left-handed", "grown-up": a compound, not a verb
 )
+# "wanna branch out into crochet", "trying to get to B2": a wish or plan of the user's, its "I" left out ("gonna be
+# great" is the situation's: "it's"); "been knitting for ten years": "I've" left out.
+_DROPPED_WISH = _rx(
+    r"^(?:(?:really|still|also|kinda)\s+)?(?:(?P<am>gonna|hoping to|planning to|trying to)|wanna)\s+(?!be\b)\w"
+)
+_DROPPED_BEEN = _rx(r"^(?:(?:also|just|still)\s+)?been\s+[a-z]{3,}ing\b")
 _DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
 # "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
 _DROPPED_NEGATION = _rx(
@@ -268,7 +288,8 @@ _PAST_AFTER = re.compile(r"\w+ed$")  # "meeting moved to 3": a noun and its verb
 # "Parenting can be tough", "Supporting each other - that's so inspiring".
 _MAIN_VERB_LATER = _rx(
     r"\b(?:is|are|was|were|can|could|will|would|must|should|may|might|makes|made|helps|pays|brings|means|seems|"
-    r"feels|keeps|gives|takes|fills|sounds|looks|that's|it's|this is|that is)\b"
+    r"feels|keeps|gives|takes|fills|sounds|looks|puts|sends|drives|bores|gets|stresses|relaxes|calms|costs|ruins|"
+    r"kills|wakes|leaves|lets|that's|it's|this is|that is)\b"
 )
 # Feelings and reactions said with "-ing" ("Loving the support!", "Missing that", "Looking forward to it"): the
 # moment's, not a fact; and a clause that points at something said before ("it", "that") is the moment's too.
@@ -286,7 +307,14 @@ _STARTS = r"(?:^|(?<=[.!?;,\n])\s*)"
 _MAY_DROP = re.compile(
     "|".join(
         _STARTS + p.pattern.removeprefix("^")
-        for p in (_DROPPED_GOT, _DROPPED_PAST, _DROPPED_NEGATION, _rx(r"^[a-z]{3,}ing\b"))
+        for p in (
+            _DROPPED_GOT,
+            _DROPPED_PAST,
+            _DROPPED_NEGATION,
+            _DROPPED_WISH,
+            _DROPPED_BEEN,
+            _rx(r"^[a-z]{3,}ing\b"),
+        )
     ),
     re.IGNORECASE | re.MULTILINE,
 )
@@ -302,10 +330,16 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
     """``clause`` with the "I" it leaves out put back, when it starts with a verb (see the module docstring); "we"
     when ``we`` (the clause before spoke of "we": "We moved to Lisbon, still unpacking" → "we're still …")."""
     subject, be, have = ("We", "We're", "We've") if we else ("I", "I'm", "I've")
+    if re.match(r"[A-Z]{2,}\b", clause) and not re.search(r"[a-z]", clause):
+        clause = clause.lower()  # shouted ("SIGNED UP FOR THE MARATHON!!!"): its words, not "I sIGNED UP …"
     if _DROPPED_GOT.match(clause):
         return f"{have} {clause[:1].lower()}{clause[1:]}"
     if _GOT_IT.match(clause):
         return clause  # "Got it": understood
+    if _DROPPED_BEEN.match(clause):
+        return f"{have} {clause[:1].lower()}{clause[1:]}"
+    if (wish := _DROPPED_WISH.match(clause)) is not None:
+        return f"{be if wish.group('am') else subject} {clause[:1].lower()}{clause[1:]}"
     if _DROPPED_PAST.match(clause) or _DROPPED_NEGATION.match(clause):
         return f"{subject} {clause[:1].lower()}{clause[1:]}"
     if m := _DROPPED_ING.match(clause):
@@ -324,8 +358,8 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
 # "she's allergic to cats" is a subject and its verb, not a qualifier ("lactose intolerant").
 _PREDICATE = _rx(
     r"^(?:(?:very|really|super|severely|mildly|slightly|mostly|pretty|quite|totally|fully|highly|extremely|also|"
-    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w-]+\s+)?[a-z]+(?:ic|ous|ive|ible|able|ful|less|"
-    r"ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
+    r"still|now|so|kinda|kind of)\s+)*(?:(?:a|an)\s+[\w'-]+|(?:[\w-]+\s+)?(?:\d+\s+)?[a-z]+(?:ic|ous|ive|ible|able|"
+    r"ful|less|ish|ese|ian|ant|(?<!m)ent)|[a-z]+-[a-z]+ed)\b"
 )
 _ANY_VERB = _rx(r"\b(?:am|is|are|was|were|be|been|have|has|had|do|does|did|can|will|would|should)\b")
 _ARTICLE = _rx(r"^(?:[a-z]+\s+)*?(?:a|an)\s")
@@ -338,9 +372,47 @@ _AFTER_PREDICATE = _rx(
 )
 
 
+# A self-description in chat's shorthand: a noun phrase and "here" or "all the way" ("sesame allergy here", "mom of 3
+# here", "tea person all the way", "night owl here"), what is left after it in brackets or after a comma.
+_TAGGED = _rx(
+    r"^(?P<np>(?!(?:it|this|that|there|nothing|same|me|who|what|everyone|anyone|someone|one|the|your|my)\b)"
+    r"[\w'-]+(?:\s+(?!here\b)[\w'-]+){0,3}?)\s+(?:here|all the way|through and through)\b(?P<rest>\s*(?:[(,;:!.].*)?)$"
+)
+# Nouns of a condition one has, not is: "sesame allergy here" → "I have a sesame allergy"; the first ones take "a".
+_COUNTABLE = _rx(r"\b(?:allergy|intolerance|disease|disorder|syndrome|condition)$")
+_HAD = _rx(
+    r"\b(?:allerg(?:y|ies)|intolerances?|diseases?|disorders?|syndrome|condition|diabetes|asthma|adhd|autism|"
+    r"anxiety|depression|insomnia|migraines|arthritis|epilepsy|dyslexia|tinnitus|eczema)$"
+)
+
+
+_NOT_TAGS = frozenset("new back stuck lost done fine good ok okay right out over just also still hi hello".split())  # noqa: SIM905
+
+
+def _tagged(clause: str) -> str | None:
+    """A self-description in shorthand (see :data:`_TAGGED`) with its verb put back, or ``None``."""
+    m = _TAGGED.match(clause)
+    if m is None or _ANY_VERB.search(m.group("np")) or _FIRST.match(clause) or m.group("np").lower() in _NOT_TAGS:
+        return None
+    np, rest = m.group("np"), m.group("rest").rstrip()
+    low = np.lower()
+    if _HAD.search(low):
+        countable = _COUNTABLE.search(low) is not None  # "a sesame allergy", but "asthma", "allergies"
+        article = ("an " if low[0] in "aeiou" else "a ") if countable else ""
+        return f"I have {article}{np}{rest}"
+    if len(np.split()) == 1 and _PREDICATE.fullmatch(np):
+        return f"I'm {np}{rest}"  # an adjective ("vegan here", "diabetic here")
+    article = "" if low.startswith(("a ", "an ")) else "an " if low[0] in "aeiou" else "a "
+    return f"I'm {article}{np}{rest}"
+
+
 def restore_be(clause: str) -> str | None:
     """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
-    to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own."""
+    to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own. A self-description
+    in shorthand ("sesame allergy here", "mom of 3 here") is given its verb ("I have a sesame allergy", "I'm a mom of
+    3")."""
+    if (tagged := _tagged(clause)) is not None:
+        return tagged
     m = _PREDICATE.match(clause)
     if m is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
         return None

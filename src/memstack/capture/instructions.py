@@ -61,12 +61,16 @@ _BARE = _rx(r"^(?:no\s+\S+|\S+(?:\s+\S+)?\s+in\s+\S+(?:\s+(?:format|units|style)
 _DURABLE = _rx(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
     r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
+    # the replies in general, or every thing of a kind: "no emojis in answers", "no meat in any recipes"
+    r"\b(?:in|for|with)\s+(?:any|all|your|future)\s+[\w-]+|\b(?:in|for)\s+(?:answers|replies|responses)\b|"
     r"when(?:ever)? (?:you|u|i)\b|call me\b|refer to me\b|address me\b|like i'?m\b|like i am\b)"
 )
 _FORM = _rx(
     r"\b(?:short|shorter|brief|concise|simple|simpler|plain|blunt|direct|honest|detailed|formal|informal|casual|"
     r"friendly|bullet(?: points?)?|bullets|tables?|emojis?|markdown|metric|imperial|units|spelling|format|formatting|"
     r"language|pronouns?|jargon|sources?|citations?|tone|careful|gentle|patient|polite|thorough|precise|"
+    r"celsius|fahrenheit|centigrade|kilos?|kilograms?|pounds|lbs|kilometres|kilometers|km|miles|24h|24-hour|"
+    r"12-hour|am/pm|"
     r"step[- ]by[- ]step)\b|'(?:they|she|he|them|her|him)'|"
     # a language is a form of answer only as the one to answer in ("in Spanish"; not "the French revolution")
     r"\b(?:in|into)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
@@ -93,7 +97,7 @@ _HINT = _rx(
 
 def might_instruct(message: str) -> bool:
     """``False`` means no sentence of ``message`` can be a standing instruction (the no-save fast path)."""
-    return _HINT.search(message) is not None
+    return _HINT.search(message) is not None or _FOREIGN_VERB.search(message) is not None
 
 
 def _durable_or_form(body: str) -> bool:
@@ -126,11 +130,53 @@ _ANCHOR = _rx(
 )
 
 
+# The commonest standing instruction said in the language asked for ("antworte ab jetzt auf Deutsch", "a partir de
+# ahora respóndeme en español", "désormais réponds en français"): a verb of replying, a word that makes it last and
+# a language, in German, Spanish, French, Italian, Portuguese or Dutch. The memory names the language in English.
+_FOREIGN_VERB = _rx(
+    r"\b(?:antworte|antwortest|antworten|schreib|schreibe|sprich|responde|respóndeme|respondeme|contesta|contéstame|"
+    r"escribe|escríbeme|háblame|réponds|répondez|réponds-moi|écris|écrivez|parle|rispondi|rispondimi|scrivi|"
+    r"scrivimi|parla|responda|responde-me|fala|escreva|antwoord|schrijf|spreek)\b"
+)
+_FOREIGN_LASTING = _rx(
+    r"\b(?:ab jetzt|ab sofort|von jetzt an|von nun an|ab heute|immer|a partir de ahora|desde ahora|de ahora en "
+    r"adelante|siempre|désormais|dorénavant|à partir de maintenant|à partir d'aujourd'hui|toujours|d'ora in poi|"
+    r"da ora in poi|da adesso|sempre|a partir de agora|de agora em diante|vanaf nu|voortaan|altijd)\b"
+)
+_FOREIGN_LANGUAGES = {
+    "English": ("english", "englisch", "inglés", "ingles", "anglais", "inglese", "inglês", "engels"),
+    "German": ("deutsch", "alemán", "aleman", "allemand", "tedesco", "alemão", "duits"),
+    "Spanish": ("spanisch", "español", "espanol", "castellano", "espagnol", "spagnolo", "espanhol", "spaans"),
+    "French": ("französisch", "francés", "frances", "français", "francais", "francese", "francês", "frans"),
+    "Italian": ("italienisch", "italiano", "italien", "italiaans"),
+    "Portuguese": ("portugiesisch", "portugués", "portugais", "portoghese", "português", "portugues", "portugees"),
+    "Dutch": ("niederländisch", "holländisch", "neerlandés", "néerlandais", "olandese", "holandês", "nederlands"),
+}
+_FOREIGN_LANGUAGE = _rx(
+    r"\b(?:auf|en|in|em|op|al|à)\s+(?P<lang>"
+    + "|".join(w for words in _FOREIGN_LANGUAGES.values() for w in words)
+    + r")\b"
+)
+
+
+def _foreign_language_instruction(sentence: str) -> str | None:
+    """A standing instruction to reply in a language, said in another language than English (see above)."""
+    if not (_FOREIGN_VERB.search(sentence) and _FOREIGN_LASTING.search(sentence)):
+        return None
+    if (m := _FOREIGN_LANGUAGE.search(sentence)) is None:
+        return None
+    said = m.group("lang").lower()
+    name = next(n for n, words in _FOREIGN_LANGUAGES.items() if said in words)
+    return f"{PREFERENCE_FRAME}reply in {name}."
+
+
 def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | None:
     """The memory for a standing instruction to the assistant (see the module docstring), or ``None``.
 
     ``lasting_only``: the message also asks for a piece of work, so a form asked for without a word that makes it
     last ("keep it friendly", beside "help me write a note") is about that work: ``None``."""
+    if (foreign := _foreign_language_instruction(sentence)) is not None:
+        return foreign
     text = sentence.strip().replace("’", "'")
     text = _LEAD.sub("", text)
     asked = _ASK.match(text)
@@ -152,10 +198,10 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
         durable = condition or lasting or _DURABLE.search(text) is not None
         if not (durable or (not lasting_only and _durable_or_form(text))):
             return None
-    elif lasting_only or not (
+    elif (lasting_only and not (lasting or _DURABLE.search(text))) or not (
         _BARE.match(text)
         and (_FORM.search(text) or text.lower().startswith("no "))
-        and re.search(r"\b(?:please|pls|plz)\b", sentence, re.I)
+        and (lasting or re.search(r"\b(?:please|pls|plz)\b", sentence, re.I))
     ):
         return None
     body = _third_person(_POLITE.sub("", f"{condition}, {text}" if condition else text))

@@ -25,6 +25,7 @@ _IRREGULAR = {
     "am": "is",
     "'m": "is",
     "have": "has",
+    "wanna": "wants to",
     "'ve": "has",
     "do": "does",
     "go": "goes",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_be, restore_subject
 from memstack.capture.instructions import might_instruct, standing_instruction
+from memstack.capture.passing import passing_clause, passing_sentence
 from memstack.capture.rewrite import strip_preamble
 from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS
@@ -144,8 +145,8 @@ _CUES: tuple[tuple[Category, re.Pattern[str]], ...] = (
         _rx(
             r"\b(?:i am|i'm|im|i work|i live|i study|i'm from|i grew up|i was born|i have|i've|i got|i moved|"
             r"i graduated|i teach|i own|i volunteer|i joined|i started|i adopted|i play|i used to|"
-            r"my (?:name|job|major|wife|husband|partner|boyfriend|girlfriend|kids?|children|son|daughter|mom|dad|"
-            r"mother|father|sister|brother|family|dog|cat|pets?|friends?|parents|grandma|grandpa|home|house|city|"
+            r"my (?:name|pronouns|job|major|wife|husband|partner|boyfriend|girlfriend|kids?|children|son|daughter|"
+            r"mom|dad|mother|father|sister|brother|family|dog|cat|pets?|friends?|parents|grandma|grandpa|home|house|city|"
             r"school|college|university|degree|birthday|age|team|band|car))\b|"
             # someone of the user's ("my cousin Arjun works at …"), the user with others ("we're Jewish"), a standing
             # "no" ("I don't eat meat on Fridays", "we don't do Christmas"; not a reaction: "I don't know")
@@ -299,6 +300,8 @@ def _sentences(message: str) -> list[tuple[str, bool]]:
             pieces.append(raw)
     out: list[tuple[str, bool]] = []
     for raw in pieces:
+        if passing_sentence(raw):
+            continue  # a hypothetical, a musing or sarcasm: nothing in it is a fact to keep
         bare = _SYMBOLS.sub("", raw).strip()
         sentence = strip_preamble(bare)
         if out and _ELABORATION.match(sentence) and standing_instruction(out[-1][0]) is not None:
@@ -395,7 +398,7 @@ def _readable(part: str, *, short: bool = False) -> str | None:
         return None
     if len(text) < 4 or _is_question(text) or _GREETING.match(text) or _REACTION.match(text):
         return None
-    if _SUBJECT.search(restore_subject(text)):
+    if _SUBJECT.search(restore_subject(text)) or passing_clause(text):
         return None
     return text
 
@@ -415,7 +418,7 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     text = restore_subject(text)
     if _TASK.match(_LEAD_IN.sub("", text)) or _REQUEST.search(text) or _GREETING.match(text):
         return None
-    if _REACTION.match(text) or _TEMPORARY.search(text):
+    if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text):
         return None
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
     if not has_subject and _ABOUT_ASSISTANT.search(text):

@@ -179,6 +179,15 @@ _UNIT = r"(?P<unit>day|week|month|year)s?"
 _DAYNUM = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+# A range of days in one month ("February 23-24, 2027", "3–5 March"): one mention would render its first day and leave
+# "-24" dangling after it; it is left as the user wrote it.
+_DAY_RANGE = re.compile(
+    rf"\b(?:{MONTH_PATTERN})\.?\s+{_DAY}\s*(?:-|–|—|to|till|until|through|thru)\s*{_DAY}\b(?:,?\s+(?:19|20)\d\d\b)?|"
+    rf"\b{_DAY}\s*(?:-|–|—)\s*{_DAY}\s+(?:of\s+)?(?:{MONTH_PATTERN})\b\.?(?:,?\s+(?:19|20)\d\d\b)?",
+    re.IGNORECASE,
+)
+
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (kind, re.compile(r"\b(?:on |in )?(?:the )?" + body + r"\b", re.IGNORECASE))
     for kind, body in [
@@ -396,6 +405,7 @@ def _scan(text: str, at: datetime, past: bool | None) -> tuple[list[DateMention]
     fuzzy: list[re.Match[str]] = []
     # what recurs is no date, and someone else's words are not read against the message's time
     taken: list[tuple[int, int]] = [m.span() for m in RECURRING.finditer(text)] + reported(text)
+    taken += [m.span() for m in _DAY_RANGE.finditer(text)]
     habitual = HABITUAL.search(text) is not None
     yearly = YEARLY.search(text) is not None
     candidates: list[tuple[str, re.Match[str]]] = []

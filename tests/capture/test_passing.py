@@ -1,0 +1,131 @@
+"""What is said about the user but does not last (capture/passing.py), and the shorthand self-descriptions and
+casual standing instructions that do: each family in several wordings, with hard negatives of the same form."""
+
+import pytest
+
+from memstack.capture.clauses import restore_be
+from memstack.capture.instructions import standing_instruction
+from memstack.capture.passing import passing_clause, passing_sentence
+from memstack.capture.rules import screen
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # hypotheticals and musings
+        "suppose I won the lottery tomorrow, what would you buy first?",
+        "ok so let's say I moved to Norway, how bad are the winters",
+        "if I were a cat I'd sleep all day honestly",
+        "I'd open a bookshop if I had the savings",
+        "I often wonder what it would be like to live on a boat. anyway, how do bilge pumps work",
+        "in a parallel universe I'm a jazz drummer lol",
+        # passing states
+        "caught a nasty flu over the weekend, what helps with the aches?",
+        "nursing a brutal hangover, send help",
+        "so sleepy today, how do I get through a 3pm meeting",
+        "I've got a splitting headache right now",
+        # sarcasm
+        "oh great, I just ADORE waking up at 5am on a sunday",
+        "yeah right, I totally enjoy doing taxes on my birthday",
+        "I just LOVE when my train is cancelled 🙃",
+        # acquaintances' news
+        "my colleague just got engaged to her girlfriend, what's a good card message?",
+        "my neighbour is turning 80 next week, ideas for a small gift?",
+        "my coworker's husband got laid off, how can I support her",
+        "my classmate's cat had kittens yesterday!!",
+        "my landlord apparently got married in Vegas",
+    ],
+)
+def test_what_does_not_last_is_not_kept(message: str) -> None:
+    assert screen(message, refused=[]) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my twin brother lives in Perth",
+        "My flatmate Ola is coeliac so we keep a gluten-free shelf",
+        "My best friend Sana just had a baby girl",
+        "I have a cold plunge every morning",
+        "I have chronic migraines",
+        "I wonder less about money since I got the new job",
+        "my manager Dev is based in Toronto",
+        "I'd love to learn Portuguese before my trip",
+        "so I just started a new job at a bakery!",
+        "and my partner is from Quito",
+    ],
+)
+def test_lasting_statements_of_the_same_form_are_kept(message: str) -> None:
+    assert screen(message, refused=[]) != []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passing"),
+    [
+        ("say I quit my job, what then", True),
+        ("imagine I had wings", True),
+        ("I say what I think", False),
+        ("oh sure, that went well", True),
+        ("oh, I'm from Lyon", False),
+    ],
+)
+def test_a_whole_sentence_can_be_hypothetical_or_sarcastic(sentence: str, passing: bool) -> None:
+    assert passing_sentence(sentence) is passing
+
+
+@pytest.mark.parametrize(
+    ("clause", "passing"),
+    [
+        ("my friend's daughter won a scholarship", True),
+        ("my friend's place is where I stay in Paris", False),
+        ("my boss Lina got promoted", True),
+        ("my boss Lina has been mentoring me since June", False),
+        ("I've got a sore throat", True),
+        ("I've got a sore knee from an old injury", False),
+    ],
+)
+def test_a_clause_can_be_passing_or_someone_elses_news(clause: str, passing: bool) -> None:
+    assert passing_clause(clause) is passing
+
+
+@pytest.mark.parametrize(
+    ("clause", "restored"),
+    [
+        ("peanut allergy here", "I have a peanut allergy"),
+        ("gluten intolerance here, fyi", "I have a gluten intolerance, fyi"),
+        ("dad of two here", "I'm a dad of two"),
+        ("night owl here", "I'm a night owl"),
+        ("cat person all the way", "I'm a cat person"),
+        ("asthma here (mild)", "I have asthma (mild)"),
+        ("type 2 diabetic", "I'm type 2 diabetic"),
+        ("same here", None),
+        ("new here", None),
+        ("the keys here", None),
+    ],
+)
+def test_a_shorthand_self_description_gets_its_verb(clause: str, restored: str | None) -> None:
+    assert restore_be(clause) == restored
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("going forward weights in kilos please", "weights in kilos"),
+        ("from now on distances in km", "distances in km"),
+        ("no emojis in replies pls", "no emojis in replies"),
+        ("no pork in any recipes please", "no pork in any recipes"),
+    ],
+)
+def test_a_casual_standing_instruction_lasts_beside_a_task(sentence: str, kept: str) -> None:
+    written = standing_instruction(sentence, lasting_only=True)
+    assert written is not None and kept in written
+
+
+@pytest.mark.parametrize("sentence", ["times in 24h format please", "no onions please", "no onions in this one pls"])
+def test_a_form_for_the_work_at_hand_is_not_a_lasting_instruction(sentence: str) -> None:
+    assert standing_instruction(sentence, lasting_only=True) is None
+
+
+def test_pronouns_are_a_fact_about_the_user() -> None:
+    (clause,) = screen("btw my pronouns are he/they", refused=[])
+    assert clause.category is not None and clause.category.value == "fact"
