@@ -4,7 +4,6 @@ cross-encoder: only with the embedder it was trained on, the cross-encoder alone
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -15,29 +14,13 @@ from memstack.capture.judge.newshead import NewsHead, load_news_head
 from memstack.capture.judge.offline import LearnedJudge
 from memstack.embed import Embedder, get_embedder
 from memstack.errors import ConfigError
-from memstack.types import Candidate, Category, Memory, ScoredMemory, Source
+from memstack.types import Candidate, Category, ScoredMemory
+
+from .test_updates import _memory
 
 # The cross-encoder scores this pair far below its threshold (0.05): nothing but a head that says "news" can make
 # the judge supersede it.
 QUIET = ("User has switched to decaf for good.", "User drinks strong espresso every morning.")
-
-
-def _memory(content: str) -> Memory:
-    now = datetime.now(UTC)
-    return Memory(
-        id="mem_1",
-        user_id="alice",
-        tenant="default",
-        agent_id=None,
-        content=content,
-        category=Category.FACT,
-        source=Source.AUTO,
-        confidence=0.9,
-        is_active=True,
-        deleted_by=None,
-        created_at=now,
-        updated_at=now,
-    )
 
 
 def _head(
