@@ -1,6 +1,6 @@
-"""A turn embeds each text once: the memories it recalls come with the vectors the index held for them, so the
-semantic guard reading them embeds none again (issue: a user's first turn spent ~50 ms of its ~70 ms embedding the
-memories it had just found by their vectors)."""
+"""A turn embeds each text once: the memories it recalls come with their stored vectors (those the index held, on
+SQLite; one read of them, on PostgreSQL), so the semantic guard reading them embeds none again (issue: a user's first
+turn spent ~50 ms of its ~70 ms embedding the memories it had just found by their vectors)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from memstack.engine import AsyncMemstack
 from memstack.guard.semantic import SemanticGuard
 from memstack.types import NewMemory, UserRef, Vector
 
+from .conftest import BACKENDS
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_guard_reads_recalled_memories_without_embedding_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = Config(home=tmp_path, embedder="local:minilm", database_url=f"sqlite:///{tmp_path / 'memstack.db'}")
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    config = Config(home=tmp_path, embedder="local:minilm", database_url=url)
     async with AsyncMemstack(config) as ms:
         assert isinstance(ms._chat().guard, SemanticGuard)  # the default guard of local:minilm
         user = UserRef("ana")

@@ -269,3 +269,19 @@ async def test_vectors_at_hand_are_the_stored_ones_and_never_a_read(store: Store
         assert store.vectors.at_hand(BOB, ids[:10]) == {}  # another user's ids: not theirs
     else:
         assert found == {}
+
+
+async def test_stored_vectors_are_the_current_memories_own(store: Store) -> None:
+    """``stored``: the vectors of a user's current memories by id, held or read, for a reader about to embed their
+    texts; a forgotten memory, another user's, or an unknown id gives none."""
+    rng = np.random.default_rng(12)
+    vectors = await _fill(store, ALICE, rng)
+    await _fill(store, BOB, rng, n=5)
+    ids = list(vectors)
+    await store.memories.forget(ALICE, ids[0], by=DeletedBy.USER)
+    await store.vectors.search(ALICE, _unit(rng, 1)[0], 3, MemoryFilter())
+    found = await store.vectors.stored(ALICE, [*ids[:8], "mem_unknown"])
+    assert set(found) == set(ids[1:8])
+    assert all(np.allclose(found[i], vectors[i], atol=1e-3) for i in found)
+    assert await store.vectors.stored(BOB, ids[:8]) == {}
+    assert await store.vectors.stored(ALICE, []) == {}

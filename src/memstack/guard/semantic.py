@@ -298,6 +298,10 @@ class SemanticGuard:
             return float("-inf")
         return float(self._scores(pieces).max())
 
+    def knows(self, text: str) -> bool:
+        """Whether ``text``'s verdict is cached (reading it again embeds nothing)."""
+        return self._cached(text) is not None
+
     async def prepare(self, texts: Sequence[str]) -> None:
         """Score the texts not seen before, in a thread: an assembly that follows finds every verdict cached."""
         if any(self._cached(t) is None for t in texts):

@@ -82,6 +82,8 @@ from memstack.types import (
     Layer,
     Manifest,
     RawMessage,
+    RecallItem,
+    RecallKind,
     TokenUsage,
     UserRef,
     Vector,
@@ -481,12 +483,25 @@ class TurnRunner:
             agent_id=req.agent.name, with_past=True,
         )  # fmt: skip
         if isinstance(p.guard, SemanticGuard) and isinstance(p.embedder, BatchingEmbedder):
-            # the guard reads each recalled memory: the vectors the index held for them spare it embedding them
-            held = [(item.text.strip(), item.vector) for item in items if item.vector is not None]
-            if held:
-                texts = [text for text, _ in held]
-                p.embedder.known(texts, np.stack([v for _, v in held]), generation=generation)
+            await self._share_vectors(req.user, items, p.guard, p.embedder, generation)
         return layer_hits(items, now=req.at)
+
+    async def _share_vectors(
+        self, user: UserRef, items: Sequence[RecallItem], guard: SemanticGuard, embedder: BatchingEmbedder, since: int
+    ) -> None:
+        """The guard reads each recalled memory: the stored vectors of those it has not read yet (those the search
+        brought, else one read of the rest) spare it embedding their texts again."""
+        held = {item.text.strip(): item.vector for item in items if item.vector is not None}
+        unread = {
+            item.id: item.text.strip()
+            for item in items
+            if item.kind is RecallKind.MEMORY and item.vector is None and not guard.knows(item.text.strip())
+        }
+        if unread:
+            stored = await self.parts.store.vectors.stored(user, list(unread))
+            held.update((unread[memory_id], vector) for memory_id, vector in stored.items() if memory_id in unread)
+        if held:
+            embedder.known(list(held), np.stack(list(held.values())), generation=since)
 
     async def _summaries(self, req: TurnRequest, handle: TurnHandle) -> tuple[SummaryLine, ...]:
         """Layer 7: one line per recent past session of the user (not this one)."""

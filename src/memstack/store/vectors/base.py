@@ -95,6 +95,11 @@ class VectorIndex(Protocol):
         that would otherwise embed the memories' texts again (the guard, reading memories found by their words)."""
         ...
 
+    async def stored(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored vectors of those of ``memory_ids`` that are ``user``'s current memories: what :meth:`at_hand`
+        gives, else one read of them (for a turn's guard, about to embed the texts of memories it has not read)."""
+        ...
+
     def committed(self, user: UserRef, write: VectorWrite) -> None:
         """After a write of ``user``'s memories committed: on the writer's thread, before any later write."""
         ...

@@ -315,6 +315,9 @@ class CachedVectors:
         entry = self.cache.get((user.tenant, user.user_id)) if memory_ids else None
         return entry.vectors_of(memory_ids) if entry is not None else {}
 
+    async def stored(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        return self.at_hand(user, memory_ids)  # a user searched moments ago is held; one that is not, is not read
+
     def committed(self, user: UserRef, write: VectorWrite) -> None:
         key = (user.tenant, user.user_id)
         entry = self.cache.peek(key)

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import numpy as np
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
@@ -113,6 +114,10 @@ def _filters(flt: MemoryFilter, params: dict[str, Any]) -> str | None:
     return "".join(parts)
 
 
+#: The vectors of some of a user's current memories, by id.
+_STORED = "SELECT id, embedding FROM memories WHERE tenant = %s AND user_id = %s AND id = ANY(%s) AND is_active"
+
+
 class PgVectors:
     """The :class:`~memstack.store.vectors.base.VectorIndex` of a PostgreSQL store over ``db`` (the primary, or a
     read replica's pool for the searches it answers), sharing the store's :class:`AnnIndexes`; ``memory`` makes a
@@ -193,6 +198,14 @@ class PgVectors:
 
     def at_hand(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
         return {}  # the vectors live in the database: none is held here
+
+    async def stored(self, user: UserRef, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        if not memory_ids:
+            return {}
+        async with self._db.connection() as conn:
+            cur = await conn.execute(_STORED, (user.tenant, user.user_id, list(memory_ids)))
+            rows = await cur.fetchall()
+        return {r[0]: np.asarray(r[1].to_numpy() if hasattr(r[1], "to_numpy") else r[1], np.float32) for r in rows}
 
     def invalidate(self, user: UserRef | None = None) -> None:
         self.indexes.invalidate(user)
