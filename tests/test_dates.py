@@ -13,10 +13,12 @@ from memstack.dates import (
     MONTHS,
     WEEKDAYS,
     Granularity,
+    anchor,
     check_time,
     expiry_for,
     find_dates,
     resolve,
+    unanchored,
 )
 from memstack.errors import InputError
 from memstack.retrieval.time_range import find_time_range
@@ -372,3 +374,34 @@ def test_a_time_out_of_bounds_is_an_input_error_naming_the_field(when: datetime)
     with pytest.raises(InputError, match=r"^metadata\.local_time must be a time between 0100-01-01 and 9899-12-31"):
         check_time(when, "metadata.local_time")
     assert check_time(EARLIEST, "at") == EARLIEST and check_time(LATEST, "at") == LATEST
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # a time counting from the day said keeps its words, the day beside it, before closing punctuation
+        ("my quiz is next thursday.", "my quiz is next Thursday (said on Thursday, 9 May 2024)."),
+        ("trip to Lisbon in march!!", "trip to Lisbon in March (said on Thursday, 9 May 2024)!!"),
+        ("mum passed away last year", "mum passed away last year (said on Thursday, 9 May 2024)"),
+        (
+            "we moved two weeks ago, still unpacking",
+            "we moved two weeks ago (said on Thursday, 9 May 2024), still unpacking",
+        ),
+        ("dinner tomorrow night, can't wait", "dinner tomorrow night (said on Thursday, 9 May 2024), can't wait"),
+        ("interview on the 14th", "interview on the 14th (said on Thursday, 9 May 2024)"),
+        # a written year needs no day; what recurs and a birthday are no mention
+        ("I quit smoking in March 2023", "I quit smoking in March 2023"),
+        ("on a pump since 2019-04-02", "on a pump since 2019-04-02"),
+        ("I swim every tuesday", "I swim every tuesday"),
+        ("my birthday is March 3rd", "my birthday is March 3rd"),
+    ],
+)
+def test_a_memory_keeps_its_times_as_said_with_the_day_they_were_said(text: str, kept: str) -> None:
+    written, mentions = anchor(text, THURSDAY)
+    assert written == kept
+    assert unanchored(written).lower() == text.lower()
+    assert [m.first for m in mentions] == [m.first for m in find_dates(text, THURSDAY)]
+
+
+def test_the_offline_classifiers_attribution_loses_its_day_when_unanchored() -> None:
+    assert unanchored("User said on Friday, 27 November 2026: dentist tomorrow") == "User said: dentist tomorrow"

@@ -37,7 +37,7 @@ def get_prompt(name: str) -> Prompt:
 CLASSIFY_MEMORY = _register(
     Prompt(
         name="capture.classify",
-        version=2,
+        version=3,
         template="""\
 You decide whether a user's chat message contains durable facts worth remembering about the user for future
 conversations. Most messages contain none: then return an empty list.
@@ -58,11 +58,10 @@ Write what the user said, no more and no less:
 - Each memory is one third-person sentence starting with "User", or with someone of the user's ("User's sister
   Gina lives in Rome"). Once User is the subject, what is theirs is "their" ("User quit their job at Stripe").
 - Keep who did it: "we" stays "User and their wife" when the user said who, otherwise "User and others".
-- Today is $today. Turn a relative date that names a day into that day ("next Thursday" → "on Thursday,
-  16 May 2024", "tomorrow" → "on 10 May 2024"); name a weekday only when the user named one.
+- Today is $today. Keep times in the user's words ("next Thursday", "tomorrow", "in March", "last year", "two
+  weeks ago"): memstack writes the day they were said beside them.
 - Never add a date, a year, a number, a negation or a detail the user did not give. What recurs stays a
-  recurrence ("every August", "on Mondays", a birthday "on March 3", with no year); a vague time stays as said
-  ("two weeks ago", "a few months ago", "a while ago").
+  recurrence ("every August", "on Mondays", a birthday "on March 3", with no year).
 - A standing instruction about how to answer them ("always answer in Spanish", "keep it short", "don't call me
   Thomas") is a preference, written as "User's preference for replies: " followed by their words about User
   ("User's preference for replies: do not call User Thomas.").

@@ -5,7 +5,7 @@ stand for)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import partial
 
 import pytest
@@ -62,13 +62,22 @@ async def test_a_birthday_keeps_its_day_and_no_year(classifier: OfflineClassifie
 
 async def test_a_fuzzy_time_is_not_made_a_day(classifier: OfflineClassifier) -> None:
     found = await _contents(classifier, "We moved to Lisbon two weeks ago, still unpacking boxes.")
-    assert found == {"User and others moved to Lisbon two weeks before 27 November 2026, still unpacking boxes."}
+    said = "two weeks ago (said on Friday, 27 November 2026)"
+    assert found == {f"User and others moved to Lisbon {said}, still unpacking boxes."}
 
 
-async def test_a_day_the_user_named_is_resolved_and_nothing_more_is_added(classifier: OfflineClassifier) -> None:
-    (quiz,) = await classifier.classify("My driving test is next Wednesday, any last tips?", at=AT)
-    assert quiz.content == "User's driving test is on Wednesday, 2 December 2026"
+async def test_a_day_the_user_named_keeps_its_words_and_the_day_it_was_said(classifier: OfflineClassifier) -> None:
+    """No year, date or weekday the user did not say: "next Wednesday" stays, dated by when it was said; the day it
+    names still decides when the schedule expires."""
+    (quiz,) = await classifier.classify("My driving test is next wednesday, any last tips?", at=AT)
+    assert quiz.content == "User's driving test is next Wednesday (said on Friday, 27 November 2026)"
     assert quiz.category is Category.SCHEDULE and quiz.expires_at is not None
+    assert quiz.expires_at.date() == date(2026, 12, 3)
+
+
+async def test_a_month_without_a_year_gets_no_year(classifier: OfflineClassifier) -> None:
+    (trip,) = await classifier.classify("I'm planning a trip to Lisbon in March", at=AT)
+    assert trip.content == "User is planning a trip to Lisbon in March (said on Friday, 27 November 2026)"
 
 
 async def test_the_users_own_things_are_theirs(classifier: OfflineClassifier) -> None:
@@ -86,7 +95,7 @@ async def test_a_subject_shared_with_someone_is_kept(classifier: OfflineClassifi
 
 async def test_a_plan_said_without_a_subject_is_kept_as_said(classifier: OfflineClassifier) -> None:
     (dentist,) = await classifier.classify("dentist tomorrow at 3, ugh", at=AT)
-    assert dentist.content == "User said: dentist on 28 November 2026 at 3, ugh"
+    assert dentist.content == "User said on Friday, 27 November 2026: dentist tomorrow at 3, ugh"
     assert dentist.category is Category.SCHEDULE
 
 

@@ -47,7 +47,10 @@ async def test_the_seed_contract_round_trip(server: ScriptedOpenAIServer) -> Non
     ctx = ClassifyContext(recent=(("assistant", "How is school going?"),))
     found = await clf.classify("I'm a sophomore at UCLA and my quiz is next Thursday", at=AT, context=ctx)
     await clf.aclose()
-    assert [c.content for c in found] == ["User is a sophomore at UCLA", "User's quiz is on Thursday, 16 May 2024"]
+    assert [c.content for c in found] == [
+        "User is a sophomore at UCLA",
+        "User's quiz is next Thursday (said on Thursday, 9 May 2024)",
+    ]
     fact, quiz = found
     assert fact.explicit and fact.category is Category.FACT and fact.expires_at is None
     assert quiz.category is Category.SCHEDULE and quiz.expires_at is not None

@@ -19,10 +19,10 @@ async def classifier() -> AsyncIterator[OfflineClassifier]:
     await clf.aclose()
 
 
-async def test_schedule_memory_gets_the_resolved_date_and_an_expiry(classifier: OfflineClassifier) -> None:
+async def test_a_schedule_keeps_its_words_dated_and_expires_after_its_day(classifier: OfflineClassifier) -> None:
     (c,) = await classifier.classify("My quiz is next Thursday", at=AT)
     assert c.category is Category.SCHEDULE and c.confidence >= 0.7
-    assert c.content == "User's quiz is on Thursday, 16 May 2024"
+    assert c.content == "User's quiz is next Thursday (said on Thursday, 9 May 2024)"
     assert c.expires_at is not None and c.expires_at.date() == date(2024, 5, 17)
     assert c.observed_at == AT and not c.explicit
 

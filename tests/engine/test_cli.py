@@ -96,7 +96,10 @@ def test_demo_walks_through_every_mechanism(tmp_path: Path) -> None:
         assert step in out
     assert out.count("✓ Memory saved") == 3  # the environment's model string is ignored: fully offline
     assert "= already remembered: User prefers short explanations with concrete examples." in out
-    assert "(schedule) User's organic chemistry midterm is on" in out and "Your recent conversations (1)" in out
+    assert (
+        "(schedule) User's organic chemistry midterm is next Thursday (said on" in out
+        and "Your recent conversations (1)" in out
+    )
     assert "✗ not remembered (reads as an instruction to the assistant)" in out
     assert "quarantined memory:mem_" in out and "[override" in out
     assert "trimmed thread:0:user: trimmed to fit the token budget" in out

@@ -103,6 +103,18 @@ def test_a_phrase_the_case_rules_out_is_a_distortion() -> None:
     ]
 
 
+def test_a_ruled_out_date_is_not_found_in_the_messages_own_date() -> None:
+    """A case rules out "2026" against an invented year; the day the message was said, written beside the user's
+    words, is not one."""
+    trip = CaptureCase(
+        "trip", "planning a trip to Lisbon in March", AT, (Point("t", ("Lisbon", "March"), "goal"),), ("2026",)
+    )
+    assert _score(trip, "User is planning a trip to Lisbon in March (said on Friday, 27 November 2026).") == [
+        ((0,), ())
+    ]
+    assert _score(trip, "User is planning a trip to Lisbon in March 2026.")[0][1] == ("date: 2026", "not: 2026")
+
+
 def test_a_ruled_out_phrase_is_matched_word_for_word_not_by_stems() -> None:
     ines = CaptureCase(
         "ines",
@@ -183,14 +195,14 @@ ROWS: list[dict[str, Any]] = [
         "points": [{"text": "User is a nurse in Porto.", "keys": ["nurse", "Porto"], "category": "fact"}],
     },
     {
-        # 23:30 in New York is already the 29th in UTC: "tomorrow" is the user's, 29 February 2024
+        # 23:30 in New York is already the 29th in UTC: the user said "tomorrow" on 28 February 2024
         "id": "dentist",
         "message": "My dentist appointment is tomorrow.",
         "at": "2024-02-28T23:30:00-05:00",
         "points": [
             {
-                "text": "User's dentist appointment is on Thursday, 29 February 2024.",
-                "keys": ["dentist", "29"],
+                "text": "User's dentist appointment is tomorrow.",
+                "keys": ["dentist", "tomorrow"],
                 "category": "schedule",
             }
         ],
@@ -255,7 +267,8 @@ def test_the_command_runs_each_case_through_a_chat_turn_at_its_time(tmp_path: Pa
     rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in rows] == ["nurse", "dentist", "capital"]
     (dentist,) = rows[1]["memories"]
-    assert "29 February 2024" in dentist["content"] and dentist["recalls"] == [0] and dentist["distorted"] == []
+    assert "(said on Wednesday, 28 February 2024)" in dentist["content"]
+    assert dentist["recalls"] == [0] and dentist["distorted"] == []
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 The model gets the ``capture.classify`` prompt (today's date, a little recent context, the message) and answers
 ``{"memories": [{"content", "category", "confidence", "explicit"}]}``. Candidates under ``min_confidence`` (0.7)
-are dropped; relative dates left in the content are resolved against the message time and schedule memories get
-an expiry.
+are dropped. Times stay in the user's words, with the day they were said written beside any that count from it
+(:func:`memstack.dates.anchor`, as the offline classifier writes them); schedule memories get an expiry.
 
 Failures never reach the chat: a malformed answer, a timeout or an HTTP 5xx is retried once, then the message is
 given up, a :class:`~memstack.capture.base.ClassifierFailure` is appended to ``failures`` (and passed to
@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from memstack.capture.base import MIN_CONFIDENCE, ClassifierFailure, ClassifyContext
-from memstack.dates import expiry_for, find_dates, resolve, stated_start
+from memstack.dates import anchor, expiry_for, find_dates, stated_start
 from memstack.errors import InputError, MalformedResponse, ProviderError
 from memstack.models import ChatModel, Message, get_model, with_retry
 from memstack.observe import role
@@ -55,7 +55,7 @@ def _candidate(item: dict[str, Any], at: datetime) -> Candidate | None:
         category = Category.parse(str(item.get("category", "general")))
     except InputError:
         category = Category.GENERAL
-    text, mentions = resolve(content.strip(), at)
+    text, mentions = anchor(content.strip(), at)
     expires = expiry_for(find_dates(content, at), at) if category is Category.SCHEDULE else None
     return Candidate(
         content=text[:MAX_CONTENT_CHARS],

@@ -23,7 +23,7 @@ from datetime import datetime
 from memstack.capture.judge import UPDATE_NEIGHBOURS, JudgeItem, UpdateJudge
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import statements
-from memstack.dates import expiry_for, resolve, stated_start
+from memstack.dates import anchor, expiry_for, stated_start
 from memstack.embed import Embedder
 from memstack.store.base import Store
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, MemoryFilter, UserRef
@@ -89,8 +89,9 @@ def _covered(sentence: str, kept: Sequence[Candidate]) -> bool:
 
 
 def _draft(sentence: str, at: datetime) -> Candidate | None:
-    """The sentence as a candidate about "User", dates made absolute (``schedule`` when it names a date ahead)."""
-    text, mentions = resolve(sentence, at)
+    """The sentence as a candidate about "User", its times as said and dated (``schedule`` when it names a date
+    ahead)."""
+    text, mentions = anchor(sentence, at)
     content = third_person(text, their=True).rstrip(" ,;:-")
     if len(content.split()) < 3:
         return None

@@ -34,7 +34,7 @@ from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_ca
 from memstack.capture.instructions import framed, standing_instruction
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import Clause, asks_for_work, screen, starts_with_self
-from memstack.dates import expiry_for, resolve, stated_start
+from memstack.dates import anchor, expiry_for, keep_said, stated_start
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
 
@@ -164,7 +164,8 @@ class OfflineClassifier:
         return self._candidate(clause, category, verdict.probability, at)
 
     def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
-        text, mentions = resolve(clause.text, at)
+        words, mentions, said_on = keep_said(clause.text, at)
+        text = words if clause.said else anchor(clause.text, at)[0]
         expires = expiry_for(mentions, at)
         category = clause.category or nearest
         if expires is not None and category in (Category.GENERAL, Category.FACT, Category.SCHEDULE):
@@ -172,8 +173,9 @@ class OfflineClassifier:
         elif category is Category.SCHEDULE and expires is None:
             category = Category.GENERAL  # a past or undated event is a plain statement
         content = third_person(text, their=True).rstrip(" ,;:-")
-        if clause.said:  # no subject to rewrite: what the user said, attributed (and dated by observed_at)
-            content = f"User said: {text[:1]}{content[1:]}" if text[:1].isalpha() else f"User said: {content}"
+        if clause.said:  # no subject to rewrite: what the user said, attributed, dated when its times need the day
+            lead = f"User said on {said_on}: " if said_on else "User said: "
+            content = f"{lead}{text[:1]}{content[1:]}" if text[:1].isalpha() else f"{lead}{content}"
         if clause.reply_to is not None:
             content = f"Asked {clause.reply_to!r}, User said: {content}"
         if len(content.split()) < 3:

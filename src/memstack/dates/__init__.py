@@ -3,9 +3,12 @@
 Two readings share them, because they answer different questions:
 
 * **A statement's dates** (capture, here): ``find_dates("my quiz is next Thursday", at)`` finds each mention and the
-  days it covers; :func:`resolve` rewrites the text with absolute dates ("my quiz is on Thursday, 16 May 2024") so a
-  memory stays true after the week has passed, and :func:`expiry_for` says when a schedule stops mattering. A
-  mention is exact or not a mention: "several days ago" names no day.
+  days it covers; :func:`anchor` writes the text as a memory keeps it, the user's words with the day they were
+  said beside them ("my quiz is next Thursday (said on Thursday, 9 May 2024)"), so a memory stays readable after
+  the week has passed and never says a date the user did not; :func:`stated_start` and :func:`expiry_for` give the
+  days themselves (when a fact began, when a schedule stops mattering). :func:`resolve` is the other writing, with
+  absolute dates ("my quiz is on Thursday, 16 May 2024"), for readers that want the day computed. A mention is
+  exact or not a mention: "several days ago" names no day.
 * **A question's time range** (retrieval, :mod:`memstack.retrieval.time_range`, with the names and counts of this
   module): ``find_time_range("what did I do last June", now)``.
 
@@ -110,15 +113,18 @@ __all__ = [
     "WEEKDAY_NAMES",
     "DateMention",
     "Granularity",
+    "anchor",
     "check_time",
     "count_value",
     "expiry_for",
     "find_dates",
     "in_range",
     "is_past_tense",
+    "keep_said",
     "out_of_range",
     "resolve",
     "stated_start",
+    "unanchored",
     "when_held",
 ]
 
@@ -456,6 +462,68 @@ def resolve(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, 
         pos = end
     out.append(text[pos:])
     return "".join(out), mentions
+
+
+_YEAR_WRITTEN = re.compile(r"\b(?:19|20)\d\d\b")
+_NAME_WORD = re.compile(r"[A-Za-z]+")
+_PART_OF_DAY = re.compile(r"\s+(?:morning|afternoon|evening|night|lunchtime|noon)\b", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s.!?…]+$")
+
+
+def keep_said(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, list[DateMention], str | None]:
+    """``text`` with its time words kept as said (month and weekday names capitalised), its mentions (read against
+    ``at`` as :func:`find_dates` reads them) and, when any of its times counts from the day it was said ("next
+    Thursday", "in March", "last year", "two weeks ago"), that day written in full ("Friday, 27 November 2026"),
+    else ``None`` (no time, or only times with their year: "in 2019", "3 March 2027").
+
+    This is how a memory keeps its times (:func:`anchor`): the user's words, and the day they were said beside them,
+    so the memory never says a date the user did not (a year added to "in March" is a guess, however good) and stays
+    readable after the week has passed. The mentions still give the fact's start and a schedule's expiry."""
+    mentions, fuzzy = _scan(text, at, past)
+    relative = bool(fuzzy) or any(_counts_from_said(m) for m in mentions)
+    chars = list(text)
+    for m in mentions:
+        for word in _NAME_WORD.finditer(m.text):
+            if word.group(0).lower() in MONTHS or word.group(0).lower() in WEEKDAYS:
+                chars[m.start + word.start()] = word.group(0)[0].upper()
+    day = at.date()
+    said = f"{calendar.day_name[day.weekday()]}, {day_text(day)}" if relative else None
+    return "".join(chars), mentions, said
+
+
+def anchor(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, list[DateMention]]:
+    """``text`` as a memory keeps it: its times as said (:func:`keep_said`) and, where one counts from the day it
+    was said, that day after it, before any closing punctuation ("we're moving to Leeds on the 12th of December!!"
+    → "we're moving to Leeds on the 12th of December (said on Friday, 27 November 2026)!!"); and its mentions."""
+    words, mentions, said = keep_said(text, at, past=past)
+    if said is None:
+        return words, mentions
+    ends = [m.end for m in mentions if _counts_from_said(m)] + [m.end() for m in _scan(text, at, past)[1]]
+    cut = max(ends) if ends else len(words)
+    if part := _PART_OF_DAY.match(words, cut):
+        cut = part.end()  # "tomorrow night (said on …)", not "tomorrow (said on …) night"
+    if cut == len(words) or _TRAILING.fullmatch(words, cut):
+        end = _TRAILING.search(words)
+        cut = end.start() if end else len(words)
+    return f"{words[:cut]} (said on {said}){words[cut:]}", mentions
+
+
+_ANCHOR = re.compile(
+    r" \(said on (?:" + DAY_NAMES_PATTERN + r"), \d{1,2} (?:" + MONTH_PATTERN + r") \d{4}\)|"
+    r"(?<=\bsaid) on (?:" + DAY_NAMES_PATTERN + r"), \d{1,2} (?:" + MONTH_PATTERN + r") \d{4}(?=:)",
+    re.IGNORECASE,
+)
+
+
+def unanchored(text: str) -> str:
+    """``text`` without the days :func:`anchor` and the offline classifier's "User said on …:" wrote into it: the
+    statement alone, for readers that compare what statements say (the update judge), not when."""
+    return _ANCHOR.sub("", text)
+
+
+def _counts_from_said(mention: DateMention) -> bool:
+    """Whether ``mention`` needs the day it was said to be read: all but a written year or an ISO date."""
+    return mention.kind != "iso" and _YEAR_WRITTEN.search(mention.text) is None
 
 
 def _bare(mention: DateMention, text: str) -> bool:

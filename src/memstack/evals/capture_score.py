@@ -14,10 +14,10 @@ Per stored memory and per point:
   - ``date``: it holds a date or number token (a word with a digit, a month or weekday name, an ordinal word) found
     neither in the message nor in any point text of the case: an invented or shifted date. The message's own date,
     written in full ("27 November 2026", "Friday, 27 November 2026"), is the time the message was sent and counts
-    as said: it is how a relative time is anchored ("about two weeks before 27 November 2026");
-  - ``not``: it contains a phrase of the case's ``not`` list, word for word (lower-cased, punctuation aside, not
-    stemmed: the list names wrong text, so "lives in Osaka" does not rule out "lived in Osaka", nor "sister Ines"
-    "sister-in-law Ines");
+    as said: it is how a relative time is anchored ("two weeks ago (said on Friday, 27 November 2026)");
+  - ``not``: it contains a phrase of the case's ``not`` list, word for word, the message's own date written in full
+    aside as above (lower-cased, punctuation aside, not stemmed: the list names wrong text, so "lives in Osaka"
+    does not rule out "lived in Osaka", nor "sister Ines" "sister-in-law Ines");
   - ``negation``: it says "not", "never" or "no longer" where the message has no negation at all;
   - ``partial``: it recalls no point but holds more than half of some point's keys (at least two), not all of them:
     a fact with a part dropped or changed (a lost subject, a lost qualifier);
@@ -230,7 +230,7 @@ def score_case(case: CaptureCase, stored: Sequence[StoredMemory], *, ms: float =
         invented = [t for t in _date_tokens(_without_message_date(memory.content, case.at)) if _norm(t) not in said]
         if invented:
             reasons.append("date: " + ", ".join(dict.fromkeys(invented)))
-        words = comparison_words(memory.content)
+        words = comparison_words(_without_message_date(memory.content, case.at))
         avoided = [p for p in case.avoid if any(_phrase_in(comparison_words(a), words) for a in p.split("|"))]
         if avoided:
             reasons.append("not: " + ", ".join(avoided))

@@ -32,6 +32,7 @@ import numpy as np
 from memstack.capture.judge.base import JudgeItem, UpdateKind, UpdateVerdict
 from memstack.capture.judge.cross import Card, CrossEncoder, load_card, shared_cross_encoder
 from memstack.capture.judge.newshead import NewsHead, load_news_head
+from memstack.dates import unanchored
 from memstack.embed import Embedder
 from memstack.text import RELATION_WORDS
 from memstack.types import ScoredMemory
@@ -51,7 +52,7 @@ _SAID = re.compile(r"^(?:Asked .*?, )?User said:\s*[\"“]?")
 def about_someone_else(text: str) -> bool:
     """The statement's subject is someone else: "User's sister …", "Robert's father …" (a possessive before the
     subject, other than the user's own things), also in the user's words kept as said ("User said: Robert's …")."""
-    m = _POSSESSOR.match(_SAID.sub("", text.strip()))
+    m = _POSSESSOR.match(_SAID.sub("", unanchored(text).strip()))
     if m is None:
         return False
     return m.group("name") is not None or (m.group("rel") or "").lower() in _PEOPLE
@@ -117,14 +118,15 @@ class LearnedJudge:
         head = self.head
         if head is None or self._embedder is None or not items:
             return best
-        vectors = np.asarray(await self._embedder.embed([item.candidate.content for item in items]), dtype=np.float32)
+        texts = [unanchored(item.candidate.content) for item in items]
+        vectors = np.asarray(await self._embedder.embed(texts), dtype=np.float32)
         chances = head.probability(np.asarray(best, dtype=np.float32), head.news(vectors))
         return [float(c) for c in chances]
 
     async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
         read = [_read(item) for item in items]
         pairs = [
-            (as_sentence(hit.memory.content), item.candidate.content)
+            (as_sentence(unanchored(hit.memory.content)), unanchored(item.candidate.content))
             for item, hits in zip(items, read, strict=True)
             for hit in hits
         ]
