@@ -403,5 +403,10 @@ def test_a_memory_keeps_its_times_as_said_with_the_day_they_were_said(text: str,
     assert [m.first for m in mentions] == [m.first for m in find_dates(text, THURSDAY)]
 
 
+def test_a_text_dated_already_is_not_dated_twice() -> None:
+    once, _ = anchor("my quiz is next Thursday", THURSDAY)
+    assert anchor(once, THURSDAY)[0] == once
+
+
 def test_the_offline_classifiers_attribution_loses_its_day_when_unanchored() -> None:
     assert unanchored("User said on Friday, 27 November 2026: dentist tomorrow") == "User said: dentist tomorrow"

@@ -496,8 +496,8 @@ def anchor(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, l
     was said, that day after it, before any closing punctuation ("we're moving to Leeds on the 12th of December!!"
     → "we're moving to Leeds on the 12th of December (said on Friday, 27 November 2026)!!"); and its mentions."""
     words, mentions, said = keep_said(text, at, past=past)
-    if said is None:
-        return words, mentions
+    if said is None or _ANCHOR.search(text):
+        return words, mentions  # nothing to date, or dated already (a model's text that copied the form)
     ends = [m.end for m in mentions if _counts_from_said(m)] + [m.end() for m in _scan(text, at, past)[1]]
     cut = max(ends) if ends else len(words)
     if part := _PART_OF_DAY.match(words, cut):
