@@ -162,3 +162,31 @@ async def test_a_marker_before_a_word_about_nothing_keeps_nothing(classifier: Of
 )
 def test_the_head_reads_a_bare_predicate_with_its_subject_put_back(clause: str, read: str) -> None:
     assert head_reading(clause) == read
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ("I bank with Triodos.", "banks with Triodos"),  # a fact with no cue word the rules know
+        ("I commute by ferry", "commutes by ferry"),
+        ("I genuinely cannot stand olives.", "cannot stand olives"),  # a dislike the rules do not name
+    ],
+)
+async def test_a_first_person_statement_the_rules_keep_too_weakly_is_read_by_the_head(
+    classifier: OfflineClassifier, message: str, words: str
+) -> None:
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.content.startswith("User ") and words in c.content
+
+
+async def test_a_first_person_standing_instruction_the_rules_mark_down_is_kept_in_its_frame(
+    classifier: OfflineClassifier,
+) -> None:
+    message = "when you write emails for me default to British spelling, unless I say otherwise"
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.category is Category.PREFERENCE and c.content.startswith(PREFERENCE_FRAME) and "British" in c.content
+
+
+@pytest.mark.parametrize("message", ["I was just kidding about that", "I said the other one, the blue one"])
+async def test_a_weak_first_person_remark_stays_unkept(classifier: OfflineClassifier, message: str) -> None:
+    assert await classifier.classify(message, at=AT) == []

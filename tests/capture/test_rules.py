@@ -218,3 +218,21 @@ def test_one_word_without_a_marker_is_not(message: str) -> None:
     refused: list[str] = []
     screen(message, refused=refused)
     assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        # an emoji ends a sentence as a full stop would: the question after it is a question, the fact a fact
+        ("I've been vegan for a decade 🌱 any good tofu recipes?", "I've been vegan for a decade"),
+        ("I'm a night owl 🦉 what's a good time to study?", "I'm a night owl"),
+        # an ellipsis written as one character after a word ends a sentence too
+        ("I've only been running for 3 weeks… is a 10k realistic?", "I've only been running for 3 weeks"),
+    ],
+)
+def test_a_fact_before_a_question_is_its_own_sentence(message: str, kept: str) -> None:
+    assert [c.text for c in screen(message)] == [kept]
+
+
+def test_an_emoji_followed_by_a_word_that_carries_the_sentence_on_does_not_end_it() -> None:
+    assert statements("I love my new flat 😍 and so does my cat") == ["I love my new flat 😍 and so does my cat"]

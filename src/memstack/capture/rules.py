@@ -40,7 +40,15 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # One search over the whole message decides the no-save fast path.
 _ANY_SELF = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|remember)\b|\bi[’']")
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\s*[\n;]\s*|\s+[-–—]+\s+")
+# Where a sentence ends: a full stop, "!" or "?"; an ellipsis written as one character after a word ("6 months
+# though… is that realistic?"); a line break or ";"; a dash between spaces; and, as chat writes, an emoji followed by
+# more words ("it's on 27 September 🏃 goal is sub-4 hours", "tea person all the way 🍵 whats a good oolong?"),
+# unless a word that carries the sentence on follows it ("I love it 😍 and so do the kids").
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f"
+_SPLIT = re.compile(
+    r"(?<=[.!?])\s+|(?<=\w…)\s+|\s*[\n;]\s*|\s+[-–—]+\s+|"
+    rf"(?<=[{_EMOJI}])\s+(?=[\w'\"])(?!(?i:and|or|but|with|to|for|of|in|on|at|as|than|too|because)\b)"
+)
 _SUBJECT = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b|\bi[’'](?:m|ve|d|ll)\b")
 _OBJECT = _rx(r"\b(?:me|myself|mine)\b")
 
