@@ -190,3 +190,10 @@ async def test_a_first_person_standing_instruction_the_rules_mark_down_is_kept_i
 @pytest.mark.parametrize("message", ["I was just kidding about that", "I said the other one, the blue one"])
 async def test_a_weak_first_person_remark_stays_unkept(classifier: OfflineClassifier, message: str) -> None:
     assert await classifier.classify(message, at=AT) == []
+
+
+async def test_a_bare_fact_the_head_is_fairly_sure_of_is_kept(classifier: OfflineClassifier) -> None:
+    """The threshold keeps at most 5% of the written negatives out of fold, where 3% lost a third of the memories of
+    the held-out split (see ``tests/capture/train_capture.py``)."""
+    (c,) = await classifier.classify("two kids, both in primary school", at=AT)
+    assert c.content == "User said: two kids, both in primary school" and c.category is Category.FACT
