@@ -236,3 +236,19 @@ def test_a_fact_before_a_question_is_its_own_sentence(message: str, kept: str) -
 
 def test_an_emoji_followed_by_a_word_that_carries_the_sentence_on_does_not_end_it() -> None:
     assert statements("I love my new flat 😍 and so does my cat") == ["I love my new flat 😍 and so does my cat"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stripped"),
+    [
+        ("I drive a 2015 Golf if that matters.", "I drive a 2015 Golf"),
+        ("I work four days a week, in case it helps", "I work four days a week"),
+        ("type 2 diabetic, if that's relevant", "type 2 diabetic"),
+        ("I'm a nurse, for context", "I'm a nurse"),
+        # the hedge is the object of the words before it: a question, kept whole
+        ("I wonder if that matters", "I wonder if that matters"),
+        ("not sure if it helps", "not sure if it helps"),
+    ],
+)
+def test_a_hedge_on_relevance_at_the_end_is_not_part_of_the_fact(sentence: str, stripped: str) -> None:
+    assert strip_preamble(sentence) == stripped
