@@ -197,3 +197,26 @@ async def test_a_bare_fact_the_head_is_fairly_sure_of_is_kept(classifier: Offlin
     the held-out split (see ``tests/capture/train_capture.py``)."""
     (c,) = await classifier.classify("two kids, both in primary school", at=AT)
     assert c.content == "User said: two kids, both in primary school" and c.category is Category.FACT
+
+
+@pytest.mark.parametrize(
+    ("message", "content"),
+    [
+        ("allergic to ibuprofen", "User is allergic to ibuprofen"),
+        ("allergic to aspirin.", "User is allergic to aspirin."),
+    ],
+)
+async def test_a_bare_predicate_a_rule_cue_names_is_kept_at_the_heads_even_odds(
+    classifier: OfflineClassifier, message: str, content: str
+) -> None:
+    """Under the head's threshold but over even odds, and read by the rules as "I'm allergic to …": kept, as surely as
+    one the head keeps alone (the capture pipeline stores from 0.7)."""
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.content == content and c.confidence >= 0.7
+
+
+@pytest.mark.parametrize("message", ["hilarious lol", "so jealous", "ridiculous"])
+async def test_a_reaction_read_with_i_m_is_not_a_bare_predicate_to_keep(
+    classifier: OfflineClassifier, message: str
+) -> None:
+    assert await classifier.classify(message, at=AT) == []

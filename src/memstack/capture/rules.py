@@ -20,7 +20,7 @@ from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS
 from memstack.types import Category
 
-__all__ = ["Clause", "asks_for_work", "might_disclose", "screen", "starts_with_self", "statements"]
+__all__ = ["Clause", "asks_for_work", "cued_predicate", "might_disclose", "screen", "starts_with_self", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +409,15 @@ def _readable(part: str, *, short: bool = False) -> str | None:
     if _SUBJECT.search(restore_subject(text)) or passing_clause(text):
         return None
     return text
+
+
+def cued_predicate(text: str) -> Category | None:
+    """The kind of fact a bare predicate is ("vegetarian since 2019", "allergic to penicillin", "a nurse on nights"),
+    read with the "I'm" chat left out (:func:`~memstack.capture.clauses.restore_be`), when a category cue of the rules
+    names it; ``None`` for a reaction ("hilarious", "so jealous": no cue) or a clause that is no bare predicate."""
+    reading = restore_be(text)
+    clause = None if reading is None else _clause(reading, False, None, lambda: False)
+    return clause.category if clause is not None and not clause.said and clause.content is None else None
 
 
 def _clause(text: str, about_user: bool, question: str | None, working: Callable[[], bool]) -> Clause | None:
