@@ -173,3 +173,32 @@ def test_a_memory_is_written_as_a_sentence_someone_would_write(sentence: str, me
 
 def test_without_their_the_users_things_are_written_as_users() -> None:
     assert third_person("I quit my job at Stripe") == "User quit User's job at Stripe"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "parts"),
+    [
+        (
+            "my son Leo started school in September and I do his school run every morning",
+            ["my son Leo started school in September", "I do my son Leo's school run every morning"],
+        ),
+        (
+            "my grandfather had a fall last month, I'm his main carer now",
+            ["my grandfather had a fall last month", "I'm my grandfather's main carer now"],
+        ),
+    ],
+)
+def test_his_in_a_cut_clause_names_the_man_the_clause_before_names(sentence: str, parts: list[str]) -> None:
+    assert clauses(sentence) == parts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "parts"),
+    [
+        # nobody named before, or nobody "his" can mean: the clause keeps the user's word
+        ("I met Tom at uni and I still borrow his notes", ["I met Tom at uni", "I still borrow his notes"]),
+        ("my sister moved to Oslo and I look after his dog", ["my sister moved to Oslo", "I look after his dog"]),
+    ],
+)
+def test_his_with_no_one_to_mean_is_left_as_written(sentence: str, parts: list[str]) -> None:
+    assert clauses(sentence) == parts

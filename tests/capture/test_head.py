@@ -162,3 +162,61 @@ async def test_a_marker_before_a_word_about_nothing_keeps_nothing(classifier: Of
 )
 def test_the_head_reads_a_bare_predicate_with_its_subject_put_back(clause: str, read: str) -> None:
     assert head_reading(clause) == read
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ("I bank with Triodos.", "banks with Triodos"),  # a fact with no cue word the rules know
+        ("I commute by ferry", "commutes by ferry"),
+        ("I genuinely cannot stand olives.", "cannot stand olives"),  # a dislike the rules do not name
+    ],
+)
+async def test_a_first_person_statement_the_rules_keep_too_weakly_is_read_by_the_head(
+    classifier: OfflineClassifier, message: str, words: str
+) -> None:
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.content.startswith("User ") and words in c.content
+
+
+async def test_a_first_person_standing_instruction_the_rules_mark_down_is_kept_in_its_frame(
+    classifier: OfflineClassifier,
+) -> None:
+    message = "when you write emails for me default to British spelling, unless I say otherwise"
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.category is Category.PREFERENCE and c.content.startswith(PREFERENCE_FRAME) and "British" in c.content
+
+
+@pytest.mark.parametrize("message", ["I was just kidding about that", "I said the other one, the blue one"])
+async def test_a_weak_first_person_remark_stays_unkept(classifier: OfflineClassifier, message: str) -> None:
+    assert await classifier.classify(message, at=AT) == []
+
+
+async def test_a_bare_fact_the_head_is_fairly_sure_of_is_kept(classifier: OfflineClassifier) -> None:
+    """The threshold keeps at most 5% of the written negatives out of fold, where 3% lost a third of the memories of
+    the held-out split (see ``tests/capture/train_capture.py``)."""
+    (c,) = await classifier.classify("two kids, both in primary school", at=AT)
+    assert c.content == "User said: two kids, both in primary school" and c.category is Category.FACT
+
+
+@pytest.mark.parametrize(
+    ("message", "content"),
+    [
+        ("allergic to ibuprofen", "User is allergic to ibuprofen"),
+        ("allergic to aspirin.", "User is allergic to aspirin."),
+    ],
+)
+async def test_a_bare_predicate_a_rule_cue_names_is_kept_at_the_heads_even_odds(
+    classifier: OfflineClassifier, message: str, content: str
+) -> None:
+    """Under the head's threshold but over even odds, and read by the rules as "I'm allergic to …": kept, as surely as
+    one the head keeps alone (the capture pipeline stores from 0.7)."""
+    (c,) = await classifier.classify(message, at=AT)
+    assert c.content == content and c.confidence >= 0.7
+
+
+@pytest.mark.parametrize("message", ["hilarious lol", "so jealous", "ridiculous"])
+async def test_a_reaction_read_with_i_m_is_not_a_bare_predicate_to_keep(
+    classifier: OfflineClassifier, message: str
+) -> None:
+    assert await classifier.classify(message, at=AT) == []

@@ -218,3 +218,37 @@ def test_one_word_without_a_marker_is_not(message: str) -> None:
     refused: list[str] = []
     screen(message, refused=refused)
     assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        # an emoji ends a sentence as a full stop would: the question after it is a question, the fact a fact
+        ("I've been vegan for a decade 🌱 any good tofu recipes?", "I've been vegan for a decade"),
+        ("I'm a night owl 🦉 what's a good time to study?", "I'm a night owl"),
+        # an ellipsis written as one character after a word ends a sentence too
+        ("I've only been running for 3 weeks… is a 10k realistic?", "I've only been running for 3 weeks"),
+    ],
+)
+def test_a_fact_before_a_question_is_its_own_sentence(message: str, kept: str) -> None:
+    assert [c.text for c in screen(message)] == [kept]
+
+
+def test_an_emoji_followed_by_a_word_that_carries_the_sentence_on_does_not_end_it() -> None:
+    assert statements("I love my new flat 😍 and so does my cat") == ["I love my new flat 😍 and so does my cat"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stripped"),
+    [
+        ("I drive a 2015 Golf if that matters.", "I drive a 2015 Golf"),
+        ("I work four days a week, in case it helps", "I work four days a week"),
+        ("type 2 diabetic, if that's relevant", "type 2 diabetic"),
+        ("I'm a nurse, for context", "I'm a nurse"),
+        # the hedge is the object of the words before it: a question, kept whole
+        ("I wonder if that matters", "I wonder if that matters"),
+        ("not sure if it helps", "not sure if it helps"),
+    ],
+)
+def test_a_hedge_on_relevance_at_the_end_is_not_part_of_the_fact(sentence: str, stripped: str) -> None:
+    assert strip_preamble(sentence) == stripped

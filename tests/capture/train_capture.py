@@ -20,6 +20,9 @@ what the rules refuse changes with the rules, and :func:`asked` reads it afresh 
 The threshold is chosen on out-of-fold probabilities (:data:`FOLDS` folds, stratified by label): the lowest at which at
 most :data:`TARGET_FP` of the written negatives (``none``) asked about would be kept. The head records its out-of-fold
 accuracy (over the eight labels, and durable or not) and what share of the memories asked about the threshold keeps.
+:data:`TARGET_FP` was 3% (threshold 0.777): it kept 0.42 of the held-out memories and none of its negatives, 5%
+(threshold 0.705) keeps 0.58 and still none; the written negatives are the hardest of their kind (a question about
+"the kids", "celiac bread recipe?"), so a few percent of them kept is a small share of what chat sends.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ STEPS = 2000
 HIDDEN = 64
 HIDDEN_L2 = 1e-3
 HIDDEN_STEPS = 150
-#: The share of written negatives the chosen threshold may keep (out of fold).
-TARGET_FP = 0.03
+#: The share of written negatives the chosen threshold may keep (out of fold); see the module docstring.
+TARGET_FP = 0.05
 SEED = 7
 
 Matrix = npt.NDArray[np.float32]

@@ -146,7 +146,11 @@ def _resolve_subject(left: str, right: str) -> str | None:
 
 
 def _resolve_objects(left: str, right: str) -> str | None:
-    """``right`` with an object "her", "him" or "them" replaced by whom ``left`` names; ``None`` when it cannot be."""
+    """``right`` with an object "her", "him" or "them" replaced by whom ``left`` names; ``None`` when it cannot be.
+    "his" is replaced too where ``left`` names a man or boy of the user's ("my dad was just diagnosed … and I'm his
+    main carer" → "I'm my dad's main carer"): cut from its sentence, "User is his main carer" says whose carer to no
+    one. Where ``left`` names no one "his" could mean, the clause stays as the user wrote it."""
+    right = _resolve_his(left, right)
     found = _OBJECT.search(right)
     if found is None:
         return None if _IT.search(right) else right
@@ -157,6 +161,24 @@ def _resolve_objects(left: str, right: str) -> str | None:
     possessive = found.group("p").lower() == "her" and after and after not in _AFTER_OBJECT  # "her cooking"
     replacement = f"{who}'s" if possessive else who
     return right[: found.start("p")] + replacement + right[found.end("p") :]
+
+
+_HIS = _rx(r"\bhis\b")
+#: Whom "his" may mean: a man or boy (the rest of the relation words say nothing of it, "my partner", "my boss").
+_MEN = frozenset(
+    """dad father papa pops stepdad stepfather grandpa grandfather granddad grandad brother stepbrother
+    half-brother son stepson grandson husband boyfriend fiance uncle nephew""".split()  # noqa: SIM905
+)
+
+
+def _resolve_his(left: str, right: str) -> str:
+    found = _HIS.search(right)
+    if found is None or len(_HIS.findall(right)) > 1:
+        return right
+    who = _referent(left, False)
+    if who is None or not any(word.lower() in _MEN for word in _WORD.findall(who)):
+        return right
+    return f"{right[: found.start()]}{who}'s{right[found.end() :]}"
 
 
 def _about_user(clause: str) -> bool:

@@ -9,10 +9,15 @@
 3. The clauses the rules refused (no first-person word: "lactose intolerant.", "short answers pls"; an imperative
    they cannot parse: "default to TypeScript"; the second fact of a compound message) are read by the capture head
    (:mod:`~memstack.capture.head`, a softmax over the same embeddings, in the same batch), when the embedder is the
-   one it was trained on. One it keeps is a standing instruction (written in the frame of
-   :func:`~memstack.capture.instructions.framed`) or a statement: with its subject when it has one or chat left it
-   out, with "User is" before a bare predicate ("User is lactose intolerant."), and otherwise the user's own words,
-   attributed ("User said: …"), never a guessed verb.
+   one it was trained on. A bare predicate that a category cue of the rules names, read with its "I'm" ("vegetarian
+   since 2019"), needs only even odds from the head (:data:`CUED_ODDS`). One it keeps is a standing instruction
+   (written in the frame of :func:`~memstack.capture.instructions.framed`) or a statement: with its subject when it
+   has one or chat left it out, with "User is" before a bare predicate ("User is lactose intolerant."), and otherwise
+   the user's own words, attributed ("User said: …"), never a guessed verb. A first-person clause the rules kept too
+   weakly to store (no cue word they know: "I genuinely cannot stand cilantro", "I bank with Monzo", "when you write
+   code for me default to TypeScript") is read by the head too, from the vector already computed, and kept when the
+   head keeps it: the rules' cue lists cannot name every way of saying a fact, and the head's threshold already
+   holds the negatives.
 4. Dates are resolved against the message time; a sentence about a future date becomes a ``schedule`` memory that
    expires the day after; the content is rewritten about "User".
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from datetime import datetime
 
 import numpy as np
@@ -33,7 +39,7 @@ from memstack.capture.exemplars import NEGATIVE, POSITIVE
 from memstack.capture.head import INSTRUCTION, CaptureHead, HeadVerdict, load_capture_head
 from memstack.capture.instructions import framed, standing_instruction
 from memstack.capture.rewrite import third_person
-from memstack.capture.rules import Clause, asks_for_work, screen, starts_with_self
+from memstack.capture.rules import Clause, asks_for_work, cued_predicate, screen, starts_with_self
 from memstack.dates import anchor, expiry_for, keep_said, stated_start
 from memstack.embed import Embedder, get_embedder
 from memstack.types import MAX_CONTENT_CHARS, Candidate, Category, Vector
@@ -42,6 +48,10 @@ __all__ = ["OfflineClassifier"]
 
 #: Weight of the exemplar margin (best positive minus best negative cosine) added to the rule strength.
 MARGIN_WEIGHT = 1.0
+#: The head's probability that keeps a bare predicate a category cue of the rules names ("vegetarian since 2019":
+#: the rules read "I'm vegetarian since 2019" as a fact): two readings agreeing, one of them more sure than not, where
+#: the head alone needs its threshold. A reaction ("hilarious", "so jealous") has no cue, and the head puts it near 0.
+CUED_ODDS = 0.5
 #: At most this many candidates per message.
 MAX_CANDIDATES = 5
 # A statement without the user as its subject that speaks to the other side, or whose subject points at something
@@ -121,21 +131,45 @@ class OfflineClassifier:
             positives, labels, negatives = await self._exemplar_vectors()
             pos_sim = vectors[: len(rest)] @ positives.T
             neg_best = (vectors[: len(rest)] @ negatives.T).max(axis=1)
+        second: list[HeadVerdict | None] = [None] * len(rest)
+        if head is not None and rest:
+            second = [v if head.keeps(v) else None for v in head.verdicts(vectors[: len(rest)])]
         for i, clause in enumerate(rest):
             best = int(np.argmax(pos_sim[i]))
             margin = float(pos_sim[i, best] - neg_best[i])
             confidence = 1.0 if clause.explicit else min(1.0, max(0.0, clause.strength + MARGIN_WEIGHT * margin))
             if confidence < self.min_confidence:
+                verdict = second[i]  # the head's reading, where it keeps the clause
+                if verdict is not None and (rescued := self._second_reading(clause, verdict, at)) is not None:
+                    out.append(rescued)
                 continue
             candidate = self._candidate(clause, labels[best], confidence, at)
             if candidate is not None:
                 out.append(candidate)
         if head is not None and refused:
             for text, verdict in zip(refused, head.verdicts(vectors[len(rest) :]), strict=True):
-                if head.keeps(verdict) and (candidate := self._learned(text, verdict, at)) is not None:
+                if not head.keeps(verdict):
+                    if verdict.probability < CUED_ODDS or cued_predicate(text) is None:
+                        continue
+                    # kept as surely as one the head keeps alone (the capture pipeline stores from 0.7)
+                    verdict = HeadVerdict(verdict.label, head.threshold)
+                if (candidate := self._learned(text, verdict, at)) is not None:
                     out.append(candidate)
         out.sort(key=lambda c: -c.confidence)
         return out[:MAX_CANDIDATES]
+
+    def _second_reading(self, clause: Clause, verdict: HeadVerdict, at: datetime) -> Candidate | None:
+        """A clause the rules kept about the user but too weakly (no category cue they know: "I genuinely cannot
+        stand cilantro", "I bank with Monzo", "when you write code for me default to TypeScript"), which the head
+        reads as a memory: a standing instruction in its frame, or the statement as the rules read it, at the head's
+        probability. Not one that speaks to the other side ("if you're ever helping me …"), the reason the rules
+        marked it down, nor a request for a piece of work."""
+        if verdict.label == INSTRUCTION:
+            return self._learned(clause.text, verdict, at)
+        if clause.reply_to is not None or asks_for_work(clause.text) or _ELSEWHERE.search(clause.text):
+            return None
+        category = clause.category or verdict.category
+        return self._candidate(replace(clause, strength=verdict.probability), category, verdict.probability, at)
 
     def _learned(self, text: str, verdict: HeadVerdict, at: datetime) -> Candidate | None:
         """A refused clause the head keeps, written as faithfully as its form allows (see the module docstring)."""

@@ -90,7 +90,16 @@ _PREAMBLE = re.compile(
 # Filler at the end of a sentence: "…, by the way", "… btw", "… lol", "…, just so you know".
 _FILLER = re.compile(
     r"(?:[\s,;:-]+(?:by the way|btw|fyi|just so you know|for the record|for what it's worth|just saying|tbh|lol|"
-    r"lmao|haha+|hehe+|:\)|:D|;\)))+[\s.!…]*$",
+    r"lmao|haha+|hehe+|:\)|:D|;\)|for context))+[\s.!…]*$",
+    re.IGNORECASE,
+)
+# A hedge on whether the fact is relevant, at its end ("I bank with Monzo if that matters", "…, in case it helps",
+# "…, if that changes anything"): a remark on the conversation, not part of the fact, and words that make the fact
+# read as a conditional. Not after a word whose object it is ("I wonder if that matters", "not sure if it helps").
+_HEDGE = re.compile(
+    r"(?<!\bwonder)(?<!\bknow)(?<!\bsure)(?<!\bask)(?<!\basked)(?<!\bsee)(?<!\bcheck)(?<!\btell)(?<!\bidk)"
+    r"(?<!\bdoubt)[\s,;:-]+(?:just\s+)?(?:if|in case)\s+(?:that|it|this)(?:'s|\s+is)?\s+(?:matters|helps|relevant|"
+    r"useful|important|changes anything|makes a difference)[\s.!…]*$",
     re.IGNORECASE,
 )
 
@@ -99,9 +108,10 @@ _WORD = re.compile(r"[A-Za-z']+|[^A-Za-z']+")
 
 def strip_preamble(sentence: str) -> str:
     """Drop leading interjections, lead-ins and address ("Yeah, Mel! …", "Oh well, …", "Finally, …", "Just so you
-    know, …") and trailing filler ("…, by the way", "… lol"): none of it belongs in a memory."""
+    know, …"), trailing filler ("…, by the way", "… lol") and a trailing hedge on relevance ("… if that matters"):
+    none of it belongs in a memory."""
     stripped = _PREAMBLE.sub("", sentence).strip()
-    stripped = _FILLER.sub("", stripped).strip()
+    stripped = _FILLER.sub("", _HEDGE.sub("", _FILLER.sub("", stripped))).strip()
     return stripped or sentence.strip()
 
 

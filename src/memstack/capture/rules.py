@@ -20,7 +20,7 @@ from memstack.dates import MONTH_NAMES, MONTHS, WEEKDAY_NAMES
 from memstack.text import RELATION_WORDS
 from memstack.types import Category
 
-__all__ = ["Clause", "asks_for_work", "might_disclose", "screen", "starts_with_self", "statements"]
+__all__ = ["Clause", "asks_for_work", "cued_predicate", "might_disclose", "screen", "starts_with_self", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,15 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 # One search over the whole message decides the no-save fast path.
 _ANY_SELF = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us|remember)\b|\bi[’']")
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\s*[\n;]\s*|\s+[-–—]+\s+")
+# Where a sentence ends: a full stop, "!" or "?"; an ellipsis written as one character after a word ("6 months
+# though… is that realistic?"); a line break or ";"; a dash between spaces; and, as chat writes, an emoji followed by
+# more words ("it's on 27 September 🏃 goal is sub-4 hours", "tea person all the way 🍵 whats a good oolong?"),
+# unless a word that carries the sentence on follows it ("I love it 😍 and so do the kids").
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f"
+_SPLIT = re.compile(
+    r"(?<=[.!?])\s+|(?<=\w…)\s+|\s*[\n;]\s*|\s+[-–—]+\s+|"
+    rf"(?<=[{_EMOJI}])\s+(?=[\w'\"])(?!(?i:and|or|but|with|to|for|of|in|on|at|as|than|too|because)\b)"
+)
 _SUBJECT = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b|\bi[’'](?:m|ve|d|ll)\b")
 _OBJECT = _rx(r"\b(?:me|myself|mine)\b")
 
@@ -401,6 +409,15 @@ def _readable(part: str, *, short: bool = False) -> str | None:
     if _SUBJECT.search(restore_subject(text)) or passing_clause(text):
         return None
     return text
+
+
+def cued_predicate(text: str) -> Category | None:
+    """The kind of fact a bare predicate is ("vegetarian since 2019", "allergic to penicillin", "a nurse on nights"),
+    read with the "I'm" chat left out (:func:`~memstack.capture.clauses.restore_be`), when a category cue of the rules
+    names it; ``None`` for a reaction ("hilarious", "so jealous": no cue) or a clause that is no bare predicate."""
+    reading = restore_be(text)
+    clause = None if reading is None else _clause(reading, False, None, lambda: False)
+    return clause.category if clause is not None and not clause.said and clause.content is None else None
 
 
 def _clause(text: str, about_user: bool, question: str | None, working: Callable[[], bool]) -> Clause | None:
