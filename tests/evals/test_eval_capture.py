@@ -61,6 +61,14 @@ def test_keys_are_stems_alternatives_and_ordinals() -> None:
     assert _score(mom, "User calls their MUM every Sunday.") == [((0,), ())]
 
 
+def test_a_key_word_cut_by_hand_matches_the_words_it_begins() -> None:
+    milk = CaptureCase("milk", "lactose intolerant here", AT, (Point("t", ("lactose", "intoleran"), "fact"),))
+    assert _score(milk, "User is lactose intolerant.") == [((0,), ())]
+    # three letters are too few to be a stem cut by hand: "cat" does not find "category"
+    cat = CaptureCase("cat", "I have a cat", AT, (Point("t", ("cat",), "fact"),))
+    assert _score(cat, "User likes every category of film.") == [((), ())]
+
+
 def test_an_invented_or_shifted_date_is_a_distortion() -> None:
     ((recalls, reasons),) = _score(GINA, "User visits Gina every August 2027.")
     assert recalls == (1,) and reasons[0] == "date: 2027" and reasons[1] == "not: 2027"

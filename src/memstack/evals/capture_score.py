@@ -3,7 +3,9 @@
 Words are compared as :mod:`memstack.text` reads them everywhere (:func:`~memstack.text.comparison_words`, so
 "don't" is ``do not``, then Porter stems, case-insensitive), with one reading of its own: a digit ordinal is its
 number ("3rd" is ``3``), so "March 3rd" and "3 March" name the same day. A **key** is a word or a phrase (its words
-consecutive in the memory), with alternatives separated by ``|``.
+consecutive in the memory), with alternatives separated by ``|``. A key word of four letters or more also matches
+a memory word it begins ("intoleran" matches "intolerant", "allerg" "allergic"): gold writers cut words to a
+common stem by hand, and a Porter stem ("intoler") is not what they write.
 
 Per stored memory and per point:
 
@@ -147,8 +149,25 @@ def _phrase_in(phrase: Sequence[str], stems: Sequence[str]) -> bool:
     return n > 0 and any(tuple(stems[i : i + n]) == tuple(phrase) for i in range(len(stems) - n + 1))
 
 
-def _key_in(key: str, stems: Sequence[str]) -> bool:
-    return any(_phrase_in(_stems(alt), stems) for alt in key.split("|") if alt.strip())
+#: A key word this long or longer also matches the memory words it begins (see the module docstring).
+PREFIX_CHARS = 4
+
+
+def _key_phrase_in(alt: str, stems: Sequence[str], words: Sequence[str]) -> bool:
+    """Whether the key alternative ``alt`` is in the memory whose stems and lower-cased words are given: its words
+    consecutive, each the same stem as the memory's word or (four letters or more) the start of it."""
+    keys = [w.lower() for w in comparison_words(alt)]
+    own = [_norm(w) for w in keys]
+    n = len(keys)
+
+    def same(i: int, j: int) -> bool:
+        return stems[i] == own[j] or (len(keys[j]) >= PREFIX_CHARS and words[i].startswith(keys[j]))
+
+    return n > 0 and any(all(same(i + j, j) for j in range(n)) for i in range(len(stems) - n + 1))
+
+
+def _key_in(key: str, stems: Sequence[str], words: Sequence[str]) -> bool:
+    return any(_key_phrase_in(alt, stems, words) for alt in key.split("|") if alt.strip())
 
 
 def _date_tokens(text: str) -> list[str]:
@@ -222,7 +241,8 @@ def score_case(case: CaptureCase, stored: Sequence[StoredMemory], *, ms: float =
     scores = []
     for memory in stored:
         stems = _stems(memory.content)
-        matched = [sum(_key_in(k, stems) for k in p.keys) for p in case.points]
+        lowered = [w.lower() for w in comparison_words(memory.content)]
+        matched = [sum(_key_in(k, stems, lowered) for k in p.keys) for p in case.points]
         recalls = tuple(i for i, p in enumerate(case.points) if p.keys and matched[i] == len(p.keys))
         for i in recalls:
             recalled[i] = True
