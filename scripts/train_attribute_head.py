@@ -227,6 +227,10 @@ def calibrate(args: argparse.Namespace) -> None:
     cases = [c for c in load_cases(args.data) if not c.id.startswith(args.held_out)]
     log(f"{len(cases)} cases of {args.data} (less {args.held_out}*)")
     outcomes, readings = record(cases)
+    if args.dump is not None:
+        import pickle
+
+        args.dump.write_bytes(pickle.dumps((outcomes, readings)))
     chances = sorted({round(r.chance, 3) for read in readings for r in read if r.attribute is not None})
     grid = [t for t in np.unique(np.quantile(chances, np.linspace(0, 1, 41))) if t > 0] if chances else [0.5]
     before = simulate(outcomes, readings, 2.0, 2.0)
@@ -266,6 +270,7 @@ def main() -> None:
     two.add_argument("--data", type=Path, required=True, help="the development set of memstack eval updates")
     two.add_argument("--held-out", default="b8-", help="id prefix of the cases kept out of calibrating")
     two.add_argument("--out", type=Path, default=OUT, help="the folder of the head's two files")
+    two.add_argument("--dump", type=Path, help="also write the outcomes and readings here (pickle), for study")
     args = parser.parse_args()
     fit(args) if args.command == "fit" else calibrate(args)
 

@@ -85,13 +85,15 @@ class Reading:
     when no memory is near enough), with the cross-encoder's ``score`` and the combined ``chance``; ``someone_else``:
     the candidate is news about someone else and that memory about the user; ``attribute``: the single-valued
     attribute both are most likely about, with the memory's and the candidate's probability (``None`` when they
-    differ, either reads as none, or there is no attribute head)."""
+    differ, either reads as none, or there is no attribute head); ``news``: the news head's logit for the candidate
+    alone (0 without the head)."""
 
     hit: ScoredMemory | None
     score: float = 0.0
     chance: float = 0.0
     someone_else: bool = False
     attribute: tuple[str, float, float] | None = None
+    news: float = 0.0
 
     def gate_passes(self, margin: float, threshold: float) -> bool:
         """The attribute gate: the same attribute, both at least ``margin`` likely, not someone else's news, and
@@ -193,14 +195,15 @@ class LearnedJudge:
         vectors = await self._vectors(said + (held if attributes is not None else []))
         if head is not None:
             cross = np.asarray([out[i].score for i in asked], dtype=np.float32)
-            chances = head.probability(cross, head.news(vectors[: len(asked)]))
-            for i, chance in zip(asked, chances, strict=True):
-                out[i] = Reading(out[i].hit, out[i].score, float(chance), out[i].someone_else)
+            news = head.news(vectors[: len(asked)])
+            chances = head.probability(cross, news)
+            for i, chance, logit in zip(asked, chances, news, strict=True):
+                out[i] = Reading(out[i].hit, out[i].score, float(chance), out[i].someone_else, news=float(logit))
         if attributes is not None:
             for n, i in enumerate(asked):
                 both = attributes.pair(vectors[len(asked) + n], vectors[n])
                 r = out[i]
-                out[i] = Reading(r.hit, r.score, r.chance, r.someone_else, both)
+                out[i] = Reading(r.hit, r.score, r.chance, r.someone_else, both, r.news)
         return out
 
     async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
