@@ -26,14 +26,15 @@ most 2% of its compatible cases superseded), and the card records the figures. W
 never seen is measured on blind sets (README); a model judge (``$MEMSTACK_UPDATE_MODEL``) reads news far better.
 
 Cost: one ONNX run over the candidates' pairs of a batch (about a millisecond per pair on one core), in a thread;
-with the news head, one embedding call for the batch's candidates and a small matrix product.
+with the heads, one embedding call for the batch's candidates and the memories they would end, and small matrix
+products.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -191,19 +192,17 @@ class LearnedJudge:
         if not asked or (head is None and attributes is None):
             return out
         said = [unanchored(items[i].candidate.content) for i in asked]
-        held = [unanchored(out[i].hit.memory.content) for i in asked]  # type: ignore[union-attr]
+        held = [unanchored(r.hit.memory.content) for r in (out[i] for i in asked) if r.hit is not None]
         vectors = await self._vectors(said + (held if attributes is not None else []))
         if head is not None:
             cross = np.asarray([out[i].score for i in asked], dtype=np.float32)
             news = head.news(vectors[: len(asked)])
             chances = head.probability(cross, news)
             for i, chance, logit in zip(asked, chances, news, strict=True):
-                out[i] = Reading(out[i].hit, out[i].score, float(chance), out[i].someone_else, news=float(logit))
+                out[i] = replace(out[i], chance=float(chance), news=float(logit))
         if attributes is not None:
             for n, i in enumerate(asked):
-                both = attributes.pair(vectors[len(asked) + n], vectors[n])
-                r = out[i]
-                out[i] = Reading(r.hit, r.score, r.chance, r.someone_else, both, r.news)
+                out[i] = replace(out[i], attribute=attributes.pair(vectors[len(asked) + n], vectors[n]))
         return out
 
     async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
