@@ -83,16 +83,19 @@ def test_a_damaged_replaced_or_newer_head_is_a_config_error_that_says_what_to_do
 
 
 async def test_the_head_reads_wordings_it_was_never_trained_on(minilm: Embedder) -> None:
-    """Sentences written for this test, in none of the training files: each is read as its attribute, and a trip
-    or a neighbour's news as none."""
+    """Sentences written for this test, in none of the training files: each is read as its attribute, and a trip,
+    a neighbour's news or a feeling as none. (The head reads what a sentence is about more than whose it is: "User's
+    friend moved to Aberdeen." reads as a home city; the judge's gate leaves such news to ``about_someone_else`` and
+    the pair readers, below.)"""
     head = load_attribute_head()
     said = {
         "User makes their home in Aberdeen these days.": "home_city",
         "I don't eat fish or meat anymore": "diet",
         "respond only in Norwegian please": "reply_language",
         "User's car is a grey Hyundai i30.": "vehicle",
-        "we had a lovely weekend visiting Aberdeen": NONE,
+        "User is visiting Swansea this weekend.": NONE,
         "my neighbour sold his van": NONE,
+        "I felt really low today": NONE,
     }
     read = head.read(np.asarray(await minilm.embed(list(said)), dtype=np.float32))
     assert [label for label, _ in read] == list(said.values())
