@@ -12,6 +12,13 @@ With the MiniLM embedder (the default), the cross-encoder's best score is read t
 :mod:`~memstack.capture.judge.newshead` (does the candidate, on its own, read as news of a change?), and the
 combined probability decides, at the head's own threshold; with another embedder the cross-encoder decides alone.
 
+Below that threshold, the attribute head of :mod:`~memstack.capture.judge.attributes` may still supersede: when it
+reads the statement and the memory as the same single-valued attribute of the user's life (a home city, an
+employer, a car, a diet…), each at least its margin likely, the statement is not about someone else, and the
+combined probability reaches the head's lower threshold. Sideways news of a new value ("finally got the keys to our
+flat in Glasgow" against "User lives in Leeds.") scores under the main threshold, which is high because compatible
+pairs on the same topic (a visit, a friend's news) score high too; the attribute is what tells them apart.
+
 The model is trained by ``scripts/train_update_crossencoder.py`` on the written (memory, message) pairs of
 ``tests/capture/data/judge/`` and generated direct cases, each message read through the capture pipeline as the judge
 will see it; the development set of ``memstack eval updates`` is never trained on: the threshold is chosen on it (at
@@ -19,16 +26,19 @@ most 2% of its compatible cases superseded), and the card records the figures. W
 never seen is measured on blind sets (README); a model judge (``$MEMSTACK_UPDATE_MODEL``) reads news far better.
 
 Cost: one ONNX run over the candidates' pairs of a batch (about a millisecond per pair on one core), in a thread;
-with the news head, one embedding call for the batch's candidates and a small matrix product.
+with the heads, one embedding call for the batch's candidates and the memories they would end, and small matrix
+products.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from memstack.capture.judge.attributes import AttributeHead, load_attribute_head
 from memstack.capture.judge.base import JudgeItem, UpdateKind, UpdateVerdict
 from memstack.capture.judge.cross import Card, CrossEncoder, load_card, shared_cross_encoder
 from memstack.capture.judge.newshead import NewsHead, load_news_head
@@ -37,7 +47,7 @@ from memstack.embed import Embedder
 from memstack.text import RELATION_WORDS
 from memstack.types import ScoredMemory
 
-__all__ = ["MIN_COSINE", "TOP", "LearnedJudge", "about_someone_else", "as_sentence"]
+__all__ = ["MIN_COSINE", "TOP", "LearnedJudge", "Reading", "about_someone_else", "as_sentence"]
 
 #: Memories less similar than this to the candidate are not read.
 MIN_COSINE = 0.2
@@ -70,11 +80,39 @@ def _read(item: JudgeItem) -> list[ScoredMemory]:
     return [hit for hit in item.nearest if hit.score >= MIN_COSINE][:TOP]
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the judge read for one candidate: ``hit``, the memory the pair readers find it most likely ends (``None``
+    when no memory is near enough), with the cross-encoder's ``score`` and the combined ``chance``; ``someone_else``:
+    the candidate is news about someone else and that memory about the user; ``attribute``: the single-valued
+    attribute both are most likely about, with the memory's and the candidate's probability (``None`` when they
+    differ, either reads as none, or there is no attribute head); ``news``: the news head's logit for the candidate
+    alone (0 without the head)."""
+
+    hit: ScoredMemory | None
+    score: float = 0.0
+    chance: float = 0.0
+    someone_else: bool = False
+    attribute: tuple[str, float, float] | None = None
+    news: float = 0.0
+
+    def gate_passes(self, margin: float, threshold: float) -> bool:
+        """The attribute gate: the same attribute, both at least ``margin`` likely, not someone else's news, and
+        a combined chance of at least ``threshold``."""
+        return (
+            self.attribute is not None
+            and min(self.attribute[1:]) >= margin
+            and not self.someone_else
+            and self.chance >= threshold
+        )
+
+
 class LearnedJudge:
     """The learned offline judge. ``embedder``: the engine's; when it is the model the news head was trained on
     (``local:minilm``) the head reads the candidates' embeddings beside the cross-encoder, otherwise (or ``None``)
     the cross-encoder decides alone. ``model``: default the process's shared instance of the shipped cross-encoder
-    (closed with the judge only when given); ``card``: default its card; ``head``: default the shipped news head."""
+    (closed with the judge only when given); ``card``: default its card; ``head``: default the shipped news head;
+    ``attributes``: default the shipped attribute head (read, like the news head, only with its embedder)."""
 
     name = "offline"
 
@@ -85,18 +123,21 @@ class LearnedJudge:
         model: CrossEncoder | None = None,
         card: Card | None = None,
         head: NewsHead | None = None,
+        attributes: AttributeHead | None = None,
     ) -> None:
         self._embedder = embedder
         self._own = model is not None
         self._model = model or shared_cross_encoder()
         self._card = card
         self._head = head
+        self._attributes = attributes
 
     def warm(self) -> None:
         """Read the model, its card and the news head now (blocking), so that the first judged turn does not."""
         self._model.load()
         _ = self.card
         _ = self.head
+        _ = self.attributes
 
     @property
     def card(self) -> Card:
@@ -112,18 +153,21 @@ class LearnedJudge:
         head = self._head or load_news_head()
         return head if self._embedder.name == head.model else None
 
-    async def _chances(self, items: Sequence[JudgeItem], best: list[float]) -> list[float]:
-        """Per item, how likely its best pair is news that ends the memory: the cross-encoder's score ``best`` read
-        with the news head's reading of the candidate when there is a head, else the score itself."""
-        head = self.head
-        if head is None or self._embedder is None or not items:
-            return best
-        texts = [unanchored(item.candidate.content) for item in items]
-        vectors = np.asarray(await self._embedder.embed(texts), dtype=np.float32)
-        chances = head.probability(np.asarray(best, dtype=np.float32), head.news(vectors))
-        return [float(c) for c in chances]
+    @property
+    def attributes(self) -> AttributeHead | None:
+        """The attribute head, when the judge's embedder gives the vectors it reads."""
+        if self._embedder is None:
+            return None
+        head = self._attributes or load_attribute_head()
+        return head if self._embedder.name == head.model else None
 
-    async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
+    async def _vectors(self, texts: list[str]) -> np.ndarray:
+        assert self._embedder is not None
+        return np.asarray(await self._embedder.embed(texts), dtype=np.float32)
+
+    async def read(self, items: Sequence[JudgeItem]) -> list[Reading]:
+        """Per item, what the cross-encoder, the news head and the attribute head read (one ONNX run per pair, one
+        embedding call for the candidates and the memories they would end)."""
         read = [_read(item) for item in items]
         pairs = [
             (as_sentence(unanchored(hit.memory.content)), unanchored(item.candidate.content))
@@ -131,35 +175,66 @@ class LearnedJudge:
             for hit in hits
         ]
         scores = await self._model.score(pairs)
-        bests: list[tuple[int, float]] = []  # per item with hits: its best hit and that hit's score
+        out: list[Reading] = []
         at = 0
-        for hits in read:
+        for item, hits in zip(items, read, strict=True):
             mine = [float(s) for s in scores[at : at + len(hits)]]
             at += len(hits)
-            best = max(range(len(hits)), key=mine.__getitem__) if hits else -1
-            bests.append((best, mine[best] if hits else 0.0))
-        asked = [i for i, hits in enumerate(read) if hits]
-        head = self.head
-        chances = await self._chances([items[i] for i in asked], [bests[i][1] for i in asked])
-        chance = dict(zip(asked, chances, strict=True))
+            if not hits:
+                out.append(Reading(None))
+                continue
+            best = max(range(len(hits)), key=mine.__getitem__)
+            hit = hits[best]
+            other = about_someone_else(item.candidate.content) and not about_someone_else(hit.memory.content)
+            out.append(Reading(hit, mine[best], mine[best], other))
+        asked = [i for i, reading in enumerate(out) if reading.hit is not None]
+        head, attributes = self.head, self.attributes
+        if not asked or (head is None and attributes is None):
+            return out
+        said = [unanchored(items[i].candidate.content) for i in asked]
+        held = [unanchored(r.hit.memory.content) for r in (out[i] for i in asked) if r.hit is not None]
+        vectors = await self._vectors(said + (held if attributes is not None else []))
+        if head is not None:
+            cross = np.asarray([out[i].score for i in asked], dtype=np.float32)
+            news = head.news(vectors[: len(asked)])
+            chances = head.probability(cross, news)
+            for i, chance, logit in zip(asked, chances, news, strict=True):
+                out[i] = replace(out[i], chance=float(chance), news=float(logit))
+        if attributes is not None:
+            for n, i in enumerate(asked):
+                out[i] = replace(out[i], attribute=attributes.pair(vectors[len(asked) + n], vectors[n]))
+        return out
+
+    async def judge(self, items: Sequence[JudgeItem]) -> list[UpdateVerdict]:
+        readings = await self.read(items)
+        head, attributes = self.head, self.attributes
         threshold = head.threshold if head is not None else self.card.threshold
         out: list[UpdateVerdict] = []
-        for i, (item, hits) in enumerate(zip(items, read, strict=True)):
-            if not hits:
+        for reading in readings:
+            hit = reading.hit
+            if hit is None:
                 out.append(UpdateVerdict.add("no memory near enough to be about the same thing", self.name))
                 continue
-            best, score = bests[i]
-            with_head = f"; with the news head {chance[i]:.3f}" if head is not None else ""
-            if chance[i] < threshold:
-                why = f"the cross-encoder does not read it as news about a memory (best {score:.3f}{with_head})"
+            with_head = f"; with the news head {reading.chance:.3f}" if head is not None else ""
+            same = reading.attribute
+            gate = attributes is not None and reading.gate_passes(attributes.margin, attributes.threshold)
+            if gate and same is not None and reading.chance < threshold:
+                why = (
+                    f"both are about the user's {same[0].replace('_', ' ')} (memory {same[1]:.2f}, news "
+                    f"{same[2]:.2f}) and the pair reads as news ({reading.score:.3f}{with_head}, cosine "
+                    f"{hit.score:.2f})"
+                )
+                out.append(UpdateVerdict(UpdateKind.SUPERSEDE, hit.memory.id, why, self.name))
+                continue
+            if reading.chance < threshold:
+                why = f"the cross-encoder does not read it as news about a memory (best {reading.score:.3f}{with_head})"
                 out.append(UpdateVerdict.add(why, self.name))
                 continue
-            hit = hits[best]
-            if about_someone_else(item.candidate.content) and not about_someone_else(hit.memory.content):
+            if reading.someone_else:
                 why = "news about someone else leaves what the user's memory says about the user"
                 out.append(UpdateVerdict.add(why, self.name))
                 continue
-            why = f"the cross-encoder reads it as news that ends the memory ({score:.3f}{with_head}"
+            why = f"the cross-encoder reads it as news that ends the memory ({reading.score:.3f}{with_head}"
             why += f", cosine {hit.score:.2f})"
             out.append(UpdateVerdict(UpdateKind.SUPERSEDE, hit.memory.id, why, self.name))
         return out
