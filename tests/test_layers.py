@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memstack.prompts",
         "memstack.tenancy",
         "memstack.files",
+        "memstack.collector",
     ),
     ("memstack.types", "memstack.config"),
     ("memstack.retrieval", "memstack.users", "memstack.imports"),

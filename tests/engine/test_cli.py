@@ -132,6 +132,7 @@ def test_bench_turn_prints_one_json_line(tmp_path: Path) -> None:
         assert all(share >= 0 for share in shares.values()) and abs(sum(shares.values()) - 1) < 0.01, group
     for key in ("load_avg", "load_avg_start", "load_avg_end"):
         assert figures[key] is None or figures[key] >= 0
+    assert figures["gc_freeze_s"] == 10.0  # the collector kept as `memstack serve` keeps it
 
 
 TURN_KEYS = [
@@ -139,6 +140,7 @@ TURN_KEYS = [
     "cold_p50_ms", "cold_p99_ms", "save_turns", "save_p50_ms", "save_p99_ms", "save_max_ms", "saved", "no_save_saved",
     "save_cold_p50_ms", "save_cold_p99_ms", "save_cold_saved", "first_runs_ms", "open_ms", "limit_embed_p50_ms",
     "p50_over_limit", "save_p50_over_limit", "stages", "stages_ms", "load_avg", "load_avg_start", "load_avg_end",
+    "gc_freeze_s",
 ]  # fmt: skip
 STAGES = [
     "session", "queue", "embed", "recall", "guard", "assemble", "model", "write", "detection", "other", "outside"

@@ -47,11 +47,17 @@ its fence, checks and event plumbing); ``stages_ms`` gives the same as mean mill
 The limit (``limit_embed_p50_ms``): the embedder alone embedding each warm message once, one text a call, after the
 turns (a turn cannot take less: it embeds its message); ``p50_over_limit`` and ``save_p50_over_limit`` are the warm
 p50s over it. ``load_avg_start`` and ``load_avg_end``: the machine's load (``load_avg`` is the end, as before).
+
+The process's garbage collector is kept as ``memstack serve`` keeps it (``gc_freeze_s``, 10 s: collect the young,
+freeze the rest, :mod:`memstack.collector`), since a served turn runs under that policy; ``--gc-freeze-s 0`` leaves
+the collector alone, as an application that embeds the engine and does nothing about it. Without the policy, a
+full collection walking the warm process's heap lands in one turn in a hundred or so and is most of the warm p99.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import statistics
 import sys
@@ -74,6 +80,7 @@ from memstack.bench._measure import (
     warm_embedder,
 )
 from memstack.bench._talk import Names, no_save_message, saving_message
+from memstack.collector import keep_collector
 from memstack.config import Config
 from memstack.errors import InputError, MemstackError
 from memstack.evals.common import percentile
@@ -104,6 +111,7 @@ class TurnBenchConfig:
     save_turns: int = 100
     first_runs: int = 3
     backend: str = "sqlite"
+    gc_freeze_s: float | None = 10.0  # the collector policy of ``memstack serve`` (memstack.collector); None: none
 
     def __post_init__(self) -> None:
         if min(self.turns, self.cold_users, self.save_turns, self.first_runs) < 1 or self.memories < 0:
@@ -157,17 +165,38 @@ async def _chat(ms: Any, group: _Group | None, user: UserRef, message: str, sess
 
 
 async def run_turn_bench(cfg: TurnBenchConfig, *, database_url: str | None = None) -> dict[str, Any]:
-    from memstack.engine import AsyncMemstack, Tuning
-
+    """The benchmark (see the module docstring), under the collector policy ``cfg.gc_freeze_s`` names."""
     load = Load()
     names = Names(np.random.default_rng(0))
     rng = np.random.default_rng(1)
+    groups = {name: _Group([], []) for name in ("warm", "cold", "save", "save_cold")}
+    warm_messages: list[str] = []
+    keeper = asyncio.create_task(keep_collector(cfg.gc_freeze_s)) if cfg.gc_freeze_s else None
+    try:
+        first, limit = await _run(cfg, database_url, names, rng, groups, warm_messages)
+    finally:
+        if keeper is not None:
+            keeper.cancel()
+            gc.unfreeze()
+    return _summary(cfg, groups, first, limit, load)
+
+
+async def _run(
+    cfg: TurnBenchConfig,
+    database_url: str | None,
+    names: Names,
+    rng: np.random.Generator,
+    groups: dict[str, _Group],
+    warm_messages: list[str],
+) -> tuple[list[dict[str, Any]], float]:
+    """The turns of :func:`run_turn_bench`, timed into ``groups``; the first turns in new processes and the
+    embedder's own time for a message."""
+    from memstack.engine import AsyncMemstack, Tuning
+
     cold_users = [UserRef(f"bench-cold-{n}") for n in range(cfg.cold_users)]
     save_cold_users = [UserRef(f"bench-save-cold-{n}") for n in range(cfg.cold_users)]
     first_users = [UserRef(f"bench-first-{n}") for n in range(cfg.first_runs)]
     user, saver, opener = UserRef("bench-user"), UserRef("bench-saver"), UserRef("bench-opener")
-    groups = {name: _Group([], []) for name in ("warm", "cold", "save", "save_cold")}
-    warm_messages: list[str] = []
     with tempfile.TemporaryDirectory(prefix="memstack-bench-turn-") as home:
         async with database(cfg.backend, database_url, "memstack_bench_turn") as url:
             config = Config(home=Path(home), embedder=cfg.embedder, database_url=url)  # no model strings from env
@@ -197,7 +226,7 @@ async def run_turn_bench(cfg: TurnBenchConfig, *, database_url: str | None = Non
                     session = await _chat(ms, groups["save"] if i >= cfg.warmup else None, saver, message, session)
                 await warm_embedder(ms.embedder)
                 limit = percentile(await embed_each_ms(ms.embedder, warm_messages[cfg.warmup :]), 50)
-    return _summary(cfg, groups, first, limit, load)
+    return first, limit
 
 
 def _summary(
@@ -235,6 +264,7 @@ def _summary(
         "stages_ms": {name: g.stages_ms() for name, g in every.items() if g.timings},
         "load_avg": ends["load_avg_end"],
         **ends,
+        "gc_freeze_s": cfg.gc_freeze_s,
     }
 
 

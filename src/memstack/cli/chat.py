@@ -277,6 +277,14 @@ def chat(
     help="New processes whose engine's first turn is timed.",
 )
 @click.option("--backend", type=click.Choice(["sqlite", "postgres"]), default="sqlite", show_default=True)
+@click.option(
+    "--gc-freeze-s",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Keep the garbage collector as `memstack serve` does, every so many seconds (memstack.collector); 0: leave "
+    "the process's collector alone, as a library host does.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object as the last line.")
 def bench_turn(
     turns: int,
@@ -287,6 +295,7 @@ def bench_turn(
     cold_users: int,
     first_runs: int,
     backend: str,
+    gc_freeze_s: float,
     as_json: bool,
 ) -> None:
     """What a chat turn costs memstack itself (offline responder: no model time), for turns that save nothing and
@@ -306,6 +315,7 @@ def bench_turn(
             save_turns=save_turns,
             first_runs=first_runs,
             backend=backend,
+            gc_freeze_s=gc_freeze_s or None,
         )
         result = asyncio.run(run_turn_bench(cfg, database_url=url))
     except MemstackError as exc:

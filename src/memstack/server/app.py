@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +20,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memstack.collector import keep_collector
 from memstack.config import Config
 from memstack.engine import AsyncMemstack
 from memstack.errors import InputError, MemstackError
@@ -252,7 +252,7 @@ def create_app(
         engine.webhooks.local = settings.auth != "keys"
         app.state.memstack = ServerState(engine, settings, keys, queries, MemoryFragments())
         metrics.attach(engine.telemetry)
-        keeper = asyncio.create_task(_keep_gc(settings.gc_freeze_s)) if settings.gc_freeze_s else None
+        keeper = asyncio.create_task(keep_collector(settings.gc_freeze_s)) if settings.gc_freeze_s else None
         sweeper = asyncio.create_task(sweep_forever(engine.answers, settings.idempotency_sweep_s))
         try:
             yield
@@ -339,14 +339,6 @@ def app_from_env() -> FastAPI:
     given = os.environ.get(AUTH_ENV)
     mode: AuthMode = given if given in ("local", "auto") else "keys"  # type: ignore[assignment]
     return create_app(Config.resolve(), settings=ServerSettings.from_env(auth=mode, gc_freeze_s=10.0))
-
-
-async def _keep_gc(every_s: float) -> None:
-    """See ``ServerSettings.gc_freeze_s``. Each round collects only what is not frozen yet (small), then freezes it."""
-    while True:
-        gc.collect()
-        gc.freeze()
-        await asyncio.sleep(every_s)
 
 
 _BAD_INPUT = (

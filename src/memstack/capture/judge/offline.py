@@ -107,6 +107,28 @@ class Reading:
         )
 
 
+def _held_texts(hits: Sequence[ScoredMemory]) -> list[str]:
+    """The texts of ``hits`` that must be embedded for the attribute head: those whose stored vector is not at hand
+    or was embedded from a text with a day in it (the head reads the statement alone)."""
+    return [unanchored(h.memory.content) for h in hits if _stored(h) is None]
+
+
+def _held(hits: Sequence[ScoredMemory], embedded: np.ndarray) -> np.ndarray:
+    """The vector of each of ``hits``: its stored one where :func:`_stored` gives it, else the next of ``embedded``."""
+    rows, n = [], 0
+    for hit in hits:
+        vector = _stored(hit)
+        if vector is None:
+            vector, n = embedded[n], n + 1
+        rows.append(np.asarray(vector, dtype=np.float32))
+    return np.stack(rows) if rows else np.zeros((0, embedded.shape[1] if embedded.ndim == 2 else 0), np.float32)
+
+
+def _stored(hit: ScoredMemory) -> np.ndarray | None:
+    text = hit.memory.content
+    return None if hit.vector is None or unanchored(text) != text else np.asarray(hit.vector)
+
+
 class LearnedJudge:
     """The learned offline judge. ``embedder``: the engine's; when it is the model the news head was trained on
     (``local:minilm``) the head reads the candidates' embeddings beside the cross-encoder, otherwise (or ``None``)
@@ -192,8 +214,10 @@ class LearnedJudge:
         if not asked or (head is None and attributes is None):
             return out
         said = [unanchored(items[i].candidate.content) for i in asked]
-        held = [unanchored(r.hit.memory.content) for r in (out[i] for i in asked) if r.hit is not None]
-        vectors = await self._vectors(said + (held if attributes is not None else []))
+        hits = [r.hit for r in (out[i] for i in asked) if r.hit is not None]
+        vectors = await self._vectors(said + (_held_texts(hits) if attributes is not None else []))
+        if attributes is not None:
+            vectors = np.concatenate([vectors[: len(asked)], _held(hits, vectors[len(asked) :])])
         if head is not None:
             cross = np.asarray([out[i].score for i in asked], dtype=np.float32)
             news = head.news(vectors[: len(asked)])
