@@ -18,8 +18,9 @@
    code for me default to TypeScript") is read by the head too, from the vector already computed, and kept when the
    head keeps it: the rules' cue lists cannot name every way of saying a fact, and the head's threshold already
    holds the negatives.
-4. Dates are resolved against the message time; a sentence about a future date becomes a ``schedule`` memory that
-   expires the day after; the content is rewritten about "User".
+4. Dates are read against the message time: the content keeps the user's time words, with the day they were said
+   beside any that count from it (:func:`memstack.dates.anchor`); a sentence about a future date becomes a
+   ``schedule`` memory that expires the day after it; the content is rewritten about "User".
 
 No language model is involved: this is an honest baseline, measured by ``memstack eval extraction``.
 """
