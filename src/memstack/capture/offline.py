@@ -199,8 +199,11 @@ class OfflineClassifier:
         return self._candidate(clause, category, verdict.probability, at)
 
     def _candidate(self, clause: Clause, nearest: Category, confidence: float, at: datetime) -> Candidate | None:
-        words, mentions, said_on = keep_said(clause.text, at)
-        text = words if clause.said else anchor(clause.text, at)[0]
+        said_on: str | None = None
+        if clause.said:  # the user's words kept: the day goes into the attribution below
+            text, mentions, said_on = keep_said(clause.text, at)
+        else:
+            text, mentions = anchor(clause.text, at)
         expires = expiry_for(mentions, at)
         category = clause.category or nearest
         if expires is not None and category in (Category.GENERAL, Category.FACT, Category.SCHEDULE):

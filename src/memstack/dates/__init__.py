@@ -479,6 +479,12 @@ def keep_said(text: str, at: datetime, *, past: bool | None = None) -> tuple[str
     This is how a memory keeps its times (:func:`anchor`): the user's words, and the day they were said beside them,
     so the memory never says a date the user did not (a year added to "in March" is a guess, however good) and stays
     readable after the week has passed. The mentions still give the fact's start and a schedule's expiry."""
+    words, mentions, _, said = _kept(text, at, past)
+    return words, mentions, said
+
+
+def _kept(text: str, at: datetime, past: bool | None) -> tuple[str, list[DateMention], list[re.Match[str]], str | None]:
+    """:func:`keep_said`, with the fuzzy counts of the one scan (:func:`anchor` places the day after them too)."""
     mentions, fuzzy = _scan(text, at, past)
     relative = bool(fuzzy) or any(_counts_from_said(m) for m in mentions)
     chars = list(text)
@@ -488,17 +494,17 @@ def keep_said(text: str, at: datetime, *, past: bool | None = None) -> tuple[str
                 chars[m.start + word.start()] = word.group(0)[0].upper()
     day = at.date()
     said = f"{calendar.day_name[day.weekday()]}, {day_text(day)}" if relative else None
-    return "".join(chars), mentions, said
+    return "".join(chars), mentions, fuzzy, said
 
 
 def anchor(text: str, at: datetime, *, past: bool | None = None) -> tuple[str, list[DateMention]]:
     """``text`` as a memory keeps it: its times as said (:func:`keep_said`) and, where one counts from the day it
     was said, that day after it, before any closing punctuation ("we're moving to Leeds on the 12th of December!!"
     → "we're moving to Leeds on the 12th of December (said on Friday, 27 November 2026)!!"); and its mentions."""
-    words, mentions, said = keep_said(text, at, past=past)
+    words, mentions, fuzzy, said = _kept(text, at, past)
     if said is None or _ANCHOR.search(text):
         return words, mentions  # nothing to date, or dated already (a model's text that copied the form)
-    ends = [m.end for m in mentions if _counts_from_said(m)] + [m.end() for m in _scan(text, at, past)[1]]
+    ends = [m.end for m in mentions if _counts_from_said(m)] + [m.end() for m in fuzzy]
     cut = max(ends) if ends else len(words)
     if part := _PART_OF_DAY.match(words, cut):
         cut = part.end()  # "tomorrow night (said on …)", not "tomorrow (said on …) night"
