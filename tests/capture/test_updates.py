@@ -227,6 +227,21 @@ def test_news_about_someone_else_is_told_by_its_subject() -> None:
     assert not about_someone_else("User moved to Berlin.")
 
 
+def test_a_possessive_that_is_no_owner_leaves_the_news_the_users() -> None:
+    """Contractions, sentence-initial common nouns and someone's words about the user are the user's news; a
+    relative's or a named person's own news, dated or in a reported clause about them, stays someone else's."""
+    assert not about_someone_else("That's been three months since User had to give Pepper away.", "that's been")
+    assert not about_someone_else("Here's the thing: User sold the van last week.", "here's the thing")
+    assert not about_someone_else("Vet's clinic called: User's surgery moved to Friday.", "vet's clinic called")
+    assert not about_someone_else("User's coach thinks User should drop to the 10k, so the half is off.")
+    assert not about_someone_else("User's physio said User can run again, so the break is over.")
+    assert about_someone_else("User's coach thinks he will retire next year.")
+    assert about_someone_else("She's back from Lisbon on Sunday.", "she's back from Lisbon on Sunday")
+    assert about_someone_else("Gran's flat in Leeds is sold.", "gran's flat in leeds is sold")
+    assert about_someone_else("Priya's landlord sold the building.", "Priya's landlord sold the building")
+    assert about_someone_else("User said on Friday, 27 November 2026: Robert's father passed away.")
+
+
 def _memory(content: str) -> Memory:
     now = datetime.now(UTC)
     return Memory(

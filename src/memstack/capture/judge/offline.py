@@ -55,17 +55,45 @@ MIN_COSINE = 0.2
 TOP = 4
 
 _PEOPLE = RELATION_WORDS - {"dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets"}
-_POSSESSOR = re.compile(r"^(?:User['’]s\s+(?P<rel>\w+)|(?P<name>[A-Z][\w-]+)['’]s\s+\w+)")
-_SAID = re.compile(r"^(?:Asked .*?, )?User said:\s*[\"“]?")
+_POSSESSOR = re.compile(r"^(?:User['’]s\s+(?P<rel>\w+)|(?P<name>[A-Z][\w-]+)['’]s\s+\w+)(?P<rest>.*)", re.DOTALL)
+_SAID = re.compile(r"^(?:Asked .*?, )?User said(?: on [^:]*)?:\s*[\"“]?")
+#: Words before "'s" that are not owners: "It's been two weeks", "That's off", "Let's switch", "Here's the thing"
+#: ("He's" and "She's" are: a third person is the subject).
+_NOT_OWNERS = frozenset(
+    """it that this there here what who where when why how let everything nothing something anything everyone
+    everybody someone somebody nobody today tonight now""".split()  # noqa: SIM905
+)
+#: Verbs that report what someone said: "User's doctor said …" tells the user's news in the doctor's words.
+_REPORTED = re.compile(
+    r"^\s+(?:said|says|told|tells|thinks|thought|recommended|recommends|suggested|suggests|advised|advises|"
+    r"confirmed|confirms|agreed|agrees|decided|decides)\b(?P<clause>.*)",
+    re.DOTALL,
+)
 
 
-def about_someone_else(text: str) -> bool:
+def about_someone_else(text: str, evidence: str = "") -> bool:
     """The statement's subject is someone else: "User's sister …", "Robert's father …" (a possessive before the
-    subject, other than the user's own things), also in the user's words kept as said ("User said: Robert's …")."""
+    subject, other than the user's own things), also in the user's words kept as said ("User said: Robert's …").
+
+    Not someone else: a contraction ("It's been two weeks since …", "Let's switch …"); a word capitalised only
+    because it begins the sentence, which the user's own words (``evidence``) write in lower case ("Dentist's office
+    called, they moved User to Tuesday": the user's appointment); and someone's words about the user ("User's doctor
+    said 80 kg is User's new target": the reported clause names the user)."""
     m = _POSSESSOR.match(_SAID.sub("", unanchored(text).strip()))
     if m is None:
         return False
-    return m.group("name") is not None or (m.group("rel") or "").lower() in _PEOPLE
+    owner = (m.group("rel") or m.group("name") or "").lower()
+    if m.group("name") is not None:
+        if owner in ("he", "she"):
+            return True
+        if owner in _NOT_OWNERS:
+            return False
+        if owner not in _PEOPLE and re.search(rf"(?<![\w-]){re.escape(owner)}['’]s\b", evidence):
+            return False  # a common noun in the user's words: "dentist's office"
+    elif owner not in _PEOPLE:
+        return False
+    reported = _REPORTED.match(m.group("rest"))
+    return not (reported is not None and re.search(r"\bUser\b", reported.group("clause")))
 
 
 def as_sentence(memory: str) -> str:
@@ -207,7 +235,9 @@ class LearnedJudge:
                 continue
             best = max(range(len(hits)), key=mine.__getitem__)
             hit = hits[best]
-            other = about_someone_else(item.candidate.content) and not about_someone_else(hit.memory.content)
+            other = about_someone_else(item.candidate.content, item.candidate.evidence) and not about_someone_else(
+                hit.memory.content
+            )
             out.append(Reading(hit, mine[best], mine[best], other))
         asked = [i for i, reading in enumerate(out) if reading.hit is not None]
         head, attributes = self.head, self.attributes
