@@ -11,7 +11,7 @@ import pytest
 
 from memstack.capture.judge import JudgeItem
 from memstack.capture.judge.cross import CrossEncoder, file_sha256, load_card, shipped_model
-from memstack.capture.judge.offline import LearnedJudge, about_someone_else
+from memstack.capture.judge.offline import LearnedJudge, about_someone_else, views
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.pipeline import CapturePipeline
 from memstack.embed import Embedder
@@ -183,8 +183,32 @@ async def test_the_learned_judge_tells_news_from_look_alikes_it_was_not_trained_
     broken model, tokenizer or threshold (which would supersede all or nothing) fails here."""
     updates = await _verdicts(minilm, UPDATES)
     look_alikes = await _verdicts(minilm, LOOK_ALIKES)
+    print(f"updates {sum(updates)} / {len(updates)}, look-alikes {sum(look_alikes)} / {len(look_alikes)}")
     assert sum(updates) >= 0.5 * len(updates)  # the cross-encoder: 36 / 62 (the earlier head: 30)
     assert sum(look_alikes) <= 0.12 * len(look_alikes)  # 6 / 61
+
+
+async def test_news_inside_a_longer_statement_is_read_part_by_part(minilm: Embedder) -> None:
+    """Chatter before the news ("Long week at work, the kids were sick, …") hides it from a model trained on short
+    statements; each part that names the user is read on its own (the whole scored 0.64 and 0.16 here, the part
+    0.99 and 0.98)."""
+    pairs = [
+        (
+            "The movers were two hours late and the lift was broken, but User finally lives in Bristol now, so the "
+            "commute is gone.",
+            "User lives in Leeds.",
+        ),
+        ("Boxes everywhere, the cat hates it, User moved to Bristol on Saturday.", "User lives in Leeds."),
+    ]
+    assert await _verdicts(minilm, pairs) == [True, True]
+    assert views("User lives in Paris.") == ["User lives in Paris."]
+    assert views("Weirdly User's taste flipped. Dark roast tastes burnt to User now, so User buys light roasts.")[
+        1:
+    ] == [
+        "Weirdly User's taste flipped.",
+        "Dark roast tastes burnt to User now.",
+        "User buys light roasts.",
+    ]
 
 
 def test_the_shipped_cross_encoder_is_the_file_its_card_names() -> None:

@@ -3,7 +3,8 @@
 For each candidate, the memories nearest to it (at most :data:`TOP`, cosine ≥ :data:`MIN_COSINE`: a memory about
 something else is not read) are read together with the candidate by the cross-encoder of
 :mod:`~memstack.capture.judge.cross` (``[CLS] memory [SEP] candidate [SEP]``), which answers how likely the
-candidate makes the memory no longer true. The most likely memory is superseded when that score reaches the
+candidate makes the memory no longer true; a candidate of several parts is also read part by part (:func:`views`),
+and each memory keeps its best score. The most likely memory is superseded when that score reaches the
 threshold of the model's card, unless the candidate is news about someone else ("User's sister moved to Berlin",
 "Robert's father passed away") and the memory is about the user: that never ends what the user's memory says.
 Otherwise the candidate is an addition (the dedup rule still decides duplicate / new).
@@ -25,7 +26,8 @@ will see it; the development set of ``memstack eval updates`` is never trained o
 most 2% of its compatible cases superseded), and the card records the figures. What it reaches on wordings it has
 never seen is measured on blind sets (README); a model judge (``$MEMSTACK_UPDATE_MODEL``) reads news far better.
 
-Cost: one ONNX run over the candidates' pairs of a batch (about a millisecond per pair on one core), in a thread;
+Cost: one ONNX run over the candidates' pairs of a batch (about a millisecond per pair on one core; a candidate of
+several parts adds a pair per part and memory, at most :data:`MAX_PARTS`), in a thread;
 with the heads, one embedding call for the batch's candidates and the memories they would end, and small matrix
 products.
 """
@@ -47,7 +49,7 @@ from memstack.embed import Embedder
 from memstack.text import RELATION_WORDS
 from memstack.types import ScoredMemory
 
-__all__ = ["MIN_COSINE", "TOP", "LearnedJudge", "Reading", "about_someone_else", "as_sentence"]
+__all__ = ["MAX_PARTS", "MIN_COSINE", "TOP", "LearnedJudge", "Reading", "about_someone_else", "as_sentence", "views"]
 
 #: Memories less similar than this to the candidate are not read.
 MIN_COSINE = 0.2
@@ -102,6 +104,36 @@ def as_sentence(memory: str) -> str:
     same memory with its stop scored 0.99 against the same news of a move."""
     text = memory.strip()
     return text if not text or text[-1] in ".!?…\"'”’)" else f"{text}."
+
+
+#: Where a statement is cut into its parts for :func:`views`: a sentence's end, a comma or semicolon, a dash, and
+#: "but", "so", "because" between clauses.
+_PARTS = re.compile(r"(?:[,;]\s+|\s+[-–—]\s+|[.!?…]+\s+|\s+(?:but|so|because)\s+)")
+_LEADING = re.compile(r"^(?:and|but|so|because|then|and then)\s+", re.IGNORECASE)
+#: At most this many parts of one statement are read beside it.
+MAX_PARTS = 3
+
+
+def views(statement: str) -> list[str]:
+    """``statement`` and its parts that say something of the user on their own ("User …" and three words or more),
+    each as a sentence: the cross-encoder reads each, and the judge keeps its best score.
+
+    The model was trained on statements of one or two clauses, and a clause of news inside a longer one reads
+    unlike them: "Allergist did the oral challenge test and turns out User is not actually allergic to penicillin!"
+    scored 0.06 against "User is allergic to penicillin." where "Turns out User is not actually allergic to
+    penicillin!" scored 0.97. Read part by part, over recorded readings of the development set and the spent
+    blind sets 9 and 10 (the judge's own decisions, the same thresholds), 238 → 248 updates applied and 8 → 9
+    compatible memories superseded; every group gained or held."""
+    whole = statement.strip()
+    parts: list[str] = []
+    for part in _PARTS.split(whole):
+        part = _LEADING.sub("", part.strip(" ,;.!?…\"'“”"))
+        if len(part.split()) < 3 or not re.search(r"\bUser\b", part) or part == whole.rstrip(".!?…"):
+            continue
+        sentence = f"{part[0].upper()}{part[1:]}."
+        if sentence not in parts:
+            parts.append(sentence)
+    return [whole, *parts[:MAX_PARTS]]
 
 
 def _read(item: JudgeItem) -> list[ScoredMemory]:
@@ -219,17 +251,21 @@ class LearnedJudge:
         """Per item, what the cross-encoder, the news head and the attribute head read (one ONNX run per pair, one
         embedding call for the candidates and the memories they would end)."""
         read = [_read(item) for item in items]
+        seen = [views(unanchored(item.candidate.content)) for item in items]
         pairs = [
-            (as_sentence(unanchored(hit.memory.content)), unanchored(item.candidate.content))
-            for item, hits in zip(items, read, strict=True)
+            (as_sentence(unanchored(hit.memory.content)), view)
+            for hits, texts in zip(read, seen, strict=True)
             for hit in hits
+            for view in texts
         ]
         scores = await self._model.score(pairs)
         out: list[Reading] = []
         at = 0
-        for item, hits in zip(items, read, strict=True):
-            mine = [float(s) for s in scores[at : at + len(hits)]]
-            at += len(hits)
+        for item, hits, texts in zip(items, read, seen, strict=True):
+            mine = [
+                max(float(s) for s in scores[at + n * len(texts) : at + (n + 1) * len(texts)]) for n in range(len(hits))
+            ]
+            at += len(hits) * len(texts)
             if not hits:
                 out.append(Reading(None))
                 continue
