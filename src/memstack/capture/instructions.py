@@ -13,6 +13,13 @@ every reply is. :func:`standing_instruction` tells them apart by three signals, 
   ("keep *your answers* short", "use metric units"), not a topic ("explain recursion in simple terms" is a task);
 * it is not about a thing at hand: no "this", "that", "the following", no quoted text to work on.
 
+Chat also gives them in forms without a verb the list knows: "always" or "never" first ("pls always flag the carb
+count"), a polite "don't" ("please don't book anything for me before noon"), every thing of a kind the assistant
+gives ("double-check any supplement you suggest"), a verbless fragment with a word that makes it last ("bullet
+points, max 5, always"), two alternatives with one asked for ("pacman commands not apt"), and a plan for both sides
+that lasts ("let's switch back to English for everything"; "let's write the letter now" is the work at hand). Each is
+a form, tested in wordings of its own beside look-alikes that are not instructions (``tests/capture/test_standing.py``).
+
 Wordings the three signals miss ("short answers pls", "default to TypeScript") are read by the capture head
 (:mod:`~memstack.capture.head`), which tells a standing instruction from a one-off task by meaning; :func:`framed`
 writes what it keeps in the same frame, refusing only what is plainly about the thing at hand or limited to now.
@@ -55,12 +62,46 @@ _VERBS = """answer reply respond write explain use call address refer keep give 
 _VERB = "(?:" + "|".join(sorted(_VERBS.split(), key=len, reverse=True)) + ")"
 _NEGATIVE = _rx(r"^(?:don'?t|do not|never|not|no longer)\s+(?=" + _VERB + r"\b)")
 _AFFIRM = _rx(r"^(?:always\s+|only\s+)?(?=" + _VERB + r"\b)")
+# "always" or "never" first makes any verb an imperative ("always flag the carb count", "never schedule calls"), as
+# "please don't" does ("please don't book anything before 2pm"); not a past or perfect ("always loved", "never been":
+# a statement whose "I" chat left out), nor what is said to comfort ("please don't worry").
+_ANY_IMPERATIVE = _rx(
+    r"^(?:always|never)\s+(?!(?:been|had|have|has|was|were|did|do|does|is|are|am|got|gotten|get|really|even|"
+    r"actually|thought|liked|loved|known|understood|felt|wanted)\b)[a-z][a-z-]*(?<!ed)\b"
+)
+_PLEASE_NEGATIVE = _rx(
+    r"^(?:don'?t|do not)\s+(?!(?:worry|mind|panic|stress|bother|judge|forget|laugh|be sorry|apologi[sz]e)\b)[a-z]"
+)
+# "let's switch to English for everything", "let's stick to metric going forward": an instruction said as a plan for
+# the two sides, a standing one only with a word that makes it last (without it, "let's write the letter now" is the
+# work at hand).
+_LETS = _rx(r"^(?:let's|lets|let us)\s+")
+# Two alternatives of a kind, one asked for ("pacman commands not apt", "pnpm instead of npm", "grams rather than
+# cups"): a form of answer, as a language or a unit is.
+_CONTRAST = _rx(r"\b[\w-]+\s+(?:not|instead of|rather than|over)\s+(?!(?:a|an|the|to|me|you|it|that|this|yet)\b)[\w-]+")
+# A verbless request for a form with a word that makes it last: "bullet points, max 5, always", "metric units only,
+# always", "short answers from now on". Its words are all of the form, a number or a limit.
+_FRAGMENT_WORDS = frozenset(
+    """max maximum min minimum at most least no more than only and or with per answer answers reply replies response
+    responses please pls plz thanks thx ty always never from now on going forward every time in the a of words lines
+    sentences points point items bullets paragraphs each one two three four five six seven eight nine ten text lists
+    list headings numbered""".split()  # noqa: SIM905
+)
+_FRAGMENT_START = _rx(r"^(?:numbered|plain|bulleted|no)\b")
+# An imperative whose verb no list names ("please flag every recipe you suggest …"): a first word that is no subject.
+_IMPERATIVE_START = _rx(
+    r"^(?!(?:i|i'm|im|my|we|our|you|your|it|it's|this|that|there|they|he|she|the|a|an|some|every|all)\b)[a-z][a-z-]+\b"
+)
 _STOP = _rx(r"^stop\s+\w+ing\b")
 # A bare request for a form of answer: "no markdown tables please", "times in 24h format pls".
 _BARE = _rx(r"^(?:no\s+\S+|\S+(?:\s+\S+)?\s+in\s+\S+(?:\s+(?:format|units|style))?)")
 _DURABLE = _rx(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
+    r"from here on|for everything|for good|"
     r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
+    # every thing of a kind the assistant gives: "any supplement you suggest", "every recipe you give me"
+    r"(?:any|every|each)\s+(?:[\w-]+\s+){0,2}(?:you|u)\s+(?:suggest|recommend|give|write|send|share|mention|"
+    r"make|propose|show|list|pick|choose)|"
     # the replies in general, or every thing of a kind: "no emojis in answers", "no meat in any recipes"
     r"\b(?:in|for|with)\s+(?:any|all|your|future)\s+[\w-]+|\b(?:in|for)\s+(?:answers|replies|responses)\b|"
     r"when(?:ever)? (?:you|u|i)\b|call me\b|refer to me\b|address me\b|like i'?m\b|like i am\b)"
@@ -73,7 +114,7 @@ _FORM = _rx(
     r"12-hour|am/pm|"
     r"step[- ]by[- ]step)\b|'(?:they|she|he|them|her|him)'|"
     # a language is a form of answer only as the one to answer in ("in Spanish"; not "the French revolution")
-    r"\b(?:in|into)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
+    r"\b(?:in|into|to)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
     r"russian|polish|hindi|swedish|turkish|greek)\b"
 )
 # Words that may stand between the verb and the form asked for without making it a task on a topic.
@@ -90,7 +131,8 @@ _POLITE = _rx(r"[\s,]*\b(?:please|pls|plz)\b")
 
 # One search decides whether a message without a first-person word may still hold an instruction.
 _HINT = _rx(
-    r"\b(?:always|never|from now on|going forward|please|pls|plz|don'?t|do not|stop|whenever|every time)\b|"
+    r"\b(?:always|never|from now on|going forward|please|pls|plz|don'?t|do not|stop|whenever|every time|let'?s|"
+    r"let us)\b|"
     r"(?:^|[.!?]\s+)(?:(?:can|could|would|will)\s+(?:you|u)\s+)?" + _VERB + r"\b"
 )
 
@@ -100,8 +142,16 @@ def might_instruct(message: str) -> bool:
     return _HINT.search(message) is not None or _FOREIGN_VERB.search(message) is not None
 
 
+def _fragment(text: str) -> bool:
+    """A verbless request for a form (see :data:`_FRAGMENT_WORDS`): it opens with the form, every word is of it."""
+    if _FORM.match(text) is None and _FRAGMENT_START.match(text) is None:
+        return False
+    rest = _FORM.sub(" ", text)
+    return all(w.isdigit() or w.lower() in _FRAGMENT_WORDS for w in re.findall(r"[\w']+", rest))
+
+
 def _durable_or_form(body: str) -> bool:
-    if _DURABLE.search(body):
+    if _DURABLE.search(body) or _CONTRAST.search(body):
         return True
     form = _FORM.search(body)
     if form is None:
@@ -179,6 +229,8 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
         return foreign
     text = sentence.strip().replace("’", "'")
     text = _LEAD.sub("", text)
+    lets = _LETS.match(text)
+    text = text[lets.end() :] if lets else text
     asked = _ASK.match(text)
     text = text[asked.end() :] if asked else text
     text = _LEAD.sub("", text)
@@ -190,10 +242,23 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
     text = _TRAIL.sub("", _LEAD.sub("", text)).rstrip(" ,;:?!-")
     if len(text.split()) < 2 or _AT_HAND.search(text):
         return None
-    if not (_ANCHOR.search(f"{condition} {text}") or _FORM.search(text) or _BARE.match(text)):
+    polite = _POLITE.search(sentence) is not None
+    # "pls always check recipes for gluten", "please never use red and green in charts": a polite imperative meant
+    # to last is said to the assistant, whatever it names
+    addressed = polite and (_NEGATIVE.match(text) or _ANY_IMPERATIVE.match(text)) is not None
+    if not (addressed or _ANCHOR.search(f"{condition} {text}") or _FORM.search(text) or _CONTRAST.search(text)) and (
+        not _BARE.match(text)
+    ):
         return None
-    if _NEGATIVE.match(text) or _STOP.match(text):
-        pass  # "don't call me Thomas", "stop ending every answer with a question": meant to last
+    if lets:
+        if not (lasting or _DURABLE.search(text)):
+            return None  # "let's write the cover letter now": the work at hand
+    elif _NEGATIVE.match(text) or _STOP.match(text) or _ANY_IMPERATIVE.match(text):
+        pass  # "don't call me Thomas", "stop ending every answer with a question", "always flag …": meant to last
+    elif polite and (_PLEASE_NEGATIVE.match(text) or (_IMPERATIVE_START.match(text) and _DURABLE.search(text))):
+        pass  # "please don't book anything for me before 2pm", "please flag every recipe you suggest with nuts"
+    elif _fragment(text) and (lasting or _DURABLE.search(text)):
+        pass  # "bullet points, max 5, always"
     elif _AFFIRM.match(text):
         durable = condition or lasting or _DURABLE.search(text) is not None
         if not (durable or (not lasting_only and _durable_or_form(text))):
