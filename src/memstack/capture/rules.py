@@ -12,7 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_be, restore_subject
+from memstack.capture.clauses import (
+    clauses,
+    drops_subject,
+    names_someone,
+    resolve_pronoun,
+    restore_be,
+    restore_subject,
+)
 from memstack.capture.instructions import might_instruct, standing_instruction
 from memstack.capture.passing import passing_clause, passing_sentence
 from memstack.capture.rewrite import strip_preamble
@@ -194,7 +201,13 @@ _CHANGE = _rx(
     r"\b(?:i'm|i am) (?:now )?\d{1,3}(?: years old)?(?: now)?\b|"
     r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
     r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b|"
-    r"\b(?:proposed|popped the question)\b"
+    r"\b(?:proposed|popped the question)\b|"
+    # a state that changed, however it is told: something back in or out of the user's life ("eggs are back on the
+    # menu", "dairy is off the table for me", "back to eating meat"), for good, or a first time in a new home or
+    # without someone ("first night in my own studio", "first Christmas without Marco")
+    r"\b(?:is|are|'s|'re)\s+(?:(?:officially|finally|now|definitely)\s+)?(?:back\s+(?:on|in|to)|off\s+the\s+"
+    r"(?:table|menu|list|cards)|out\s+for\s+good)\b|\bback\s+to\s+[a-z]+ing\b|\bfor good\b|"
+    r"\bfirst\s+[\w']+\s+(?:in\s+(?:my|our)\s+(?:new|own)|without)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
 # Weekday and month names from memstack.dates: whole weekday names, months by their first three letters.
@@ -307,11 +320,14 @@ def _sentences(message: str) -> list[tuple[str, bool]]:
         else:
             pieces.append(raw)
     out: list[tuple[str, bool]] = []
+    before = ""
     for raw in pieces:
         if passing_sentence(raw):
+            before = ""
             continue  # a hypothetical, a musing or sarcasm: nothing in it is a fact to keep
         bare = _SYMBOLS.sub("", raw).strip()
-        sentence = strip_preamble(bare)
+        # "she" opening a sentence means whom the sentence before names, as in a clause cut from one
+        sentence, before = resolve_pronoun(before, strip_preamble(bare)), bare
         if out and _ELABORATION.match(sentence) and standing_instruction(out[-1][0]) is not None:
             out[-1] = (f"{out[-1][0].rstrip(' .!')}, {sentence}", out[-1][1])
         else:
