@@ -143,3 +143,28 @@ async def test_news_of_a_relative_told_in_two_sentences_is_the_relatives(classif
     contents = await _contents(classifier, "my cousin Ines got into law school at Leiden!! she starts in February")
     assert any(c.startswith("User's cousin Ines starts in February") for c in contents), contents
     assert not any(c.startswith("User said") for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("first Thanksgiving without Grandma, it's going to be hard", "first Thanksgiving without Grandma"),
+        ("first birthday without Dad, miss him every day", "first birthday without Dad"),
+        ("first New Year without Sofia in a decade", "first New Year without Sofia in a decade"),
+        ("the first Easter without Tomasz since the divorce", "the first Easter without Tomasz"),
+    ],
+)
+async def test_a_first_occasion_without_someone_named_is_the_users_news(
+    classifier: OfflineClassifier, message: str, kept: str
+) -> None:
+    """Someone gone from the user's life (a breakup, a death, a move), told without "I": kept in the user's words."""
+    contents = await _contents(classifier, message)
+    assert any(c.startswith("User said") and kept in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["first day without rain in weeks", "first night without the baby waking up!!", "first week without sugar, ugh"],
+)
+async def test_a_first_occasion_without_a_thing_is_not(classifier: OfflineClassifier, message: str) -> None:
+    assert await _contents(classifier, message) == []

@@ -219,6 +219,8 @@ _DATED = _rx(
     rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|(?:in|next) (?:{_MONTHS})\b|"
     r"\bthe \d{1,2}(?:st|nd|rd|th)\b|\bday after tomorrow\b|\b(?:from today|from now(?! on))\b)"
 )
+# A first occasion without someone named ("first Christmas without Marco", "first summer without Dad"): see _clause.
+_WITHOUT_SOMEONE = re.compile(r"(?i:\bfirst\s+[\w']+(?:\s+[\w']+)?\s+without\s+)[A-Z][a-z]+\b")
 # "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
 _POINTING = _rx(r"^(?:here|there|it|that|this|these|those|what)(?:'s|\s+is|\s+are|\s+was)\b")
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
@@ -233,6 +235,7 @@ def might_disclose(message: str) -> bool:
         or might_instruct(message)
         or drops_subject(message)  # "Flying to Nairobi in three days!"
         or _DATED.search(message) is not None  # "dentist tomorrow at 3"
+        or _WITHOUT_SOMEONE.search(message) is not None  # "first Christmas without Marco"
     )
 
 
@@ -471,6 +474,10 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
         return Clause(text, False, category, 0.7 if category else 0.45)
     if question is not None and len(text.split()) >= 2:
         return Clause(text, False, None, 0.4, reply_to=question)
+    if _WITHOUT_SOMEONE.search(text):
+        # "first Christmas without Marco": someone gone from the user's life (a breakup, a death, a move), news of
+        # the user's own even without "I"; kept in the user's words
+        return Clause(text, False, Category.FACT, 0.8, said=True)
     if names_someone(text):
         return None  # news about someone else ("Robert passed away in February"): not the user's words about self
     if len(text.split()) >= 2 and _DATED.search(text) and not _POINTING.match(text):  # "dentist tomorrow at 3"
