@@ -73,7 +73,11 @@ _PASSING = _rx(
     r"blocked|stuffed up|bunged up)\b.*\b(?:rn|atm|right now|at the moment|today|tonight|this morning|"
     r"this afternoon|this evening)\b|"
     r"^(?:(?:i'm|im|i am|feeling|feel)\s+)?(?:so|soo+|really|super|kinda|pretty|totally|very)\s+(?:tired|exhausted|"
-    r"sleepy|hungover|sick|bored|stressed|grumpy|cranky|sore|knackered|wiped)\b"
+    r"sleepy|hungover|sick|bored|stressed|grumpy|cranky|sore|knackered|wiped)\b|"
+    # a night's sleep, a body's reaction to what was just said: "running on four hours of sleep", "my hands are
+    # sweating just reading that"
+    r"\brunning on (?:fumes|empty|caffeine|coffee|no sleep|little sleep|(?:[\w-]+\s+)?hours?(?: of sleep)?)\b|"
+    r"\bjust (?:thinking|reading|looking|hearing|talking) (?:about )?(?:it|that|this)\b"
 )
 # Someone the user is not close to: news of their life is not the user's.
 _OUTER = (
@@ -89,8 +93,11 @@ _NEWS = _rx(
     _WHOSE + r"(?!(?:best|close)\s)" + _OUTER + r"(?:\s+(?-i:[A-Z])[\w'-]+)?\s+(?:(?:just|finally|recently|"
     r"apparently|literally|also)\s+)*(?:got|gets|is getting|has got|was|were|has been|is turning|turns|turned|"
     r"had|has had|is having|is expecting|passed|won|lost|became|announced|quit|retired|left|moved|bought|"
-    r"is moving|is retiring|is leaving|broke up|split up)\b(?:\s+(?:engaged|married|divorced|promoted|fired|"
-    r"hired|laid off|diagnosed|accepted|into|in|a|an|her|his|their|the|twins|away|\d+))?"
+    r"is moving|is retiring|is leaving|broke up|split up|"
+    # away for a while: "my colleague Ana is out this week", "my boss is off sick"
+    r"is (?:out|off|away|on leave|off sick|home sick|on holiday|on vacation))\b"
+    r"(?:\s+(?:engaged|married|divorced|promoted|fired|hired|laid off|diagnosed|accepted|into|in|a|an|her|his|their|"
+    r"the|twins|away|\d+))?"
 )
 _ASKING = _rx(r"[,;]\s*(?:how|what|why|which|any|should|can|could|would|do|does|is|are|ideas?|tips?)\b")
 _USER = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|us|our)\b")

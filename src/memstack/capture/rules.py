@@ -96,7 +96,7 @@ _REACTION = _rx(
     r"stoked|jealous|impressed)\s+(?:for|of|to hear|that you|about your|you)\b|"
     r"^i\s+(?:totally |completely |really |fully |so )*(?:agree|know(?! how)|see(?=\s*(?:$|[,.!?]|what|that|why|how|"
     r"where|your|it|now|so)\b)|understand|guess|bet|hope so|"
-    r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean)\b|"
+    r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean|swear(?!\s+by\b))\b|"
     r"^i\s+(?:can't|cannot|couldn't) (?:wait to (?:see|hear)|believe|imagine)\b|^(?:i hope|i wish) you\b"
 )
 _ABOUT_ASSISTANT = _rx(r"\b(?:you|your|you're|youre|yourself|u)\b")
@@ -221,6 +221,9 @@ _DATED = _rx(
 )
 # A first occasion without someone named ("first Christmas without Marco", "first summer without Dad"): see _clause.
 _WITHOUT_SOMEONE = re.compile(r"(?i:\bfirst\s+[\w']+(?:\s+[\w']+)?\s+without\s+)[A-Z][a-z]+\b")
+# What the thing at hand is for ("it's for a character in the book I'm reading", "this is for my cousin's party"):
+# about the request, not a fact of the user's life.
+_PURPOSE = _rx(r"^(?:it|that|this)(?:'s|’s|\s+is|\s+was)\s+(?:just\s+|only\s+|mostly\s+)?for\b")
 # "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
 _POINTING = _rx(r"^(?:here|there|it|that|this|these|those|what)(?:'s|\s+is|\s+are|\s+was)\b")
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
@@ -454,7 +457,7 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     text = restore_subject(text)
     if _TASK.match(_LEAD_IN.sub("", text)) or _REQUEST.search(text) or _GREETING.match(text):
         return None
-    if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text):
+    if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text) or _PURPOSE.match(text):
         return None
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
     if not has_subject and _ABOUT_ASSISTANT.search(text):
