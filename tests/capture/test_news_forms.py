@@ -1,8 +1,8 @@
 """News of a change in the user's life and facts chat tells without its subject, by their form: a state that changed
 ("… are back on the menu", "first night in my own …"), a sigh after a plain report ("… still doing physio 🙄"), a
-past tense of an irregular verb, a perfect with its "I've" left out, and "she" opening the sentence after the one that
-names her. Each form in several wordings of its own, with hard negatives of the same form. Read at a Friday, 27
-November 2026."""
+past tense of an irregular verb, a perfect with its "I've" left out, "she" opening the sentence after the one that
+names her, a predicate before its own time clause. Each form in several wordings of its own, with hard negatives of
+the same form. Read at a Friday, 27 November 2026."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstack.capture.clauses import resolve_pronoun, restore_subject
+from memstack.capture.clauses import resolve_pronoun, restore_be, restore_subject
 from memstack.capture.offline import OfflineClassifier
 from memstack.capture.passing import passing_sentence
 from memstack.capture.rewrite import third_person
@@ -168,3 +168,25 @@ async def test_a_first_occasion_without_someone_named_is_the_users_news(
 )
 async def test_a_first_occasion_without_a_thing_is_not(classifier: OfflineClassifier, message: str) -> None:
     assert await _contents(classifier, message) == []
+
+
+@pytest.mark.parametrize(
+    ("clause", "restored"),
+    [
+        ("type 2 diabetic since I was 30", "I'm type 2 diabetic since I was 30"),
+        ("vegetarian since we moved to Goa", "I'm vegetarian since we moved to Goa"),
+        ("allergic to cats ever since I was a kid", "I'm allergic to cats ever since I was a kid"),
+        # a verb of the predicate's own, or no predicate
+        ("hilarious when I was drunk", None),
+        ("shellfish allergy since I was 5", None),
+        ("allergic to cats is what I am", None),
+    ],
+)
+def test_a_predicate_before_its_own_time_clause_gets_its_im(clause: str, restored: str | None) -> None:
+    """The verb of "since I was 9" is the time clause's: the predicate before it still has none of its own."""
+    assert restore_be(clause) == restored
+
+
+async def test_a_predicate_with_its_time_clause_is_written_about_user(classifier: OfflineClassifier) -> None:
+    contents = await _contents(classifier, "lactose intolerant since I was a teen, cheese is my nemesis")
+    assert any(c.startswith("User is lactose intolerant since User was a teen") for c in contents), contents

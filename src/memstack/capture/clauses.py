@@ -448,6 +448,11 @@ def _tagged(clause: str) -> str | None:
     return f"I'm {article}{np}{rest}"
 
 
+# A time clause after a predicate ("diabetic since I was 9", "vegetarian since we moved"): its verb is its own, not
+# the predicate's.
+_TRAILING_WHEN = _rx(r"\s+(?:ever\s+)?(?:since|when)\s+(?:i|we)\b.*$")
+
+
 def restore_be(clause: str) -> str | None:
     """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
     to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own. A self-description
@@ -456,7 +461,7 @@ def restore_be(clause: str) -> str | None:
     if (tagged := _tagged(clause)) is not None:
         return tagged
     m = _PREDICATE.match(clause)
-    if m is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
+    if m is None or _ANY_VERB.search(_TRAILING_WHEN.sub("", clause)) or _FIRST.match(clause):
         return None
     if not _ARTICLE.match(m.group(0)) and not _AFTER_PREDICATE.match(clause[m.end() :]):
         return None  # an adjective before a noun ("shellfish allergy"): no predicate

@@ -459,6 +459,8 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
         return None
     if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text) or _PURPOSE.match(text):
         return None
+    if not starts_with_self(text) and (be := restore_be(text)) is not None:
+        text = be  # "diabetic since I was 9": the user's predicate, its "I'm" put back
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
     if not has_subject and _ABOUT_ASSISTANT.search(text):
         return None  # about the other side, not the user
