@@ -140,3 +140,19 @@ async def test_a_fact_before_a_request_for_the_work_at_hand_keeps_only_the_fact(
     for message in asks:
         contents = [c.content for c in await classifier.classify(message, at=AT)]
         assert not any(c.startswith(PREFERENCE_FRAME) for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "make pasta not pizza tonight",
+        "go with the blue one not the red",
+        "go to Spanish class tonight",
+        "talk to English speakers more",
+        "let's go to Spanish class",
+    ],
+)
+def test_alternatives_or_a_language_outside_an_answer_are_no_form(sentence: str) -> None:
+    """Two alternatives are a form of answer only after a verb of answering ("give", "use", "write"), and a language
+    after "to" only in a plan for both sides that lasts ("let's switch back to English for everything")."""
+    assert standing_instruction(sentence) is None

@@ -76,6 +76,12 @@ _PLEASE_NEGATIVE = _rx(
 # the two sides, a standing one only with a word that makes it last (without it, "let's write the letter now" is the
 # work at hand).
 _LETS = _rx(r"^(?:let's|lets|let us)\s+")
+# A language to go to, as a plan for both sides says it ("let's switch back to English for everything"); alone, "go to
+# Spanish class" is no form of answer.
+_TO_LANGUAGE = _rx(
+    r"\bto\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|russian|polish|"
+    r"hindi|swedish|turkish|greek)\b"
+)
 # Two alternatives of a kind, one asked for ("pacman commands not apt", "pnpm instead of npm", "grams rather than
 # cups"): a form of answer, as a language or a unit is.
 _CONTRAST = _rx(r"\b[\w-]+\s+(?:not|instead of|rather than|over)\s+(?!(?:a|an|the|to|me|you|it|that|this|yet)\b)[\w-]+")
@@ -114,7 +120,7 @@ _FORM = _rx(
     r"12-hour|am/pm|"
     r"step[- ]by[- ]step)\b|'(?:they|she|he|them|her|him)'|"
     # a language is a form of answer only as the one to answer in ("in Spanish"; not "the French revolution")
-    r"\b(?:in|into|to)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
+    r"\b(?:in|into)\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|"
     r"russian|polish|hindi|swedish|turkish|greek)\b"
 )
 # Words that may stand between the verb and the form asked for without making it a task on a topic.
@@ -150,8 +156,17 @@ def _fragment(text: str) -> bool:
     return all(w.isdigit() or w.lower() in _FRAGMENT_WORDS for w in re.findall(r"[\w']+", rest))
 
 
+#: The verbs whose object two alternatives may be a form of answer ("give me dnf commands instead of apt", "use grams
+#: rather than cups"); "make pasta not pizza" is a plan for dinner.
+_CONTRAST_VERBS = frozenset(
+    "use give write show suggest recommend list spell format answer reply respond explain cite say call address".split()  # noqa: SIM905
+)
+
+
 def _durable_or_form(body: str) -> bool:
-    if _DURABLE.search(body) or _CONTRAST.search(body):
+    if _DURABLE.search(body):
+        return True
+    if _CONTRAST.search(body) and body.split()[0].lower() in _CONTRAST_VERBS:
         return True
     form = _FORM.search(body)
     if form is None:
@@ -246,9 +261,8 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
     # "pls always check recipes for gluten", "please never use red and green in charts": a polite imperative meant
     # to last is said to the assistant, whatever it names
     addressed = polite and (_NEGATIVE.match(text) or _ANY_IMPERATIVE.match(text)) is not None
-    if not (addressed or _ANCHOR.search(f"{condition} {text}") or _FORM.search(text) or _CONTRAST.search(text)) and (
-        not _BARE.match(text)
-    ):
+    formed = _FORM.search(text) or _CONTRAST.search(text) or (lets and _TO_LANGUAGE.search(text))
+    if not (addressed or _ANCHOR.search(f"{condition} {text}") or formed or _BARE.match(text)):
         return None
     if lets:
         if not (lasting or _DURABLE.search(text)):
