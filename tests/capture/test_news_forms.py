@@ -1,5 +1,5 @@
 """News of a change in the user's life and facts chat tells without its subject, by their form: a state that changed
-("… are back on the menu", "first night in my own …"), a sigh after a plain report ("… still doing physio 🙄"), a
+("… are back on my plate", "first weekend in my own …"), a sigh after a plain report ("… still on crutches 🙄"), a
 past tense of an irregular verb, a perfect with its "I've" left out, "she" opening the sentence after the one that
 names her, a predicate before its own time clause. Each form in several wordings of its own, with hard negatives of
 the same form. Read at a Friday, 27 November 2026."""
@@ -35,10 +35,10 @@ async def _contents(classifier: OfflineClassifier, message: str) -> list[str]:
 @pytest.mark.parametrize(
     ("message", "kept"),
     [
-        ("ok I gave in, burgers are back on my plate", "burgers are back on their plate"),
-        ("fine, I caved and cheese is back in my fridge", "cheese is back in their fridge"),
+        ("alright, I relented and burgers are back on my plate", "burgers are back on their plate"),
+        ("fine, I gave up and cheese is back in my fridge", "cheese is back in their fridge"),
         ("I quit the diet, pasta is officially back on my menu", "pasta is officially back on"),
-        ("first evening in my own one-bed and the quiet is unreal", "First evening in User's own one-bed"),
+        ("first weekend in my own flat and the silence is bliss", "First weekend in User's own flat"),
         ("first week in our new place and the heating works", "First week in User's new place"),
         ("first birthday without my ex in years but I'm better off", "First birthday without User's ex"),
     ],
@@ -69,7 +69,7 @@ async def test_the_same_form_outside_the_users_life_is_not_kept(classifier: Offl
     ("sentence", "passing"),
     [
         # a sigh after a plain report: the report stands
-        ("tore my hamstring last spring and im still doing rehab 🙄", False),
+        ("sprained my wrist in spring and still in a brace 🙄", False),
         ("the holiday fund became a new boiler 🙃 so no Greece this year", False),
         ("quit my job in june and still job hunting 🙃", False),
         ("broke my wrist in march and still can't lift much 🙄", False),
@@ -85,8 +85,8 @@ def test_a_wry_face_turns_praise_around_but_leaves_a_report_standing(sentence: s
 
 
 def test_a_report_with_a_sigh_keeps_both_of_its_facts() -> None:
-    found = screen("sprained my knee playing rugby last year and im still doing physio weekly 🙄 tips for stairs?")
-    assert [c.text for c in found] == ["I sprained my knee playing rugby last year", "im still doing physio weekly"]
+    found = screen("fractured my ankle hiking in june and im still on crutches 🙄 tips for showering?")
+    assert [c.text for c in found] == ["I fractured my ankle hiking in june", "im still on crutches"]
 
 
 @pytest.mark.parametrize(
@@ -125,14 +125,14 @@ def test_a_perfect_gets_back_the_ive_chat_left_out(clause: str, restored: str) -
 @pytest.mark.parametrize(
     ("before", "sentence", "resolved"),
     [
-        ("my sister Priya got into med school!!!", "she starts in September", "my sister Priya starts in September"),
+        ("my niece Hana got a place at art college!!", "she starts in October", "my niece Hana starts in October"),
         ("my brother Sam got a job in Seattle.", "he moves in January", "my brother Sam moves in January"),
         ("my daughter Ada passed her test!", "she's getting a car", "my daughter Ada is getting a car"),
         ("my dad got diagnosed with diabetes.", "he's on insulin now", "my dad is on insulin now"),
         # nobody named before, or the sentence points at something said before
-        ("the weather is awful.", "she starts in September", "she starts in September"),
-        ("my sister got into med school.", "she said it was tough", "she said it was tough"),
-        ("my sister Priya got in!", "I start in September", "I start in September"),
+        ("the weather is awful.", "she starts in October", "she starts in October"),
+        ("my niece got into art college.", "she said it was tough", "she said it was tough"),
+        ("my niece Hana got in!", "I start in October", "I start in October"),
     ],
 )
 def test_she_opening_a_sentence_means_whom_the_sentence_before_names(before: str, sentence: str, resolved: str) -> None:

@@ -27,22 +27,22 @@ async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
 @pytest.mark.parametrize(
     ("sentence", "kept"),
     [
-        # "always" or "never" first: any verb is an imperative
+        # "always" or "never" first after a "please": any verb is an imperative
         ("pls always check recipes for hidden gluten", "always check recipes for hidden gluten"),
         ("please never use red and green to tell things apart in charts", "never use red and green"),
         ("always convert prices to euros for me", "always convert prices to euros"),
-        ("never schedule calls for me on fridays", "never schedule calls for User on fridays"),
-        ("always flag anything with caffeine for me", "always flag anything with caffeine for User"),
+        ("please never schedule calls for me on fridays", "never schedule calls for User on fridays"),
+        ("pls always flag anything with caffeine for me", "always flag anything with caffeine for User"),
         # a polite "don't" with any verb
         ("please don't book anything for me before noon", "do not book anything for User before noon"),
         ("pls don't plan meetings for me on weekends", "do not plan meetings for User on weekends"),
         ("please don't pad your answers with disclaimers", "do not pad your answers with disclaimers"),
         # every thing of a kind the assistant gives
-        ("double-check any supplement you recommend for interactions", "double-check any supplement you recommend"),
+        ("please cross-check any meal plan you propose against my allergies", "cross-check any meal plan you propose"),
         ("please flag every recipe you suggest with nuts in it", "flag every recipe you suggest"),
         # a verbless fragment that lasts
         ("numbered lists, max 7 items, always", "numbered lists, max 7 items, always"),
-        ("bullet points, max 3, always. thx", "bullet points, max 3, always"),
+        ("numbered steps, max 10, always. thx", "numbered steps, max 10, always"),
         ("metric units only, always", "metric units only, always"),
         ("plain text, no markdown, always", "plain text, no markdown, always"),
         ("short answers from now on", "short answers"),
@@ -62,7 +62,7 @@ def test_a_standing_instruction_in_the_forms_chat_gives_it(sentence: str, kept: 
 @pytest.mark.parametrize(
     ("sentence", "kept"),
     [
-        ("please give me pacman commands not apt-get", "give User pacman commands not apt-get"),
+        ("please give me brew commands not macports", "give User brew commands not macports"),
         ("give me dnf commands instead of apt", "give User dnf commands instead of apt"),
         ("use grams rather than cups", "use grams rather than cups"),
         ("write dates as day month year not month day", "write dates as day month year not month day"),
@@ -81,6 +81,11 @@ def test_two_alternatives_with_one_asked_for_are_a_form_of_answer(sentence: str,
         "always loved cooking for my family",
         "never been to Japan",
         "never had a pet growing up",
+        # without a "please": a habit whose "I" chat left out
+        "always eat breakfast with my kids",
+        "always walk my dog at 6 before work",
+        "always forget my keys lol",
+        "never drink coffee after 2pm, it wrecks my sleep",
         # a "don't" that comforts, or reminds
         "please don't worry about me",
         "please don't forget the attachment",
@@ -118,9 +123,9 @@ def test_forms_of_the_same_shape_that_do_not_last_are_not_instructions(sentence:
         ),
         ("I work from Tokyo, so please always give me times in JST", "User works from Tokyo", "times in JST"),
         (
-            "I'm on metformin so please double-check any supplement you recommend against it",
-            "User is on metformin",
-            "double-check any supplement you recommend",
+            "I'm on lithium so please check every painkiller you mention for interactions",
+            "User is on lithium",
+            "check every painkiller you mention for interactions",
         ),
     ],
 )
@@ -154,5 +159,5 @@ async def test_a_fact_before_a_request_for_the_work_at_hand_keeps_only_the_fact(
 )
 def test_alternatives_or_a_language_outside_an_answer_are_no_form(sentence: str) -> None:
     """Two alternatives are a form of answer only after a verb of answering ("give", "use", "write"), and a language
-    after "to" only in a plan for both sides that lasts ("let's switch back to English for everything")."""
+    after "to" only in a plan for both sides that lasts ("let's switch to Spanish for everything")."""
     assert standing_instruction(sentence) is None

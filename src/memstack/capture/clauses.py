@@ -225,8 +225,8 @@ def clauses(sentence: str, is_request: Callable[[str], bool] = lambda _: False) 
 
 
 def resolve_pronoun(before: str, sentence: str) -> str:
-    """``sentence`` with a leading "he", "she" or "they" replaced by whom the sentence ``before`` it names ("my sister
-    Priya got into med school!" then "she starts in September" → "my sister Priya starts in September"), as a clause
+    """``sentence`` with a leading "he", "she" or "they" replaced by whom the sentence ``before`` it names ("my niece
+    Hana got into art college!" then "she starts in October" → "my niece Hana starts in October"), as a clause
     cut from one sentence is; unchanged when it starts otherwise or ``before`` names no one."""
     if _PRONOUN.match(sentence) is None or not before:
         return sentence
@@ -448,7 +448,7 @@ def _tagged(clause: str) -> str | None:
     return f"I'm {article}{np}{rest}"
 
 
-# A time clause after a predicate ("diabetic since I was 9", "vegetarian since we moved"): its verb is its own, not
+# A time clause after a predicate ("diabetic since I was 30", "vegetarian since we moved"): its verb is its own, not
 # the predicate's.
 _TRAILING_WHEN = _rx(r"\s+(?:ever\s+)?(?:since|when)\s+(?:i|we)\b.*$")
 

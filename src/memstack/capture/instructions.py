@@ -13,12 +13,14 @@ every reply is. :func:`standing_instruction` tells them apart by three signals, 
   ("keep *your answers* short", "use metric units"), not a topic ("explain recursion in simple terms" is a task);
 * it is not about a thing at hand: no "this", "that", "the following", no quoted text to work on.
 
-Chat also gives them in forms without a verb the list knows: "always" or "never" first ("pls always flag the carb
-count"), a polite "don't" ("please don't book anything for me before noon"), every thing of a kind the assistant
-gives ("double-check any supplement you suggest"), a verbless fragment with a word that makes it last ("bullet
-points, max 5, always"), two alternatives with one asked for ("pacman commands not apt"), and a plan for both sides
-that lasts ("let's switch back to English for everything"; "let's write the letter now" is the work at hand). Each is
-a form, tested in wordings of its own beside look-alikes that are not instructions (``tests/capture/test_standing.py``).
+Chat also gives them in forms without a verb the list knows: "always" or "never" first after a "please" ("pls
+always check recipes for hidden gluten"; without it, "always walk my dog at 6" is a habit), a polite "don't" ("please
+don't book anything for me before noon"), every thing of a kind the assistant gives ("double-check every recipe you
+suggest"), a verbless fragment with a word that makes it last ("numbered lists, max 7 items, always"), two
+alternatives with one asked for after a verb of answering ("give me dnf commands instead of apt"), and a plan for
+both sides that lasts ("let's do everything in French from now on"; "let's write the letter now" is the work at
+hand). Each is a form, tested in wordings of its own beside look-alikes that are not instructions
+(``tests/capture/test_standing.py``).
 
 Wordings the three signals miss ("short answers pls", "default to TypeScript") are read by the capture head
 (:mod:`~memstack.capture.head`), which tells a standing instruction from a one-off task by meaning; :func:`framed`
@@ -62,9 +64,10 @@ _VERBS = """answer reply respond write explain use call address refer keep give 
 _VERB = "(?:" + "|".join(sorted(_VERBS.split(), key=len, reverse=True)) + ")"
 _NEGATIVE = _rx(r"^(?:don'?t|do not|never|not|no longer)\s+(?=" + _VERB + r"\b)")
 _AFFIRM = _rx(r"^(?:always\s+|only\s+)?(?=" + _VERB + r"\b)")
-# "always" or "never" first makes any verb an imperative ("always flag the carb count", "never schedule calls"), as
-# "please don't" does ("please don't book anything before 2pm"); not a past or perfect ("always loved", "never been":
-# a statement whose "I" chat left out), nor what is said to comfort ("please don't worry").
+# After a "please", "always" or "never" first makes any verb an imperative ("pls always check recipes for gluten",
+# "please never schedule calls"), as "please don't" does ("please don't book anything before noon"); not a past or
+# perfect ("always loved", "never been": a statement whose "I" chat left out), nor what is said to comfort ("please
+# don't worry"). Without the "please" it is a habit: "always walk my dog at 6".
 _ANY_IMPERATIVE = _rx(
     r"^(?:always|never)\s+(?!(?:been|had|have|has|was|were|did|do|does|is|are|am|got|gotten|get|really|even|"
     r"actually|thought|liked|loved|known|understood|felt|wanted)\b)[a-z][a-z-]*(?<!ed)\b"
@@ -72,26 +75,26 @@ _ANY_IMPERATIVE = _rx(
 _PLEASE_NEGATIVE = _rx(
     r"^(?:don'?t|do not)\s+(?!(?:worry|mind|panic|stress|bother|judge|forget|laugh|be sorry|apologi[sz]e)\b)[a-z]"
 )
-# "let's switch to English for everything", "let's stick to metric going forward": an instruction said as a plan for
+# "let's do everything in French from now on", "let's stick to metric going forward": an instruction said as a plan for
 # the two sides, a standing one only with a word that makes it last (without it, "let's write the letter now" is the
 # work at hand).
 _LETS = _rx(r"^(?:let's|lets|let us)\s+")
-# A language to go to, as a plan for both sides says it ("let's switch back to English for everything"); alone, "go to
+# A language to go to, as a plan for both sides says it ("let's switch to Spanish for everything"); alone, "go to
 # Spanish class" is no form of answer.
 _TO_LANGUAGE = _rx(
     r"\bto\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|russian|polish|"
     r"hindi|swedish|turkish|greek)\b"
 )
-# Two alternatives of a kind, one asked for ("pacman commands not apt", "pnpm instead of npm", "grams rather than
+# Two alternatives of a kind, one asked for ("dnf commands instead of apt", "pnpm instead of npm", "grams rather than
 # cups"): a form of answer, as a language or a unit is.
 _CONTRAST = _rx(r"\b[\w-]+\s+(?:not|instead of|rather than|over)\s+(?!(?:a|an|the|to|me|you|it|that|this|yet)\b)[\w-]+")
-# A verbless request for a form with a word that makes it last: "bullet points, max 5, always", "metric units only,
-# always", "short answers from now on". Its words are all of the form, a number or a limit.
+# A verbless request for a form with a word that makes it last: "numbered lists, max 7 items, always", "metric units
+# only, always", "short answers from now on". Its words are all of the form, a number or a limit.
 _FRAGMENT_WORDS = frozenset(
     """max maximum min minimum at most least no more than only and or with per answer answers reply replies response
     responses please pls plz thanks thx ty always never from now on going forward every time in the a of words lines
     sentences points point items bullets paragraphs each one two three four five six seven eight nine ten text lists
-    list headings numbered""".split()  # noqa: SIM905
+    list headings numbered steps""".split()  # noqa: SIM905
 )
 _FRAGMENT_START = _rx(r"^(?:numbered|plain|bulleted|no)\b")
 # An imperative whose verb no list names ("please flag every recipe you suggest …"): a first word that is no subject.
@@ -105,7 +108,7 @@ _DURABLE = _rx(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
     r"from here on|for everything|for good|"
     r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
-    # every thing of a kind the assistant gives: "any supplement you suggest", "every recipe you give me"
+    # every thing of a kind the assistant gives: "any plan you propose", "every recipe you give me"
     r"(?:any|every|each)\s+(?:[\w-]+\s+){0,2}(?:you|u)\s+(?:suggest|recommend|give|write|send|share|mention|"
     r"make|propose|show|list|pick|choose)|"
     # the replies in general, or every thing of a kind: "no emojis in answers", "no meat in any recipes"
@@ -267,12 +270,14 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
     if lets:
         if not (lasting or _DURABLE.search(text)):
             return None  # "let's write the cover letter now": the work at hand
-    elif _NEGATIVE.match(text) or _STOP.match(text) or _ANY_IMPERATIVE.match(text):
-        pass  # "don't call me Thomas", "stop ending every answer with a question", "always flag …": meant to last
+    elif _NEGATIVE.match(text) or _STOP.match(text) or (polite and _ANY_IMPERATIVE.match(text)):
+        # "don't call me Thomas", "stop ending every answer with a question", "pls always flag …": meant to last;
+        # without a "please", "always walk my dog at 6" is a habit whose "I" chat left out
+        pass
     elif polite and (_PLEASE_NEGATIVE.match(text) or (_IMPERATIVE_START.match(text) and _DURABLE.search(text))):
-        pass  # "please don't book anything for me before 2pm", "please flag every recipe you suggest with nuts"
+        pass  # "please don't book anything for me before noon", "please flag every recipe you suggest with nuts"
     elif _fragment(text) and (lasting or _DURABLE.search(text)):
-        pass  # "bullet points, max 5, always"
+        pass  # "numbered lists, max 7 items, always"
     elif _AFFIRM.match(text):
         durable = condition or lasting or _DURABLE.search(text) is not None
         if not (durable or (not lasting_only and _durable_or_form(text))):

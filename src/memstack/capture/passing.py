@@ -50,7 +50,7 @@ _SARCASM = _rx(
     r"\b(?:just|absolutely|totally|really|sooo*|so)\s+(?-i:LOVE|ADORE|ENJOY|LIVE FOR)\b"
 )
 # An upside-down or eye-rolling face turns praise into its opposite ("best weekend ever 🙃", "love that for me 🙄");
-# after a plain report it is a sigh, and the report stands ("tore my acl last winter and still doing physio 🙄", "the
+# after a plain report it is a sigh, and the report stands ("fractured my ankle in june and still on crutches 🙄", "the
 # holiday fund became a new boiler 🙃 so the trip is off").
 _WRY = re.compile("[🙃🙄]")
 _PRAISE = _rx(

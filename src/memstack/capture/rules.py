@@ -202,9 +202,9 @@ _CHANGE = _rx(
     r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
     r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b|"
     r"\b(?:proposed|popped the question)\b|"
-    # a state that changed, however it is told: something back in or out of the user's life ("eggs are back on the
+    # a state that changed, however it is told: something back in or out of the user's life ("burgers are back on my
     # menu", "dairy is off the table for me", "back to eating meat"), for good, or a first time in a new home or
-    # without someone ("first night in my own studio", "first Christmas without Marco")
+    # without someone ("first weekend in my own flat", "first Thanksgiving without Grandma")
     r"\b(?:is|are|'s|'re)\s+(?:(?:officially|finally|now|definitely)\s+)?(?:back\s+(?:on|in|to)|off\s+the\s+"
     r"(?:table|menu|list|cards)|out\s+for\s+good)\b|\bback\s+to\s+[a-z]+ing\b|\bfor good\b|"
     r"\bfirst\s+[\w']+\s+(?:in\s+(?:my|our)\s+(?:new|own)|without)\b"
@@ -219,9 +219,10 @@ _DATED = _rx(
     rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|(?:in|next) (?:{_MONTHS})\b|"
     r"\bthe \d{1,2}(?:st|nd|rd|th)\b|\bday after tomorrow\b|\b(?:from today|from now(?! on))\b)"
 )
-# A first occasion without someone named ("first Christmas without Marco", "first summer without Dad"): see _clause.
+# A first occasion without someone named ("first Thanksgiving without Grandma", "first summer without Dad"): see
+# _clause.
 _WITHOUT_SOMEONE = re.compile(r"(?i:\bfirst\s+[\w']+(?:\s+[\w']+)?\s+without\s+)[A-Z][a-z]+\b")
-# What the thing at hand is for ("it's for a character in the book I'm reading", "this is for my cousin's party"):
+# What the thing at hand is for ("it's for a side character in my screenplay", "this is for my cousin's party"):
 # about the request, not a fact of the user's life.
 _PURPOSE = _rx(r"^(?:it|that|this)(?:'s|’s|\s+is|\s+was)\s+(?:just\s+|only\s+|mostly\s+)?for\b")
 # "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
@@ -238,7 +239,7 @@ def might_disclose(message: str) -> bool:
         or might_instruct(message)
         or drops_subject(message)  # "Flying to Nairobi in three days!"
         or _DATED.search(message) is not None  # "dentist tomorrow at 3"
-        or _WITHOUT_SOMEONE.search(message) is not None  # "first Christmas without Marco"
+        or _WITHOUT_SOMEONE.search(message) is not None  # "first Thanksgiving without Grandma"
     )
 
 
@@ -460,7 +461,7 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text) or _PURPOSE.match(text):
         return None
     if not starts_with_self(text) and (be := restore_be(text)) is not None:
-        text = be  # "diabetic since I was 9": the user's predicate, its "I'm" put back
+        text = be  # "diabetic since I was 30": the user's predicate, its "I'm" put back
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
     if not has_subject and _ABOUT_ASSISTANT.search(text):
         return None  # about the other side, not the user
@@ -480,7 +481,7 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     if question is not None and len(text.split()) >= 2:
         return Clause(text, False, None, 0.4, reply_to=question)
     if _WITHOUT_SOMEONE.search(text):
-        # "first Christmas without Marco": someone gone from the user's life (a breakup, a death, a move), news of
+        # "first Thanksgiving without Grandma": someone gone from the user's life (a breakup, a death, a move), news of
         # the user's own even without "I"; kept in the user's words
         return Clause(text, False, Category.FACT, 0.8, said=True)
     if names_someone(text):
