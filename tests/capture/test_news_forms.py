@@ -190,3 +190,18 @@ def test_a_predicate_before_its_own_time_clause_gets_its_im(clause: str, restore
 async def test_a_predicate_with_its_time_clause_is_written_about_user(classifier: OfflineClassifier) -> None:
     contents = await _contents(classifier, "lactose intolerant since I was a teen, cheese is my nemesis")
     assert any(c.startswith("User is lactose intolerant since User was a teen") for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my sister visited yesterday. she brought cake",
+        "my dad watched the match with me. he was furious about the ref",
+        "my mom called earlier. she says hi",
+    ],
+)
+async def test_she_is_resolved_only_in_a_sentence_that_may_last(classifier: OfflineClassifier, message: str) -> None:
+    """A relation named is no cue of what is said of them: "she brought cake" is not made a fact about the sister."""
+    second = message.split(". ")[1]
+    contents = await _contents(classifier, message)
+    assert not any(second.split(" ", 1)[1] in c for c in contents), contents

@@ -333,13 +333,24 @@ def _sentences(message: str) -> list[tuple[str, bool]]:
             before = ""
             continue  # a hypothetical, a musing or sarcasm: nothing in it is a fact to keep
         bare = _SYMBOLS.sub("", raw).strip()
-        # "she" opening a sentence means whom the sentence before names, as in a clause cut from one
-        sentence, before = resolve_pronoun(before, strip_preamble(bare)), bare
+        sentence, before = _resolved(before, strip_preamble(bare)), bare
         if out and _ELABORATION.match(sentence) and standing_instruction(out[-1][0]) is not None:
             out[-1] = (f"{out[-1][0].rstrip(' .!')}, {sentence}", out[-1][1])
         else:
             out.append((sentence, sentence != bare.rstrip(" .!")))
     return out
+
+
+def _resolved(before: str, sentence: str) -> str:
+    """``sentence`` with a leading "she" or "he" resolved to whom the sentence ``before`` names ("my niece Hana got
+    in!" then "she starts in October"), as in a clause cut from one sentence, when the sentence says something that
+    may last of its own (a category cue, a date, a change: "he's on insulin now"); "she brought cake" is left as said
+    (a relation named is no cue of what is said of them)."""
+    resolved = resolve_pronoun(before, sentence)
+    if resolved == sentence:
+        return sentence
+    lasting = _category(sentence) or _DATED.search(sentence) or _CHANGE.search(sentence)
+    return resolved if lasting else sentence
 
 
 def _is_request(text: str) -> bool:
