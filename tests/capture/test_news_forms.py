@@ -59,6 +59,7 @@ async def test_a_state_that_changed_is_kept_whoever_its_subject(
         "the office canteen has pizza back on the menu",
         "first night at the hotel and the bed is amazing",
         "first day of the conference went well",
+        "my phone is back on after the update, phew",
     ],
 )
 async def test_the_same_form_outside_the_users_life_is_not_kept(classifier: OfflineClassifier, message: str) -> None:

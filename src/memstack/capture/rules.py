@@ -205,8 +205,9 @@ _CHANGE = _rx(
     # a state that changed, however it is told: something back in or out of the user's life ("burgers are back on my
     # menu", "dairy is off the table for me", "back to eating meat"), for good, or a first time in a new home or
     # without someone ("first weekend in my own flat", "first Thanksgiving without Grandma")
-    r"\b(?:is|are|'s|'re)\s+(?:(?:officially|finally|now|definitely)\s+)?(?:back\s+(?:on|in|to)|off\s+the\s+"
-    r"(?:table|menu|list|cards)|out\s+for\s+good)\b|\bback\s+to\s+[a-z]+ing\b|\bfor good\b|"
+    r"\b(?:is|are|'s|'re)\s+(?:(?:officially|finally|now|definitely)\s+)?(?:back\s+(?:on|in)\s+(?:my|our)\b|"
+    r"back\s+on\s+the\s+menu|off\s+the\s+(?:table|menu|list|cards)|out\s+for\s+good)|\bback\s+to\s+[a-z]+ing\b|"
+    r"\bfor good\b|"
     r"\bfirst\s+[\w']+\s+(?:in\s+(?:my|our)\s+(?:new|own)|without)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
