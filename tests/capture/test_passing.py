@@ -129,3 +129,38 @@ def test_a_form_for_the_work_at_hand_is_not_a_lasting_instruction(sentence: str)
 def test_pronouns_are_a_fact_about_the_user() -> None:
     (clause,) = screen("btw my pronouns are he/they", refused=[])
     assert clause.category is not None and clause.category.value == "fact"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # a night's sleep, a body's reaction to what was just said
+        "I'm running on four hours of sleep lol",
+        "running on fumes today, need coffee",
+        "my hands are sweating just reading that",
+        "my stomach hurts just thinking about it",
+        # an oath before a remark
+        "I swear this town has more pigeons than people",
+        # what the thing at hand is for
+        "it's for a side character in the screenplay I'm writing",
+        "this is for my cousin's birthday party",
+        # an acquaintance away for a while
+        "my colleague Ana is out this week because her son has measles",
+        "my boss is off sick again",
+    ],
+)
+def test_a_moment_an_oath_a_purpose_or_an_absence_is_not_kept(message: str) -> None:
+    assert screen(message, refused=[]) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I run on coffee and spite",
+        "my sister is away at uni in Leeds",
+        "it's my birthday on Friday",
+        "I've been thinking about it for years: I want to study law",
+    ],
+)
+def test_lasting_statements_of_those_forms_are_kept(message: str) -> None:
+    assert screen(message, refused=[]) != []

@@ -33,6 +33,7 @@ __all__ = [
     "drops_subject",
     "head_reading",
     "names_someone",
+    "resolve_pronoun",
     "restore_be",
     "restore_subject",
 ]
@@ -223,6 +224,17 @@ def clauses(sentence: str, is_request: Callable[[str], bool] = lambda _: False) 
     return [c for c in out if c]
 
 
+def resolve_pronoun(before: str, sentence: str) -> str:
+    """``sentence`` with a leading "he", "she" or "they" replaced by whom the sentence ``before`` it names ("my niece
+    Hana got into art college!" then "she starts in October" → "my niece Hana starts in October"), as a clause
+    cut from one sentence is; unchanged when it starts otherwise or ``before`` names no one."""
+    if _PRONOUN.match(sentence) is None or not before:
+        return sentence
+    resolved = _resolve_subject(before, sentence)
+    # as for a cut clause: one that points at something said before ("she said it was tough") is left as said
+    return (resolved and _resolve_objects(before, resolved)) or sentence
+
+
 def names_someone(clause: str) -> bool:
     """Whether ``clause`` starts with someone of the user's doing something ("my cousin works …", "the kids eat …",
     "Leo is 7")."""
@@ -290,6 +302,11 @@ _DROPPED_WISH = _rx(
     r"^(?:(?:really|still|also|kinda)\s+)?(?:(?P<am>gonna|hoping to|planning to|trying to)|wanna)\s+(?!be\b)\w"
 )
 _DROPPED_BEEN = _rx(r"^(?:(?:also|just|still)\s+)?been\s+[a-z]{3,}ing\b")
+# "never been to Japan", "always loved cooking", "never tried sushi": a perfect whose "I've" chat left out.
+_DROPPED_PERFECT = _rx(
+    r"^(?:always|never)\s+(?:[a-z]+(?<!e)ed|been|had|seen|done|met|eaten|heard|known|gone|drunk|driven|ridden|swum|"
+    r"read|won|lost|felt|thought|found|made|kept|grown)\b(?!-)"
+)
 _DROPPED_GOT = _rx(r"^got\s+(?:a|an|my|the|some|two|three|\d+)\b")  # "Got a job interview …": "I've got"
 # "Don't have kids either": the user's; "don't worry", "don't mind me": said to the other side.
 _DROPPED_NEGATION = _rx(
@@ -331,6 +348,7 @@ _MAY_DROP = re.compile(
         _STARTS + p.pattern.removeprefix("^")
         for p in (
             _DROPPED_GOT,
+            _DROPPED_PERFECT,
             _DROPPED_PAST,
             _DROPPED_NEGATION,
             _DROPPED_WISH,
@@ -362,6 +380,8 @@ def restore_subject(clause: str, *, we: bool = False) -> str:
         return f"{have} {clause[:1].lower()}{clause[1:]}"
     if (wish := _DROPPED_WISH.match(clause)) is not None:
         return f"{be if wish.group('am') else subject} {clause[:1].lower()}{clause[1:]}"
+    if _DROPPED_PERFECT.match(clause):
+        return f"{have} {clause[:1].lower()}{clause[1:]}"  # "never been to Japan", "always loved cooking": "I've …"
     if _DROPPED_PAST.match(clause) or _DROPPED_NEGATION.match(clause):
         return f"{subject} {clause[:1].lower()}{clause[1:]}"
     if m := _DROPPED_ING.match(clause):
@@ -428,6 +448,11 @@ def _tagged(clause: str) -> str | None:
     return f"I'm {article}{np}{rest}"
 
 
+# A time clause after a predicate ("diabetic since I was 30", "vegetarian since we moved"): its verb is its own, not
+# the predicate's.
+_TRAILING_WHEN = _rx(r"\s+(?:ever\s+)?(?:since|when)\s+(?:i|we)\b.*$")
+
+
 def restore_be(clause: str) -> str | None:
     """``clause`` with "I'm" put before a bare predicate ("lactose intolerant" → "I'm lactose intolerant", "allergic
     to cats", "a nurse"), or ``None`` when it does not start with one, or has a verb of its own. A self-description
@@ -436,7 +461,7 @@ def restore_be(clause: str) -> str | None:
     if (tagged := _tagged(clause)) is not None:
         return tagged
     m = _PREDICATE.match(clause)
-    if m is None or _ANY_VERB.search(clause) or _FIRST.match(clause):
+    if m is None or _ANY_VERB.search(_TRAILING_WHEN.sub("", clause)) or _FIRST.match(clause):
         return None
     if not _ARTICLE.match(m.group(0)) and not _AFTER_PREDICATE.match(clause[m.end() :]):
         return None  # an adjective before a noun ("shellfish allergy"): no predicate

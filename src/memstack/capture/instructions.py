@@ -13,6 +13,15 @@ every reply is. :func:`standing_instruction` tells them apart by three signals, 
   ("keep *your answers* short", "use metric units"), not a topic ("explain recursion in simple terms" is a task);
 * it is not about a thing at hand: no "this", "that", "the following", no quoted text to work on.
 
+Chat also gives them in forms without a verb the list knows: "always" or "never" first after a "please" ("pls
+always check recipes for hidden gluten"; without it, "always walk my dog at 6" is a habit), a polite "don't" ("please
+don't book anything for me before noon"), every thing of a kind the assistant gives ("double-check every recipe you
+suggest"), a verbless fragment with a word that makes it last ("numbered lists, max 7 items, always"), two
+alternatives with one asked for after a verb of answering ("give me dnf commands instead of apt"), and a plan for
+both sides that lasts ("let's do everything in French from now on"; "let's write the letter now" is the work at
+hand). Each is a form, tested in wordings of its own beside look-alikes that are not instructions
+(``tests/capture/test_standing.py``).
+
 Wordings the three signals miss ("short answers pls", "default to TypeScript") are read by the capture head
 (:mod:`~memstack.capture.head`), which tells a standing instruction from a one-off task by meaning; :func:`framed`
 writes what it keeps in the same frame, refusing only what is plainly about the thing at hand or limited to now.
@@ -55,12 +64,53 @@ _VERBS = """answer reply respond write explain use call address refer keep give 
 _VERB = "(?:" + "|".join(sorted(_VERBS.split(), key=len, reverse=True)) + ")"
 _NEGATIVE = _rx(r"^(?:don'?t|do not|never|not|no longer)\s+(?=" + _VERB + r"\b)")
 _AFFIRM = _rx(r"^(?:always\s+|only\s+)?(?=" + _VERB + r"\b)")
+# After a "please", "always" or "never" first makes any verb an imperative ("pls always check recipes for gluten",
+# "please never schedule calls"), as "please don't" does ("please don't book anything before noon"); not a past or
+# perfect ("always loved", "never been": a statement whose "I" chat left out), nor what is said to comfort ("please
+# don't worry"). Without the "please" it is a habit: "always walk my dog at 6".
+_ANY_IMPERATIVE = _rx(
+    r"^(?:always|never)\s+(?!(?:been|had|have|has|was|were|did|do|does|is|are|am|got|gotten|get|really|even|"
+    r"actually|thought|liked|loved|known|understood|felt|wanted)\b)[a-z][a-z-]*(?<!ed)\b"
+)
+_PLEASE_NEGATIVE = _rx(
+    r"^(?:don'?t|do not)\s+(?!(?:worry|mind|panic|stress|bother|judge|forget|laugh|be sorry|apologi[sz]e)\b)[a-z]"
+)
+# "let's do everything in French from now on", "let's stick to metric going forward": an instruction said as a plan for
+# the two sides, a standing one only with a word that makes it last (without it, "let's write the letter now" is the
+# work at hand).
+_LETS = _rx(r"^(?:let's|lets|let us)\s+")
+# A language to go to, as a plan for both sides says it ("let's switch to Spanish for everything"); alone, "go to
+# Spanish class" is no form of answer.
+_TO_LANGUAGE = _rx(
+    r"\bto\s+(?:english|spanish|french|german|italian|portuguese|dutch|japanese|chinese|korean|arabic|russian|polish|"
+    r"hindi|swedish|turkish|greek)\b"
+)
+# Two alternatives of a kind, one asked for ("dnf commands instead of apt", "pnpm instead of npm", "grams rather than
+# cups"): a form of answer, as a language or a unit is.
+_CONTRAST = _rx(r"\b[\w-]+\s+(?:not|instead of|rather than|over)\s+(?!(?:a|an|the|to|me|you|it|that|this|yet)\b)[\w-]+")
+# A verbless request for a form with a word that makes it last: "numbered lists, max 7 items, always", "metric units
+# only, always", "short answers from now on". Its words are all of the form, a number or a limit.
+_FRAGMENT_WORDS = frozenset(
+    """max maximum min minimum at most least no more than only and or with per answer answers reply replies response
+    responses please pls plz thanks thx ty always never from now on going forward every time in the a of words lines
+    sentences points point items bullets paragraphs each one two three four five six seven eight nine ten text lists
+    list headings numbered steps""".split()  # noqa: SIM905
+)
+_FRAGMENT_START = _rx(r"^(?:numbered|plain|bulleted|no)\b")
+# An imperative whose verb no list names ("please flag every recipe you suggest …"): a first word that is no subject.
+_IMPERATIVE_START = _rx(
+    r"^(?!(?:i|i'm|im|my|we|our|you|your|it|it's|this|that|there|they|he|she|the|a|an|some|every|all)\b)[a-z][a-z-]+\b"
+)
 _STOP = _rx(r"^stop\s+\w+ing\b")
 # A bare request for a form of answer: "no markdown tables please", "times in 24h format pls".
 _BARE = _rx(r"^(?:no\s+\S+|\S+(?:\s+\S+)?\s+in\s+\S+(?:\s+(?:format|units|style))?)")
 _DURABLE = _rx(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|ever again|anymore|any more|whenever|"
+    r"from here on|for everything|for good|"
     r"every (?:time|answer|reply|response|message)|all (?:your |the )?(?:answers|replies|responses)|"
+    # every thing of a kind the assistant gives: "any plan you propose", "every recipe you give me"
+    r"(?:any|every|each)\s+(?:[\w-]+\s+){0,2}(?:you|u)\s+(?:suggest|recommend|give|write|send|share|mention|"
+    r"make|propose|show|list|pick|choose)|"
     # the replies in general, or every thing of a kind: "no emojis in answers", "no meat in any recipes"
     r"\b(?:in|for|with)\s+(?:any|all|your|future)\s+[\w-]+|\b(?:in|for)\s+(?:answers|replies|responses)\b|"
     r"when(?:ever)? (?:you|u|i)\b|call me\b|refer to me\b|address me\b|like i'?m\b|like i am\b)"
@@ -90,7 +140,8 @@ _POLITE = _rx(r"[\s,]*\b(?:please|pls|plz)\b")
 
 # One search decides whether a message without a first-person word may still hold an instruction.
 _HINT = _rx(
-    r"\b(?:always|never|from now on|going forward|please|pls|plz|don'?t|do not|stop|whenever|every time)\b|"
+    r"\b(?:always|never|from now on|going forward|please|pls|plz|don'?t|do not|stop|whenever|every time|let'?s|"
+    r"let us)\b|"
     r"(?:^|[.!?]\s+)(?:(?:can|could|would|will)\s+(?:you|u)\s+)?" + _VERB + r"\b"
 )
 
@@ -100,8 +151,25 @@ def might_instruct(message: str) -> bool:
     return _HINT.search(message) is not None or _FOREIGN_VERB.search(message) is not None
 
 
+def _fragment(text: str) -> bool:
+    """A verbless request for a form (see :data:`_FRAGMENT_WORDS`): it opens with the form, every word is of it."""
+    if _FORM.match(text) is None and _FRAGMENT_START.match(text) is None:
+        return False
+    rest = _FORM.sub(" ", text)
+    return all(w.isdigit() or w.lower() in _FRAGMENT_WORDS for w in re.findall(r"[\w']+", rest))
+
+
+#: The verbs whose object two alternatives may be a form of answer ("give me dnf commands instead of apt", "use grams
+#: rather than cups"); "make pasta not pizza" is a plan for dinner.
+_CONTRAST_VERBS = frozenset(
+    "use give write show suggest recommend list spell format answer reply respond explain cite say call address".split()  # noqa: SIM905
+)
+
+
 def _durable_or_form(body: str) -> bool:
     if _DURABLE.search(body):
+        return True
+    if _CONTRAST.search(body) and body.split()[0].lower() in _CONTRAST_VERBS:
         return True
     form = _FORM.search(body)
     if form is None:
@@ -179,6 +247,8 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
         return foreign
     text = sentence.strip().replace("’", "'")
     text = _LEAD.sub("", text)
+    lets = _LETS.match(text)
+    text = text[lets.end() :] if lets else text
     asked = _ASK.match(text)
     text = text[asked.end() :] if asked else text
     text = _LEAD.sub("", text)
@@ -190,10 +260,24 @@ def standing_instruction(sentence: str, *, lasting_only: bool = False) -> str | 
     text = _TRAIL.sub("", _LEAD.sub("", text)).rstrip(" ,;:?!-")
     if len(text.split()) < 2 or _AT_HAND.search(text):
         return None
-    if not (_ANCHOR.search(f"{condition} {text}") or _FORM.search(text) or _BARE.match(text)):
+    polite = _POLITE.search(sentence) is not None
+    # "pls always check recipes for gluten", "please never use red and green in charts": a polite imperative meant
+    # to last is said to the assistant, whatever it names
+    addressed = polite and (_NEGATIVE.match(text) or _ANY_IMPERATIVE.match(text)) is not None
+    formed = _FORM.search(text) or _CONTRAST.search(text) or (lets and _TO_LANGUAGE.search(text))
+    if not (addressed or _ANCHOR.search(f"{condition} {text}") or formed or _BARE.match(text)):
         return None
-    if _NEGATIVE.match(text) or _STOP.match(text):
-        pass  # "don't call me Thomas", "stop ending every answer with a question": meant to last
+    if lets:
+        if not (lasting or _DURABLE.search(text)):
+            return None  # "let's write the cover letter now": the work at hand
+    elif _NEGATIVE.match(text) or _STOP.match(text) or (polite and _ANY_IMPERATIVE.match(text)):
+        # "don't call me Thomas", "stop ending every answer with a question", "pls always flag …": meant to last;
+        # without a "please", "always walk my dog at 6" is a habit whose "I" chat left out
+        pass
+    elif polite and (_PLEASE_NEGATIVE.match(text) or (_IMPERATIVE_START.match(text) and _DURABLE.search(text))):
+        pass  # "please don't book anything for me before noon", "please flag every recipe you suggest with nuts"
+    elif _fragment(text) and (lasting or _DURABLE.search(text)):
+        pass  # "numbered lists, max 7 items, always"
     elif _AFFIRM.match(text):
         durable = condition or lasting or _DURABLE.search(text) is not None
         if not (durable or (not lasting_only and _durable_or_form(text))):

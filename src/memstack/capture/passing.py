@@ -9,8 +9,9 @@ lasting about the user, and each is recognised by its form, not by its topic:
 * **a passing state**: an illness or a mood of the moment ("got a stinking cold", "nursing a hangover", "so tired
   today", "… rn"). A lasting condition is said without the article of one episode ("I have migraines", "I have
   asthma");
-* **sarcasm**: the sentence is marked as meaning its opposite ("oh sure, I just LOVE …", "yeah right", "🙃", "/s");
-  whatever it says, it is not a preference to keep, and its weekday is no date;
+* **sarcasm**: the sentence is marked as meaning its opposite ("oh sure, I just LOVE …", "yeah right", "/s", an
+  upside-down or eye-rolling face after praise); whatever it says, it is not a preference to keep, and its weekday is
+  no date (after a plain report the same face is a sigh, and the report stands);
 * **an acquaintance's news**: an event in the life of someone the user is not close to, or of someone of theirs
   ("my coworker just got engaged", "my boss is turning 50 on Monday", "my friend's son got into Oxford", "my
   neighbour's dog got diagnosed …"). A close relation's lasting fact stays ("my twin sister lives in Toronto"), and so
@@ -44,9 +45,18 @@ _HYPOTHETICAL = _rx(
 )
 _SARCASM = _rx(
     r"^(?:oh|ah)\s*,?\s+(?:sure|great|joy|yay|wonderful|fantastic|perfect|lovely|brilliant|fun|totally)\b|"
-    r"\byeah,?\s+right\b|🙃|🙄|(?:^|\s)/s\b|\bsaid no one ever\b|"
+    r"\byeah,?\s+right\b|(?:^|\s)/s\b|\bsaid no one ever\b|"
     # an emphatic verb of liking in capitals ("I just LOVE …", "I absolutely ADORE …"): said with a sneer
     r"\b(?:just|absolutely|totally|really|sooo*|so)\s+(?-i:LOVE|ADORE|ENJOY|LIVE FOR)\b"
+)
+# An upside-down or eye-rolling face turns praise into its opposite ("best weekend ever 🙃", "love that for me 🙄");
+# after a plain report it is a sigh, and the report stands ("fractured my ankle in june and still on crutches 🙄", "the
+# holiday fund became a new boiler 🙃 so the trip is off").
+_WRY = re.compile("[🙃🙄]")
+_PRAISE = _rx(
+    r"\b(?:love|loved|loving|adore|enjoy|enjoying|great|fantastic|wonderful|perfect|awesome|amazing|fun|favou?rite|"
+    r"best|thrilled|can't wait|cannot wait|so happy|lucky|yay|nice|lovely|brilliant|excellent|glad|thanks|dream|"
+    r"exactly what i needed|living the dream)\b"
 )
 _ILLNESS = (
     r"(?:cold|flu|headache|migraine|hangover|sore throat|cough|fever|stomach bug|tummy bug|bug|virus|"
@@ -63,7 +73,11 @@ _PASSING = _rx(
     r"blocked|stuffed up|bunged up)\b.*\b(?:rn|atm|right now|at the moment|today|tonight|this morning|"
     r"this afternoon|this evening)\b|"
     r"^(?:(?:i'm|im|i am|feeling|feel)\s+)?(?:so|soo+|really|super|kinda|pretty|totally|very)\s+(?:tired|exhausted|"
-    r"sleepy|hungover|sick|bored|stressed|grumpy|cranky|sore|knackered|wiped)\b"
+    r"sleepy|hungover|sick|bored|stressed|grumpy|cranky|sore|knackered|wiped)\b|"
+    # a night's sleep, a body's reaction to what was just said: "running on four hours of sleep", "my hands are
+    # sweating just reading that"
+    r"\brunning on (?:fumes|empty|caffeine|coffee|no sleep|little sleep|(?:[\w-]+\s+)?hours?(?: of sleep)?)\b|"
+    r"\bjust (?:thinking|reading|looking|hearing|talking) (?:about )?(?:it|that|this)\b"
 )
 # Someone the user is not close to: news of their life is not the user's.
 _OUTER = (
@@ -79,8 +93,11 @@ _NEWS = _rx(
     _WHOSE + r"(?!(?:best|close)\s)" + _OUTER + r"(?:\s+(?-i:[A-Z])[\w'-]+)?\s+(?:(?:just|finally|recently|"
     r"apparently|literally|also)\s+)*(?:got|gets|is getting|has got|was|were|has been|is turning|turns|turned|"
     r"had|has had|is having|is expecting|passed|won|lost|became|announced|quit|retired|left|moved|bought|"
-    r"is moving|is retiring|is leaving|broke up|split up)\b(?:\s+(?:engaged|married|divorced|promoted|fired|"
-    r"hired|laid off|diagnosed|accepted|into|in|a|an|her|his|their|the|twins|away|\d+))?"
+    r"is moving|is retiring|is leaving|broke up|split up|"
+    # away for a while: "my colleague Ana is out this week", "my boss is off sick"
+    r"is (?:out|off|away|on leave|off sick|home sick|on holiday|on vacation))\b"
+    r"(?:\s+(?:engaged|married|divorced|promoted|fired|hired|laid off|diagnosed|accepted|into|in|a|an|her|his|their|"
+    r"the|twins|away|\d+))?"
 )
 _ASKING = _rx(r"[,;]\s*(?:how|what|why|which|any|should|can|could|would|do|does|is|are|ideas?|tips?)\b")
 _USER = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|us|our)\b")
@@ -89,7 +106,8 @@ _USER = _rx(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|us|our)\b")
 def passing_sentence(sentence: str) -> bool:
     """Whether a whole sentence is a hypothetical, a musing or sarcasm (see the module docstring): none of its
     clauses is a fact to keep."""
-    return _HYPOTHETICAL.search(sentence) is not None or _SARCASM.search(sentence) is not None
+    wry = _WRY.search(sentence) is not None and _PRAISE.search(sentence) is not None
+    return _HYPOTHETICAL.search(sentence) is not None or _SARCASM.search(sentence) is not None or wry
 
 
 def passing_clause(clause: str) -> bool:

@@ -39,18 +39,24 @@ _INVARIANT_TEXT = """was did had could would should might must will shall
     can can't cannot couldn't wouldn't shouldn't won't didn't
     wasn't 'd 'll went got made took saw met came bought brought ran won lost left told said felt found gave began wrote
     ate spent paid sold sent thought knew kept led meant put set sat slept spoke stood taught understood woke wore
-    became broke caught chose drove flew fell grew heard read hit quit cut let hurt built fought forgot"""
-_INVARIANT = frozenset(_INVARIANT_TEXT.split())
-_ADVERB_TEXT = """really also just still usually always never often actually recently finally sometimes
-    totally definitely
-    truly mostly generally kinda sort kind personally honestly already even only absolutely no longer"""
-_ADVERBS = frozenset(_ADVERB_TEXT.split())
-#: Past participles that do not end in "-ed": after "I'd" they make it "had" ("I'd left my keys"), as "better" does.
+    became broke caught chose drove flew fell grew heard read hit quit cut let hurt built fought forgot
+    tore swore bore shook froze stole rode rose drew dug hung lit slid spun sprang stuck stung struck swam swung threw
+    wept bled bent bit blew bred burnt dealt dreamt drank fed fled flung forgave hid knelt leapt lent misled overcame
+    rang sang sank sought shot shrank sped strode swept withdrew mistook undertook underwent withheld"""
 _PARTICIPLE_TEXT = """been gone done seen had left made taken given known got gotten told said found lost met bought
     brought thought written eaten driven forgotten spent sent heard kept felt begun broken chosen fallen flown grown
     hidden ridden shown spoken stolen thrown woken worn won sold paid built caught taught slept lent meant fought held
     stood understood better"""
 _PARTICIPLES = frozenset(_PARTICIPLE_TEXT.split())
+# A past tense or a participle after "I" ("I tore my ACL", "I never been to Japan" as chat writes it) keeps its form:
+# none of them takes an "-s".
+_INVARIANT = frozenset(_INVARIANT_TEXT.split()) | _PARTICIPLES
+_ADVERB_TEXT = """really also just still usually always never often actually recently finally sometimes
+    totally definitely
+    truly mostly generally kinda sort kind personally honestly already even only absolutely no longer"""
+_ADVERBS = frozenset(_ADVERB_TEXT.split())
+#: Past participles that do not end in "-ed" (above): after "I'd" they make it "had" ("I'd left my keys"), as
+#: "better" does.
 
 
 def _had_or_would(after: str | None) -> str:

@@ -12,7 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from memstack.capture.clauses import clauses, drops_subject, names_someone, restore_be, restore_subject
+from memstack.capture.clauses import (
+    clauses,
+    drops_subject,
+    names_someone,
+    resolve_pronoun,
+    restore_be,
+    restore_subject,
+)
 from memstack.capture.instructions import might_instruct, standing_instruction
 from memstack.capture.passing import passing_clause, passing_sentence
 from memstack.capture.rewrite import strip_preamble
@@ -89,7 +96,7 @@ _REACTION = _rx(
     r"stoked|jealous|impressed)\s+(?:for|of|to hear|that you|about your|you)\b|"
     r"^i\s+(?:totally |completely |really |fully |so )*(?:agree|know(?! how)|see(?=\s*(?:$|[,.!?]|what|that|why|how|"
     r"where|your|it|now|so)\b)|understand|guess|bet|hope so|"
-    r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean)\b|"
+    r"think so|can imagine|can tell|feel you|hear you|get it|appreciate|admire|mean|swear(?!\s+by\b))\b|"
     r"^i\s+(?:can't|cannot|couldn't) (?:wait to (?:see|hear)|believe|imagine)\b|^(?:i hope|i wish) you\b"
 )
 _ABOUT_ASSISTANT = _rx(r"\b(?:you|your|you're|youre|yourself|u)\b")
@@ -194,7 +201,14 @@ _CHANGE = _rx(
     r"\b(?:i'm|i am) (?:now )?\d{1,3}(?: years old)?(?: now)?\b|"
     r"\b(?:my|our) (?:\w+ )?(?:[\w-]+ )?(?:got |was |has been )?(?:moved|rescheduled|"
     r"postponed|pushed back|cancell?ed|called off) (?:to|until)?\b|\b(?:passed away|died)\b|"
-    r"\b(?:proposed|popped the question)\b"
+    r"\b(?:proposed|popped the question)\b|"
+    # a state that changed, however it is told: something back in or out of the user's life ("burgers are back on my
+    # menu", "dairy is off the table for me", "back to eating meat"), for good, or a first time in a new home or
+    # without someone ("first weekend in my own flat", "first Thanksgiving without Grandma")
+    r"\b(?:is|are|'s|'re)\s+(?:(?:officially|finally|now|definitely)\s+)?(?:back\s+(?:on|in)\s+(?:my|our)\b|"
+    r"back\s+on\s+the\s+menu|off\s+the\s+(?:table|menu|list|cards)|out\s+for\s+good)|\bback\s+to\s+[a-z]+ing\b|"
+    r"\bfor good\b|"
+    r"\bfirst\s+[\w']+\s+(?:in\s+(?:my|our)\s+(?:new|own)|without)\b"
 )
 # A date in the sentence makes a dated event: a schedule if it lies ahead (decided once the date is resolved).
 # Weekday and month names from memstack.dates: whole weekday names, months by their first three letters.
@@ -206,6 +220,12 @@ _DATED = _rx(
     rf"{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|(?:in|next) (?:{_MONTHS})\b|"
     r"\bthe \d{1,2}(?:st|nd|rd|th)\b|\bday after tomorrow\b|\b(?:from today|from now(?! on))\b)"
 )
+# A first occasion without someone named ("first Thanksgiving without Grandma", "first summer without Dad"): see
+# _clause.
+_WITHOUT_SOMEONE = re.compile(r"(?i:\bfirst\s+[\w']+(?:\s+[\w']+)?\s+without\s+)[A-Z][a-z]+\b")
+# What the thing at hand is for ("it's for a side character in my screenplay", "this is for my cousin's party"):
+# about the request, not a fact of the user's life.
+_PURPOSE = _rx(r"^(?:it|that|this)(?:'s|’s|\s+is|\s+was)\s+(?:just\s+|only\s+|mostly\s+)?for\b")
 # "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
 _POINTING = _rx(r"^(?:here|there|it|that|this|these|those|what)(?:'s|\s+is|\s+are|\s+was)\b")
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
@@ -220,6 +240,7 @@ def might_disclose(message: str) -> bool:
         or might_instruct(message)
         or drops_subject(message)  # "Flying to Nairobi in three days!"
         or _DATED.search(message) is not None  # "dentist tomorrow at 3"
+        or _WITHOUT_SOMEONE.search(message) is not None  # "first Thanksgiving without Grandma"
     )
 
 
@@ -307,16 +328,30 @@ def _sentences(message: str) -> list[tuple[str, bool]]:
         else:
             pieces.append(raw)
     out: list[tuple[str, bool]] = []
+    before = ""
     for raw in pieces:
         if passing_sentence(raw):
+            before = ""
             continue  # a hypothetical, a musing or sarcasm: nothing in it is a fact to keep
         bare = _SYMBOLS.sub("", raw).strip()
-        sentence = strip_preamble(bare)
+        sentence, before = _resolved(before, strip_preamble(bare)), bare
         if out and _ELABORATION.match(sentence) and standing_instruction(out[-1][0]) is not None:
             out[-1] = (f"{out[-1][0].rstrip(' .!')}, {sentence}", out[-1][1])
         else:
             out.append((sentence, sentence != bare.rstrip(" .!")))
     return out
+
+
+def _resolved(before: str, sentence: str) -> str:
+    """``sentence`` with a leading "she" or "he" resolved to whom the sentence ``before`` names ("my niece Hana got
+    in!" then "she starts in October"), as in a clause cut from one sentence, when the sentence says something that
+    may last of its own (a category cue, a date, a change: "he's on insulin now"); "she brought cake" is left as said
+    (a relation named is no cue of what is said of them)."""
+    resolved = resolve_pronoun(before, sentence)
+    if resolved == sentence:
+        return sentence
+    lasting = _category(sentence) or _DATED.search(sentence) or _CHANGE.search(sentence)
+    return resolved if lasting else sentence
 
 
 def _is_request(text: str) -> bool:
@@ -435,8 +470,10 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
     text = restore_subject(text)
     if _TASK.match(_LEAD_IN.sub("", text)) or _REQUEST.search(text) or _GREETING.match(text):
         return None
-    if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text):
+    if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text) or _PURPOSE.match(text):
         return None
+    if not starts_with_self(text) and (be := restore_be(text)) is not None:
+        text = be  # "diabetic since I was 30": the user's predicate, its "I'm" put back
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
     if not has_subject and _ABOUT_ASSISTANT.search(text):
         return None  # about the other side, not the user
@@ -455,6 +492,10 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
         return Clause(text, False, category, 0.7 if category else 0.45)
     if question is not None and len(text.split()) >= 2:
         return Clause(text, False, None, 0.4, reply_to=question)
+    if _WITHOUT_SOMEONE.search(text):
+        # "first Thanksgiving without Grandma": someone gone from the user's life (a breakup, a death, a move), news of
+        # the user's own even without "I"; kept in the user's words
+        return Clause(text, False, Category.FACT, 0.8, said=True)
     if names_someone(text):
         return None  # news about someone else ("Robert passed away in February"): not the user's words about self
     if len(text.split()) >= 2 and _DATED.search(text) and not _POINTING.match(text):  # "dentist tomorrow at 3"
