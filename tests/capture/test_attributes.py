@@ -203,3 +203,19 @@ async def test_the_gate_needs_the_same_attribute_sure_enough_and_the_users_own_n
     elsewhere = LearnedJudge(minilm, attributes=_eager(model="openai:text-embedding-3-small"))
     assert elsewhere.attributes is None
     assert not (await _replaces(elsewhere, minilm, *QUIET))[0]
+
+
+async def test_news_of_one_relative_never_ends_a_memory_about_another(minilm: Embedder) -> None:
+    """A relative's move ends the memory of where that relative lives; news of one relative leaves a memory about
+    another, however high the pair readers score it (they read the change, not whose it is: both pairs below scored
+    0.89 and 0.84 and were superseded)."""
+    judge = LearnedJudge(minilm)
+    assert (await _replaces(judge, minilm, "User's brother moved back to Halifax.", "User's brother lives in Ottawa."))[
+        0
+    ]
+    for old, new in [
+        ("User's sister is married to Tom.", "User's brother got divorced."),
+        ("User's son plays the violin.", "User's daughter gave up the violin."),
+    ]:
+        replaced, why = await _replaces(judge, minilm, new, old)
+        assert not replaced, (old, new, why)
