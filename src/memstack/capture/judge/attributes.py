@@ -9,7 +9,7 @@ down for them alone: it is high because compatible pairs on the same topic (a vi
 score high too.
 
 This head reads each sentence alone, as the MiniLM embedding memstack already computes, through one softmax layer
-over :attr:`AttributeHead.labels`: about 25 attributes and ``none`` (a trip, someone else's news, a feeling, progress
+over :attr:`AttributeHead.labels`: about 30 attributes and ``none`` (a trip, someone else's news, a feeling, progress
 on a goal, a one-off event, a question, a plan being weighed). The judge
 (:class:`~memstack.capture.judge.offline.LearnedJudge`) supersedes below its main threshold when the statement and
 the memory are read as the *same* attribute, each at least :attr:`AttributeHead.margin` likely, the statement is not
@@ -17,8 +17,8 @@ about someone else, and the combined chance of the cross-encoder and the news he
 :attr:`AttributeHead.threshold`: the head says the two sentences compete for one value, the pair readers that the
 statement is news about the memory at all. The head reads what a sentence is about more than whose it is or
 whether it happened: "User's friend moved to Aberdeen." and "thinking maybe one day I'll learn the harp" read as a
-home city and an instrument (held out, about a third of the written ``none`` sentences are read as some attribute,
-a tenth at a margin of 0.7), which is why the gate never decides on the head alone.
+home city and an instrument (held out, about half of the written ``none`` sentences, most chosen to tempt, are
+read as some attribute, an eighth at a margin of 0.7), which is why the gate never decides on the head alone.
 
 ``scripts/train_attribute_head.py`` fits the layer on the written, reviewed sentences of
 ``tests/capture/data/judge/attributes-*.jsonl`` (numpy only; the held-out accuracy of the same recipe is in the

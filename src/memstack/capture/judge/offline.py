@@ -6,7 +6,8 @@ something else is not read) are read together with the candidate by the cross-en
 candidate makes the memory no longer true; a candidate of several parts is also read part by part (:func:`views`),
 and each memory keeps its best score. The most likely memory is superseded when that score reaches the
 threshold of the model's card, unless the candidate is news about someone else ("User's sister moved to Berlin",
-"Robert's father passed away") and the memory is about the user: that never ends what the user's memory says.
+"Robert's father passed away") and the memory is about the user, or about another relative ("User's sister lives in
+Ottawa."): that never ends what the memory says.
 Otherwise the candidate is an addition (the dedup rule still decides duplicate / new).
 
 With the MiniLM embedder (the default), the cross-encoder's best score is read together with the news head of
@@ -98,6 +99,26 @@ def about_someone_else(text: str, evidence: str = "") -> bool:
     return not (reported is not None and re.search(r"\bUser\b", reported.group("clause")))
 
 
+def _relation(text: str) -> str | None:
+    """The relation word a statement about someone else opens with ("User's brother …": ``brother``), else
+    ``None`` (the user's own news, or someone named: "Gina's …" may be the sister a memory names)."""
+    m = _POSSESSOR.match(_SAID.sub("", unanchored(text).strip()))
+    rel = (m.group("rel") or "").lower() if m is not None else ""
+    return rel if rel in _PEOPLE else None
+
+
+def _not_whose(news: str, evidence: str, memory: str) -> bool:
+    """The news is about someone else and the memory not about that person: the memory is the user's own, or about
+    another relative ("User's brother moved to Halifax." leaves "User's sister lives in Ottawa."; news of the same
+    relative may end a memory about them, and a name against a relation word is not told apart)."""
+    if not about_someone_else(news, evidence):
+        return False
+    if not about_someone_else(memory):
+        return True
+    mine, theirs = _relation(news), _relation(memory)
+    return mine is not None and theirs is not None and mine != theirs
+
+
 def as_sentence(memory: str) -> str:
     """A memory as the model was trained to read one: a sentence with its full stop. Every memory of its training
     pairs ended with one, and one added without ("User lives in Paris", through the API) scored 0.49 where the
@@ -144,10 +165,10 @@ def _read(item: JudgeItem) -> list[ScoredMemory]:
 class Reading:
     """What the judge read for one candidate: ``hit``, the memory the pair readers find it most likely ends (``None``
     when no memory is near enough), with the cross-encoder's ``score`` and the combined ``chance``; ``someone_else``:
-    the candidate is news about someone else and that memory about the user; ``attribute``: the single-valued
-    attribute both are most likely about, with the memory's and the candidate's probability (``None`` when they
-    differ, either reads as none, or there is no attribute head); ``news``: the news head's logit for the candidate
-    alone (0 without the head)."""
+    the candidate is news about someone else and that memory about the user or another relative; ``attribute``: the
+    single-valued attribute both are most likely about, with the memory's and the candidate's probability (``None``
+    when they differ, either reads as none, or there is no attribute head); ``news``: the news head's logit for the
+    candidate alone (0 without the head)."""
 
     hit: ScoredMemory | None
     score: float = 0.0
@@ -271,9 +292,7 @@ class LearnedJudge:
                 continue
             best = max(range(len(hits)), key=mine.__getitem__)
             hit = hits[best]
-            other = about_someone_else(item.candidate.content, item.candidate.evidence) and not about_someone_else(
-                hit.memory.content
-            )
+            other = _not_whose(item.candidate.content, item.candidate.evidence, hit.memory.content)
             out.append(Reading(hit, mine[best], mine[best], other))
         asked = [i for i, reading in enumerate(out) if reading.hit is not None]
         head, attributes = self.head, self.attributes
