@@ -202,3 +202,24 @@ def test_his_in_a_cut_clause_names_the_man_the_clause_before_names(sentence: str
 )
 def test_his_with_no_one_to_mean_is_left_as_written(sentence: str, parts: list[str]) -> None:
     assert clauses(sentence) == parts
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("two months into the job at Siemens and the commute is brutal, best audiobooks for a long drive?", True),
+        ("I switched to a standing desk in October — good stretches for the calves?", True),
+        ("we adopted a greyhound last week, cheapest raised bowls?", True),
+        ("is my plan any good, or too ambitious?", False),
+        ("hey, quick one?", False),
+    ],
+)
+def test_a_short_question_at_the_end_is_cut_from_what_was_said_before_it(message: str, kept: bool) -> None:
+    """A verbless question closing a sentence ("…, best audiobooks for a long drive?") left the whole sentence a
+    question, and what the user said before it was lost."""
+    from memstack.capture.rules import screen
+
+    refused: list[str] = []
+    found = screen(message, refused=refused)
+    assert bool(found or refused) is kept
+    assert all(not clause.text.endswith("?") for clause in found) and all(not t.endswith("?") for t in refused)

@@ -164,3 +164,53 @@ def test_a_moment_an_oath_a_purpose_or_an_absence_is_not_kept(message: str) -> N
 )
 def test_lasting_statements_of_those_forms_are_kept(message: str) -> None:
     assert screen(message, refused=[]) != []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # an overclaim with an eye-roll: the plan is the joke
+        "yep I'm DEFINITELY doing my taxes this weekend, 100% 🙄 anyway what's a quick soup",
+        "sure, I'll absolutely start flossing every night from now on 🙃",
+        # a plan hedged both ways
+        "might sign up for a pottery class in spring, or might not, who knows",
+        "maybe I'll learn the cello next year idk",
+        "could try intermittent fasting after christmas, we'll see",
+        # a remedy for the ailment of the moment
+        "took two aspirin for this migraine, can I have a coffee too?",
+        "drinking ginger tea for a sore throat, does honey help",
+        # what the user is for one day
+        "I'm a total wreck this morning after the late shift",
+        "im useless today, brain fog everywhere",
+        "feeling human again tonight after that nap",
+        # a question spelled without its apostrophe
+        "whats the quickest way to descale a kettle",
+        "hows compound interest actually calculated",
+        # what is said of someone not named nor the user's
+        "quick q: a guest coming saturday is gluten intolerant, any dessert ideas",
+        "a coworker keeps microwaving fish at lunch, how do I bring it up politely",
+        "someone in my building is learning the trumpet, send earplugs",
+    ],
+)
+def test_more_of_what_does_not_last_is_not_kept(message: str) -> None:
+    assert screen(message, refused=[]) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm absolutely going to run the Paris marathon in April, already registered",
+        "I might move to Leeds next year for the job",
+        "I take propranolol for migraines",
+        "I'm a nurse on the night shift",
+        "I'm vegetarian and my partner is vegan",
+        "my friend Ana is gluten intolerant so I bake her special bread",
+    ],
+)
+def test_lasting_statements_beside_those_forms_are_kept(message: str) -> None:
+    assert screen(message, refused=[]) != []
+
+
+def test_someone_with_the_user_is_the_users_news() -> None:
+    assert screen("a friend and I started a running club on Sundays", refused=[]) != []
+    assert screen("a colleague of mine and I are launching a podcast in March", refused=[]) != []

@@ -54,6 +54,13 @@ _NAMED = re.compile(r"(?P<name>[A-Z][a-z]+)\s+")  # "Leo is 7": someone the user
 _NOT_NAMES = STOP_WORDS | set(MONTH_NAMES) | set(WEEKDAY_NAMES)
 # A question after the statement ("…, any last tips?", "…, what should I bring?"): a clause of its own.
 _TAIL_QUESTION = _rx(r"(?:any|what|how|why|where|which|who|when|should|can|could|would|do|does|is|are)\b.*\?$")
+# A short question without a verb of its own at the end of a sentence ("…, fastest way to learn dbt?", "… — easy
+# first songs?"): what the user asks, cut from what they said before it.
+_ASKED = _rx(
+    r"^(?:what|why|how|who|which|whose|when|where|is|are|was|were|do|does|did|can|could|would|will|should|shall|"
+    r"have|has|am)\b"
+)
+_BARE_QUESTION = re.compile(r"^(?![^?]*\b(?:i|i'm|im|i've|my|me|we|our|us)\b)(?:\S+\s+){0,7}\S+\?$", re.IGNORECASE)
 # A clause that leans on the one after it ("when you draft emails for me, sign off …") is not cut from it.
 _SUBORDINATE = _rx(
     r"^(?:when|whenever|if|because|since|although|though|even though|while|as|as soon as|once|until|before|after|"
@@ -192,6 +199,8 @@ def _standalone(left: str, right: str, is_request: Callable[[str], bool], *, we:
     the clause before is about "we" (a subject left out is "we" too)."""
     if _REQUEST.match(right) or _TAIL_QUESTION.match(right) or is_request(right):
         return right
+    if _BARE_QUESTION.match(right) and not _ASKED.match(left):
+        return right  # not the second half of a question ("is my plan any good, or too ambitious?")
     if _FIRST.match(right):
         return _resolve_objects(left, right)
     if (restored := restore_subject(right, we=we)) != right and _about_user(left):

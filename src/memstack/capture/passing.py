@@ -41,7 +41,11 @@ _HYPOTHETICAL = _rx(
     r"\b(?:i|we)\s+(?:sometimes\s+|often\s+|always\s+|kinda\s+|kind of\s+)?(?:wonder|daydream|fantasi[sz]e)\s+"
     r"(?:what|if|whether|how|about)\b|"
     r"\bwhat\s+it(?:'d|’d|\s+would)\s+be\s+like\b|\bin (?:a|an)\s+(?:alternate|parallel|perfect|ideal)\s+(?:world|"
-    r"universe|life)\b"
+    r"universe|life)\b|"
+    # a plan hedged both ways is no plan: "might take up climbing, or might not, who knows", "maybe spain next
+    # summer, idk"
+    r"\b(?:might|maybe|may|could)\b[^.!?]*?(?:\bor\s+(?:i\s+)?(?:might|may|could)?\s*not\b|\bidk\b|\bwho knows\b|"
+    r"\bwe(?:'ll|’ll| will) see\b|\bno idea\b)"
 )
 _SARCASM = _rx(
     r"^(?:oh|ah)\s*,?\s+(?:sure|great|joy|yay|wonderful|fantastic|perfect|lovely|brilliant|fun|totally)\b|"
@@ -49,14 +53,17 @@ _SARCASM = _rx(
     # an emphatic verb of liking in capitals ("I just LOVE …", "I absolutely ADORE …"): said with a sneer
     r"\b(?:just|absolutely|totally|really|sooo*|so)\s+(?-i:LOVE|ADORE|ENJOY|LIVE FOR)\b"
 )
-# An upside-down or eye-rolling face turns praise into its opposite ("best weekend ever 🙃", "love that for me 🙄");
+# An upside-down or eye-rolling face turns praise or an overclaim into its opposite ("best weekend ever 🙃", "love
+# that for me 🙄", "sure, I'll DEFINITELY start running tomorrow 🙄");
 # after a plain report it is a sigh, and the report stands ("fractured my ankle in june and still on crutches 🙄", "the
 # holiday fund became a new boiler 🙃 so the trip is off").
 _WRY = re.compile("[🙃🙄]")
 _PRAISE = _rx(
     r"\b(?:love|loved|loving|adore|enjoy|enjoying|great|fantastic|wonderful|perfect|awesome|amazing|fun|favou?rite|"
     r"best|thrilled|can't wait|cannot wait|so happy|lucky|yay|nice|lovely|brilliant|excellent|glad|thanks|dream|"
-    r"exactly what i needed|living the dream)\b"
+    r"exactly what i needed|living the dream|"
+    # an overclaim is praise of one's own plan: "I'm TOTALLY going to the gym at 5am, absolutely 🙄"
+    r"totally|absolutely|definitely|obviously|of course|for sure|100%)(?!\w)"
 )
 _ILLNESS = (
     r"(?:cold|flu|headache|migraine|hangover|sore throat|cough|fever|stomach bug|tummy bug|bug|virus|"
@@ -64,7 +71,7 @@ _ILLNESS = (
 )
 _PASSING = _rx(
     r"\b(?:got|have|has|having|caught|catching|came down with|coming down with|fighting(?: off)?|nursing|"
-    r"(?:i'm|im|i am)\s+(?:down|sick|in bed|off work)\s+with|battling|recovering from|with)\s+(?:a|an|the|this|"
+    r"(?:i'm|im|i am)\s+(?:down|sick|in bed|off work)\s+with|battling|recovering from|with|for)\s+(?:a|an|the|this|"
     r"that|some)\s+(?:[\w-]+\s+){0,2}?" + _ILLNESS + r"\b(?!\s+(?:brew|shower|plunge|water|drink|beer|room|call|"
     r"feet|hands|heart|case|sore|war|front))|"
     r"\b(?:rn|atm|right now|at the moment|today|tonight|this morning|this afternoon|this evening)\b.*\b(?:tired|"
@@ -77,7 +84,10 @@ _PASSING = _rx(
     # a night's sleep, a body's reaction to what was just said: "running on four hours of sleep", "my hands are
     # sweating just reading that"
     r"\brunning on (?:fumes|empty|caffeine|coffee|no sleep|little sleep|(?:[\w-]+\s+)?hours?(?: of sleep)?)\b|"
-    r"\bjust (?:thinking|reading|looking|hearing|talking) (?:about )?(?:it|that|this)\b"
+    r"\bjust (?:thinking|reading|looking|hearing|talking) (?:about )?(?:it|that|this)\b|"
+    # what the user is for one day: "I'm a zombie today", "im useless this morning", "feeling human again tonight"
+    r"^(?:i'm|im|i am|feeling|feel)\s+(?:(?:a|an|such a)\s+)?(?:(?:total|complete|absolute|bit of a)\s+)?[a-z-]+"
+    r"(?:\s+again)?\s+(?:today|tonight|this morning|this afternoon|this evening|rn|right now|atm)\b"
 )
 # Someone the user is not close to: news of their life is not the user's.
 _OUTER = (

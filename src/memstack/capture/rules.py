@@ -107,12 +107,13 @@ _TEMPORARY = _rx(
     r"freaking out|stressed(?: out)?|nervous|worried|anxious|upset|annoyed|frustrated|exhausted|done)\b|"
     r"\b(?:this|that) (?:question|problem|answer|essay|code|message|chat|conversation|page|exercise|reply)\b"
 )
-# A question without its "?": a wh-word, or an auxiliary followed by its subject ("did you", "is it"). An auxiliary
-# followed by anything else starts a statement whose "I" chat left out ("Did my first pull-up today", "Had to cancel
-# the trip", "Can't stand horror films").
+# A question without its "?": a wh-word (also as chat spells it with its "is": "whats", "hows"), or an auxiliary
+# followed by its subject ("did you", "is it"). An auxiliary followed by anything else starts a statement whose "I"
+# chat left out ("Did my first pull-up today", "Had to cancel the trip", "Can't stand horror films").
 _AUX = r"(?:do|does|did|are|is|was|were|can|could|would|will|should|shall|may|might|have|has|had)"
 _QUESTION_START = _rx(
-    rf"^(?:what(?! a\b)|why|how|who|whom|which|whose|any|anything|ever)\b|^(?:when|where)\s+{_AUX}\b|"
+    rf"^(?:what(?! a\b)|why|how|who|whom|which|whose|any|anything|ever|whats|hows|whos|wheres|whys)\b|"
+    rf"^(?:when|where)\s+{_AUX}\b|"
     rf"^{_AUX}\s+(?:you|u|ya|i|he|she|it|we|they|there|anyone|anybody|someone|somebody|everyone|this|that|these|"
     r"those)\b"
 )
@@ -226,6 +227,13 @@ _WITHOUT_SOMEONE = re.compile(r"(?i:\bfirst\s+[\w']+(?:\s+[\w']+)?\s+without\s+)
 # What the thing at hand is for ("it's for a side character in my screenplay", "this is for my cousin's party"):
 # about the request, not a fact of the user's life.
 _PURPOSE = _rx(r"^(?:it|that|this)(?:'s|’s|\s+is|\s+was)\s+(?:just\s+|only\s+|mostly\s+)?for\b")
+# Someone not named nor the user's own ("a friend coming over tomorrow is vegan", "someone at work …"), after an
+# optional label ("quick q: …"): what is said of them is not the user's ("a friend and I …" is the user's too).
+_ANYONE = _rx(
+    r"^(?:[\w' -]{1,24}:\s*)?(?:(?:a|an|one|some)\s+(?:[\w-]+\s+)?(?:friends?|coworkers?|co-workers?|colleagues?|guy|"
+    r"girl|woman|man|person|people|neighbou?rs?|students?|clients?|customers?|guests?|relatives?|cousins?|kid|lady|"
+    r"dude)|someone|somebody|a few people)\b(?![\w' ]{0,24}\b(?:and|&)\s+(?:i|me|my)\b)"
+)
 # "Here's a pic from last Friday", "There's a party today": pointing at something, not the user's plan.
 _POINTING = _rx(r"^(?:here|there|it|that|this|these|those|what)(?:'s|\s+is|\s+are|\s+was)\b")
 # Second person inside a first-person sentence: usually about the other side ("I'm here for you").
@@ -472,6 +480,8 @@ def _clause(text: str, about_user: bool, question: str | None, working: Callable
         return None
     if _REACTION.match(text) or _TEMPORARY.search(text) or passing_clause(text) or _PURPOSE.match(text):
         return None
+    if _ANYONE.match(text):
+        return None  # said of someone not named nor the user's: "a guest coming on Saturday is vegan"
     if not starts_with_self(text) and (be := restore_be(text)) is not None:
         text = be  # "diabetic since I was 30": the user's predicate, its "I'm" put back
     has_subject = _SUBJECT.search(text) is not None or (about_user and names_someone(text))
