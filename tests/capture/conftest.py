@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from memstack.capture.offline import OfflineClassifier
 from memstack.embed import Embedder, get_embedder
 
 
@@ -16,3 +17,11 @@ async def minilm() -> AsyncIterator[Embedder]:
     await embedder.embed(["warm up"])
     yield embedder
     await embedder.aclose()
+
+
+@pytest.fixture(scope="module")
+async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
+    """The offline classifier over the module's MiniLM embedder."""
+    clf = OfflineClassifier(minilm)
+    yield clf
+    await clf.aclose()

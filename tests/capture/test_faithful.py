@@ -4,7 +4,6 @@ stand for)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
 from functools import partial
 
@@ -18,13 +17,6 @@ from memstack.turn.models import build_guard
 from memstack.types import Candidate, Category
 
 AT = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)  # a Friday
-
-
-@pytest.fixture(scope="module")
-async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
-    clf = OfflineClassifier(minilm)
-    yield clf
-    await clf.aclose()
 
 
 async def _contents(classifier: OfflineClassifier, message: str) -> set[str]:

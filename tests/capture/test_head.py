@@ -2,7 +2,6 @@
 messages with nothing to keep, and the head's file and its limits."""
 
 import json
-from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
@@ -11,18 +10,11 @@ from memstack.capture.clauses import head_reading, restore_be
 from memstack.capture.head import LABELS, CaptureHead, load_capture_head
 from memstack.capture.instructions import PREFERENCE_FRAME, framed
 from memstack.capture.offline import OfflineClassifier
-from memstack.embed import Embedder, get_embedder
+from memstack.embed import get_embedder
 from memstack.errors import ConfigError
 from memstack.types import Category
 
 from .support import AT
-
-
-@pytest.fixture(scope="module")
-async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
-    clf = OfflineClassifier(minilm)
-    yield clf
-    await clf.aclose()
 
 
 async def test_a_bare_statement_is_kept_in_the_users_words(classifier: OfflineClassifier) -> None:

@@ -6,7 +6,6 @@ the same form. Read at a Friday, 27 November 2026."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -16,16 +15,8 @@ from memstack.capture.offline import OfflineClassifier
 from memstack.capture.passing import passing_sentence
 from memstack.capture.rewrite import third_person
 from memstack.capture.rules import screen
-from memstack.embed import Embedder
 
 AT = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
-    clf = OfflineClassifier(minilm)
-    yield clf
-    await clf.aclose()
 
 
 async def _contents(classifier: OfflineClassifier, message: str) -> list[str]:

@@ -5,23 +5,14 @@ the same form. Read at a Friday, 27 November 2026."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
 
 from memstack.capture.instructions import PREFERENCE_FRAME, standing_instruction
 from memstack.capture.offline import OfflineClassifier
-from memstack.embed import Embedder
 
 AT = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-async def classifier(minilm: Embedder) -> AsyncIterator[OfflineClassifier]:
-    clf = OfflineClassifier(minilm)
-    yield clf
-    await clf.aclose()
 
 
 @pytest.mark.parametrize(
